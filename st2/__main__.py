@@ -1,0 +1,3 @@
+from st2.entry import main
+
+raise SystemExit(main())

@@ -1,0 +1,38 @@
+"""Which catalog and which host a command acts on."""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.catalog.layout import CatalogPaths, state_home
+
+
+@dataclass(frozen=True)
+class CatalogLocation:
+    root: Path
+    host: str
+
+    @property
+    def paths(self) -> CatalogPaths:
+        return CatalogPaths(self.root)
+
+
+def default_catalog_root() -> Path:
+    return state_home() / "st2" / "default" / "catalog"
+
+
+def resolve_catalog_root(option: str | None) -> Path:
+    """``--catalog``, else ``$CATALOG``, else the XDG state default. Returned absolute."""
+    value = option or os.environ.get("CATALOG")
+    root = Path(value).expanduser() if value else default_catalog_root()
+    return Path(os.path.abspath(root))
+
+
+def resolve_host(option: str | None) -> str:
+    """``--host``, else the short hostname."""
+    if option:
+        return option
+    return socket.gethostname().split(".")[0]

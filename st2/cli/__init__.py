@@ -1,0 +1,46 @@
+"""The click CLI. Each verb lives in its own module and is imported only when invoked, so
+`st2 agents` does not pay for the supervisor, the bus or the usage poller."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# verb -> "module:attribute" naming a click command or group. Keep one line per verb.
+VERBS: dict[str, str] = {}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(VERBS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = VERBS.get(name)
+        if target is None:
+            return None
+        module_name, attribute = target.split(":")
+        return getattr(importlib.import_module(module_name), attribute)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--catalog", envvar="CATALOG", default=None, help="Catalog root (default $CATALOG, then the XDG state default).")
+@click.option("--host", default=None, help="Host name (default: the short hostname).")
+@click.pass_context
+def cli(ctx: click.Context, catalog: str | None, host: str | None) -> None:
+    """st2 supervises a fleet of coding-agent seats declared in a file catalog."""
+    ctx.obj = {"catalog": catalog, "host": host}
+
+
+def run(words: list[str]) -> int:
+    try:
+        result = cli.main(args=words, prog_name="st2", standalone_mode=False)
+    except click.exceptions.Exit as exit_:
+        return int(exit_.exit_code or 0)
+    except click.ClickException as error:
+        error.show()
+        return error.exit_code
+    except click.exceptions.Abort:
+        click.echo("Aborted!", err=True)
+        return 1
+    return result if isinstance(result, int) else 0

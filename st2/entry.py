@@ -1,0 +1,33 @@
+"""The `st2` console entry point.
+
+Hot paths (the status-line tee, harness hooks, `usage verdict`) run hundreds of times an hour
+per seat, so they are recognized from ``sys.argv`` and dispatched before anything imports
+click or pydantic. Every other verb goes through the click CLI in :mod:`st2.cli`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# (verb, subverb) -> "module:function". Each target takes ``argv`` (the words after the
+# subverb) and returns an exit status. Its module may import only the standard library and its
+# own record module.
+HOT_PATHS: dict[tuple[str, str], str] = {}
+
+
+def main(argv: list[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if len(words) >= 2:
+        target = HOT_PATHS.get((words[0], words[1]))
+        if target is not None:
+            module_name, function_name = target.split(":")
+            function = getattr(importlib.import_module(module_name), function_name)
+            return int(function(words[2:]) or 0)
+    from st2.cli import run
+
+    return run(words)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

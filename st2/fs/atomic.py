@@ -1,0 +1,105 @@
+"""Atomic publication of a whole file, Maildir-style.
+
+Given the target path, its bytes and a staging directory on the same filesystem: create a temp
+file with ``O_EXCL`` in the staging directory, write, fsync, rename it over the target, fsync
+the target's directory. A reader sees the old file or the new one, never a torn one; a writer
+killed at any point leaves the old file intact and at most an orphan temp file inside the
+staging directory (never beside the target). Standard library only: hot paths import this.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+
+class UnsafePublication(OSError):
+    """The target's ancestry or the staging directory cannot give an atomic, contained write."""
+
+
+def check_real_directories(path: Path, root: Path | None = None) -> None:
+    """Raise :class:`UnsafePublication` unless ``path`` and each ancestor below ``root`` (or
+    below ``/`` when ``root`` is None) is a real directory, not a symlink."""
+    path = Path(os.path.abspath(path))
+    stop = Path(os.path.abspath(root)) if root is not None else None
+    current = path
+    while True:
+        try:
+            status = os.lstat(current)
+        except FileNotFoundError as error:
+            raise UnsafePublication(f"{current}: does not exist") from error
+        if stat.S_ISLNK(status.st_mode):
+            raise UnsafePublication(f"{current}: is a symlink; refusing to publish through it")
+        if not stat.S_ISDIR(status.st_mode):
+            raise UnsafePublication(f"{current}: is not a directory")
+        if stop is not None and current == stop:
+            return
+        if current.parent == current:
+            if stop is not None:
+                raise UnsafePublication(f"{path}: is not below {stop}")
+            return
+        current = current.parent
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def publish(
+    target: Path,
+    data: bytes,
+    staging_dir: Path,
+    *,
+    root: Path | None = None,
+    mode: int = 0o644,
+) -> None:
+    """Replace ``target`` with ``data`` atomically.
+
+    ``root`` bounds the ancestry check: every directory from the target's parent up to
+    ``root`` must be a real directory. The staging directory must be a real directory on the
+    same device as the target's directory; otherwise raise :class:`UnsafePublication` rather
+    than degrade to a copy. A symlink at ``target`` itself is replaced, never followed.
+    """
+    target = Path(target)
+    directory = target.parent
+    check_real_directories(directory, root)
+    staging_dir = Path(staging_dir)
+    staging_status = os.lstat(staging_dir)
+    if stat.S_ISLNK(staging_status.st_mode) or not stat.S_ISDIR(staging_status.st_mode):
+        raise UnsafePublication(f"{staging_dir}: staging is not a real directory")
+    if staging_status.st_dev != os.lstat(directory).st_dev:
+        raise UnsafePublication(
+            f"{staging_dir}: staging is on another device than {directory}; "
+            "a rename cannot be atomic there"
+        )
+    temp = staging_dir / f".{target.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(descriptor, view)
+                view = view[written:]
+            os.fsync(descriptor)
+        finally:
+            os.close(descriptor)
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_directory(directory)
+
+
+def ensure_directory(path: Path, mode: int = 0o755) -> Path:
+    """Create ``path`` (and parents) if missing and return it."""
+    Path(path).mkdir(parents=True, exist_ok=True, mode=mode)
+    return Path(path)

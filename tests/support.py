@@ -1,0 +1,38 @@
+"""Test helpers: the real `st2` CLI as a subprocess, environment, JSON compaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def st2_env(catalog: Path | None = None, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("ST_AGENT", None)
+    if catalog is not None:
+        env["CATALOG"] = str(catalog)
+    env.update(extra)
+    return env
+
+
+def run_st2(*args: str, catalog: Path | None = None, input: str | None = None,
+            env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run the real `st2` entry point as a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "st2", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=env if env is not None else st2_env(catalog),
+        timeout=timeout,
+        cwd=REPO,
+    )
+
+
+def compact(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
