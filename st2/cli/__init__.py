@@ -8,7 +8,11 @@ import importlib
 import click
 
 # verb -> "module:attribute" naming a click command or group. Keep one line per verb.
-VERBS: dict[str, str] = {}
+VERBS: dict[str, str] = {
+    "agents": "st2.cli.agents:agents",
+    "demo": "st2.cli.demo:demo",
+    "doctor": "st2.cli.doctor:doctor",
+}
 
 
 class LazyGroup(click.Group):

@@ -1,0 +1,1 @@
+"""The bundled demo catalog: `shell` harness seats that need no model account."""

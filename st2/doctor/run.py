@@ -1,0 +1,33 @@
+"""Run every Doctor check over one catalog."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from st2.doctor.findings import Finding, Severity
+from st2.doctor.records import record_findings
+from st2.roster.build import build_roster
+
+# Further checks contributed by other parts ("module:function", each (catalog_root, host, now_ms)
+# -> list[Finding]). A part that is not installed yet is skipped, never faked.
+EXTRA_CHECKS: list[str] = []
+
+
+def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
+    findings: list[Finding] = []
+    if not catalog_root.is_dir():
+        return [Finding(Severity.FAILURE, "catalog", "catalog-missing", f"{catalog_root} is not a directory")]
+    rows, problems = build_roster(catalog_root, now_ms)
+    for problem in problems:
+        findings.append(Finding(Severity.FAILURE, "catalog", "declaration", problem))
+    for row in rows:
+        findings.extend(record_findings(row))
+    for target in EXTRA_CHECKS:
+        module_name, function_name = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError:
+            continue
+        findings.extend(getattr(module, function_name)(catalog_root, host, now_ms))
+    return findings

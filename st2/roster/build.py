@@ -1,0 +1,36 @@
+"""Discover the catalog and build every roster row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from st2.catalog.discovery import discover
+from st2.declarations import load_agent
+from st2.roster.row import RosterRow, build_row
+
+
+class RosterError(Exception):
+    """The selector matched nothing, or the catalog cannot be read at all."""
+
+
+def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
+                 status_filter: str | None = None, identity_filter: str | None = None) -> tuple[list[RosterRow], list[str]]:
+    """Return ``(rows sorted by identity, problems)``. A declaration that does not load still
+    yields a row (its records are still worth showing); its problem is reported separately."""
+    found = discover(catalog_root)
+    problems = [str(error) for error in getattr(found, "errors", [])]
+    rows: list[RosterRow] = []
+    for seat in found.seats:
+        runtime_id = f"{seat.host}.{seat.identity}"
+        if identity_filter is not None and identity_filter not in (runtime_id,):
+            continue
+        declaration, diagnostics = load_agent(seat.declaration_path)
+        for diagnostic in diagnostics:
+            if getattr(diagnostic, "severity", "error") == "error":
+                problems.append(str(diagnostic))
+        row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich)
+        if status_filter is not None and row.status != status_filter:
+            continue
+        rows.append(row)
+    rows.sort(key=lambda row: row.identity)
+    return rows, problems

@@ -1,0 +1,150 @@
+"""Build roster rows from a discovered catalog. Read-only: nothing here writes a file.
+
+Each axis comes from its own record reader and none is derived from another: an unknown
+observed state never hides a context reading, presence never implies desired lifecycle.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from st2.catalog import layout
+from st2.records import driver_diagnostic, harness_context, harness_state, status
+
+MESSAGE_NAME = re.compile(r"^[0-9]+-[0-9a-z]{6}\.md$")
+
+
+@dataclass
+class RosterRow:
+    identity: str  # <host>.<identity>
+    host: str
+    bare_identity: str
+    status: str
+    name: str | None
+    description: str | None
+    retired: bool
+    resources: list[dict[str, Any]]
+    desired_state: str
+    desired_state_reason: str | None
+    observed_state: dict[str, Any] | None
+    driver_diagnostic: dict[str, Any]
+    context: dict[str, Any] | None
+    id: str
+    address: str
+    bus_address: str | None
+    last_activity_ms: float | None = None
+    inbox: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _read_bytes(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError:
+        return b""  # unreadable: present but untrustworthy; readers project it as malformed
+
+
+def _mtime_ms(path: Path) -> int | None:
+    try:
+        return int(os.stat(path).st_mtime_ns // 1_000_000)
+    except OSError:
+        return None
+
+
+def unread_messages(seat: layout.SeatPaths) -> list[str]:
+    """Canonical message files in the inbox that no archive receipt settles."""
+    try:
+        inbox = [name for name in os.listdir(seat.inbox) if MESSAGE_NAME.match(name)]
+    except OSError:
+        return []
+    if not inbox:
+        return []
+    try:
+        archived = set(os.listdir(seat.archive))
+    except OSError:
+        archived = set()
+    return sorted(name for name in inbox if name not in archived)
+
+
+def last_activity_ms(seat: layout.SeatPaths, status_reading: status.StatusReading | None) -> float | None:
+    """Newest activity across inbox and archive files and the status record. A v1 status
+    contributes its own origin time (the heartbeat inside the record), a legacy word its mtime."""
+    newest: float | None = None
+    for directory in (seat.inbox, seat.archive):
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                stamp = entry.stat(follow_symlinks=False).st_mtime_ns / 1_000_000
+            except OSError:
+                continue
+            if newest is None or stamp > newest:
+                newest = stamp
+    origin = status_reading.origin_ms if status_reading is not None else None
+    if origin is not None and (newest is None or origin > newest):
+        newest = float(origin)
+    return newest
+
+
+def build_row(host: str, identity: str, directory: Path, declaration: Any, catalog_root: Path,
+              now_ms: int, enrich: bool) -> RosterRow:
+    seat = layout.SeatPaths(catalog_root, host, identity)
+    status_path = Path(directory) / layout.STATUS
+    status_bytes = _read_bytes(status_path)
+    status_reading = status.read(status_bytes, now_ms, mtime_ms=_mtime_ms(status_path) if status_bytes is not None else None)
+    observed = harness_state.read(_read_bytes(Path(directory) / layout.HARNESS_STATE), now_ms)
+    context = harness_context.read(_read_bytes(Path(directory) / layout.HARNESS_CONTEXT), now_ms)
+    diagnostic = driver_diagnostic.read(_read_bytes(Path(directory) / layout.DRIVER_DIAGNOSTIC), now_ms)
+
+    desired_state = getattr(declaration, "desired_state", None) or "running"
+    retired = desired_state == "retired"
+    runtime_id = f"{host}.{identity}"
+    declared_id = getattr(declaration, "id", None)
+    declared_address = getattr(declaration, "address", None)
+    row = RosterRow(
+        identity=runtime_id,
+        host=host,
+        bare_identity=identity,
+        status=status_reading.presence,
+        name=getattr(declaration, "name", None),
+        description=getattr(declaration, "description", None),
+        retired=retired,
+        resources=resource_descriptors(declaration),
+        desired_state=desired_state,
+        desired_state_reason=getattr(declaration, "desired_state_reason", None),
+        observed_state=harness_state.to_wire(observed),
+        driver_diagnostic=driver_diagnostic.to_wire(diagnostic),
+        context=harness_context.to_wire(context),
+        id=declared_id or runtime_id,
+        address=declared_address or identity,
+        bus_address=None if retired else runtime_id,
+    )
+    if enrich:
+        row.last_activity_ms = last_activity_ms(seat, status_reading)
+        row.inbox = len(unread_messages(seat))
+    return row
+
+
+def resource_descriptors(declaration: Any) -> list[dict[str, Any]]:
+    """The declared resource descriptors, opaque and in declared order."""
+    resources = getattr(declaration, "resources", None) or []
+    descriptors = []
+    for resource in resources:
+        if isinstance(resource, dict):
+            descriptors.append(dict(resource))
+        elif hasattr(resource, "wire"):
+            descriptors.append(resource.wire())
+        elif hasattr(resource, "model_dump"):
+            descriptors.append(resource.model_dump(by_alias=True, exclude_none=True))
+        else:
+            descriptors.append(dict(vars(resource)))
+    return descriptors
