@@ -1,0 +1,148 @@
+"""The launch record: what a backend launched, written before the launch is reported.
+
+``tasks/<runtime-id>.json`` in the runtime scope, JSON ``st2.launch-record.v1``::
+
+    {"schema":"st2.launch-record.v1","runtimeId":…,"kind":"exec"|"pty","pid":…,
+     "startTime":…,"createdAt":…,"generationId":…,"argvDigest":…,"launchedAtMs":…,
+     "supervisorPid":…,"socket":…|null,"serverPid":…|null,"log":…|null}
+
+``pid``/``startTime`` name the task's own process (for PTY tasks, the pane's process);
+``serverPid`` is the tmux server. The reader is a pure function of the bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+
+from st2.supervisor.runtime.identity import ProcessIdentity
+from st2.supervisor.runtime.scope import RuntimeScope
+
+SCHEMA = "st2.launch-record.v1"
+KINDS = ("exec", "pty")
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    runtime_id: str
+    kind: str
+    pid: int
+    start_time: float
+    created_at: str
+    generation_id: str
+    argv_digest: str
+    launched_at_ms: int
+    supervisor_pid: int
+    socket: str | None = None
+    server_pid: int | None = None
+    log: str | None = None
+
+    @property
+    def identity(self) -> ProcessIdentity:
+        return ProcessIdentity(self.pid, self.start_time)
+
+    def to_json(self) -> bytes:
+        body = {
+            "schema": SCHEMA,
+            "runtimeId": self.runtime_id,
+            "kind": self.kind,
+            "pid": self.pid,
+            "startTime": self.start_time,
+            "createdAt": self.created_at,
+            "generationId": self.generation_id,
+            "argvDigest": self.argv_digest,
+            "launchedAtMs": self.launched_at_ms,
+            "supervisorPid": self.supervisor_pid,
+            "socket": self.socket,
+            "serverPid": self.server_pid,
+            "log": self.log,
+        }
+        return json.dumps(body, separators=(",", ":")).encode() + b"\n"
+
+
+class MalformedRecord(ValueError):
+    """The bytes are not a launch record this reader can trust."""
+
+
+def argv_digest(argv: list[str]) -> str:
+    return "sha256:" + hashlib.sha256(json.dumps(argv).encode()).hexdigest()
+
+
+def parse(data: bytes, runtime_id: str) -> LaunchRecord:
+    """Decode a launch record for ``runtime_id``. Raise :class:`MalformedRecord` on anything
+    that is not exactly a record of this schema for this runtime id."""
+    try:
+        body = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise MalformedRecord(f"launch record for {runtime_id} is not JSON") from error
+    if not isinstance(body, dict) or body.get("schema") != SCHEMA:
+        raise MalformedRecord(f"launch record for {runtime_id} has a foreign schema")
+    if body.get("runtimeId") != runtime_id:
+        raise MalformedRecord(f"launch record for {runtime_id} names {body.get('runtimeId')!r}")
+    try:
+        record = LaunchRecord(
+            runtime_id=runtime_id,
+            kind=_choice(body["kind"], KINDS),
+            pid=_positive(body["pid"]),
+            start_time=float(body["startTime"]),
+            created_at=str(body["createdAt"]),
+            generation_id=str(body["generationId"]),
+            argv_digest=str(body["argvDigest"]),
+            launched_at_ms=int(body["launchedAtMs"]),
+            supervisor_pid=int(body["supervisorPid"]),
+            socket=body.get("socket"),
+            server_pid=body.get("serverPid"),
+            log=body.get("log"),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise MalformedRecord(f"launch record for {runtime_id} is malformed: {error}") from error
+    if record.kind == "pty" and not (isinstance(record.socket, str) and isinstance(record.server_pid, int)):
+        raise MalformedRecord(f"launch record for {runtime_id} is a PTY record without its socket")
+    return record
+
+
+def _positive(value) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"pid {value!r} is not a positive integer")
+    return value
+
+
+def _choice(value, choices) -> str:
+    if value not in choices:
+        raise ValueError(f"{value!r} is not one of {choices}")
+    return value
+
+
+def read(scope: RuntimeScope, runtime_id: str) -> LaunchRecord | None:
+    """The record for ``runtime_id``; None when there is none. Raise :class:`MalformedRecord`
+    (also for an unreadable file) so the caller fails closed."""
+    path = scope.launch_record(runtime_id)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise MalformedRecord(f"launch record for {runtime_id} is unreadable: {error}") from error
+    return parse(data, runtime_id)
+
+
+def write(scope: RuntimeScope, record: LaunchRecord) -> None:
+    scope.ensure()
+    scope.publish(scope.launch_record(record.runtime_id), record.to_json())
+
+
+def remove(scope: RuntimeScope, runtime_id: str) -> None:
+    try:
+        scope.launch_record(runtime_id).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def recorded_ids(scope: RuntimeScope) -> list[str]:
+    """Runtime ids with a launch record (sorted); empty when the scope does not exist."""
+    try:
+        names = sorted(path.name for path in scope.tasks.iterdir())
+    except FileNotFoundError:
+        return []
+    return [name[: -len(".json")] for name in names if name.endswith(".json") and not name.startswith(".")]

@@ -1,0 +1,112 @@
+"""The runtime scope of one catalog on one host.
+
+``runtime_state_dir()/scopes/<catalog-digest>/<host>/`` holds:
+
+- ``tasks/<runtime-id>.json``    launch records
+- ``parks/<runtime-id>.json``    park markers
+- ``unpark/<runtime-id>.json``   unpark requests, consumed by the running supervisor
+- ``s/<runtime-id>``             tmux sockets (one tmux server per PTY task)
+- ``staging/``                   staging for atomic publication of the above
+- ``scope.json``                 names the catalog and host, so a digest is never guessed at
+
+The catalog digest keeps the prefix short (tmux sockets must fit the 104-byte ``sun_path``)
+while two catalogs on one host never share a channel.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.catalog.layout import runtime_state_dir
+from st2.fs.atomic import ensure_directory, publish
+
+SCOPE_SCHEMA = "st2.runtime-scope.v1"
+# Portable sun_path size (macOS/BSD); Linux allows 108. The path plus its NUL must fit.
+SUN_PATH_BYTES = 104
+
+
+def catalog_digest(catalog: Path) -> str:
+    return hashlib.sha256(str(Path(os.path.abspath(catalog))).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class RuntimeScope:
+    catalog: Path
+    host: str
+    state_dir: Path | None = None
+
+    @property
+    def directory(self) -> Path:
+        base = self.state_dir if self.state_dir is not None else runtime_state_dir()
+        return base / "scopes" / catalog_digest(self.catalog) / self.host
+
+    @property
+    def tasks(self) -> Path:
+        return self.directory / "tasks"
+
+    @property
+    def parks(self) -> Path:
+        return self.directory / "parks"
+
+    @property
+    def unpark_requests(self) -> Path:
+        return self.directory / "unpark"
+
+    @property
+    def sockets(self) -> Path:
+        return self.directory / "s"
+
+    @property
+    def staging(self) -> Path:
+        return self.directory / "staging"
+
+    def launch_record(self, runtime_id: str) -> Path:
+        return self.tasks / f"{runtime_id}.json"
+
+    def park_marker(self, runtime_id: str) -> Path:
+        return self.parks / f"{runtime_id}.json"
+
+    def unpark_request(self, runtime_id: str) -> Path:
+        return self.unpark_requests / f"{runtime_id}.json"
+
+    def socket(self, runtime_id: str) -> Path:
+        return self.sockets / runtime_id
+
+    def exists(self) -> bool:
+        return self.directory.is_dir()
+
+    def ensure(self) -> None:
+        """Create the scope's directories (never called by read-only observers)."""
+        for directory in (self.tasks, self.parks, self.unpark_requests, self.sockets, self.staging):
+            ensure_directory(directory, mode=0o700)
+        marker = self.directory / "scope.json"
+        if not marker.exists():
+            body = {"schema": SCOPE_SCHEMA, "catalog": str(self.catalog), "host": self.host}
+            self.publish(marker, json.dumps(body).encode() + b"\n")
+
+    def publish(self, target: Path, data: bytes) -> None:
+        publish(target, data, self.staging, root=self.directory, mode=0o600)
+
+
+def socket_path_overage(path: Path) -> int:
+    """How many bytes ``path`` (plus its terminating NUL) exceeds the portable ``sun_path``
+    bound by; zero or less means it fits."""
+    return len(os.fsencode(str(path))) + 1 - SUN_PATH_BYTES
+
+
+def socket_admission_error(path: Path) -> str | None:
+    """None when a unix socket can be bound at ``path``; otherwise a diagnostic naming the
+    resolved path and the overage."""
+    overage = socket_path_overage(path)
+    if overage <= 0:
+        return None
+    length = len(os.fsencode(str(path)))
+    return (
+        f"session socket path {path} is {length} bytes; with its NUL it exceeds the portable "
+        f"{SUN_PATH_BYTES}-byte sun_path bound by {overage} byte{'s' if overage != 1 else ''}, "
+        "so the PTY could never start (shorten XDG_STATE_HOME, the host or the identity)"
+    )

@@ -1,0 +1,59 @@
+"""Fixtures for the runtime tier: a short-path scope and backends that clean up after
+themselves (every tmux server a test starts is killed via its own socket at teardown)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from st2.supervisor.runtime.exec_backend import ExecBackend
+from st2.supervisor.runtime.process_group import kill_group, reap_children
+from st2.supervisor.runtime.scope import RuntimeScope
+from st2.supervisor.runtime.tmux_backend import TmuxBackend
+
+
+@pytest.fixture
+def short_dir():
+    directory = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2t-"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def scope(short_dir: Path, monkeypatch) -> RuntimeScope:
+    monkeypatch.setenv("ST2_TRANSPORT", "setsid")
+    catalog = short_dir / "c"
+    catalog.mkdir()
+    return RuntimeScope(catalog, "h", state_dir=short_dir / "s")
+
+
+@pytest.fixture
+def launched():
+    records = []
+    yield records
+    for record in records:
+        if record.socket:
+            subprocess.run(["tmux", "-S", record.socket, "kill-server"], capture_output=True)
+        kill_group(record.identity, grace_seconds=1)
+    reap_children()
+
+
+@pytest.fixture
+def exec_backend(scope: RuntimeScope) -> ExecBackend:
+    return ExecBackend(scope, scope.catalog / "logs")
+
+
+@pytest.fixture
+def tmux_backend(scope: RuntimeScope) -> TmuxBackend:
+    return TmuxBackend(scope)
+
+
+def environment(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(extra)
+    return env
