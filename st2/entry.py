@@ -13,7 +13,11 @@ import sys
 # (verb, subverb) -> "module:function". Each target takes ``argv`` (the words after the
 # subverb) and returns an exit status. Its module may import only the standard library and its
 # own record module.
-HOT_PATHS: dict[tuple[str, str], str] = {}
+HOT_PATHS: dict[tuple[str, str], str] = {
+    ("usage", "verdict"): "st2.usage.verdict:main",
+    ("usage", "poll"): "st2.usage.poll:main",
+    ("hook", "budget-guard"): "st2.hooks.budget_guard:main",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,194 @@
+"""The usage.txt contract: the snapshot any producer writes and `st2 usage verdict` reads.
+
+Three mandatory ``key=value`` lines::
+
+    five_hour_used_pct=<float>
+    five_hour_resets_at=<epoch-seconds>
+    updated_at=<epoch-seconds>
+
+and optional keys a producer writes only when its source has a value: ``seven_day_used_pct``
+and ``seven_day_resets_at`` (the weekly window; both or neither arm the weekly axis),
+``account``, ``tier``, ``tokens_in``, ``tokens_out``. Omit-don't-empty binds both sides: a
+writer never writes an optional key empty, and a reader tests presence, treats an empty value as
+absent and never refuses a snapshot for lacking an optional key. Keys the reader does not
+interpret pass through in :attr:`Snapshot.extra`.
+
+A line splits on its first ``=``. A final line without its terminating newline is not a key: a
+snapshot written by a non-atomic third-party producer can be observed torn, and a torn
+``five_hour_used_pct=4`` (of ``42``) must read as missing, never as a smaller number.
+
+The reader is a pure function of the bytes (:func:`read`); freshness is judged by the verdict
+from ``updated_at`` inside the record, never from the file's mtime. The writer
+(:func:`write`) rewrites the whole file atomically.
+
+Standard library only: the verdict hot path imports this (the writer's imports load lazily).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+FIVE_HOUR_USED_PCT = "five_hour_used_pct"
+FIVE_HOUR_RESETS_AT = "five_hour_resets_at"
+UPDATED_AT = "updated_at"
+SEVEN_DAY_USED_PCT = "seven_day_used_pct"
+SEVEN_DAY_RESETS_AT = "seven_day_resets_at"
+ACCOUNT = "account"
+TIER = "tier"
+TOKENS_IN = "tokens_in"
+TOKENS_OUT = "tokens_out"
+
+MANDATORY_KEYS = (FIVE_HOUR_USED_PCT, FIVE_HOUR_RESETS_AT, UPDATED_AT)
+OPTIONAL_KEYS = (SEVEN_DAY_USED_PCT, SEVEN_DAY_RESETS_AT, ACCOUNT, TIER, TOKENS_IN, TOKENS_OUT)
+KEYS = MANDATORY_KEYS + OPTIONAL_KEYS
+
+# A percentage is digits with an optional fraction (never signed, never "12."); an epoch is an
+# optionally signed integer. Kept as the kit's own shapes so every reader agrees on them.
+_PERCENTAGE = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+_EPOCH = re.compile(r"^-?[0-9]+$")
+_WORD = re.compile(r"^[^\s=]+$")
+
+
+def is_percentage(text: str) -> bool:
+    return bool(_PERCENTAGE.match(text))
+
+
+def is_epoch(text: str) -> bool:
+    return bool(_EPOCH.match(text))
+
+
+class Snapshot:
+    """A parsed snapshot: every interpreted key as its verbatim text ("" when absent), plus the
+    uninterpreted ``extra`` pairs in file order."""
+
+    __slots__ = KEYS + ("extra",)
+
+    def __init__(self, **values: str) -> None:
+        unknown = set(values) - set(KEYS)
+        if unknown:
+            raise TypeError(f"not usage.txt keys: {sorted(unknown)}")
+        for key in KEYS:
+            setattr(self, key, values.get(key) or "")
+        self.extra: list[tuple[str, str]] = []
+
+    def weekly_present(self) -> bool:
+        """Both weekly keys ride (the sample line and the trend read the weekly axis only then)."""
+        return bool(self.seven_day_used_pct and self.seven_day_resets_at)
+
+    def weekly_armed(self) -> bool:
+        """The weekly axis is armed: both weekly keys present and well-formed."""
+        return (
+            self.weekly_present()
+            and is_percentage(self.seven_day_used_pct)
+            and is_epoch(self.seven_day_resets_at)
+        )
+
+    def tokens_present(self) -> bool:
+        return bool(self.tokens_in and self.tokens_out)
+
+    def render(self) -> bytes:
+        """The file bytes: the mandatory triple first, then each optional key that has a value.
+        Raise ``ValueError`` if a mandatory key is empty or a value cannot be one line."""
+        lines = []
+        for key in KEYS:
+            value = getattr(self, key)
+            if not value:
+                if key in MANDATORY_KEYS:
+                    raise ValueError(f"{key} is mandatory")
+                continue
+            if "\n" in value or "\r" in value:
+                raise ValueError(f"{key} value spans lines")
+            lines.append(f"{key}={value}\n")
+        return "".join(lines).encode("utf-8")
+
+
+# Reading outcomes. Only READ is a parsed snapshot; the other three are the fail-closed readings
+# the verdict words as STALE and never samples.
+READ = "read"
+UNREADABLE = "unreadable"
+MISSING_KEYS = "missing-keys"
+NON_NUMERIC = "non-numeric"
+
+
+class Reading:
+    __slots__ = ("outcome", "snapshot", "detail")
+
+    def __init__(self, outcome: str, snapshot: Snapshot | None, detail: str = "") -> None:
+        self.outcome = outcome
+        self.snapshot = snapshot
+        self.detail = detail
+
+
+def parse(text: str) -> Snapshot:
+    """Split ``text`` into a :class:`Snapshot` (never raises; absent keys read as "")."""
+    snapshot = Snapshot()
+    lines = text.split("\n")
+    lines.pop()  # the unterminated remainder (empty when the file ends with a newline)
+    for line in lines:
+        key, separator, value = line.partition("=")
+        if key in KEYS:
+            setattr(snapshot, key, value)
+        elif separator:
+            snapshot.extra.append((key, value))
+    return snapshot
+
+
+def read(data: bytes | None) -> Reading:
+    """Project snapshot bytes (None = missing or unreadable file) into a :class:`Reading`."""
+    if data is None:
+        return Reading(UNREADABLE, None)
+    snapshot = parse(data.decode("utf-8", errors="replace"))
+    if not (snapshot.five_hour_used_pct and snapshot.five_hour_resets_at and snapshot.updated_at):
+        return Reading(MISSING_KEYS, snapshot)
+    if not is_percentage(snapshot.five_hour_used_pct):
+        return Reading(NON_NUMERIC, snapshot, FIVE_HOUR_USED_PCT)
+    for key in (FIVE_HOUR_RESETS_AT, UPDATED_AT):
+        if not is_epoch(getattr(snapshot, key)):
+            return Reading(NON_NUMERIC, snapshot, key)
+    return Reading(READ, snapshot)
+
+
+def read_file(path: str) -> Reading:
+    """:func:`read` over the file at ``path``."""
+    try:
+        with open(path, "rb") as handle:
+            return read(handle.read())
+    except OSError:
+        return read(None)
+
+
+def write(path: str, snapshot: Snapshot) -> None:
+    """Rewrite the snapshot at ``path`` atomically (temp file in the same directory, fsync,
+    rename, fsync the directory), owner-only since it names the account. A reader sees the old
+    snapshot or the new one. Raise ``OSError`` (the old file stays as it was) or ``ValueError``."""
+    from st2.fs.atomic import publish
+
+    data = snapshot.render()
+    directory = os.path.realpath(os.path.dirname(os.path.abspath(path)))
+    target = os.path.join(directory, os.path.basename(path))
+    from pathlib import Path
+
+    publish(Path(target), data, Path(directory), root=Path(directory), mode=0o600)
+
+
+def json_field(path: str, keys: tuple[str, ...]) -> str:
+    """One string field of a JSON file by object path; "" when the file is missing, unreadable,
+    not JSON, or carries no string there. Never raises."""
+    import json
+
+    try:
+        with open(path, "rb") as handle:
+            document = json.loads(handle.read())
+    except (OSError, ValueError):
+        return ""
+    for key in keys:
+        if not isinstance(document, dict) or key not in document:
+            return ""
+        document = document[key]
+    return document if isinstance(document, str) else ""
+
+
+def is_word(text: str) -> bool:
+    """A value fit for a space-separated sample field: non-empty, no whitespace, no ``=``."""
+    return bool(_WORD.match(text))
