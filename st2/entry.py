@@ -16,6 +16,7 @@ import sys
 HOT_PATHS: dict[tuple[str, str], str] = {
     ("usage", "verdict"): "st2.usage.verdict:main",
     ("usage", "poll"): "st2.usage.poll:main",
+    ("usage", "trend"): "st2.usage.trend:main",
     ("hook", "budget-guard"): "st2.hooks.budget_guard:main",
 }
 

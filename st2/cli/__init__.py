@@ -12,6 +12,7 @@ VERBS: dict[str, str] = {
     "agents": "st2.cli.agents:agents",
     "demo": "st2.cli.demo:demo",
     "doctor": "st2.cli.doctor:doctor",
+    "usage": "st2.cli.usage:usage",
 }
 
 

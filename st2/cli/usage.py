@@ -1,0 +1,52 @@
+"""`st2 usage verdict|poll|trend`: parsing glue only.
+
+`st2 usage verdict` and `st2 usage poll` are hot paths dispatched by ``st2.entry`` before click
+loads; these click commands are reached only when a global option precedes the verb (`st2
+--catalog X usage verdict`) and for `st2 usage --help`. Each forwards its words unparsed to the
+core function, whose own argv grammar (the ``--`` escape, the dash-led refusal) is the contract.
+"""
+
+from __future__ import annotations
+
+import click
+
+from st2.cli.common import exit_with
+
+
+
+class RawCommand(click.Command):
+    """A command whose words reach the callback untouched as ``words`` (click would otherwise
+    eat the ``--`` the core grammar gives meaning to)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.params = {"words": tuple(args)}
+        return []
+
+
+@click.group()
+def usage() -> None:
+    """The usage budget: the usage.txt snapshot, its verdict, its poller and its trend."""
+
+
+@usage.command(cls=RawCommand)
+def verdict(words: tuple[str, ...]) -> None:
+    """[--] [usage-file [credentials-file]]: OK/RESET-OK exit 0, PAUSE 1, STALE 2."""
+    from st2.usage.verdict import main
+
+    exit_with(main(list(words)))
+
+
+@usage.command(cls=RawCommand)
+def poll(words: tuple[str, ...]) -> None:
+    """[--timeout SECONDS]: one poll cycle of the usage endpoint into usage.txt (fail-soft)."""
+    from st2.usage.poll import main
+
+    exit_with(main(list(words)))
+
+
+@usage.command(cls=RawCommand)
+def trend(words: tuple[str, ...]) -> None:
+    """[--] [history-file]: the footprint trend over the sample history (exit 0 or 2)."""
+    from st2.usage.trend import main
+
+    exit_with(main(list(words)))
