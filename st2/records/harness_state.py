@@ -1,0 +1,276 @@
+"""Observed harness state: the ``harness-state`` record (seed 004 §A, §D, §E; seed 003
+"Observed harness state discipline").
+
+The record is one JSON object, ``st2.harness-state.v1``, written by the owning session's driver
+processes (wrapper, channel, hooks). Field order on the wire::
+
+    schema, agent, harness, state, blockedOn, inputBuffer, ask, [reason], [exit], [ptySession],
+    incarnation, seq, sinceMs, writtenAtMs, transitions
+
+Vocabularies: state ready/idle/active/child/ended (``child`` is reserved: readable, emitted by no
+producer yet), blockedOn none/human, inputBuffer empty/nonempty/unknown, ask
+none/permission/question/review. A future word decodes as ``unknown``, never as a definite one.
+
+Reading (:func:`read`, pure, in evaluation order). A missing record is ``None`` — no
+observation — and never ``unknown``. Otherwise ``unknown`` is derived, with a distinct reason:
+
+=================================================  ======================
+evidence                                           reason
+=================================================  ======================
+bytes that do not decode as a v1-shaped record     ``malformed-record``
+a schema other than ``st2.harness-state.v1``       ``unsupported-schema``
+``writtenAtMs`` more than 60 s in the future       ``future-skew``
+``writtenAtMs`` at least 15 min old                ``stale``
+a written ``unknown`` state                        ``literal-unknown``
+the relaunch claim's ``ended``/``superseded``      ``claimed``
+a live state naming no pty session (probe given)   ``unfenced-record``
+a live state whose pty session is provably dead    ``session-dead``
+=================================================  ======================
+
+(``unreadable-record`` is the ninth, for a file that exists but cannot be read:
+:func:`read_file`.) An indeterminate probe answer downgrades nothing, and a fresh ``ended``
+survives the liveness cross-check: a terminal record is meant to outlive its writer. Freshness
+comes from ``writtenAtMs``, never file mtime. The reader imports only the standard library.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from st2.catalog import layout
+from st2.records import decoding
+
+SCHEMA = "st2.harness-state.v1"
+RECORD_NAME = layout.HARNESS_STATE
+
+HARNESS_STATE_STALE_MS = 15 * 60 * 1000
+"""An observation at least this old reads ``unknown``. Its own value, deliberately not an alias
+of presence's: retuning presence must not silently retune observed state."""
+HARNESS_STATE_REFRESH_MS = 5 * 60 * 1000
+"""How often a writer that still holds evidence re-stamps an unchanged state."""
+HARNESS_STATE_FUTURE_SKEW_MS = 60 * 1000
+"""A stamp further than this ahead of the reader's clock is untrusted."""
+
+READY, IDLE, ACTIVE, CHILD, ENDED, UNKNOWN = "ready", "idle", "active", "child", "ended", "unknown"
+STATES: tuple[str, ...] = (READY, IDLE, ACTIVE, CHILD, ENDED)
+BLOCKED_ON: tuple[str, ...] = ("none", "human")
+INPUT_BUFFERS: tuple[str, ...] = ("empty", "nonempty", "unknown")
+ASKS: tuple[str, ...] = ("none", "permission", "question", "review")
+
+SUPERSEDED = "superseded"
+"""The reason the relaunch claim writes on its ``ended`` placeholder."""
+
+# Liveness probe answers. A probe is ``Callable[[str], str]`` taking the record's pty session.
+SESSION_ALIVE, SESSION_DEAD, SESSION_INDETERMINATE = "alive", "dead", "indeterminate"
+LivenessProbe = Callable[[str], str]
+
+REASON_UNREADABLE = "unreadable-record"
+REASON_MALFORMED = "malformed-record"
+REASON_UNSUPPORTED_SCHEMA = "unsupported-schema"
+REASON_FUTURE_SKEW = "future-skew"
+REASON_STALE = "stale"
+REASON_LITERAL_UNKNOWN = "literal-unknown"
+REASON_CLAIMED = "claimed"
+REASON_UNFENCED = "unfenced-record"
+REASON_SESSION_DEAD = "session-dead"
+
+
+@dataclass(frozen=True)
+class Record:
+    """The decoded record, before any derivation."""
+
+    schema: str
+    agent: str
+    harness: str
+    state: str
+    blocked_on: str
+    input_buffer: str
+    ask: str
+    reason: str | None
+    exit: str | None
+    pty_session: str | None
+    incarnation: str
+    seq: int
+    since_ms: int
+    written_at_ms: int
+    transitions: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The record's own JSON object, in wire order, optional fields omitted when None."""
+        value: dict[str, Any] = {
+            "schema": self.schema,
+            "agent": self.agent,
+            "harness": self.harness,
+            "state": self.state,
+            "blockedOn": self.blocked_on,
+            "inputBuffer": self.input_buffer,
+            "ask": self.ask,
+        }
+        if self.reason is not None:
+            value["reason"] = self.reason
+        if self.exit is not None:
+            value["exit"] = self.exit
+        if self.pty_session is not None:
+            value["ptySession"] = self.pty_session
+        value.update(
+            incarnation=self.incarnation,
+            seq=self.seq,
+            sinceMs=self.since_ms,
+            writtenAtMs=self.written_at_ms,
+            transitions=self.transitions,
+        )
+        return value
+
+
+def _word(record: dict[str, Any], name: str, vocabulary: tuple[str, ...], default: str | None = None) -> str:
+    value = decoding.string(record, name, default=default)
+    return value if value in vocabulary else UNKNOWN
+
+
+def decode(data: bytes) -> Record:
+    """Decode the bytes into a :class:`Record` (any schema string), or raise
+    :class:`decoding.Malformed`. Additive-tolerant: unknown fields are ignored."""
+    record = decoding.load_object(data)
+    return Record(
+        schema=decoding.string(record, "schema"),
+        agent=decoding.string(record, "agent"),
+        harness=decoding.string(record, "harness"),
+        state=_word(record, "state", STATES),
+        blocked_on=_word(record, "blockedOn", BLOCKED_ON),
+        input_buffer=_word(record, "inputBuffer", INPUT_BUFFERS),
+        ask=_word(record, "ask", ASKS, default="none"),
+        reason=decoding.optional_string(record, "reason"),
+        exit=decoding.optional_string(record, "exit"),
+        pty_session=decoding.optional_string(record, "ptySession"),
+        incarnation=decoding.string(record, "incarnation", default=""),
+        seq=decoding.unsigned(record, "seq", default=0),
+        since_ms=decoding.unsigned(record, "sinceMs"),
+        written_at_ms=decoding.unsigned(record, "writtenAtMs"),
+        transitions=decoding.unsigned(record, "transitions"),
+    )
+
+
+@dataclass(frozen=True)
+class ObservedState:
+    """The derived view a consumer reads. ``state`` already folds in every derivation; when it
+    is ``unknown``, ``reason`` names which one."""
+
+    state: str
+    blocked_on: str
+    input_buffer: str
+    ask: str
+    harness: str | None
+    since_ms: int | None
+    reason: str | None
+    exit: str | None
+    observed_at_ms: int | None = None
+    seq: int | None = None
+    transitions: int | None = None
+    incarnation: str | None = None
+
+    @property
+    def is_unknown(self) -> bool:
+        return self.state == UNKNOWN
+
+
+def _indeterminate(reason: str, record: Record | None = None, *, with_evidence: bool = True) -> ObservedState:
+    """The single constructor for an indeterminate observation: every absence routes here, so no
+    path derives ``idle`` (or anything definite) from missing evidence."""
+    evidence = record if with_evidence else None
+    return ObservedState(
+        state=UNKNOWN,
+        blocked_on=UNKNOWN,
+        input_buffer=UNKNOWN,
+        ask=UNKNOWN,
+        harness=record.harness if record is not None else None,
+        since_ms=None,
+        reason=reason,
+        exit=None,
+        observed_at_ms=evidence.written_at_ms if evidence else None,
+        seq=evidence.seq if evidence else None,
+        transitions=evidence.transitions if evidence else None,
+        incarnation=evidence.incarnation if evidence else None,
+    )
+
+
+def _probe(liveness: LivenessProbe, session: str) -> str:
+    try:
+        return liveness(session)
+    except Exception:
+        # A probe that fails proves nothing; unprovable evidence is never reported as death.
+        return SESSION_INDETERMINATE
+
+
+def read(data: bytes | None, now_ms: int, liveness: LivenessProbe | None = None) -> ObservedState | None:
+    """Project the record at ``now_ms``. ``None`` when there is no record. ``liveness`` is the
+    optional same-host probe of the record's pty session; pass None for cross-host reads.
+    Never raises."""
+    if data is None:
+        return None
+    try:
+        record = decode(data)
+    except decoding.Malformed:
+        return _indeterminate(REASON_MALFORMED)
+    except Exception:  # never raise, whatever the bytes
+        return _indeterminate(REASON_MALFORMED)
+    if record.schema != SCHEMA:
+        return _indeterminate(REASON_UNSUPPORTED_SCHEMA, record, with_evidence=False)
+    if record.written_at_ms > now_ms:
+        if record.written_at_ms - now_ms > HARNESS_STATE_FUTURE_SKEW_MS:
+            return _indeterminate(REASON_FUTURE_SKEW, record)
+    elif now_ms - record.written_at_ms >= HARNESS_STATE_STALE_MS:
+        return _indeterminate(REASON_STALE, record)
+    if record.state == UNKNOWN:
+        return _indeterminate(REASON_LITERAL_UNKNOWN, record)
+    if record.state == ENDED and record.exit is None and record.reason == SUPERSEDED:
+        # The claim placeholder is a fence, not an observation.
+        return _indeterminate(REASON_CLAIMED, record)
+    if record.state != ENDED and liveness is not None:
+        if record.pty_session is None:
+            return _indeterminate(REASON_UNFENCED, record)
+        if _probe(liveness, record.pty_session) == SESSION_DEAD:
+            return _indeterminate(REASON_SESSION_DEAD, record)
+    return ObservedState(
+        state=record.state,
+        blocked_on=record.blocked_on,
+        input_buffer=record.input_buffer,
+        ask=record.ask,
+        harness=record.harness,
+        since_ms=record.since_ms,
+        reason=record.reason,
+        exit=record.exit,
+        observed_at_ms=record.written_at_ms,
+        seq=record.seq,
+        transitions=record.transitions,
+        incarnation=record.incarnation,
+    )
+
+
+def read_file(path: Path, now_ms: int, liveness: LivenessProbe | None = None) -> ObservedState | None:
+    """:func:`read` applied to a file. Only proven absence is absence: a file that exists but
+    cannot be read is ``unknown`` with reason ``unreadable-record``."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return _indeterminate(REASON_UNREADABLE)
+    return read(data, now_ms, liveness)
+
+
+def to_wire(observed: ObservedState | None) -> dict[str, Any] | None:
+    """The roster's ``observedState`` object, in the original's field order, or None."""
+    if observed is None:
+        return None
+    return {
+        "state": observed.state,
+        "blockedOn": observed.blocked_on,
+        "inputBuffer": observed.input_buffer,
+        "ask": observed.ask,
+        "harness": observed.harness,
+        "since": observed.since_ms,
+        "reason": observed.reason,
+        "exit": observed.exit,
+    }

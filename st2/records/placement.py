@@ -1,0 +1,68 @@
+"""Where a seat's records are published from (seed 000 §Placement and transport).
+
+A staged temporary name inside the replicated ``agents/`` namespace is propagated by a
+replication engine as a real key and restored after a later local delete, so every record
+writer stages in the catalog control plane, ``<catalog>/.st2/<staging>``, and renames only the
+canonical path in. The staging directory is derived from the exact canonical
+``<catalog>/agents/<host>/<identity>`` ancestry and nothing else: no upward search, no symlink
+followed, no copy fallback. Standard library only: hot paths import this.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from st2.catalog import layout
+from st2.fs.atomic import UnsafePublication, check_real_directories, publish
+
+
+def catalog_root_of(seat_dir: Path) -> Path:
+    """Given a seat directory, return its catalog root. Raise :class:`UnsafePublication` unless
+    the path is exactly ``<catalog>/agents/<host>/<identity>`` made of real directories."""
+    seat_dir = Path(os.path.abspath(seat_dir))
+    if len(seat_dir.parents) < 3 or seat_dir.parent.parent.name != layout.AGENTS_DIR:
+        raise UnsafePublication(f"{seat_dir}: not a canonical <catalog>/agents/<host>/<identity> directory")
+    catalog = seat_dir.parents[2]
+    check_real_directories(seat_dir, root=catalog)
+    return catalog
+
+
+def staging_dir(seat_dir: Path, staging_name: str) -> Path:
+    """Return (creating when missing) ``<catalog>/.st2/<staging_name>`` for ``seat_dir``, after
+    checking that it and ``.st2`` are real directories rather than symlinks."""
+    catalog = catalog_root_of(seat_dir)
+    control = catalog / layout.CONTROL_DIR
+    staging = control / staging_name
+    for directory in (control, staging):
+        try:
+            directory.mkdir(mode=0o755)
+        except FileExistsError:
+            pass
+        status = os.lstat(directory)
+        if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
+            raise UnsafePublication(f"{directory}: is not a real directory")
+    return staging
+
+
+def publish_record(seat_dir: Path, record_name: str, data: bytes, staging_name: str, mode: int = 0o644) -> None:
+    """Atomically replace ``<seat_dir>/<record_name>`` with ``data``, staged outside the seat."""
+    seat_dir = Path(os.path.abspath(seat_dir))
+    staging = staging_dir(seat_dir, staging_name)
+    publish(seat_dir / record_name, data, staging, root=catalog_root_of(seat_dir), mode=mode)
+
+
+def resolve_seat(catalog: Path, host: str, name: str) -> Path:
+    """The seat directory a CLI argument names: a bus id ``<host>.<identity>`` when that seat
+    exists, else a bare identity on ``host``. Raise LookupError when neither exists."""
+    agents = Path(catalog) / layout.AGENTS_DIR
+    candidates = []
+    if "." in name:
+        seat_host, identity = name.split(".", 1)
+        candidates.append(agents / seat_host / identity)
+    candidates.append(agents / host / name)
+    for candidate in candidates:
+        if candidate.is_dir() and not candidate.is_symlink():
+            return candidate
+    raise LookupError(f"no agent {name!r} in {catalog} (looked for {', '.join(str(c) for c in candidates)})")
