@@ -13,6 +13,8 @@ VERBS: dict[str, str] = {
     "demo": "st2.cli.demo:demo",
     "doctor": "st2.cli.doctor:doctor",
     "usage": "st2.cli.usage:usage",
+    "status": "st2.cli.status:command",
+    "record": "st2.cli.record:record",
 }
 
 
