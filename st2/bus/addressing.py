@@ -1,0 +1,205 @@
+"""Who a recipient names.
+
+A seat is addressed by its bare identity, by ``<host>.<identity>`` (its bus id), by its declared
+``address``, or — with ``--to-id`` — by its immutable declared ``id`` (default: the bus id). The
+match must be unique: an unknown or ambiguous recipient is refused with the candidates named,
+before anything is written. A retired seat has no bus address and is not a recipient.
+
+The seat list comes from :func:`seats`, which reads the catalog's declarations. Service
+principals (``principals/<host>/<name>/principal.kdl``) are resolved by :mod:`st2.bus.principals`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.bus import BusError
+from st2.catalog.layout import AGENTS_DIR, DECLARATION
+
+
+@dataclass(frozen=True)
+class Seat:
+    """What the bus needs to know about one declared seat."""
+
+    host: str
+    identity: str
+    directory: Path
+    declared_id: str | None = None
+    declared_address: str | None = None
+    desired_state: str = "running"
+    streams: tuple[str, ...] = ()
+
+    @property
+    def bus_id(self) -> str:
+        return f"{self.host}.{self.identity}"
+
+    @property
+    def id(self) -> str:
+        return self.declared_id or self.bus_id
+
+    @property
+    def address(self) -> str:
+        return self.declared_address or self.identity
+
+    @property
+    def retired(self) -> bool:
+        return self.desired_state == "retired"
+
+    @property
+    def running(self) -> bool:
+        return self.desired_state == "running"
+
+
+def _seat_from_declaration(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
+    """Read the fields the bus needs. Prefer the shared declaration loader; fall back to a
+    minimal KDL read when it is not available. A declaration that does not load is not a seat."""
+    try:
+        from st2.declarations import load_agent  # type: ignore[attr-defined]
+    except ImportError:
+        load_agent = None
+    if load_agent is not None:
+        declaration, _diagnostics = load_agent(declaration_path)
+        if declaration is None:
+            return None
+        return Seat(
+            host=host,
+            identity=identity,
+            directory=directory,
+            declared_id=getattr(declaration, "id", None),
+            declared_address=getattr(declaration, "address", None),
+            desired_state=_desired_state_word(getattr(declaration, "desired_state", None)),
+            streams=_declared_streams(declaration),
+        )
+    return _minimal_seat(host, identity, directory, declaration_path)
+
+
+def _desired_state_word(value) -> str:
+    if value is None:
+        return "running"
+    for attribute in ("state", "value"):
+        inner = getattr(value, attribute, None)
+        if isinstance(inner, str):
+            return inner
+    return str(value)
+
+
+def _declared_streams(declaration) -> tuple[str, ...]:
+    """Stream names from the shared model: tasks of kind ``stream`` (or a ``streams`` field)."""
+    tasks = getattr(declaration, "tasks", None)
+    if tasks is not None:
+        return tuple(task.name for task in tasks if getattr(task, "kind", None) == "stream")
+    return tuple(_stream_names(getattr(declaration, "streams", None) or ()))
+
+
+def _stream_names(streams) -> list[str]:
+    if isinstance(streams, dict):
+        return [str(name) for name in streams]
+    names = []
+    for stream in streams:
+        names.append(stream if isinstance(stream, str) else str(getattr(stream, "name", stream)))
+    return names
+
+
+def _minimal_seat(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
+    import ckdl
+
+    try:
+        document = ckdl.parse(declaration_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ckdl.ParseError):
+        return None
+    agents = [node for node in document.nodes if node.name == "agent"]
+    if len(agents) != 1:
+        return None
+    declared: dict[str, str] = {}
+    streams = []
+    for child in agents[0].children:
+        if child.name in ("id", "address", "desired-state") and child.args and isinstance(child.args[0], str):
+            declared[child.name] = child.args[0]
+        elif child.name == "stream" and child.args and isinstance(child.args[0], str):
+            streams.append(child.args[0])
+    return Seat(
+        host=host,
+        identity=identity,
+        directory=directory,
+        declared_id=declared.get("id"),
+        declared_address=declared.get("address"),
+        desired_state=declared.get("desired-state", "running"),
+        streams=tuple(streams),
+    )
+
+
+def seats(catalog: Path) -> list[Seat]:
+    """Every seat declared in the catalog, sorted by bus id."""
+    catalog = Path(catalog)
+    try:
+        from st2.catalog.discovery import discover  # type: ignore[attr-defined]
+    except ImportError:
+        discover = None
+    found: list[Seat] = []
+    if discover is not None:
+        for discovered in discover(catalog).seats:
+            seat = _seat_from_declaration(
+                discovered.host,
+                discovered.identity,
+                Path(discovered.directory),
+                Path(discovered.declaration_path),
+            )
+            if seat is not None:
+                found.append(seat)
+    else:
+        agents = catalog / AGENTS_DIR
+        for host_directory in sorted(_real_directories(agents)):
+            for seat_directory in sorted(_real_directories(host_directory)):
+                declaration = seat_directory / DECLARATION
+                if declaration.is_file() and not declaration.is_symlink():
+                    seat = _seat_from_declaration(
+                        host_directory.name, seat_directory.name, seat_directory, declaration
+                    )
+                    if seat is not None:
+                        found.append(seat)
+    return sorted(found, key=lambda seat: seat.bus_id)
+
+
+def _real_directories(directory: Path) -> list[Path]:
+    try:
+        entries = list(directory.iterdir())
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return [
+        entry
+        for entry in entries
+        if entry.is_dir() and not entry.is_symlink() and not entry.name.startswith(".")
+    ]
+
+
+def matches(seat: Seat, name: str) -> bool:
+    """True when ``name`` is the seat's bus id, bare identity or declared address."""
+    return name in (seat.bus_id, seat.identity, seat.address)
+
+
+def _unique(candidates: list[Seat], shown: str, catalog: Path) -> Seat:
+    if not candidates:
+        raise BusError(f"no agent {shown} in catalog {catalog}")
+    if len(candidates) > 1:
+        named = ", ".join(seat.bus_id for seat in candidates)
+        raise BusError(
+            f"ambiguous recipient {shown}: it names {named}; use <host>.<identity> or --to-id"
+        )
+    return candidates[0]
+
+
+def resolve_seat(catalog: Path, name: str | None = None, *, to_id: str | None = None,
+                 for_delivery: bool = True) -> Seat:
+    """The one seat ``name`` (or the immutable ``to_id``) names. Raise :class:`BusError` when it
+    names none, several, or — with ``for_delivery`` — a retired seat."""
+    if (name is None) == (to_id is None):
+        raise BusError("name a recipient either positionally or with --to-id, not both")
+    everything = seats(catalog)
+    if to_id is not None:
+        seat = _unique([s for s in everything if s.id == to_id], f"with id {to_id!r}", catalog)
+    else:
+        seat = _unique([s for s in everything if matches(s, name)], repr(name), catalog)
+    if for_delivery and seat.retired:
+        raise BusError(f"agent {seat.bus_id} is retired; it has no bus address")
+    return seat

@@ -1,0 +1,163 @@
+"""A seat's boxes: ``resources/inbox`` (unread) and ``resources/archive`` (read = receipts).
+
+Reading a message is moving it to the archive under the same name. The archive file is a durable
+receipt: once it exists the message is settled, a copy of the same name restored into the inbox
+(a replication engine converging late) is not unread work — listing hides it and removes it, and
+archiving it again only removes it, never overwrites the receipt. Every step is idempotent, so a
+crash anywhere is finished by running the same step again.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import stat
+from pathlib import Path
+
+from st2.bus import BusError
+from st2.bus.envelope import Message, parse
+from st2.bus.filename import is_message_filename
+from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
+
+
+def inbox_of(seat_directory: Path) -> Path:
+    return Path(seat_directory) / RESOURCES / INBOX
+
+
+def archive_of(seat_directory: Path) -> Path:
+    return Path(seat_directory) / RESOURCES / ARCHIVE
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file, or None when it vanished or is not a plain file (a symlink
+    in a box is never followed)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except (FileNotFoundError, OSError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        chunks = []
+        while chunk := os.read(descriptor, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def message_names(directory: Path) -> list[str]:
+    """Grammatical message filenames in ``directory``, sorted (= chronological); [] if absent."""
+    try:
+        names = os.listdir(directory)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(name for name in names if is_message_filename(name))
+
+
+def list_box(directory: Path) -> list[Message]:
+    """Every message in a box, sorted by send time then name. A file removed between listing and
+    reading (archived concurrently) is skipped, never reported as an empty message."""
+    messages = []
+    for name in message_names(directory):
+        data = _read_regular(Path(directory) / name)
+        if data is not None:
+            messages.append(parse(name, data))
+    messages.sort(key=lambda message: (message.ts, message.filename))
+    return messages
+
+
+def _remove_duplicate(path: Path) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except FileNotFoundError:
+        return False
+
+
+def clean_shadowed(seat_directory: Path) -> list[str]:
+    """Remove each inbox file whose name already has an archive receipt; return their names.
+    Idempotent: a second call finds nothing to remove."""
+    archive = archive_of(seat_directory)
+    receipts = set(message_names(archive))
+    removed = []
+    for name in message_names(inbox_of(seat_directory)):
+        if name in receipts and _remove_duplicate(inbox_of(seat_directory) / name):
+            removed.append(name)
+    return removed
+
+
+def list_inbox(seat_directory: Path) -> list[Message]:
+    """The logically unread messages: the inbox minus names settled by an archive receipt (which
+    are removed on the way, so every reader helps a restored copy converge)."""
+    clean_shadowed(seat_directory)
+    receipts = set(message_names(archive_of(seat_directory)))
+    return [m for m in list_box(inbox_of(seat_directory)) if m.filename not in receipts]
+
+
+def read_message(directory: Path, filename: str) -> Message | None:
+    """One message from a box, or None when it is not there. Raise :class:`BusError` for a name
+    outside the grammar (no path can be smuggled through a filename)."""
+    if not is_message_filename(filename):
+        raise BusError(f"{filename!r} is not a message filename (<unix-ms>-<rand6>.md)")
+    data = _read_regular(Path(directory) / filename)
+    return None if data is None else parse(filename, data)
+
+
+def read_raw(directory: Path, filename: str) -> bytes | None:
+    if not is_message_filename(filename):
+        raise BusError(f"{filename!r} is not a message filename (<unix-ms>-<rand6>.md)")
+    return _read_regular(Path(directory) / filename)
+
+
+class ArchiveOutcome(enum.Enum):
+    ARCHIVED = "archived"  # inbox -> archive now
+    ALREADY_ARCHIVED = "already-archived"  # the receipt existed; any inbox copy was removed
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def archive_message(seat_directory: Path, filename: str) -> ArchiveOutcome:
+    """Move ``filename`` from the inbox to the archive.
+
+    The move is link-then-unlink: ``link`` never replaces a receipt that raced into existence,
+    and a crash between the two steps leaves an inbox copy the receipt already shadows. If the
+    receipt exists the message is settled: remove any inbox copy and report ALREADY_ARCHIVED.
+    Raise :class:`BusError` when the message is in neither box or the name is not grammatical.
+    """
+    if not is_message_filename(filename):
+        raise BusError(f"{filename!r} is not a message filename (<unix-ms>-<rand6>.md)")
+    inbox = inbox_of(seat_directory)
+    archive = archive_of(seat_directory)
+    source = inbox / filename
+    receipt = archive / filename
+    if os.path.lexists(receipt):
+        _remove_duplicate(source)
+        return ArchiveOutcome.ALREADY_ARCHIVED
+    try:
+        source_status = os.lstat(source)
+    except FileNotFoundError:
+        raise BusError(f"no message {filename} in {inbox}") from None
+    if not stat.S_ISREG(source_status.st_mode):
+        raise BusError(f"{source} is not a regular file; refusing to archive it")
+    archive.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, receipt, follow_symlinks=False)
+    except FileExistsError:
+        _remove_duplicate(source)
+        return ArchiveOutcome.ALREADY_ARCHIVED
+    except FileNotFoundError:
+        # A concurrent archiver moved it first; its receipt settles the message.
+        if os.path.lexists(receipt):
+            return ArchiveOutcome.ALREADY_ARCHIVED
+        raise BusError(f"no message {filename} in {inbox}") from None
+    _fsync_directory(archive)
+    _remove_duplicate(source)
+    _fsync_directory(inbox)
+    return ArchiveOutcome.ARCHIVED

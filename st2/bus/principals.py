@@ -1,0 +1,107 @@
+"""Declared non-agent service principals: ``principals/<host>/<name>/principal.kdl``.
+
+A principal declaration is one node, ``principal "<name>" host="<host>"``, whose content must
+match its path. It creates no task and no presence — only a bus endpoint: a canonical
+``resources/inbox`` where typed request replies land. A principal never borrows an agent's
+identity: one whose bus id is also a seat's is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.bus import BusError
+from st2.bus.addressing import seats
+from st2.catalog.layout import PRINCIPAL_DECLARATION, PRINCIPALS_DIR
+
+
+@dataclass(frozen=True)
+class Principal:
+    host: str
+    name: str
+    directory: Path
+
+    @property
+    def bus_id(self) -> str:
+        return f"{self.host}.{self.name}"
+
+
+def _load(declaration: Path) -> Principal:
+    import ckdl
+
+    try:
+        document = ckdl.parse(declaration.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise BusError(f"{declaration}: {error}") from None
+    except ckdl.ParseError as error:
+        raise BusError(f"{declaration}: KDL parse error: {error}") from None
+    nodes = document.nodes
+    if len(nodes) != 1 or nodes[0].name != "principal":
+        raise BusError(f"{declaration}: expected exactly one `principal` node")
+    node = nodes[0]
+    if len(node.args) != 1 or not isinstance(node.args[0], str):
+        raise BusError(f"{declaration}: the principal's name must be its one string argument")
+    host = node.properties.get("host")
+    if not isinstance(host, str) or set(node.properties) != {"host"} or node.children:
+        raise BusError(f"{declaration}: a principal has exactly one property, host=\"<host>\"")
+    directory = declaration.parent
+    if directory.name != node.args[0] or directory.parent.name != host:
+        raise BusError(
+            f"{declaration}: content {host}.{node.args[0]} must match "
+            f"principals/<host>/<name>/principal.kdl"
+        )
+    return Principal(host=host, name=node.args[0], directory=directory)
+
+
+def principals(catalog: Path) -> list[Principal]:
+    """Every declared principal, sorted. Raise :class:`BusError` for a malformed declaration."""
+    root = Path(catalog) / PRINCIPALS_DIR
+    found = []
+    for host_directory in sorted(p for p in _directories(root)):
+        for directory in sorted(_directories(host_directory)):
+            declaration = directory / PRINCIPAL_DECLARATION
+            if declaration.is_file() and not declaration.is_symlink():
+                found.append(_load(declaration))
+    return found
+
+
+def _directories(directory: Path) -> list[Path]:
+    try:
+        return [p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def resolve_principal(catalog: Path, name: str, this_host: str) -> Principal:
+    """The principal ``name`` names: its bus id, or its bare name on ``this_host``.
+
+    Raise :class:`BusError` when it is not a declared principal or when its bus id is also a
+    seat's (a principal cannot impersonate an agent)."""
+    found = [
+        principal
+        for principal in principals(catalog)
+        if principal.bus_id == name or (principal.host == this_host and principal.name == name)
+    ]
+    if not found:
+        raise BusError(f"{name!r} is not a declared service principal in catalog {catalog}")
+    principal = found[0]
+    if any(seat.bus_id == principal.bus_id for seat in seats(catalog)):
+        raise BusError(f"service principal {principal.bus_id} collides with an agent identity")
+    return principal
+
+
+def resolve_box_owner(catalog: Path, name: str, this_host: str):
+    """The seat, or else the principal, whose boxes ``name`` names (for ls, read, archive and
+    reply routing). Raise the seat lookup's :class:`BusError` when neither matches."""
+    from st2.bus.addressing import resolve_seat
+
+    try:
+        return resolve_seat(catalog, name, for_delivery=False)
+    except BusError as seat_error:
+        if "ambiguous" in str(seat_error):
+            raise
+        try:
+            return resolve_principal(catalog, name, this_host)
+        except BusError:
+            raise seat_error from None

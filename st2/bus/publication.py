@@ -1,0 +1,126 @@
+"""Exclusive atomic publication of a whole file (Maildir delivery).
+
+The bytes are written to a temp file in the catalog's bus staging directory (``.st2/bus-staging``,
+same filesystem, never replicated, never a box), fsynced, then hard-linked under the final name.
+``link`` never replaces an existing name, so a reserved filename published twice by racing
+writers yields one file, and a SIGKILL at any point leaves either nothing or the complete file
+under the final name — never a partial file, never a temp file in a box. Whole-file replacement
+of records (the stream ring) goes through :func:`st2.fs.atomic.publish` with the same staging.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from st2.bus import BusError
+from st2.catalog.layout import CONTROL_DIR
+from st2.fs.atomic import UnsafePublication, check_real_directories
+
+STAGING = "bus-staging"
+_TEMP_SUFFIX = ".tmp"
+
+
+def staging_directory(catalog: Path) -> Path:
+    """``<catalog>/.st2/bus-staging``, created if missing."""
+    path = Path(catalog) / CONTROL_DIR / STAGING
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def ensure_box(directory: Path, catalog: Path) -> Path:
+    """Create ``directory`` (a seat's inbox, archive or ledger) if missing and check that it and
+    its ancestry up to the catalog are real directories, not symlinks."""
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        check_real_directories(directory, catalog)
+    except (UnsafePublication, FileExistsError, NotADirectoryError) as error:
+        raise BusError(f"unsafe mailbox {directory}: {error}") from None
+    return directory
+
+
+def _fsync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _write_temp(staging: Path, name: str, data: bytes, mode: int) -> Path:
+    temp = staging / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{_TEMP_SUFFIX}"
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+        os.fsync(descriptor)
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(temp)
+        raise
+    os.close(descriptor)
+    return temp
+
+
+def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0o644) -> bool:
+    """Create ``target`` holding ``data`` unless a file already has that name.
+
+    Return True when this call created it, False when the name already existed (its bytes are
+    left untouched; the caller decides whether they agree). The staging directory must be on the
+    target's filesystem; otherwise raise :class:`BusError` rather than copy.
+    """
+    target = Path(target)
+    staging_status = os.lstat(staging)
+    if not stat.S_ISDIR(staging_status.st_mode):
+        raise BusError(f"{staging}: staging is not a real directory")
+    if staging_status.st_dev != os.lstat(target.parent).st_dev:
+        raise BusError(f"{staging}: staging is on another filesystem than {target.parent}")
+    temp = _write_temp(staging, target.name, data, mode)
+    try:
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            return False
+    finally:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+    _fsync_directory(target.parent)
+    return True
+
+
+def sweep_orphans(staging: Path) -> int:
+    """Remove temp files left by writers that died (their pid is gone). Return how many.
+
+    A live writer's temp is never touched: the pid in its name is still running. A reused pid
+    only delays the sweep of that one file.
+    """
+    removed = 0
+    try:
+        names = os.listdir(staging)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        if not name.endswith(_TEMP_SUFFIX):
+            continue
+        parts = name.rsplit(".", 3)
+        if len(parts) != 4 or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.unlink(staging / name)
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed

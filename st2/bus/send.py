@@ -1,0 +1,112 @@
+"""Sending mail: ``st2 message send`` and ``reply``.
+
+Everything untrusted is validated and the recipient resolved before the first write. A plain send
+picks a fresh ``<unix-ms>-<rand6>.md`` and publishes it exclusively into the recipient's inbox. A
+send with an idempotency key first reserves a filename for ``(recipient, sender, key)`` under the
+recipient's ``resources/message-receipts/`` and then publishes that one file, so any number of
+concurrent or crash-replayed sends yield exactly one message; the same key with another message
+fails. Then the sender's ledger gets its line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.bus import BusError, sent
+from st2.bus.addressing import Seat
+from st2.bus.envelope import check_header_text, render
+from st2.bus.filename import new_filename
+from st2.bus.mailbox import archive_of, inbox_of
+from st2.bus.publication import ensure_box, publish_exclusive, staging_directory, sweep_orphans
+from st2.bus.reservation import deliver_reserved, key_digest, payload_digest, reserve
+from st2.catalog.layout import RESOURCES
+from st2.clock import SYSTEM_CLOCK, Clock
+
+MESSAGE_RECEIPTS = "message-receipts"
+MAX_KEY_CHARS = 256
+_ATTEMPTS = 8
+
+
+@dataclass(frozen=True)
+class SendReceipt:
+    recipient: str
+    filename: str
+    created: bool
+
+    def json_row(self) -> dict:
+        """``message send --json``: recipient, filename, receiptId, outcome."""
+        return {
+            "recipient": self.recipient,
+            "filename": self.filename,
+            "receiptId": self.filename,
+            "outcome": "created" if self.created else "deduplicated",
+        }
+
+
+def check_key(label: str, key: str) -> None:
+    check_header_text(label, key, MAX_KEY_CHARS)
+
+
+def send(
+    catalog: Path,
+    recipient: Seat,
+    *,
+    sender: str,
+    body: str,
+    subject: str | None = None,
+    in_reply_to: str | None = None,
+    tags: tuple[str, ...] = (),
+    priority: str | None = None,
+    idempotency_key: str | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+    ledger: bool = True,
+) -> SendReceipt:
+    """Deliver one message to ``recipient`` and record it in the sender's ledger.
+
+    Raise :class:`BusError` (with nothing written) for a hostile or oversize field or key."""
+    data = render(sender, subject, in_reply_to, tags, priority, body)
+    if idempotency_key is not None:
+        check_key("idempotency key", idempotency_key)
+    catalog = Path(catalog)
+    staging = staging_directory(catalog)
+    sweep_orphans(staging)
+    inbox = ensure_box(inbox_of(recipient.directory), catalog)
+    if idempotency_key is None:
+        filename = _publish_fresh(recipient.directory, inbox, data, staging, clock)
+        created = True
+    else:
+        receipts = ensure_box(recipient.directory / RESOURCES / MESSAGE_RECEIPTS, catalog)
+        record = receipts / f"{key_digest(recipient.bus_id, sender, idempotency_key)}.json"
+        fields = {
+            "idempotencyKey": idempotency_key,
+            "from": sender,
+            "to": recipient.bus_id,
+            "payloadSha256": payload_digest(data),
+        }
+        filename, created = reserve(
+            record, fields, _fresh_name(recipient.directory, clock), staging, "message"
+        )
+        deliver_reserved(recipient.directory, filename, data, staging)
+    if ledger:
+        sent.record(catalog, sender, recipient.bus_id, filename, data, staging)
+    return SendReceipt(recipient=recipient.bus_id, filename=filename, created=created)
+
+
+def _fresh_name(seat_directory: Path, clock: Clock) -> str:
+    for _ in range(_ATTEMPTS):
+        filename = new_filename(clock.wall_ms())
+        if not (archive_of(seat_directory) / filename).exists() and not (
+            inbox_of(seat_directory) / filename
+        ).exists():
+            return filename
+    raise BusError(f"could not allocate a fresh message filename for {seat_directory}")
+
+
+def _publish_fresh(seat_directory: Path, inbox: Path, data: bytes, staging: Path,
+                   clock: Clock) -> str:
+    for _ in range(_ATTEMPTS):
+        filename = _fresh_name(seat_directory, clock)
+        if publish_exclusive(inbox / filename, data, staging):
+            return filename
+    raise BusError(f"could not allocate a fresh message filename in {inbox}")

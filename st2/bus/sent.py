@@ -1,0 +1,54 @@
+"""The sender's ledger, read by ``st2 message sent``.
+
+After a message lands in the recipient's inbox, a copy with a ``to:`` line after ``from:`` is
+published under the same filename into the sender's ledger: the sender seat's
+``resources/sent/`` when the sender is a seat, else ``.st2/sent/<sender>/`` (an operator or a
+service). Delivery comes first: a crash between the two loses a ledger line, never a message,
+and an idempotent replay completes it. Stream events do not write the ledger.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from st2.bus import BusError
+from st2.bus.addressing import resolve_seat
+from st2.bus.envelope import Message
+from st2.bus.mailbox import list_box
+from st2.bus.publication import ensure_box, publish_exclusive
+from st2.catalog.layout import CONTROL_DIR, RESOURCES
+
+SENT = "sent"
+
+
+def sent_directory(catalog: Path, sender: str) -> Path:
+    try:
+        seat = resolve_seat(catalog, sender, for_delivery=False)
+    except BusError:
+        return Path(catalog) / CONTROL_DIR / SENT / sender
+    return seat.directory / RESOURCES / SENT
+
+
+def ledger_bytes(message: bytes, recipient: str) -> bytes:
+    """The message bytes with ``to: <recipient>`` after the ``from:`` line."""
+    head, separator, rest = message.partition(b"\n")  # the opening ---
+    from_line, separator2, tail = rest.partition(b"\n")
+    return head + separator + from_line + separator2 + f"to: {recipient}\n".encode() + tail
+
+
+def record(catalog: Path, sender: str, recipient: str, filename: str, message: bytes,
+           staging: Path) -> None:
+    directory = ensure_box(sent_directory(catalog, sender), catalog)
+    publish_exclusive(directory / filename, ledger_bytes(message, recipient), staging)
+
+
+def row(message: Message, include_body: bool = False) -> dict:
+    """A ``message sent --json`` row: the message row with ``to`` after ``ts``."""
+    base = message.row(include_body)
+    ordered = {"filename": base.pop("filename"), "ts": base.pop("ts"), "to": message.extra.get("to")}
+    ordered.update(base)
+    return ordered
+
+
+def list_sent(catalog: Path, sender: str) -> list[Message]:
+    return list_box(sent_directory(catalog, sender))
