@@ -15,6 +15,9 @@ VERBS: dict[str, str] = {
     "usage": "st2.cli.usage:usage",
     "status": "st2.cli.status:command",
     "record": "st2.cli.record:record",
+    "message": "st2.cli.message:message",
+    "request": "st2.cli.request:request",
+    "event": "st2.cli.event:event",
 }
 
 
