@@ -18,6 +18,9 @@ HOT_PATHS: dict[tuple[str, str], str] = {
     ("usage", "poll"): "st2.usage.poll:main",
     ("usage", "trend"): "st2.usage.trend:main",
     ("hook", "budget-guard"): "st2.hooks.budget_guard:main",
+    ("hook", "subagent-stop-liveness"): "st2.delegation.liveness_hook:main",
+    ("hook", "dispatch-guard"): "st2.delegation.dispatch_guard:main",
+    ("check", "producer-liveness"): "st2.delegation.producer_liveness:main",
 }
 
 

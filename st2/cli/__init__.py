@@ -18,6 +18,7 @@ VERBS: dict[str, str] = {
     "message": "st2.cli.message:message",
     "request": "st2.cli.request:request",
     "event": "st2.cli.event:event",
+    "check": "st2.cli.check:check",
 }
 
 

@@ -1,0 +1,89 @@
+"""The launch record: one line, ``pid=<n> run=<key>``, at ``<scratch>/<key>.run``.
+
+The launcher that backgrounds a producer writes it (a shell builtin is enough:
+``echo "pid=$! run=KEY" > .tmp/KEY.run``); whoever arrives next reads it. st2 extends the
+grammar by one optional field, ``start=<ticks>``, the producer's start time in clock ticks
+since boot (``/proc/<pid>/stat`` field 22), so a PID the kernel has since reused is never read
+as the producer. A record without ``start=`` is read as the template writes it.
+
+Only a producer owes a record: a child writing anything a later reader must not race. A wait
+loop and a read-only pipeline are observers and write none.
+
+Standard library only: the liveness reader that the turn-end hook spawns imports this.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SUFFIX = ".run"
+"""A record's file name is ``<key>.run``; the suffix makes the record set a glob."""
+
+KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""The run keys st2 writes. A hand-written record's key is read as any one token."""
+
+_DIGITS = re.compile(r"[0-9]+")
+
+
+class MalformedRecord(ValueError):
+    """A record that does not parse: it reads as "could not be established", never as
+    "nothing running"."""
+
+
+@dataclass(frozen=True)
+class LaunchRecord:
+    pid: int
+    run: str
+    start: int | None = None
+
+    def render(self) -> str:
+        """The record's one line, newline-terminated."""
+        line = f"pid={self.pid} run={self.run}"
+        if self.start is not None:
+            line += f" start={self.start}"
+        return line + "\n"
+
+
+def parse(text: str) -> LaunchRecord:
+    """Given a record's text, return the :class:`LaunchRecord`.
+
+    Exactly one non-blank line of whitespace-separated ``name=value`` fields: ``pid`` (a
+    positive decimal) and ``run`` (one token) are required, ``start`` (decimal ticks) is
+    optional, nothing else is allowed and no field repeats. Raise :class:`MalformedRecord`
+    naming what is wrong otherwise.
+    """
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise MalformedRecord("the record is empty; a launch record is one line, pid=<n> run=<key>")
+    if len(lines) > 1:
+        raise MalformedRecord(f"the record holds {len(lines)} lines; a launch record is one line")
+    fields: dict[str, str] = {}
+    for token in lines[0].split():
+        name, separator, value = token.partition("=")
+        if not separator or not value:
+            raise MalformedRecord(f"{token!r} is not a name=value field")
+        if name not in ("pid", "run", "start"):
+            raise MalformedRecord(f"unknown field {name!r}; a launch record carries pid=, run= and optionally start=")
+        if name in fields:
+            raise MalformedRecord(f"field {name!r} is given twice")
+        fields[name] = value
+    for required in ("pid", "run"):
+        if required not in fields:
+            raise MalformedRecord(f"the record carries no {required}=")
+    if not _DIGITS.fullmatch(fields["pid"]) or int(fields["pid"]) == 0:
+        raise MalformedRecord(f"pid={fields['pid']} is not a positive process id")
+    start = fields.get("start")
+    if start is not None and not _DIGITS.fullmatch(start):
+        raise MalformedRecord(f"start={start} is not a count of clock ticks")
+    return LaunchRecord(
+        pid=int(fields["pid"]), run=fields["run"], start=int(start) if start is not None else None
+    )
+
+
+def key_of(file_name: str) -> str | None:
+    """The run key a file name ``<key>.run`` names, or None when the name is not a record's."""
+    if not file_name.endswith(SUFFIX):
+        return None
+    key = file_name[: -len(SUFFIX)]
+    return key or None

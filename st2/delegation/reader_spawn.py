@@ -1,0 +1,152 @@
+"""Resolving and running the turn-end hook's liveness reader as a bounded child.
+
+The reading is a child process's exit class, for the default reader exactly as for an
+override: one code path, so every row of the verdict table is true of both. The default (an
+empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself, ``<python> -P -m st2 check
+producer-liveness <run-dir>``: present by definition, so it resolves inside a linked worktree
+with nothing to build. An override is an argv, one element per line, spawned directly with no
+shell and the run dir appended; it resolves only when its first element is executable (a path
+carrying a separator has the execute bit, a bare name is found on PATH), else to no reader.
+
+The child runs in its own session with both streams discarded, under a wait bound applied
+unconditionally: a hung reader is killed (its whole process group) and reads as an error, never
+as a live producer. A spawn the operating system refuses carries the OS's own error.
+
+Standard library only; no ``subprocess`` (its import alone costs more than the spawn).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+BOUND_SECONDS = 10.0
+BOUND_ENVIRONMENT = "ST2_LIVENESS_READER_BOUND_SECONDS"
+"""st2's own seam over the wait bound (not a kit knob): tests shorten it to prove the bound."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one bounded run of the reader gave: an exit status, or a spawn error (the reader
+    never started), or neither (it ran and did not answer: killed at the bound, ended by a
+    signal, or its wait failed)."""
+
+    exit_status: int | None = None
+    spawn_error: str | None = None
+
+
+def default_argv(run_dir: str) -> list[str]:
+    return [sys.executable, "-P", "-m", "st2", "check", "producer-liveness", run_dir]
+
+
+def find_program(name: str, environ: Mapping[str, str]) -> str | None:
+    """The executable ``name`` resolves to: a path carrying a separator must be a file with the
+    execute bit; a bare name must be found so on ``PATH``. None when it resolves to nothing."""
+    if os.sep in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    for directory in environ.get("PATH", os.defpath).split(os.pathsep):
+        if not directory:
+            continue
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def resolve(command: list[str], run_dir: str, environ: Mapping[str, str]) -> tuple[list[str], str] | None:
+    """Return ``(argv, executable)`` for the reader, or None when an override resolves to no
+    reader. An empty ``command`` is the default reader."""
+    if not command:
+        argv = default_argv(run_dir)
+        return argv, argv[0]
+    executable = find_program(command[0], environ)
+    if executable is None:
+        return None
+    return [*command, run_dir], executable
+
+
+def render_os_error(error: OSError) -> str:
+    """The operating system's own rendering of a spawn error, e.g. ``Text file busy (os error 26)``."""
+    text = error.strerror or type(error).__name__
+    return f"{text} (os error {error.errno})" if error.errno is not None else text
+
+
+def run_bounded(argv: list[str], executable: str, environ: Mapping[str, str], bound: float) -> Outcome:
+    """Spawn the reader and wait at most ``bound`` seconds for its exit status."""
+    devnull_read = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
+    devnull_out = (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)
+    devnull_err = (os.POSIX_SPAWN_DUP2, 1, 2)
+    try:
+        pid = os.posix_spawn(
+            executable, argv, dict(environ),
+            file_actions=[devnull_read, devnull_out, devnull_err], setsid=True,
+        )
+    except OSError as error:
+        return Outcome(spawn_error=render_os_error(error))
+    try:
+        status = _wait_bounded(pid, bound)
+    except OSError:
+        _kill_group(pid)
+        return Outcome()
+    if status is None:
+        _kill_group(pid)
+        return Outcome()
+    code = os.waitstatus_to_exitcode(status)
+    return Outcome(exit_status=code) if code >= 0 else Outcome()
+
+
+def _wait_bounded(pid: int, bound: float) -> int | None:
+    """The child's wait status, or None when ``bound`` passed first (the child still running)."""
+    deadline = time.monotonic() + bound
+    try:
+        descriptor = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        descriptor = None
+    if descriptor is not None:
+        try:
+            poller = select.poll()
+            poller.register(descriptor, select.POLLIN)
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return None
+                if poller.poll(remaining * 1000):
+                    break
+        finally:
+            os.close(descriptor)
+        return os.waitpid(pid, 0)[1]
+    delay = 0.001  # no pidfd: poll the child, finely enough to cost the hook nothing visible
+    while True:
+        waited, status = os.waitpid(pid, os.WNOHANG)
+        if waited == pid:
+            return status
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(delay)
+        delay = min(delay * 2, 0.01)
+
+
+def _kill_group(pid: int) -> None:
+    """End the reader and anything it started (it leads its own session), then reap it."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    try:
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+def bound_seconds(environ: Mapping[str, str]) -> float:
+    value = environ.get(BOUND_ENVIRONMENT, "")
+    try:
+        bound = float(value)
+    except ValueError:
+        return BOUND_SECONDS
+    return bound if bound > 0 else BOUND_SECONDS
