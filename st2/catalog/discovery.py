@@ -1,0 +1,180 @@
+"""Strict discovery of the seats and principals a catalog declares.
+
+A seat is ``<catalog>/agents/<host>/<identity>/agent.kdl``; a principal is
+``<catalog>/principals/<host>/<name>/principal.kdl``. Discovery walks only those two namespaces,
+so the control plane ``<catalog>/.st2`` (archived seats included) is structurally unreachable.
+
+The walk is strict: every entry in a namespace must be a real (non-symlink) directory with a safe
+name (not empty, ``.``, ``..``, ``.git`` or ``.st2``), and the declaration a real regular file.
+Anything else is reported as an error diagnostic and never becomes a seat, with one exception
+(seed 003, "Replicated-path discipline"): an old harness-context writer staged beside the seats,
+so an exact ``.harness-context.tmp-<digits>-<digits>`` *regular, non-symlink file* directly under
+``agents/<host>/`` is skipped and left untouched. A directory, a symlink or a special file with
+that name, and every near miss, stays an error. An identity directory without ``agent.kdl`` is
+not a seat (its replicated state may outlive the declaration); it is reported as a warning.
+
+Standard library only; nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from st2.catalog.layout import AGENTS_DIR, DECLARATION, PRINCIPAL_DECLARATION, PRINCIPALS_DIR
+from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
+
+LEGACY_HARNESS_CONTEXT_STAGING = re.compile(r"\.harness-context\.tmp-[0-9]+-[0-9]+")
+UNSAFE_NAMES = ("", ".", "..", ".git", ".st2")
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredSeat:
+    host: str
+    identity: str
+    directory: Path
+    declaration_path: Path
+
+    @property
+    def runtime_id(self) -> str:
+        return f"{self.host}.{self.identity}"
+
+
+@dataclass(frozen=True, slots=True)
+class DiscoveredPrincipal:
+    host: str
+    name: str
+    directory: Path
+    declaration_path: Path
+
+
+@dataclass(slots=True)
+class Discovery:
+    """What a catalog declares. ``errors`` and ``warnings`` are catalog-layer diagnostics."""
+
+    seats: list[DiscoveredSeat] = field(default_factory=list)
+    principals: list[DiscoveredPrincipal] = field(default_factory=list)
+    errors: list[Diagnostic] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+    # Entries deliberately overlooked (the exact legacy staging files), for tests and Doctor.
+    skipped: list[Path] = field(default_factory=list)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        return sorted(self.errors + self.warnings, key=lambda diagnostic: diagnostic.source or "")
+
+
+def discover(root: Path) -> Discovery:
+    """Walk ``root``'s agents and principals namespaces. A missing namespace is empty, not an error."""
+    root = Path(root)
+    found = Discovery()
+    for host, identity, directory, declaration in _walk(root, AGENTS_DIR, DECLARATION, found, legacy=True):
+        found.seats.append(DiscoveredSeat(host, identity, directory, declaration))
+    for host, name, directory, declaration in _walk(root, PRINCIPALS_DIR, PRINCIPAL_DECLARATION, found, legacy=False):
+        found.principals.append(DiscoveredPrincipal(host, name, directory, declaration))
+    found.seats.sort(key=lambda seat: (seat.host, seat.identity))
+    found.principals.sort(key=lambda principal: (principal.host, principal.name))
+    return found
+
+
+def _walk(root: Path, namespace: str, declaration_name: str, found: Discovery, legacy: bool):
+    top = root / namespace
+    top_entries = _list(root, top, namespace, found, missing_ok=True)
+    if top_entries is None:
+        return
+    for host_entry in top_entries:
+        host_relative = f"{namespace}/{host_entry.name}"
+        if not _is_real_directory(host_entry, host_relative, found, "host"):
+            continue
+        host_entries = _list(root, Path(host_entry.path), host_relative, found, missing_ok=False)
+        for entry in host_entries or ():
+            relative = f"{host_relative}/{entry.name}"
+            if legacy and LEGACY_HARNESS_CONTEXT_STAGING.fullmatch(entry.name) and _is_regular_file(entry):
+                found.skipped.append(Path(entry.path))
+                continue
+            kind = "identity" if namespace == AGENTS_DIR else "principal"
+            if not _is_real_directory(entry, relative, found, kind):
+                continue
+            directory = Path(entry.path)
+            declaration = directory / declaration_name
+            try:
+                mode = os.lstat(declaration).st_mode
+            except FileNotFoundError:
+                found.warnings.append(_problem(
+                    "catalog-entry-unexpected", relative,
+                    f"{relative} has no {declaration_name}, so it is not a {'seat' if legacy else 'principal'}",
+                    severity=WARNING, help=f"add {declaration_name}, or remove the directory"))
+                continue
+            except OSError as error:
+                found.errors.append(_problem("catalog-unreadable", f"{relative}/{declaration_name}",
+                                             f"cannot inspect {relative}/{declaration_name}: {error.strerror}"))
+                continue
+            if not stat.S_ISREG(mode):
+                what = "a symlink" if stat.S_ISLNK(mode) else "not a regular file"
+                found.errors.append(_problem("declaration-not-regular", f"{relative}/{declaration_name}",
+                                             f"{relative}/{declaration_name} is {what}; declarations must be real regular files"))
+                continue
+            yield host_entry.name, entry.name, directory, declaration
+
+
+def _list(root: Path, directory: Path, relative: str, found: Discovery, missing_ok: bool):
+    """Sorted entries of a directory that must be real; ``None`` when it is absent or refused."""
+    try:
+        mode = os.lstat(directory).st_mode
+    except FileNotFoundError:
+        if not missing_ok:
+            found.errors.append(_problem("catalog-unreadable", relative, f"{relative} vanished during discovery"))
+        return None
+    except OSError as error:
+        found.errors.append(_problem("catalog-unreadable", relative, f"cannot inspect {relative}: {error.strerror}"))
+        return None
+    if stat.S_ISLNK(mode):
+        found.errors.append(_problem("catalog-entry-symlink", relative,
+                                     f"{relative} is a symlink; the catalog namespace must be a real directory"))
+        return None
+    if not stat.S_ISDIR(mode):
+        found.errors.append(_problem("catalog-entry-unexpected", relative, f"{relative} is not a directory"))
+        return None
+    try:
+        with os.scandir(directory) as iterator:
+            entries = list(iterator)
+    except OSError as error:
+        found.errors.append(_problem("catalog-unreadable", relative, f"cannot list {relative}: {error.strerror}"))
+        return None
+    entries.sort(key=lambda entry: entry.name)
+    return entries
+
+
+def _is_real_directory(entry: os.DirEntry, relative: str, found: Discovery, kind: str) -> bool:
+    if entry.name in UNSAFE_NAMES:
+        found.errors.append(_problem("catalog-entry-unsafe-name", relative,
+                                     f"{relative}: `{entry.name}` is not a usable {kind} name"))
+        return False
+    try:
+        if entry.is_symlink():
+            found.errors.append(_problem("catalog-entry-symlink", relative,
+                                         f"{relative} is a symlink; a {kind} must be a real directory"))
+            return False
+        if not entry.is_dir(follow_symlinks=False):
+            found.errors.append(_problem("catalog-entry-unexpected", relative,
+                                         f"{relative} is not a {kind} directory"))
+            return False
+    except OSError as error:
+        found.errors.append(_problem("catalog-unreadable", relative, f"cannot inspect {relative}: {error.strerror}"))
+        return False
+    return True
+
+
+def _is_regular_file(entry: os.DirEntry) -> bool:
+    try:
+        return not entry.is_symlink() and entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _problem(code: str, source: str, message: str, *, severity: str = ERROR, help: str | None = None) -> Diagnostic:
+    return Diagnostic(code=code, severity=severity, layer=CATALOG, source=source, span=None,
+                      field_path=None, message=message, help=help)

@@ -1,0 +1,120 @@
+"""Shape checks for single declaration fields: "exactly one string", "one boolean", "strings only".
+
+Each helper reports through a :class:`~st2.declarations.context.Context` and returns the value,
+or ``None`` when the shape is wrong (a wrong value never becomes a default). Standard library only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from st2.declarations.context import NAME, WHOLE, Context, argument, kdl_repr, plain, property_
+
+Path_ = tuple[int, ...]
+FieldPath = tuple[str, ...]
+
+
+def no_properties(context: Context, node: Any, path: Path_, field_path: FieldPath,
+                  allowed: tuple[str, ...] = ()) -> bool:
+    clean = True
+    for key in node.properties:
+        if key not in allowed:
+            expected = ", ".join(f"`{name}`" for name in allowed) or "none"
+            context.report("unknown-property", path, property_(key), field_path,
+                           f"`{node.name}` does not accept the property `{key}` (accepted: {expected})",
+                           layer="declaration")
+            clean = False
+    return clean
+
+
+def no_children(context: Context, node: Any, path: Path_, field_path: FieldPath) -> bool:
+    if node.children:
+        context.report_shape("invalid-value", path, WHOLE, field_path,
+                             f"`{node.name}` takes no children block")
+        return False
+    return True
+
+
+def no_arguments(context: Context, node: Any, path: Path_, field_path: FieldPath) -> bool:
+    if node.args:
+        context.report_shape("invalid-value", path, argument(0), field_path,
+                             f"`{node.name}` takes no arguments")
+        return False
+    return True
+
+
+def one_value(context: Context, node: Any, path: Path_, field_path: FieldPath, kind: str,
+              allowed_properties: tuple[str, ...] = ()) -> Any:
+    """The single positional argument of ``node`` if it is of ``kind`` (string, boolean,
+    integer); else report ``invalid-value`` and return ``None``."""
+    shaped = no_properties(context, node, path, field_path, allowed_properties)
+    shaped = no_children(context, node, path, field_path) and shaped
+    article = "an" if kind[0] in "aeiou" else "a"
+    if len(node.args) != 1:
+        part = argument(1) if len(node.args) > 1 else NAME
+        context.report_shape("invalid-value", path, part, field_path,
+                             f"`{node.name}` takes exactly one {kind} argument, found {len(node.args)}")
+        return None
+    value = plain(node.args[0])
+    if not _is_kind(value, kind):
+        context.report_shape("invalid-value", path, argument(0), field_path,
+                             f"`{node.name}` must be {article} {kind}, found {kdl_repr(value)}")
+        return None
+    return value if shaped else None
+
+
+def strings(context: Context, node: Any, path: Path_, field_path: FieldPath) -> tuple[str, ...] | None:
+    """All positional arguments of ``node`` as strings (argv-like), or ``None`` if one is not."""
+    no_properties(context, node, path, field_path)
+    no_children(context, node, path, field_path)
+    values = []
+    for index, value in enumerate(node.args):
+        value = plain(value)
+        if not isinstance(value, str):
+            context.report_shape("invalid-value", path, argument(index), field_path,
+                                 f"`{node.name}` accepts only string arguments, found {kdl_repr(value)}")
+            return None
+        values.append(value)
+    return tuple(values)
+
+
+def string_map(context: Context, node: Any, path: Path_, field_path: FieldPath) -> dict[str, str]:
+    """``env { KEY "value"; … }``: every child is a name with one string."""
+    no_arguments(context, node, path, field_path)
+    no_properties(context, node, path, field_path)
+    mapping: dict[str, str] = {}
+    for index, child in enumerate(node.children):
+        child_path = path + (index,)
+        value = one_value(context, child, child_path, field_path + (child.name,), "string")
+        if value is None:
+            continue
+        if child.name in mapping:
+            context.report_shape("duplicate-field", child_path, NAME, field_path + (child.name,),
+                                 f"`{child.name}` is declared more than once in `{node.name}`")
+            continue
+        mapping[child.name] = value
+    return mapping
+
+
+def _is_kind(value: Any, kind: str) -> bool:
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    raise ValueError(kind)
+
+
+def printable_line(value: str) -> bool:
+    """No control characters and no Unicode line separators."""
+    return not any(ord(character) < 32 or 127 <= ord(character) < 160 or character in "\u2028\u2029"
+                   for character in value)
+
+
+def suggestion(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
+    """A "did you mean" hint for a misspelt node name."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
+    return f"did you mean `{close[0]}`?" if close else None

@@ -1,0 +1,204 @@
+"""The declaration model an ``agent.kdl`` lowers to.
+
+These are frozen, slotted dataclasses rather than pydantic models on purpose: the roster loads
+every declaration of the catalog on each ``st2 agents`` call (627 seats within a 250 ms budget),
+and importing pydantic and building its schemas costs 130-190 ms on the reference machine before a
+single file is read. Validation is done once, by :mod:`st2.declarations.agent`, which also knows
+where in the source each value came from, so every refusal carries an exact span.
+
+Everything here is the *declared* shape. Lowering to runtime tasks (the compact launch becomes
+the canonical PTY task ``<host>.<identity>``, ``ding`` a derived exec task) is
+:meth:`AgentDeclaration.runtime_tasks`. Standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+NAME_MAX_CHARS = 160
+DESCRIPTION_MAX_CHARS = 1000
+DESIRED_STATE_REASON_MAX_BYTES = 160
+RESOURCE_REASON_MAX_BYTES = 160
+
+RUNNING = "running"
+SUSPENDED = "suspended"
+RETIRED = "retired"
+DESIRED_STATES = (RUNNING, SUSPENDED, RETIRED)
+
+TASK_KINDS = ("pty", "exec", "stream")
+LIFECYCLES = ("service", "adopt-only")
+RESTART_MODES = ("delay", "fail")
+DRIVER_HARNESSES = ("claude", "codex", "pi", "omp", "opencode")
+# Fields the original treats as render-only: accepted, kept, never acted on by the runner.
+RENDER_ONLY_FIELDS = ("harness", "model", "persona", "permissions", "transport", "strategy")
+RENDER_OPERATIONS = ("copy", "file", "json-upsert", "ensure-line", "git-exclude")
+JSON_ARRAY_MODES = ("union", "replace")
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """Crash policy: at most ``attempts`` restarts per ``interval_seconds``, ``delay_seconds``
+    apart. ``mode`` ``delay`` keeps restarting (the counter resets each interval); ``fail`` parks."""
+
+    attempts: int = 3
+    interval_seconds: float = 60.0
+    delay_seconds: float = 0.0
+    mode: str = "delay"
+
+
+DEFAULT_RESTART = Restart()
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """A named typed reference the agent uses. st2 carries it; it never resolves it."""
+
+    name: str
+    uri: str
+    tag: str | None = None
+    relation: str | None = None
+    reason: str | None = None
+
+    def wire(self) -> dict[str, Any]:
+        """The roster descriptor: ``name``, ``_tag``, ``uri``, then ``relation``/``reason`` when
+        declared (absent fields are omitted, as the original serializes them)."""
+        descriptor: dict[str, Any] = {"name": self.name}
+        if self.tag is not None:
+            descriptor["_tag"] = self.tag
+        descriptor["uri"] = self.uri
+        if self.relation is not None:
+            descriptor["relation"] = self.relation
+        if self.reason is not None:
+            descriptor["reason"] = self.reason
+        return descriptor
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One authored ``pty``/``exec``/``stream`` task, or one derived by lowering.
+
+    ``argv`` and ``command`` are mutually exclusive; a ``stream`` with neither is external
+    ingress (nothing is launched for it). ``id`` is the explicit runtime id, if declared."""
+
+    kind: str
+    name: str
+    argv: tuple[str, ...] | None = None
+    command: str | None = None
+    id: str | None = None
+    cwd: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    keep: bool = False
+    lifecycle: str = "service"
+    derived: bool = False
+
+    @property
+    def launches(self) -> bool:
+        return self.argv is not None or self.command is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RenderOperation:
+    """One ordered materialization step of ``render {}``.
+
+    ``copy`` uses ``source`` and ``target``; ``file`` and ``json-upsert`` use ``target`` and
+    ``content`` (``arrays`` is ``union`` or ``replace`` for json-upsert); ``ensure-line`` uses
+    ``target`` and ``line``; ``git-exclude`` uses ``target`` (one operation per path)."""
+
+    operation: str
+    target: str
+    source: str | None = None
+    content: str | None = None
+    line: str | None = None
+    arrays: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DriverBlock:
+    """A typed driver block (``claude { … }`` …), parsed but opaque here.
+
+    ``node`` is the ckdl node; ``node_path`` its index path in the document (for spans); the
+    driver packages interpret it."""
+
+    harness: str
+    node: Any
+    node_path: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDeclaration:
+    """One validated ``agent.kdl``."""
+
+    identity: str
+    host: str | None
+    path: Path
+    name: str | None = None
+    description: str | None = None
+    role: str | None = None
+    workspace: str | None = None
+    supervisor: str | None = None
+    desired_state: str = RUNNING
+    desired_state_reason: str | None = None
+    legacy_retired: bool = False
+    keep: bool = False
+    lifecycle: str = "service"
+    restart: Restart | None = None
+    argv: tuple[str, ...] | None = None
+    command: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    ding: bool = False
+    meta: dict[str, str] = field(default_factory=dict)
+    meta_entries: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    resources: tuple[Resource, ...] = ()
+    tasks: tuple[Task, ...] = ()
+    render: tuple[RenderOperation, ...] = ()
+    drivers: dict[str, DriverBlock] = field(default_factory=dict)
+    render_only: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    id: str | None = None
+    address: str | None = None
+
+    @property
+    def retired(self) -> bool:
+        return self.desired_state == RETIRED
+
+    @property
+    def restart_policy(self) -> Restart:
+        """The declared policy, else the runner default (3 per 60 s, no delay, keep restarting)."""
+        return self.restart if self.restart is not None else DEFAULT_RESTART
+
+    @property
+    def managed_by(self) -> tuple[str, ...]:
+        """Every ``meta { managed-by … }`` marker, in order (more than one is ambiguous authority)."""
+        return tuple(values[0] for key, values in self.meta_entries
+                     if key == "managed-by" and values and isinstance(values[0], str))
+
+    def runtime_tasks(self, host: str) -> tuple[Task, ...]:
+        """Lower to the tasks the supervisor runs on ``host``, sorted by name.
+
+        The compact ``argv``/``command`` becomes the canonical PTY task ``agent`` with id
+        ``<host>.<identity>``; ``ding`` becomes the derived exec task ``ding`` with id
+        ``<host>.<identity>.ding`` (its command is filled in by the supervisor, which owns the
+        st2 executable path); explicit tasks keep their declared id or get
+        ``<host>.<identity>.<name>``. A stream with neither argv nor command is not lowered."""
+        runtime_id = f"{host}.{self.identity}"
+        lowered: list[Task] = []
+        if self.argv is not None or self.command is not None:
+            lowered.append(Task(kind="pty", name="agent", argv=self.argv, command=self.command,
+                                id=runtime_id, env=dict(self.env), lifecycle=self.lifecycle))
+        for task in self.tasks:
+            if task.kind == "stream" and not task.launches:
+                continue
+            environment = dict(self.env)
+            environment.update(task.env)
+            lowered.append(Task(kind="exec" if task.kind == "stream" else task.kind, name=task.name,
+                                argv=task.argv, command=task.command,
+                                id=task.id or f"{runtime_id}.{task.name}", cwd=task.cwd,
+                                env=environment, tags=dict(task.tags), keep=task.keep,
+                                lifecycle=task.lifecycle, derived=task.kind == "stream"))
+        if self.ding:
+            lowered.append(Task(kind="exec", name="ding", id=f"{runtime_id}.ding",
+                                env=dict(self.env), derived=True))
+        lowered.sort(key=lambda task: task.name)
+        return tuple(lowered)

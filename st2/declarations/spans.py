@@ -1,0 +1,565 @@
+"""Source positions for KDL 2 documents.
+
+ckdl parses KDL 2 correctly but reports no positions: its nodes carry no spans and its
+``ParseError`` names no location. This module is a small KDL 2 tokenizer and tree walker that
+recovers them, so a diagnostic can point at the exact token:
+
+* :func:`locate` returns the span tree of a document that ckdl accepted: one :class:`NodeSpan`
+  per node (slashdashed nodes, entries and blocks are skipped exactly as a parser skips them, so
+  the n-th child here is the n-th child in ckdl's tree), with the span of its name, of every
+  argument and of every property.
+* :func:`locate_syntax_error` returns the position and a message for a document ckdl rejected.
+
+Positions are :class:`Span` values: ``offset`` and ``length`` in UTF-8 bytes, ``line`` and
+``column`` 1-based, the column counted in Unicode scalar values (as the original st2 reports).
+
+The tokenizer follows the KDL 2.0 grammar closely enough for positions; ckdl stays the judge of
+validity. Where the two disagree about a rejected document, :func:`locate_syntax_error` falls
+back to re-parsing line prefixes with ckdl to find the first line that breaks the document.
+Standard library only (ckdl is imported lazily by the fallback).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+NEWLINES = "\r\n\x85\x0b\x0c\u2028\u2029"
+SPACES = "\t \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\ufeff"
+# Characters that can never appear in a bare identifier.
+NON_IDENTIFIER = set('\\/(){};[]"#=') | set(NEWLINES) | set(SPACES)
+KEYWORDS = ("#true", "#false", "#null", "#inf", "#-inf", "#nan")
+RESERVED_BARE = {"true", "false", "null", "inf", "-inf", "nan"}
+NUMBER_PATTERN = re.compile(
+    r"[+-]?(?:0x[0-9a-fA-F][0-9a-fA-F_]*|0o[0-7][0-7_]*|0b[01][01_]*"
+    r"|[0-9][0-9_]*(?:\.[0-9][0-9_]*)?(?:[eE][+-]?[0-9][0-9_]*)?)"
+)
+SIMPLE_ESCAPES = set('"\\bfnrts')
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source location: byte offset and length, 1-based line and column."""
+
+    offset: int
+    length: int
+    line: int
+    column: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"offset": self.offset, "length": self.length, "line": self.line, "column": self.column}
+
+
+@dataclass(slots=True)
+class EntrySpan:
+    """One argument or property, in character positions (converted to :class:`Span` on demand)."""
+
+    key: str | None
+    start: int
+    end: int
+    value_start: int
+
+
+@dataclass(slots=True)
+class NodeSpan:
+    """One node. ``start``/``end`` cover the type annotation through the last entry or ``}``."""
+
+    name: str
+    start: int
+    end: int
+    name_start: int
+    name_end: int
+    arguments: list[EntrySpan] = field(default_factory=list)
+    properties: dict[str, EntrySpan] = field(default_factory=dict)
+    children: list["NodeSpan"] = field(default_factory=list)
+
+
+class KdlSyntaxError(Exception):
+    """Raised by the tokenizer: ``position`` and ``length`` in characters."""
+
+    def __init__(self, position: int, length: int, message: str) -> None:
+        super().__init__(message)
+        self.position = position
+        self.length = length
+        self.message = message
+
+
+class SourceText:
+    """Converts character positions of one text into :class:`Span` values."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._line_starts = [0]
+        index = 0
+        length = len(text)
+        while index < length:
+            character = text[index]
+            if character == "\r" and index + 1 < length and text[index + 1] == "\n":
+                index += 1
+                self._line_starts.append(index + 1)
+            elif character in NEWLINES:
+                self._line_starts.append(index + 1)
+            index += 1
+
+    def span(self, start: int, end: int) -> Span:
+        """The :class:`Span` of characters ``[start, end)``."""
+        start = max(0, min(start, len(self.text)))
+        end = max(start, min(end, len(self.text)))
+        line_index = _bisect_right(self._line_starts, start) - 1
+        column = start - self._line_starts[line_index] + 1
+        offset = len(self.text[:start].encode("utf-8", "surrogatepass"))
+        length = len(self.text[start:end].encode("utf-8", "surrogatepass"))
+        return Span(offset=offset, length=length, line=line_index + 1, column=column)
+
+    def line_count(self) -> int:
+        return len(self._line_starts)
+
+    def line_end(self, line_number: int) -> int:
+        """Character position just past line ``line_number`` (1-based), newline included."""
+        if line_number >= len(self._line_starts):
+            return len(self.text)
+        return self._line_starts[line_number]
+
+
+def _bisect_right(values: list[int], target: int) -> int:
+    low, high = 0, len(values)
+    while low < high:
+        middle = (low + high) // 2
+        if values[middle] <= target:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+class _Walker:
+    """Recursive-descent walk of a KDL 2 document recording spans."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.length = len(text)
+        self.position = 1 if text.startswith("\ufeff") else 0
+        # Positions of the children blocks open at the current position (for prefix bisection).
+        self.open_blocks: list[int] = []
+
+    # -- low level -------------------------------------------------------------------------
+
+    def peek(self, offset: int = 0) -> str:
+        index = self.position + offset
+        return self.text[index] if index < self.length else ""
+
+    def at_newline(self) -> bool:
+        return self.position < self.length and self.text[self.position] in NEWLINES
+
+    def skip_newline(self) -> None:
+        if self.text.startswith("\r\n", self.position):
+            self.position += 2
+        else:
+            self.position += 1
+
+    def skip_block_comment(self) -> None:
+        start = self.position
+        depth = 0
+        while self.position < self.length:
+            if self.text.startswith("/*", self.position):
+                depth += 1
+                self.position += 2
+            elif self.text.startswith("*/", self.position):
+                depth -= 1
+                self.position += 2
+                if depth == 0:
+                    return
+            else:
+                self.position += 1
+        raise KdlSyntaxError(start, 2, "unterminated block comment")
+
+    def skip_line_comment(self) -> None:
+        while self.position < self.length and self.text[self.position] not in NEWLINES:
+            self.position += 1
+
+    def skip_node_space(self) -> None:
+        """Whitespace, block comments and escaped line continuations (not newlines)."""
+        while self.position < self.length:
+            character = self.text[self.position]
+            if character in SPACES:
+                self.position += 1
+            elif self.text.startswith("/*", self.position):
+                self.skip_block_comment()
+            elif character == "\\":
+                start = self.position
+                self.position += 1
+                while self.position < self.length:
+                    inner = self.text[self.position]
+                    if inner in SPACES:
+                        self.position += 1
+                    elif self.text.startswith("/*", self.position):
+                        self.skip_block_comment()
+                    else:
+                        break
+                if self.text.startswith("//", self.position):
+                    self.skip_line_comment()
+                if self.position >= self.length:
+                    return
+                if not self.at_newline():
+                    raise KdlSyntaxError(start, 1, "a line continuation `\\` must be followed by a newline")
+                self.skip_newline()
+            else:
+                return
+
+    def skip_line_space(self) -> None:
+        """Whitespace, newlines and every kind of comment (between nodes)."""
+        while self.position < self.length:
+            character = self.text[self.position]
+            if character in SPACES:
+                self.position += 1
+            elif character in NEWLINES:
+                self.skip_newline()
+            elif self.text.startswith("//", self.position):
+                self.skip_line_comment()
+            elif self.text.startswith("/*", self.position):
+                self.skip_block_comment()
+            else:
+                return
+
+    # -- values -----------------------------------------------------------------------------
+
+    def read_string_or_identifier(self) -> tuple[str, int, int]:
+        """Read a string (quoted, raw, multi-line, or bare identifier). Return (value, start, end).
+        The value is approximate for escapes; it is only used for property keys and node names."""
+        start = self.position
+        character = self.peek()
+        if character == '"':
+            return self.read_quoted(start)
+        if character == "#":
+            hashes = 0
+            while self.peek(hashes) == "#":
+                hashes += 1
+            if self.peek(hashes) == '"':
+                return self.read_raw(start, hashes)
+            raise KdlSyntaxError(start, 1, "expected a string")
+        return self.read_identifier(start)
+
+    def read_identifier(self, start: int) -> tuple[str, int, int]:
+        while self.position < self.length and self.text[self.position] not in NON_IDENTIFIER:
+            self.position += 1
+        if self.position == start:
+            raise KdlSyntaxError(start, 1, f"unexpected character {self.text[start]!r}")
+        word = self.text[start:self.position]
+        if word in RESERVED_BARE:
+            raise KdlSyntaxError(start, len(word), f"bare `{word}` is not allowed in KDL 2; write `#{word}`")
+        if _looks_numeric(word):
+            raise KdlSyntaxError(start, len(word), f"`{word}` is neither a number nor an identifier")
+        return word, start, self.position
+
+    def read_quoted(self, start: int) -> tuple[str, int, int]:
+        if self.text.startswith('"""', start):
+            self.position = start + 3
+            if not self.at_newline():
+                raise KdlSyntaxError(start, 3, 'a multi-line string `"""` must start with a newline')
+            while self.position < self.length:
+                if self.text[self.position] == "\\":
+                    self.position += 2
+                    continue
+                if self.text.startswith('"""', self.position):
+                    self.position += 3
+                    return self.text[start + 3:self.position - 3], start, self.position
+                self.position += 1
+            raise KdlSyntaxError(start, 3, "unterminated multi-line string")
+        self.position = start + 1
+        pieces: list[str] = []
+        while self.position < self.length:
+            character = self.text[self.position]
+            if character == '"':
+                self.position += 1
+                return "".join(pieces), start, self.position
+            if character == "\\":
+                escape = self.peek(1)
+                if escape in SIMPLE_ESCAPES:
+                    pieces.append({"n": "\n", "t": "\t", "r": "\r", "s": " ", "b": "\b", "f": "\f"}.get(escape, escape))
+                    self.position += 2
+                elif escape == "u":
+                    match = re.match(r"u\{([0-9a-fA-F]{1,6})\}", self.text[self.position + 1:self.position + 11])
+                    if match is None:
+                        raise KdlSyntaxError(self.position, 2, "invalid unicode escape")
+                    self.position += 1 + match.end()
+                elif escape and (escape in SPACES or escape in NEWLINES):
+                    self.position += 1
+                    while self.position < self.length and (self.text[self.position] in SPACES or self.text[self.position] in NEWLINES):
+                        self.position += 1
+                else:
+                    raise KdlSyntaxError(self.position, 2, f"invalid escape `\\{escape}` in string")
+                continue
+            if character in NEWLINES:
+                raise KdlSyntaxError(start, 1, 'unterminated string (a single-line string cannot hold a newline; use """ for multi-line)')
+            pieces.append(character)
+            self.position += 1
+        raise KdlSyntaxError(start, 1, "unterminated string")
+
+    def read_raw(self, start: int, hashes: int) -> tuple[str, int, int]:
+        closing_hashes = "#" * hashes
+        body_start = start + hashes
+        if self.text.startswith('"""', body_start):
+            self.position = body_start + 3
+            if not self.at_newline():
+                raise KdlSyntaxError(start, hashes + 3, 'a multi-line raw string must start with a newline')
+            terminator = '"""' + closing_hashes
+        else:
+            self.position = body_start + 1
+            terminator = '"' + closing_hashes
+        end = self.text.find(terminator, self.position)
+        if end < 0:
+            raise KdlSyntaxError(start, hashes + 1, "unterminated raw string")
+        if terminator.startswith('"""') is False:
+            newline = next((index for index in range(self.position, end) if self.text[index] in NEWLINES), None)
+            if newline is not None:
+                raise KdlSyntaxError(start, hashes + 1, "unterminated raw string (a single-line raw string cannot hold a newline)")
+        self.position = end + len(terminator)
+        return self.text[body_start:end], start, self.position
+
+    def read_value(self) -> tuple[int, int]:
+        """Read an argument or property value, with its optional type annotation."""
+        start = self.position
+        if self.peek() == "(":
+            self.read_type_annotation()
+            self.skip_node_space()
+        value_start = self.position
+        character = self.peek()
+        if character == "#":
+            for keyword in KEYWORDS:
+                if self.text.startswith(keyword, self.position):
+                    after = self.position + len(keyword)
+                    if after >= self.length or self.text[after] in NON_IDENTIFIER:
+                        self.position = after
+                        return start, value_start
+            self.read_string_or_identifier()
+            return start, value_start
+        if character == '"':
+            self.read_quoted(value_start)
+            return start, value_start
+        if character.isdigit() or (character in "+-." and self.peek(1).isdigit()):
+            while self.position < self.length and self.text[self.position] not in NON_IDENTIFIER:
+                self.position += 1
+            word = self.text[value_start:self.position]
+            if NUMBER_PATTERN.fullmatch(word) is None:
+                raise KdlSyntaxError(value_start, len(word), f"invalid number `{word}`")
+            return start, value_start
+        self.read_identifier(value_start)
+        return start, value_start
+
+    def read_type_annotation(self) -> None:
+        start = self.position
+        self.position += 1
+        self.skip_node_space()
+        self.read_string_or_identifier()
+        self.skip_node_space()
+        if self.peek() != ")":
+            raise KdlSyntaxError(start, 1, "unclosed type annotation")
+        self.position += 1
+
+    # -- structure --------------------------------------------------------------------------
+
+    def document(self) -> list[NodeSpan]:
+        nodes = self.nodes(top_level=True)
+        if self.position < self.length:
+            raise KdlSyntaxError(self.position, 1, "unexpected `}` with no open children block")
+        return nodes
+
+    def nodes(self, top_level: bool) -> list[NodeSpan]:
+        found: list[NodeSpan] = []
+        while True:
+            self.skip_line_space()
+            if self.position >= self.length:
+                return found
+            if self.peek() == "}":
+                if top_level:
+                    raise KdlSyntaxError(self.position, 1, "unexpected `}` with no open children block")
+                return found
+            if self.peek() == ";":
+                self.position += 1
+                continue
+            if self.text.startswith("/-", self.position):
+                self.position += 2
+                self.skip_line_space()
+                self.node()
+                continue
+            found.append(self.node())
+
+    def node(self) -> NodeSpan:
+        start = self.position
+        if self.peek() == "(":
+            self.read_type_annotation()
+            self.skip_node_space()
+        name, name_start, name_end = self.read_node_name()
+        node = NodeSpan(name=name, start=start, end=name_end, name_start=name_start, name_end=name_end)
+        saw_children = False
+        while True:
+            before_space = self.position
+            self.skip_node_space()
+            spaced = self.position > before_space
+            if self.position >= self.length:
+                return node
+            character = self.peek()
+            if character in NEWLINES:
+                self.skip_newline()
+                return node
+            if character == ";":
+                self.position += 1
+                return node
+            if character == "}":
+                return node
+            if self.text.startswith("//", self.position):
+                self.skip_line_comment()
+                continue
+            if self.text.startswith("/-", self.position):
+                self.position += 2
+                self.skip_line_space()
+                if self.peek() == "{":
+                    self.children_block(record=False)
+                else:
+                    self.entry(record=None)
+                continue
+            if character == "{":
+                if saw_children:
+                    raise KdlSyntaxError(self.position, 1, "a node can have only one children block")
+                node.children = self.children_block(record=True)
+                node.end = self.position
+                saw_children = True
+                continue
+            if saw_children:
+                raise KdlSyntaxError(self.position, 1, "expected `;` or a newline after a children block")
+            if not spaced:
+                raise KdlSyntaxError(self.position, 1, "expected whitespace before an argument or property")
+            self.entry(record=node)
+
+    def read_node_name(self) -> tuple[str, int, int]:
+        character = self.peek()
+        if character == "{":
+            raise KdlSyntaxError(self.position, 1, "a children block needs a node name")
+        if character == "=":
+            raise KdlSyntaxError(self.position, 1, "unexpected `=`")
+        if character == "#":
+            hashes = 0
+            while self.peek(hashes) == "#":
+                hashes += 1
+            if self.peek(hashes) != '"':
+                raise KdlSyntaxError(self.position, 1, "a keyword cannot be a node name")
+        if character.isdigit() or (character in "+-." and self.peek(1).isdigit()):
+            end = self.position
+            while end < self.length and self.text[end] not in NON_IDENTIFIER:
+                end += 1
+            raise KdlSyntaxError(self.position, end - self.position, "a number cannot be a node name")
+        return self.read_string_or_identifier()
+
+    def children_block(self, record: bool) -> list[NodeSpan]:
+        open_position = self.position
+        self.position += 1
+        self.open_blocks.append(open_position)
+        children = self.nodes(top_level=False)
+        if self.peek() != "}":
+            raise KdlSyntaxError(open_position, 1, "unclosed children block: this `{` has no matching `}`")
+        self.open_blocks.pop()
+        self.position += 1
+        return children if record else []
+
+    def entry(self, record: NodeSpan | None) -> None:
+        start = self.position
+        character = self.peek()
+        if character == "=":
+            raise KdlSyntaxError(start, 1, "a property needs a name before `=`")
+        if character == "(":
+            entry_start, value_start = self.read_value()
+            self._record_argument(record, entry_start, value_start)
+            return
+        # A string-like token may be a property key.
+        is_string_like = character == '"' or (character == "#" and not any(
+            self.text.startswith(keyword, self.position) for keyword in KEYWORDS))
+        is_bare = character not in NON_IDENTIFIER and not (
+            character.isdigit() or (character in "+-." and self.peek(1).isdigit()))
+        if is_string_like or is_bare:
+            key, key_start, key_end = self.read_string_or_identifier()
+            mark = self.position
+            self.skip_node_space()
+            if self.peek() == "=":
+                self.position += 1
+                self.skip_node_space()
+                if self.position >= self.length or self.peek() in NEWLINES or self.peek() in ";}":
+                    raise KdlSyntaxError(key_start, key_end - key_start, f"property `{key}` has no value")
+                _, value_start = self.read_value()
+                if record is not None:
+                    record.properties[key] = EntrySpan(key=key, start=start, end=self.position, value_start=value_start)
+                    record.end = self.position
+                return
+            self.position = mark
+            self._record_argument(record, start, start)
+            return
+        entry_start, value_start = self.read_value()
+        self._record_argument(record, entry_start, value_start)
+
+    def _record_argument(self, record: NodeSpan | None, start: int, value_start: int) -> None:
+        if record is not None:
+            record.arguments.append(EntrySpan(key=None, start=start, end=self.position, value_start=value_start))
+            record.end = self.position
+
+
+def _looks_numeric(word: str) -> bool:
+    first = word[0]
+    if first.isdigit():
+        return True
+    return first in "+-." and len(word) > 1 and (word[1].isdigit() or (word[1] == "." and len(word) > 2 and word[2].isdigit()))
+
+
+def locate(text: str) -> list[NodeSpan]:
+    """The span tree of ``text``. Raise :class:`KdlSyntaxError` if the tokenizer rejects it."""
+    return _Walker(text).document()
+
+
+def locate_syntax_error(text: str) -> tuple[int, int, str]:
+    """Where ``text`` (rejected by ckdl) first goes wrong: ``(start, end, message)`` in characters.
+
+    The tokenizer's own verdict is used when it finds an error. When it accepts the text (the
+    grammars disagree), the first line whose prefix ckdl rejects is found by re-parsing prefixes
+    that end at a line break with every open children block closed; the error then points at the
+    first non-blank character of that line.
+    """
+    try:
+        locate(text)
+    except KdlSyntaxError as error:
+        return error.position, error.position + error.length, error.message
+    return _bisect_with_ckdl(text)
+
+
+def _bisect_with_ckdl(text: str) -> tuple[int, int, str]:
+    import ckdl
+
+    source = SourceText(text)
+
+    def prefix_fails(line_number: int) -> bool:
+        prefix = text[:source.line_end(line_number)]
+        walker = _Walker(prefix)
+        try:
+            walker.document()
+            closing = ""
+        except KdlSyntaxError:
+            # Close whatever blocks were open where the prefix ends.
+            closing = "\n" + "}" * len(walker.open_blocks)
+        try:
+            ckdl.parse(prefix + closing, version=2)
+        except Exception:
+            return True
+        return False
+
+    low, high = 1, source.line_count()
+    while low < high:
+        middle = (low + high) // 2
+        if prefix_fails(middle):
+            high = middle
+        else:
+            low = middle + 1
+    line_start = source.line_end(low - 1) if low > 1 else 0
+    line_end = source.line_end(low)
+    stripped = len(text[line_start:line_end]) - len(text[line_start:line_end].lstrip("".join(SPACES)))
+    start = line_start + stripped
+    end = line_end
+    while end > start and text[end - 1] in NEWLINES:
+        end -= 1
+    return start, max(end, start), "invalid KDL syntax"
