@@ -12,8 +12,8 @@ library only until a file is parsed (then ckdl).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from st2.catalog.layout import CATALOG_DECLARATION
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
@@ -22,8 +22,7 @@ DEFAULT_ARCHIVE_AFTER = "7d"
 CATALOG_FIELDS = ("pty-root", "archive-after")
 
 
-@dataclass(frozen=True, slots=True)
-class CatalogDeclaration:
+class CatalogDeclaration(NamedTuple):
     pty_root: str | None = None
     archive_after: str = DEFAULT_ARCHIVE_AFTER
 

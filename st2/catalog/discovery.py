@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from st2.catalog.layout import AGENTS_DIR, DECLARATION, PRINCIPAL_DECLARATION, PRINCIPALS_DIR
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
@@ -31,8 +31,7 @@ LEGACY_HARNESS_CONTEXT_STAGING = re.compile(r"\.harness-context\.tmp-[0-9]+-[0-9
 UNSAFE_NAMES = ("", ".", "..", ".git", ".st2")
 
 
-@dataclass(frozen=True, slots=True)
-class DiscoveredSeat:
+class DiscoveredSeat(NamedTuple):
     host: str
     identity: str
     directory: Path
@@ -43,24 +42,25 @@ class DiscoveredSeat:
         return f"{self.host}.{self.identity}"
 
 
-@dataclass(frozen=True, slots=True)
-class DiscoveredPrincipal:
+class DiscoveredPrincipal(NamedTuple):
     host: str
     name: str
     directory: Path
     declaration_path: Path
 
 
-@dataclass(slots=True)
 class Discovery:
-    """What a catalog declares. ``errors`` and ``warnings`` are catalog-layer diagnostics."""
+    """What a catalog declares. ``errors`` and ``warnings`` are catalog-layer diagnostics;
+    ``skipped`` lists the entries deliberately overlooked (the exact legacy staging files)."""
 
-    seats: list[DiscoveredSeat] = field(default_factory=list)
-    principals: list[DiscoveredPrincipal] = field(default_factory=list)
-    errors: list[Diagnostic] = field(default_factory=list)
-    warnings: list[Diagnostic] = field(default_factory=list)
-    # Entries deliberately overlooked (the exact legacy staging files), for tests and Doctor.
-    skipped: list[Path] = field(default_factory=list)
+    __slots__ = ("seats", "principals", "errors", "warnings", "skipped")
+
+    def __init__(self) -> None:
+        self.seats: list[DiscoveredSeat] = []
+        self.principals: list[DiscoveredPrincipal] = []
+        self.errors: list[Diagnostic] = []
+        self.warnings: list[Diagnostic] = []
+        self.skipped: list[Path] = []
 
     @property
     def diagnostics(self) -> list[Diagnostic]:

@@ -18,7 +18,6 @@ from st2.declarations.model import (DESCRIPTION_MAX_CHARS, DESIRED_STATE_REASON_
                                     LIFECYCLES, NAME_MAX_CHARS, RENDER_ONLY_FIELDS, RETIRED, RUNNING,
                                     SUSPENDED, AgentDeclaration, DriverBlock)
 from st2.declarations.render import read_render, read_resource
-from st2.declarations.spans import SourceText, locate_syntax_error
 from st2.declarations.tasks import check_launch, read_argv, read_restart, read_task
 
 STRING_FIELDS = ("identity", "host", "role", "type", "workspace", "supervisor", "command", "lifecycle", "id", "address")
@@ -64,6 +63,8 @@ def parse_agent(text: str, *, path: Path, source: str | None, host: str | None =
     try:
         document = ckdl.parse(text, version=2)
     except ckdl.ParseError:
+        from st2.declarations.spans import SourceText, locate_syntax_error
+
         start, end, message = locate_syntax_error(text)
         context.add(Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX, source=source,
                                span=SourceText(text).span(start, end), field_path=None, message=message))
@@ -75,6 +76,8 @@ def parse_agent(text: str, *, path: Path, source: str | None, host: str | None =
             context.report_shape("unexpected-top-level-node", (index,), NAME, (node.name,),
                                  f"agent.kdl accepts only top-level `agent` nodes, found `{node.name}`")
     if not agents:
+        from st2.declarations.spans import SourceText
+
         context.add(Diagnostic(code="missing-agent", severity=ERROR, layer="declaration", source=source,
                                span=SourceText(text).span(0, 0), field_path=None,
                                message="agent.kdl declares no `agent` node",

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from st2.declarations.diagnostics import CORE, DECLARATION, ERROR, Diagnostic
-from st2.declarations.spans import KdlSyntaxError, NodeSpan, SourceText, Span, locate
+from st2.declarations.diagnostics import CORE, DECLARATION, ERROR, Diagnostic, Span
 
 # What part of a node a diagnostic points at.
 WHOLE = None
@@ -58,8 +57,11 @@ class Context:
         resolved = list(self._fixed)
         if not self._pending:
             return resolved
+        # Imported here: a clean declaration never pays for the tokenizer.
+        from st2.declarations.spans import KdlSyntaxError, SourceText, locate
+
         try:
-            tree: list[NodeSpan] | None = locate(self.text)
+            tree = locate(self.text)
         except KdlSyntaxError:
             tree = None
         source_text = SourceText(self.text)
@@ -72,14 +74,13 @@ class Context:
         return resolved
 
 
-def _resolve(tree: list[NodeSpan] | None, source_text: SourceText,
-             node_path: tuple[int, ...] | None, part: Any) -> Span | None:
+def _resolve(tree: list | None, source_text: Any, node_path: tuple[int, ...] | None, part: Any) -> Span | None:
     if node_path is None:
         return None
     if tree is None:
         return source_text.span(0, 0)
     nodes = tree
-    node: NodeSpan | None = None
+    node = None
     for index in node_path:
         if index >= len(nodes):
             return source_text.span(0, 0)

@@ -10,9 +10,7 @@ layer has no source location. Standard library only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-
-from st2.declarations.spans import Span
+from typing import NamedTuple
 
 SCHEMA = "st2.agent-spec-diagnostic.v1"
 
@@ -71,8 +69,20 @@ CODES: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Span(NamedTuple):
+    """A source location: byte offset and length, 1-based line and column (column counted in
+    Unicode scalar values)."""
+
+    offset: int
+    length: int
+    line: int
+    column: int
+
+    def as_dict(self) -> dict[str, int]:
+        return {"offset": self.offset, "length": self.length, "line": self.line, "column": self.column}
+
+
+class Diagnostic(NamedTuple):
     """One problem in one file. ``str()`` gives the human line ``file:line:column: severity[code]: message``."""
 
     code: str
@@ -116,7 +126,7 @@ class Diagnostic:
 
     def promoted(self) -> "Diagnostic":
         """This diagnostic as an error (``--strict``)."""
-        return self if self.severity == ERROR else replace(self, severity=ERROR)
+        return self if self.severity == ERROR else self._replace(severity=ERROR)
 
 
 def has_errors(diagnostics: list[Diagnostic]) -> bool:

@@ -6,6 +6,7 @@ or ``None`` when the shape is wrong (a wrong value never becomes a default). Sta
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from st2.declarations.context import NAME, WHOLE, Context, argument, kdl_repr, plain, property_
@@ -106,10 +107,12 @@ def _is_kind(value: Any, kind: str) -> bool:
     raise ValueError(kind)
 
 
+_NOT_PRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def printable_line(value: str) -> bool:
-    """No control characters and no Unicode line separators."""
-    return not any(ord(character) < 32 or 127 <= ord(character) < 160 or character in "\u2028\u2029"
-                   for character in value)
+    """No control characters (C0, DEL, C1) and no Unicode line or paragraph separators."""
+    return _NOT_PRINTABLE.search(value) is None
 
 
 def suggestion(word: str, choices: tuple[str, ...] | list[str]) -> str | None:

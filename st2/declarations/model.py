@@ -1,10 +1,12 @@
 """The declaration model an ``agent.kdl`` lowers to.
 
-These are frozen, slotted dataclasses rather than pydantic models on purpose: the roster loads
-every declaration of the catalog on each ``st2 agents`` call (627 seats within a 250 ms budget),
-and importing pydantic and building its schemas costs 130-190 ms on the reference machine before a
-single file is read. Validation is done once, by :mod:`st2.declarations.agent`, which also knows
-where in the source each value came from, so every refusal carries an exact span.
+These are immutable ``NamedTuple`` records rather than pydantic models on purpose: the roster
+loads every declaration of the catalog on each ``st2 agents`` call (627 seats within a 250 ms
+budget), and importing pydantic and building its schemas costs 130-190 ms on the development
+machine before a single file is read (a frozen slotted dataclass costs ~1.6 ms to define, a
+NamedTuple ~0.3 ms). Validation is done once, by :mod:`st2.declarations.agent`, which also knows
+where in the source each value came from, so every refusal carries an exact span. Mappings in
+these records are read-only by contract; the defaults are immutable empty mappings.
 
 Everything here is the *declared* shape. Lowering to runtime tasks (the compact launch becomes
 the canonical PTY task ``<host>.<identity>``, ``ding`` a derived exec task) is
@@ -13,9 +15,11 @@ the canonical PTY task ``<host>.<identity>``, ``ding`` a derived exec task) is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Mapping, NamedTuple
+
+EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 NAME_MAX_CHARS = 160
 DESCRIPTION_MAX_CHARS = 1000
@@ -37,8 +41,7 @@ RENDER_OPERATIONS = ("copy", "file", "json-upsert", "ensure-line", "git-exclude"
 JSON_ARRAY_MODES = ("union", "replace")
 
 
-@dataclass(frozen=True, slots=True)
-class Restart:
+class Restart(NamedTuple):
     """Crash policy: at most ``attempts`` restarts per ``interval_seconds``, ``delay_seconds``
     apart. ``mode`` ``delay`` keeps restarting (the counter resets each interval); ``fail`` parks."""
 
@@ -51,8 +54,7 @@ class Restart:
 DEFAULT_RESTART = Restart()
 
 
-@dataclass(frozen=True, slots=True)
-class Resource:
+class Resource(NamedTuple):
     """A named typed reference the agent uses. st2 carries it; it never resolves it."""
 
     name: str
@@ -75,8 +77,7 @@ class Resource:
         return descriptor
 
 
-@dataclass(frozen=True, slots=True)
-class Task:
+class Task(NamedTuple):
     """One authored ``pty``/``exec``/``stream`` task, or one derived by lowering.
 
     ``argv`` and ``command`` are mutually exclusive; a ``stream`` with neither is external
@@ -88,8 +89,8 @@ class Task:
     command: str | None = None
     id: str | None = None
     cwd: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    tags: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = EMPTY
+    tags: Mapping[str, str] = EMPTY
     keep: bool = False
     lifecycle: str = "service"
     derived: bool = False
@@ -99,8 +100,7 @@ class Task:
         return self.argv is not None or self.command is not None
 
 
-@dataclass(frozen=True, slots=True)
-class RenderOperation:
+class RenderOperation(NamedTuple):
     """One ordered materialization step of ``render {}``.
 
     ``copy`` uses ``source`` and ``target``; ``file`` and ``json-upsert`` use ``target`` and
@@ -115,8 +115,7 @@ class RenderOperation:
     arrays: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class DriverBlock:
+class DriverBlock(NamedTuple):
     """A typed driver block (``claude { … }`` …), parsed but opaque here.
 
     ``node`` is the ckdl node; ``node_path`` its index path in the document (for spans); the
@@ -127,8 +126,7 @@ class DriverBlock:
     node_path: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentDeclaration:
+class AgentDeclaration(NamedTuple):
     """One validated ``agent.kdl``."""
 
     identity: str
@@ -147,15 +145,15 @@ class AgentDeclaration:
     restart: Restart | None = None
     argv: tuple[str, ...] | None = None
     command: str | None = None
-    env: dict[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = EMPTY
     ding: bool = False
-    meta: dict[str, str] = field(default_factory=dict)
+    meta: Mapping[str, str] = EMPTY
     meta_entries: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     resources: tuple[Resource, ...] = ()
     tasks: tuple[Task, ...] = ()
     render: tuple[RenderOperation, ...] = ()
-    drivers: dict[str, DriverBlock] = field(default_factory=dict)
-    render_only: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    drivers: Mapping[str, DriverBlock] = EMPTY
+    render_only: Mapping[str, tuple[Any, ...]] = EMPTY
     id: str | None = None
     address: str | None = None
 

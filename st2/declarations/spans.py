@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from st2.declarations.diagnostics import Span
+
 NEWLINES = "\r\n\x85\x0b\x0c\u2028\u2029"
 SPACES = "\t \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000\ufeff"
 # Characters that can never appear in a bare identifier.
@@ -35,19 +37,6 @@ NUMBER_PATTERN = re.compile(
     r"|[0-9][0-9_]*(?:\.[0-9][0-9_]*)?(?:[eE][+-]?[0-9][0-9_]*)?)"
 )
 SIMPLE_ESCAPES = set('"\\bfnrts')
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A source location: byte offset and length, 1-based line and column."""
-
-    offset: int
-    length: int
-    line: int
-    column: int
-
-    def as_dict(self) -> dict[str, int]:
-        return {"offset": self.offset, "length": self.length, "line": self.line, "column": self.column}
 
 
 @dataclass(slots=True)
