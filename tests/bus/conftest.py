@@ -1,0 +1,59 @@
+"""Fixtures for the bus tests: a catalog with declared seats and principals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+HOST = "h1"
+
+
+def declare_seat(catalog: Path, host: str, identity: str, *, extra: str = "") -> Path:
+    """Write ``agents/<host>/<identity>/agent.kdl`` (a plain shell seat) and return the seat dir."""
+    directory = catalog / "agents" / host / identity
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "agent.kdl").write_text(f'agent "{identity}" {{\n    argv "sh"\n{extra}}}\n')
+    return directory
+
+
+def declare_principal(catalog: Path, host: str, name: str) -> Path:
+    directory = catalog / "principals" / host / name
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "principal.kdl").write_text(f'principal "{name}" host="{host}"\n')
+    return directory
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` (relative path -> bytes), for "nothing was written" checks."""
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.fixture
+def bus_catalog(catalog: Path) -> Path:
+    """h1.alice, h1.bob (address "robert", stream "ci"), h2.bob, h1.carol (id "carol-1"),
+    h1.gone (retired), h1.paused (suspended, stream "ci"), principal h1.svc."""
+    declare_seat(catalog, HOST, "alice")
+    declare_seat(catalog, HOST, "bob", extra='    address "robert"\n    stream "ci" { argv "ci-adapter"; }\n')
+    declare_seat(catalog, "h2", "bob")
+    declare_seat(catalog, HOST, "carol", extra='    id "carol-1"\n')
+    declare_seat(catalog, HOST, "gone", extra='    desired-state "retired" reason="done"\n')
+    declare_seat(catalog, HOST, "paused", extra='    desired-state "suspended" reason="waiting"\n    stream "ci" { argv "x"; }\n')
+    declare_principal(catalog, HOST, "svc")
+    return catalog
+
+
+@pytest.fixture
+def snapshot():
+    """``snapshot(root)`` -> every file under root with its bytes."""
+    return tree
+
+
+@pytest.fixture
+def seat_writer():
+    """``seat_writer(catalog, host, identity, extra="")`` declares a seat."""
+    return declare_seat

@@ -1,0 +1,64 @@
+"""Addressing: identity, host.identity, declared address, --to-id; unique or refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from st2.bus import BusError
+from st2.bus.addressing import resolve_seat, seats
+
+
+def test_every_declared_seat_is_listed_with_its_declared_id_and_address(bus_catalog: Path) -> None:
+    found = {seat.bus_id: seat for seat in seats(bus_catalog)}
+    assert sorted(found) == ["h1.alice", "h1.bob", "h1.carol", "h1.gone", "h1.paused", "h2.bob"]
+    assert (found["h1.bob"].address, found["h1.bob"].id) == ("robert", "h1.bob")
+    assert (found["h1.carol"].address, found["h1.carol"].id) == ("carol", "carol-1")
+    assert found["h1.bob"].streams == ("ci",)
+    assert found["h1.gone"].retired
+
+
+@pytest.mark.parametrize(
+    ("name", "bus_id"),
+    [("alice", "h1.alice"), ("h1.alice", "h1.alice"), ("robert", "h1.bob"), ("h2.bob", "h2.bob"),
+     ("carol", "h1.carol")],
+)
+def test_a_unique_name_resolves(bus_catalog: Path, name: str, bus_id: str) -> None:
+    assert resolve_seat(bus_catalog, name).bus_id == bus_id
+
+
+def test_the_immutable_id_resolves_only_through_to_id(bus_catalog: Path) -> None:
+    assert resolve_seat(bus_catalog, to_id="carol-1").bus_id == "h1.carol"
+    assert resolve_seat(bus_catalog, to_id="h1.alice").bus_id == "h1.alice"  # the default id
+    with pytest.raises(BusError, match="no agent"):
+        resolve_seat(bus_catalog, "carol-1")
+    with pytest.raises(BusError, match="no agent"):
+        resolve_seat(bus_catalog, to_id="alice")
+
+
+def test_an_ambiguous_name_is_refused_naming_the_candidates(bus_catalog: Path) -> None:
+    with pytest.raises(BusError, match=r"ambiguous recipient 'bob': it names h1\.bob, h2\.bob"):
+        resolve_seat(bus_catalog, "bob")
+
+
+def test_an_unknown_name_is_refused(bus_catalog: Path) -> None:
+    with pytest.raises(BusError, match="no agent 'nobody'"):
+        resolve_seat(bus_catalog, "nobody")
+
+
+def test_a_retired_seat_is_not_a_recipient_but_its_boxes_stay_readable(bus_catalog: Path) -> None:
+    with pytest.raises(BusError, match="retired"):
+        resolve_seat(bus_catalog, "gone")
+    assert resolve_seat(bus_catalog, "gone", for_delivery=False).bus_id == "h1.gone"
+
+
+def test_name_and_to_id_together_are_refused(bus_catalog: Path) -> None:
+    with pytest.raises(BusError, match="not both"):
+        resolve_seat(bus_catalog, "alice", to_id="h1.alice")
+
+
+def test_a_directory_without_a_declaration_is_not_a_seat(bus_catalog: Path) -> None:
+    (bus_catalog / "agents" / "h1" / "ghost" / "resources" / "inbox").mkdir(parents=True)
+    with pytest.raises(BusError, match="no agent 'ghost'"):
+        resolve_seat(bus_catalog, "ghost")
