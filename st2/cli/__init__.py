@@ -9,6 +9,11 @@ import click
 
 # verb -> "module:attribute" naming a click command or group. Keep one line per verb.
 VERBS: dict[str, str] = {
+    "up": "st2.cli.up:up",
+    "down": "st2.cli.down:down",
+    "tasks": "st2.cli.tasks:tasks",
+    "unpark": "st2.cli.unpark:unpark",
+    "attach": "st2.cli.attach:attach",
     "agents": "st2.cli.agents:agents",
     "demo": "st2.cli.demo:demo",
     "doctor": "st2.cli.doctor:doctor",

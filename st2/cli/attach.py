@@ -1,0 +1,34 @@
+"""``st2 attach <identity>``: attach this terminal to a seat's tmux session."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from st2.cli.common import catalog_options, exit_with
+
+
+@click.command("attach")
+@click.argument("identity")
+@catalog_options
+def attach(identity: str, location) -> None:
+    """Exec `tmux -S <socket> attach` for the seat's canonical PTY task (or a PTY runtime id)."""
+    from st2.supervisor.runtime import launch_record
+    from st2.supervisor.runtime.launch_record import MalformedRecord
+    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.supervisor.runtime.tmux_backend import attach_argv
+
+    runtime_id = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
+    try:
+        record = launch_record.read(RuntimeScope(location.root, location.host), runtime_id)
+    except MalformedRecord as error:
+        click.echo(f"st2 attach: {error}", err=True)
+        exit_with(1)
+        return
+    if record is None or record.kind != "pty":
+        click.echo(f"st2 attach: no running PTY task {runtime_id} (is `st2 up` running?)", err=True)
+        exit_with(1)
+        return
+    argv = attach_argv(record.socket)
+    os.execvp(argv[0], argv)

@@ -1,0 +1,37 @@
+"""``st2 up``: run the supervisor (parsing glue; the loop is :mod:`st2.supervisor.loop`)."""
+
+from __future__ import annotations
+
+import click
+
+from st2.cli.common import catalog_options, exit_with
+
+
+def _interval(value: str) -> float:
+    from st2.declarations.durations import parse_duration_seconds
+
+    seconds = parse_duration_seconds(value)
+    if seconds is None or seconds <= 0:
+        raise click.BadParameter(f"{value!r} is not a positive duration (e.g. 30s, 5m)")
+    return seconds
+
+
+@click.command("up")
+@click.option("--once", is_flag=True, help="Run one reconcile pass and exit (non-zero on errors).")
+@click.option("--interval", default="30s", show_default=True, help="Fallback timer between passes.")
+@click.option("--agent", default=None, help="Reconcile only this seat (identity or <host>.<identity>).")
+@click.option("--task", "task", default=None, help="Reconcile only this runtime id.")
+@click.option("--materialize-only", is_flag=True, help="Apply render blocks, launch nothing, exit.")
+@catalog_options
+def up(once: bool, interval: str, agent: str | None, task: str | None, materialize_only: bool, location) -> None:
+    """Keep exactly the declared seats of this host running (one supervisor per catalog and host).
+
+    Stopping or killing `st2 up` never stops a task; only `st2 down` does."""
+    if agent and task:
+        raise click.UsageError("--agent and --task are exclusive")
+    from st2.supervisor.loop import run
+    from st2.supervisor.reconcile import Selection
+
+    status = run(location, once=once, interval=_interval(interval),
+                 selection=Selection(agent=agent, task=task), materialize_only=materialize_only)
+    exit_with(status)

@@ -1,0 +1,135 @@
+"""``st2 tasks --json``: the ``st2.task-inventory.v1`` envelope.
+
+A read-only join of the lowered catalog to launch records and live processes. It launches,
+kills, cleans and creates nothing (a missing runtime scope reads as every task absent). The
+envelope is ``complete`` only when every piece of evidence was read and trusted: a declaration
+that does not load, declarations that change while being observed, duplicate runtime ids,
+malformed or unreadable records, a reused PID, a PTY whose server no longer answers, or an
+unbelievable park marker make it incomplete, and the verb then exits non-zero. A believable
+park is reported beside the unmodified runtime observation, with the recovery argv naming the
+exact catalog and host.
+"""
+
+from __future__ import annotations
+
+import json
+
+from st2.catalog.location import CatalogLocation
+from st2.declarations.model import RETIRED, RUNNING
+from st2.supervisor import park
+from st2.supervisor.catalog_view import read_catalog
+from st2.supervisor.runtime import launch_record
+from st2.supervisor.runtime.backend import Observation, RuntimeState
+from st2.supervisor.runtime.exec_backend import ExecBackend
+from st2.supervisor.runtime.launch_record import MalformedRecord
+from st2.supervisor.runtime.scope import RuntimeScope
+from st2.supervisor.runtime.tmux_backend import TmuxBackend
+
+SCHEMA = "st2.task-inventory.v1"
+
+
+def _generation(location: CatalogLocation) -> bytes | None:
+    try:
+        return location.paths.catalog_generation.read_bytes()
+    except OSError:
+        return None
+
+
+def observe(scope: RuntimeScope, location: CatalogLocation, runtime_id: str) -> Observation:
+    try:
+        record = launch_record.read(scope, runtime_id)
+    except MalformedRecord as error:
+        return Observation(runtime_id, RuntimeState.INDETERMINATE, error=str(error))
+    if record is None:
+        return Observation(runtime_id, RuntimeState.ABSENT)
+    backend = TmuxBackend(scope) if record.kind == "pty" else ExecBackend(scope, location.paths.logs)
+    return backend.observe(record)
+
+
+def inventory(location: CatalogLocation, scope: RuntimeScope | None = None) -> dict:
+    """Build the envelope (a dict in wire order)."""
+    scope = scope or RuntimeScope(location.root, location.host)
+    errors: list[str] = []
+    if not location.root.is_dir():
+        errors.append(f"catalog {location.root} does not exist")
+        return _envelope(location, errors, [])
+    generation_before = _generation(location)
+    view = read_catalog(location)
+    errors.extend(view.errors)
+    owners: dict[str, list[str]] = {}
+    rows = []
+    for plan in view.plans:
+        errors.extend(plan.errors)
+        for task in plan.tasks:
+            owners.setdefault(task.runtime_id, []).append(f"{plan.agent}/{task.name}")
+            observation = observe(scope, location, task.runtime_id)
+            if observation.error and observation.state is not RuntimeState.RUNNING:
+                errors.append(observation.error)
+            reading = park.read(scope, task.runtime_id)
+            if reading.belief is park.Belief.INDETERMINATE:
+                errors.append(reading.error)
+            rows.append(_row(plan, task, observation, reading))
+    for runtime_id, names in sorted(owners.items()):
+        if len(names) > 1:
+            errors.append(f"duplicate runtime id {runtime_id!r} is declared by {', '.join(names)}")
+    again = read_catalog(location)
+    if again.fingerprint() != view.fingerprint() or _generation(location) != generation_before:
+        errors.append("declarations changed while the inventory was observed; observe again")
+    rows.sort(key=lambda row: (row["agent"], row["task"], row["runtimeId"]))
+    return _envelope(location, _unique(errors), rows)
+
+
+def _unique(errors: list[str]) -> list[str]:
+    seen: list[str] = []
+    for error in errors:
+        if error and error not in seen:
+            seen.append(error)
+    return seen
+
+
+def _envelope(location: CatalogLocation, errors: list[str], rows: list[dict]) -> dict:
+    return {
+        "schema": SCHEMA,
+        "catalog": str(location.root),
+        "host": location.host,
+        "complete": not errors,
+        "errors": errors,
+        "tasks": rows,
+    }
+
+
+def _row(plan, task, observation: Observation, reading: park.ParkReading) -> dict:
+    running = observation.state is RuntimeState.RUNNING
+    record = observation.record
+    parked = None
+    if reading.belief is park.Belief.PARKED:
+        marker = reading.marker
+        parked = {
+            "reason": marker.reason,
+            "parkedAtMs": marker.parked_at_ms,
+            "supervisorPid": marker.supervisor.pid,
+            "recovery": marker.recovery_argv(),
+        }
+    return {
+        "agent": plan.agent,
+        "task": task.name,
+        "runtimeId": task.runtime_id,
+        "kind": task.kind,
+        "lifecycle": task.lifecycle,
+        "retired": plan.desired_state == RETIRED,
+        "desiredState": "running" if plan.desired_state == RUNNING else "absent",
+        "agentDesiredState": plan.desired_state,
+        "agentDesiredStateReason": plan.desired_state_reason,
+        "runtime": {
+            "state": observation.state.value,
+            "pid": record.pid if running else None,
+            "createdAt": record.created_at if running else None,
+            "generationId": record.generation_id if running else None,
+            "error": None if running else observation.error,
+        },
+        "parked": parked,
+    }
+
+
+def to_json(envelope: dict) -> str:
+    return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)

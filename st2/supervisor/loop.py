@@ -1,0 +1,175 @@
+"""The supervisor loop: ``st2 up``.
+
+One process per catalog and host, enforced by the lock file ``<catalog>/.st2.<host>.lock``.
+Passes are serialized; between them the loop sleeps until the earliest of the interval timer, a
+restart deadline, a mutation wake-up from :mod:`st2.supervisor.watch`, the exit of a task it
+started, or a stop request. Signal handlers only enqueue; the loop acts. A normal stop ends the
+loop and leaves every task running: only ``st2 down`` (or a non-running desired state) kills.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import select
+import signal
+import sys
+from typing import TextIO
+
+from filelock import FileLock, Timeout
+
+from st2.catalog.location import CatalogLocation
+from st2.clock import SYSTEM_CLOCK, Clock
+from st2.supervisor import holds, supervisor_record
+from st2.supervisor.catalog_view import read_catalog
+from st2.supervisor.reconcile import Reconciler, Selection
+from st2.supervisor.runtime.process_group import reap_children
+from st2.supervisor.runtime.scope import RuntimeScope
+from st2.supervisor.watch import CatalogWatch
+
+STOP = "stop"
+CHILD = "child"
+
+
+class Notifier:
+    """sd_notify through :mod:`sdnotify`; a no-op without ``NOTIFY_SOCKET``."""
+
+    def __init__(self) -> None:
+        self.enabled = bool(os.environ.get("NOTIFY_SOCKET"))
+        self.notifier = None
+        if self.enabled:
+            import sdnotify
+
+            self.notifier = sdnotify.SystemdNotifier()
+        watchdog = os.environ.get("WATCHDOG_USEC")
+        self.watchdog_seconds = int(watchdog) / 1_000_000 if watchdog and watchdog.isdigit() else None
+
+    def send(self, message: str) -> None:
+        if self.notifier is not None:
+            self.notifier.notify(message)
+
+
+def run(location: CatalogLocation, *, once: bool = False, interval: float = 30.0,
+        selection: Selection = Selection(), materialize_only: bool = False,
+        clock: Clock = SYSTEM_CLOCK, output: TextIO | None = None) -> int:
+    output = output or sys.stderr
+    if not location.root.is_dir():
+        print(f"st2 up: catalog {location.root} does not exist", file=output)
+        return 2
+    lock_path = location.paths.supervisor_lock(location.host)
+    lock = FileLock(str(lock_path), timeout=0, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        print(f"st2 up: another supervisor holds {lock_path}; one per catalog and host", file=output)
+        return 1
+    try:
+        return _supervise(location, once, interval, selection, materialize_only, clock, output)
+    finally:
+        lock.release()
+
+
+def _supervise(location, once, interval, selection, materialize_only, clock, output) -> int:
+    scope = RuntimeScope(location.root, location.host)
+    scope.ensure()
+    identity = supervisor_record.own_identity()
+    supervisor_record.write(scope, identity, clock.wall_ms())
+    holds.clear_all(scope)
+    reconciler = Reconciler(location, clock=clock, scope=scope, output=output)
+    notifier = Notifier()
+    queue: collections.deque[str] = collections.deque()
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    os.set_blocking(write_end, False)
+    previous = {}
+    if not once:
+        def enqueue_stop(number, frame):
+            queue.append(STOP)
+
+        def enqueue_child(number, frame):
+            queue.append(CHILD)
+
+        for number, handler in ((signal.SIGTERM, enqueue_stop), (signal.SIGINT, enqueue_stop),
+                                (signal.SIGCHLD, enqueue_child)):
+            previous[number] = signal.signal(number, handler)
+        previous_wakeup = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    watch = CatalogWatch(location, scope) if not once else None
+    if watch is not None and watch.error:
+        reconciler.say(watch.error)
+    try:
+        ready_sent = False
+        while True:
+            queue.clear()
+            _drain(read_end)
+            if watch is not None:
+                watch.sync()
+                watch.drain()
+            view = read_catalog(location)
+            report = reconciler.run_pass(view, selection, materialize_only)
+            status = report.summary()
+            notifier.send(f"STATUS={status}")
+            if not ready_sent:
+                notifier.send("READY=1")
+                ready_sent = True
+            if once or materialize_only:
+                return 1 if report.errors else 0
+            if watch is not None:
+                watch.sync()
+            if _wait(reconciler, watch, queue, read_end, interval, report.next_deadline, clock, notifier):
+                notifier.send("STOPPING=1")
+                reconciler.say("stopping; every task keeps running")
+                return 0
+    finally:
+        if not once:
+            signal.set_wakeup_fd(previous_wakeup)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+        os.close(read_end)
+        os.close(write_end)
+
+
+def _drain(descriptor: int) -> None:
+    try:
+        while os.read(descriptor, 4096):
+            pass
+    except BlockingIOError:
+        pass
+
+
+def _wait(reconciler: Reconciler, watch, queue, read_end: int, interval: float,
+          next_deadline: float | None, clock: Clock, notifier: Notifier) -> bool:
+    """Sleep until the next pass is due. Return True when a stop was requested."""
+    deadline = clock.monotonic() + interval
+    if next_deadline is not None:
+        deadline = min(deadline, next_deadline)
+    while True:
+        if STOP in queue:
+            return True
+        if _task_exited(reconciler):
+            return False
+        remaining = deadline - clock.monotonic()
+        if remaining <= 0:
+            return False
+        if notifier.watchdog_seconds:
+            remaining = min(remaining, notifier.watchdog_seconds / 2)
+        readers = [read_end] + ([watch.fileno()] if watch is not None and watch.active else [])
+        try:
+            ready, _, _ = select.select(readers, [], [], remaining)
+        except InterruptedError:
+            ready = []
+        notifier.send("WATCHDOG=1")
+        if read_end in ready:
+            _drain(read_end)
+        if watch is not None and watch.active and watch.fileno() in ready and watch.drain():
+            return STOP in queue
+        queue_copy = list(queue)
+        queue.clear()
+        if STOP in queue_copy:
+            return True
+
+
+def _task_exited(reconciler: Reconciler) -> bool:
+    """Reap exited children; True when one of them was a task (an exec task's exit must not
+    wait for the interval)."""
+    reaped = reap_children()
+    return bool(reaped) and bool(set(reaped) & reconciler.launched_pids)

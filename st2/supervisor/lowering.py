@@ -1,0 +1,180 @@
+"""Lowering: one seat declaration becomes the tasks the supervisor keeps running.
+
+- the canonical agent PTY task ``<host>.<identity>`` (from ``argv``/``command``),
+- the derived DING exec task ``<host>.<identity>.ding`` running ``st2 ding <runtime-id>`` when
+  the seat declares ``ding`` (a companion of the agent task),
+- stream tasks for streams with a launch (companions too), authored ``exec``/``pty`` tasks.
+
+Every task's environment carries ``CATALOG``, ``ST_ROOT``, ``ST_AGENT=<host>.<identity>`` and
+``ST_HOOKS``. An authored ``ST_AGENT`` equal to that value is accepted; any other value refuses
+the whole seat here, before any workspace or runner mutation.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from st2.declarations.model import DEFAULT_RESTART, RUNNING, AgentDeclaration, Restart
+
+# The supervisor's own service plumbing must not leak into tasks: a task that inherited
+# NOTIFY_SOCKET could tell systemd the supervisor is ready or stopping.
+SUPERVISOR_ONLY_ENVIRONMENT = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS",
+                               "LISTEN_PID", "LISTEN_FDNAMES", "TMUX", "TMUX_PANE")
+
+DING_TASK = "ding"
+AGENT_TASK = "agent"
+
+
+class TaskRole(enum.Enum):
+    AGENT = "agent"          # the canonical agent PTY task
+    DING = "ding"            # derived DING companion
+    STREAM = "stream"        # derived stream companion
+    AUTHORED = "authored"    # an explicit exec/pty task
+
+
+@dataclass(frozen=True)
+class Task:
+    runtime_id: str
+    agent: str               # <host>.<identity>
+    identity: str
+    name: str
+    role: TaskRole
+    kind: str                # "pty" | "exec"
+    argv: tuple[str, ...]
+    environment: dict[str, str]
+    directory: str | None
+    restart: Restart
+    keep: bool = False
+    lifecycle: str = "service"
+
+    @property
+    def companion(self) -> bool:
+        """Derived companions run only alongside an eligible canonical agent task."""
+        return self.role in (TaskRole.DING, TaskRole.STREAM)
+
+
+@dataclass(frozen=True)
+class SeatPlan:
+    host: str
+    identity: str
+    agent: str
+    desired_state: str
+    desired_state_reason: str | None
+    supervisor: str | None
+    workspace: Path | None
+    declaration_path: Path
+    tasks: tuple[Task, ...] = ()
+    errors: tuple[str, ...] = ()
+    declaration: AgentDeclaration | None = field(default=None, compare=False)
+
+    @property
+    def running(self) -> bool:
+        return self.desired_state == RUNNING
+
+    @property
+    def agent_task(self) -> Task | None:
+        return next((task for task in self.tasks if task.role is TaskRole.AGENT), None)
+
+
+def st2_command() -> list[str]:
+    """How a task runs this st2: the entry point we were started as when it is an ``st2``
+    executable, else this interpreter with ``-m st2``."""
+    invoked = sys.argv[0] if sys.argv else ""
+    if os.path.basename(invoked) == "st2" and os.path.isfile(invoked):
+        return [os.path.abspath(invoked)]
+    found = shutil.which("st2")
+    if found and os.path.dirname(found) == os.path.dirname(sys.executable):
+        return [found]
+    return [sys.executable, "-m", "st2"]
+
+
+def hooks_directory() -> str:
+    explicit = os.environ.get("ST_HOOKS")
+    if explicit:
+        return explicit
+    return str(Path(__file__).resolve().parent.parent / "assets" / "hooks")
+
+
+def expand_workspace(workspace: str | None) -> Path | None:
+    if not workspace:
+        return None
+    return Path(os.path.expanduser(workspace))
+
+
+def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
+          base_environment: dict[str, str] | None = None) -> SeatPlan:
+    """Lower ``declaration`` for ``host``. Errors are returned in the plan (with no tasks),
+    never raised; a plan with errors must not be reconciled."""
+    agent = f"{host}.{declaration.identity}"
+    workspace = expand_workspace(declaration.workspace)
+    plan = dict(
+        host=host, identity=declaration.identity, agent=agent,
+        desired_state=declaration.desired_state, desired_state_reason=declaration.desired_state_reason,
+        supervisor=declaration.supervisor, workspace=workspace,
+        declaration_path=Path(declaration.path), declaration=declaration,
+    )
+    injected = {
+        "CATALOG": str(catalog),
+        "ST_ROOT": str(catalog),
+        "ST_AGENT": agent,
+        "ST_HOOKS": hooks_directory(),
+    }
+    base = dict(os.environ if base_environment is None else base_environment)
+    for name in SUPERVISOR_ONLY_ENVIRONMENT:
+        base.pop(name, None)
+    errors: list[str] = []
+    tasks: list[Task] = []
+    restart = declaration.restart_policy or DEFAULT_RESTART
+    lowered = declaration.runtime_tasks(host)
+    names = [task.name for task in lowered]
+    for name in sorted({name for name in names if names.count(name) > 1}):
+        errors.append(f"{declaration.path}: task name {name!r} is declared more than once")
+    has_agent = any(task.name == AGENT_TASK and task.id == agent for task in lowered)
+    for declared in lowered:
+        authored_agent = declared.env.get("ST_AGENT")
+        if authored_agent is not None and authored_agent != agent:
+            errors.append(
+                f"{declaration.path}: task {declared.name!r} sets ST_AGENT={authored_agent!r}, "
+                f"but this seat is {agent!r}; refusing the seat before any launch"
+            )
+            continue
+        role = _role(declared, agent)
+        if role is TaskRole.STREAM and not has_agent:
+            errors.append(f"{declaration.path}: stream {declared.name!r} launches, but the seat has no "
+                          "agent argv/command; a stream alone makes nothing runnable")
+            continue
+        if role is TaskRole.DING and not has_agent:
+            errors.append(f"{declaration.path}: ding is declared, but the seat has no agent argv/command")
+            continue
+        if role is TaskRole.DING:
+            argv = (*st2_command(), "ding", declared.id)
+        elif declared.argv is not None:
+            argv = tuple(declared.argv)
+        else:
+            argv = ("/bin/sh", "-c", declared.command)
+        environment = {**base, **declared.env, **injected}
+        directory = declared.cwd or (str(workspace) if workspace else str(declaration.path.parent))
+        tasks.append(Task(
+            runtime_id=declared.id, agent=agent, identity=declaration.identity, name=declared.name,
+            role=role, kind=declared.kind, argv=argv, environment=environment,
+            directory=os.path.expanduser(directory), restart=restart, keep=declared.keep,
+            lifecycle=declared.lifecycle,
+        ))
+    if errors:
+        return SeatPlan(**plan, errors=tuple(errors))
+    return SeatPlan(**plan, tasks=tuple(tasks))
+
+
+def _role(task, agent: str) -> TaskRole:
+    if task.name == AGENT_TASK and task.id == agent and task.kind == "pty":
+        return TaskRole.AGENT
+    if task.derived and task.name == DING_TASK and task.argv is None and task.command is None:
+        return TaskRole.DING
+    if task.derived:
+        return TaskRole.STREAM
+    return TaskRole.AUTHORED

@@ -1,0 +1,62 @@
+"""Crash-loop notices: a task parked by a fail-mode restart policy is reported once, over the
+bus, to the agent its seat names as ``supervisor``.
+
+The send carries an idempotency key derived from the task and its park time, so a supervisor
+that crashes between sending and remembering cannot send a second copy for the same park.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+SENDER = "st2"
+
+
+@dataclass(frozen=True)
+class CrashLoopNotice:
+    catalog: Path
+    runtime_id: str
+    agent: str
+    supervisor: str
+    attempts: int
+    parked_at_ms: int
+    recovery: list[str] | None
+
+    @property
+    def subject(self) -> str:
+        return f"crash-loop: {self.runtime_id} parked"
+
+    @property
+    def body(self) -> str:
+        recovery = " ".join(self.recovery) if self.recovery else "(fix the cause; unparking would fail the same way)"
+        return (
+            f"Task {self.runtime_id} of {self.agent} exited {self.attempts} times within its restart "
+            f"interval and its restart policy is mode \"fail\", so st2 parked it and will not relaunch it.\n\n"
+            f"Its log and launch record are kept for inspection. After fixing the cause, recover exactly "
+            f"this task with:\n\n    {recovery}\n"
+        )
+
+    @property
+    def idempotency_key(self) -> str:
+        return f"crash-loop/{self.runtime_id}/{self.parked_at_ms}"
+
+
+def send_crash_loop_notice(notice: CrashLoopNotice) -> str | None:
+    """Send ``notice`` to its supervisor agent. Return None on success, else why it was not
+    sent (never raises: a notice is advisory, the park itself already happened)."""
+    try:
+        from st2.bus import BusError
+        from st2.bus.addressing import resolve_seat
+        from st2.bus.send import send
+    except ImportError as error:  # the bus is not part of this build
+        return f"bus unavailable: {error}"
+    try:
+        recipient = resolve_seat(notice.catalog, notice.supervisor)
+        send(notice.catalog, recipient, sender=SENDER, subject=notice.subject, body=notice.body,
+             tags=("crash-loop",), priority="high", idempotency_key=notice.idempotency_key)
+    except BusError as error:
+        return str(error)
+    except OSError as error:
+        return f"cannot write the notice: {error}"
+    return None

@@ -1,0 +1,331 @@
+"""One serialized reconcile pass: compare the lowered catalog with launch records and live
+processes, then adopt, launch, restart, park or stop.
+
+Rules a pass keeps:
+
+- a live task (PID **and** start time match its record, and for PTY tasks its tmux server
+  answers naming it) is adopted, exactly once per supervisor, never relaunched;
+- only a task with no live generation is launched; a record whose PID now belongs to another
+  process proves the old generation gone, so it is replaced, never adopted;
+- evidence that cannot be trusted (malformed record, a live PID whose tmux server no longer
+  answers) holds the task: launching could duplicate a survivor;
+- a seat whose declaration does not load or lower is left exactly as it is;
+- companions (DING, launched streams) run only beside a running canonical agent task and are
+  stopped while it is held, parked, suspended, retired or down;
+- suspended and retired seats have their tasks stopped; retirement also removes their records
+  and logs, suspension keeps a dead record only when the task is ``keep``-pinned.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, TextIO
+
+from st2.catalog.location import CatalogLocation
+from st2.clock import SYSTEM_CLOCK, Clock
+from st2.declarations.model import RETIRED, SUSPENDED
+from st2.supervisor import holds, park, supervisor_record
+from st2.supervisor.catalog_view import CatalogView
+from st2.supervisor.lowering import SeatPlan, Task, TaskRole
+from st2.supervisor.materialize import MaterializationRefused, materialize
+from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
+from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
+from st2.supervisor.runtime import launch_record
+from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.runtime.exec_backend import ExecBackend, remove_logs
+from st2.supervisor.runtime.launch_record import MalformedRecord
+from st2.supervisor.runtime.process_group import reap_children
+from st2.supervisor.runtime.scope import RuntimeScope
+from st2.supervisor.runtime.tmux_backend import TmuxBackend
+
+
+@dataclass(frozen=True)
+class Selection:
+    """``--agent`` / ``--task``: which tasks a pass may act on (None = all)."""
+
+    agent: str | None = None
+    task: str | None = None
+
+    def covers(self, plan: SeatPlan, task: Task | None = None) -> bool:
+        if self.agent is not None and self.agent not in (plan.identity, plan.agent):
+            return False
+        if self.task is not None and task is not None and task.runtime_id != self.task:
+            return False
+        if self.task is not None and task is None:
+            return any(candidate.runtime_id == self.task for candidate in plan.tasks)
+        return True
+
+    @property
+    def everything(self) -> bool:
+        return self.agent is None and self.task is None
+
+
+@dataclass
+class PassReport:
+    number: int = 0
+    launched: list[str] = field(default_factory=list)
+    adopted: list[str] = field(default_factory=list)
+    restarted: list[str] = field(default_factory=list)
+    stopped: list[str] = field(default_factory=list)
+    parked: list[str] = field(default_factory=list)
+    unparked: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    running: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    next_deadline: float | None = None
+
+    def summary(self) -> str:
+        parts = [f"pass {self.number}:", f"running={len(self.running)}"]
+        for name in ("launched", "adopted", "restarted", "stopped", "parked", "unparked", "held"):
+            values = getattr(self, name)
+            if values:
+                parts.append(f"{name}={','.join(values)}")
+        if self.errors:
+            parts.append(f"errors={len(self.errors)}")
+        return " ".join(parts)
+
+
+class Reconciler:
+    """Holds the per-task lifecycle between passes. One per running supervisor."""
+
+    def __init__(self, location: CatalogLocation, *, clock: Clock = SYSTEM_CLOCK,
+                 scope: RuntimeScope | None = None, output: TextIO | None = None,
+                 notify: Callable[[CrashLoopNotice], str | None] = send_crash_loop_notice) -> None:
+        self.location = location
+        self.clock = clock
+        self.scope = scope or RuntimeScope(location.root, location.host)
+        self.exec_backend = ExecBackend(self.scope, location.paths.logs, clock)
+        self.tmux_backend = TmuxBackend(self.scope, clock)
+        self.output = output or sys.stderr
+        self.notify = notify
+        self.states: dict[str, TaskState] = {}
+        self.noticed: set[str] = set()
+        self.reported_errors: set[str] = set()
+        self.identity = supervisor_record.own_identity()
+        self.passes = 0
+        self.launched_pids: set[int] = set()   # exec tasks this supervisor started (its children)
+
+    # -- helpers -------------------------------------------------------------------------
+    def backend(self, kind: str):
+        return self.tmux_backend if kind == "pty" else self.exec_backend
+
+    def say(self, line: str) -> None:
+        print(f"st2 up: {line}", file=self.output, flush=True)
+
+    def observe(self, runtime_id: str) -> Observation:
+        try:
+            record = launch_record.read(self.scope, runtime_id)
+        except MalformedRecord as error:
+            return Observation(runtime_id, RuntimeState.INDETERMINATE, error=str(error))
+        if record is None:
+            return Observation(runtime_id, RuntimeState.ABSENT)
+        return self.backend(record.kind).observe(record)
+
+    # -- the pass ------------------------------------------------------------------------
+    def run_pass(self, view: CatalogView, selection: Selection = Selection(),
+                 materialize_only: bool = False) -> PassReport:
+        self.passes += 1
+        report = PassReport(number=self.passes)
+        reap_children()
+        report.errors.extend(view.errors)
+        for runtime_id in park.take_unpark_requests(self.scope):
+            state = self.states.get(runtime_id, TaskState())
+            park.clear(self.scope, runtime_id)
+            self.noticed.discard(runtime_id)
+            if state.phase is Phase.PARKED or runtime_id in self.states:
+                self.states[runtime_id] = transition(state, Event.UNPARKED, _any_policy(view, runtime_id), self.clock.monotonic())
+            report.unparked.append(runtime_id)
+        held = holds.held(self.scope)
+        declared: set[str] = set()
+        for plan in view.plans:
+            declared.update(task.runtime_id for task in plan.tasks)
+            if not selection.covers(plan):
+                continue
+            if plan.errors:
+                report.errors.extend(plan.errors)
+                continue
+            launch_allowed = True
+            if plan.running and plan.declaration is not None and plan.declaration.render:
+                try:
+                    written = materialize(plan)
+                    for target in written:
+                        self.say(f"materialized {target} for {plan.agent}")
+                except MaterializationRefused as refusal:
+                    report.errors.append(str(refusal))
+                    launch_allowed = False
+            if materialize_only:
+                continue
+            self._reconcile_seat(plan, selection, held, launch_allowed, report)
+        if not materialize_only and selection.everything and not view.errors and not any(p.errors for p in view.plans):
+            self._clean_undeclared(declared, report)
+        self._print(report)
+        return report
+
+    def _reconcile_seat(self, plan: SeatPlan, selection: Selection, held: set[str],
+                        launch_allowed: bool, report: PassReport) -> None:
+        agent_task = plan.agent_task
+        ordered = sorted(plan.tasks, key=lambda task: (task.companion, task.role is not TaskRole.AGENT, task.name))
+        agent_running = False
+        for task in ordered:
+            if task.companion:
+                eligible = agent_task is not None and agent_running and agent_task.runtime_id not in held
+                wanted = plan.running and eligible and task.runtime_id not in held
+            else:
+                wanted = plan.running and task.runtime_id not in held
+            if not selection.covers(plan, task):
+                if task is agent_task:
+                    agent_running = self.observe(task.runtime_id).state is RuntimeState.RUNNING
+                continue
+            if task.runtime_id in held and plan.running:
+                report.held.append(task.runtime_id)
+                self.states[task.runtime_id] = transition(self.states.get(task.runtime_id, TaskState()), Event.STOPPED, task.restart, self.clock.monotonic())
+                if task.companion:
+                    self._stop(task, plan, report)
+                continue
+            if wanted:
+                running = self._keep_running(task, plan, launch_allowed, report)
+            else:
+                self._stop(task, plan, report)
+                running = False
+            if task is agent_task:
+                agent_running = running
+
+    def _keep_running(self, task: Task, plan: SeatPlan, launch_allowed: bool, report: PassReport) -> bool:
+        now = self.clock.monotonic()
+        rid = task.runtime_id
+        state = self.states.get(rid, TaskState())
+        observation = self.observe(rid)
+        if observation.state is RuntimeState.RUNNING:
+            if state.phase is not Phase.RUNNING:
+                if state.phase is Phase.UNKNOWN:
+                    report.adopted.append(rid)
+                self.states[rid] = transition(state, Event.STARTED, task.restart, now)
+            report.running.append(rid)
+            return True
+        if observation.state in (RuntimeState.VANISHED, RuntimeState.INDETERMINATE) and not observation.pid_reused:
+            report.errors.append(f"{rid}: holding, not launching: {observation.error}")
+            return False
+        if observation.state is RuntimeState.EXITED or observation.pid_reused:
+            if observation.pid_reused:
+                report.errors.append(f"{rid}: not adopted: {observation.error}")
+            if state.phase in (Phase.RUNNING, Phase.UNKNOWN):
+                state = transition(state, Event.EXITED, task.restart, now)
+                self.states[rid] = state
+        if state.phase is Phase.PARKED:
+            self._parked(task, plan, state, report)
+            return False
+        if not launch_allowed:
+            return False
+        if task.kind == "pty":
+            refusal = self.tmux_backend.admission_error(rid)
+            if refusal is not None:
+                report.errors.append(f"{rid}: refused at admission: {refusal}")
+                return False
+        if not state.launchable(now):
+            if state.not_before is not None:
+                report.next_deadline = min(filter(None, (report.next_deadline, state.not_before)))
+            return False
+        restarting = state.phase is Phase.WAITING
+        spec = TaskSpec(rid, task.kind, task.argv, task.environment, task.directory)
+        try:
+            record = self.backend(task.kind).launch(spec)
+        except LaunchError as error:
+            report.errors.append(str(error))
+            state = transition(state, Event.EXITED, task.restart, now)
+            self.states[rid] = state
+            if state.phase is Phase.PARKED:
+                self._parked(task, plan, state, report)
+            elif state.not_before is not None:
+                report.next_deadline = min(filter(None, (report.next_deadline, state.not_before)))
+            return False
+        self.states[rid] = transition(state, Event.STARTED, task.restart, now)
+        if record.kind == "exec":
+            self.launched_pids.add(record.pid)
+        (report.restarted if restarting else report.launched).append(f"{rid}[{record.pid}]")
+        report.running.append(rid)
+        return True
+
+    def _parked(self, task: Task, plan: SeatPlan, state: TaskState, report: PassReport) -> None:
+        rid = task.runtime_id
+        reading = park.read(self.scope, rid)
+        if reading.belief is not park.Belief.PARKED or reading.marker.supervisor != self.identity:
+            marker = park.ParkMarker(
+                runtime_id=rid, catalog=str(self.location.root), host=self.location.host,
+                supervisor=self.identity, parked_at_ms=self.clock.wall_ms(),
+                reason=f"exited {len(state.exits)} times within {task.restart.interval_seconds:g}s (restart mode fail)",
+                attempts=len(state.exits),
+            )
+            park.write(self.scope, marker)
+            report.parked.append(rid)
+            self.say(f"GAVE UP on {rid}: crash-looping past its restart policy (mode fail); parked. "
+                     f"Recover it with: {' '.join(marker.recovery_argv())}")
+        else:
+            marker = reading.marker
+        if rid not in self.noticed:
+            self.noticed.add(rid)
+            if plan.supervisor:
+                failure = self.notify(CrashLoopNotice(
+                    catalog=self.location.root, runtime_id=rid, agent=plan.agent,
+                    supervisor=plan.supervisor, attempts=marker.attempts,
+                    parked_at_ms=marker.parked_at_ms, recovery=marker.recovery_argv(),
+                ))
+                if failure is not None:
+                    report.errors.append(f"{rid}: crash-loop notice to {plan.supervisor} not sent: {failure}")
+
+    def _stop(self, task: Task, plan: SeatPlan, report: PassReport) -> None:
+        rid = task.runtime_id
+        observation = self.observe(rid)
+        record = observation.record
+        state = self.states.get(rid, TaskState())
+        if state.phase is not Phase.UNKNOWN or observation.state is not RuntimeState.ABSENT:
+            self.states[rid] = transition(state, Event.STOPPED, task.restart, self.clock.monotonic())
+        if record is None:
+            if observation.state is RuntimeState.INDETERMINATE:
+                report.errors.append(f"{rid}: cannot stop: {observation.error}")
+            return
+        if observation.state in (RuntimeState.RUNNING, RuntimeState.VANISHED):
+            self.backend(record.kind).kill(record)
+            report.stopped.append(rid)
+        keep_dead_record = plan.desired_state == SUSPENDED and task.keep
+        if not keep_dead_record:
+            launch_record.remove(self.scope, rid)
+        if plan.desired_state == RETIRED and record.log:
+            remove_logs(Path(record.log))
+        park.clear(self.scope, rid)
+
+    def _clean_undeclared(self, declared: set[str], report: PassReport) -> None:
+        """Forget dead records of tasks no declaration names; a live undeclared task is left
+        alone (only ``st2 down`` kills) and reported once."""
+        for rid in launch_record.recorded_ids(self.scope):
+            if rid in declared:
+                continue
+            observation = self.observe(rid)
+            if observation.state in (RuntimeState.EXITED,) or observation.pid_reused:
+                launch_record.remove(self.scope, rid)
+            elif observation.state is RuntimeState.RUNNING:
+                report.errors.append(f"{rid}: running but no longer declared; `st2 down` stops it")
+
+    def _print(self, report: PassReport) -> None:
+        for rid in report.adopted:
+            self.say(f"adopted {rid}")
+        for name in ("launched", "restarted", "stopped", "unparked", "held"):
+            values = getattr(report, name)
+            if values:
+                self.say(f"{name} {' '.join(values)}")
+        current = set(report.errors)
+        for error in report.errors:
+            if error not in self.reported_errors:
+                self.say(f"error: {error}")
+        self.reported_errors = current
+
+
+def _any_policy(view: CatalogView, runtime_id: str):
+    from st2.declarations.model import DEFAULT_RESTART
+
+    for plan in view.plans:
+        for task in plan.tasks:
+            if task.runtime_id == runtime_id:
+                return task.restart
+    return DEFAULT_RESTART

@@ -1,0 +1,102 @@
+"""``st2 down``: the only command that kills tasks.
+
+``st2 down`` (no identities) first stops this catalog's running supervisor on this host (a
+normal stop, which leaves tasks alone), then kills every recorded task — tmux server or whole
+process group — and removes its record. ``st2 down <identity>…`` kills just those seats' tasks
+and holds them so a running supervisor does not relaunch them until the next ``st2 up``.
+Idempotent: tearing down what is already gone succeeds.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+
+from st2.catalog.location import CatalogLocation
+from st2.supervisor import holds, park, supervisor_record
+from st2.supervisor.runtime import launch_record
+from st2.supervisor.runtime.exec_backend import ExecBackend
+from st2.supervisor.runtime.identity import Liveness, liveness
+from st2.supervisor.runtime.launch_record import MalformedRecord
+from st2.supervisor.runtime.scope import RuntimeScope
+from st2.supervisor.runtime.tmux_backend import TmuxBackend
+
+SUPERVISOR_STOP_SECONDS = 15.0
+
+
+@dataclass
+class TeardownReport:
+    stopped: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    supervisor_stopped: int | None = None
+
+
+def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
+    scope = RuntimeScope(location.root, location.host)
+    report = TeardownReport()
+    if not scope.exists():
+        if identities:
+            for identity in identities:
+                _check_known(location, identity, report)
+        return report
+    if not identities:
+        _stop_supervisor(scope, report)
+        selected = launch_record.recorded_ids(scope)
+    else:
+        selected = []
+        recorded = launch_record.recorded_ids(scope)
+        for identity in identities:
+            agent = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
+            mine = [rid for rid in recorded if rid == agent or rid.startswith(agent + ".")]
+            mine += _declared_ids(location, agent)
+            if not mine:
+                _check_known(location, identity, report)
+            for rid in sorted(set(mine)):
+                holds.hold(scope, rid)
+                selected.append(rid)
+    for rid in selected:
+        try:
+            record = launch_record.read(scope, rid)
+        except MalformedRecord as error:
+            report.errors.append(str(error))
+            continue
+        if record is None:
+            continue
+        backend = TmuxBackend(scope) if record.kind == "pty" else ExecBackend(scope, location.paths.logs)
+        backend.kill(record)
+        launch_record.remove(scope, rid)
+        park.clear(scope, rid)
+        report.stopped.append(rid)
+    return report
+
+
+def _declared_ids(location: CatalogLocation, agent: str) -> list[str]:
+    from st2.supervisor.catalog_view import read_catalog
+
+    plan = read_catalog(location).plan(agent)
+    return [task.runtime_id for task in plan.tasks] if plan else []
+
+
+def _check_known(location: CatalogLocation, identity: str, report: TeardownReport) -> None:
+    agent = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
+    if not _declared_ids(location, agent):
+        report.errors.append(f"no task of {identity!r} is declared or recorded on {location.host}")
+
+
+def _stop_supervisor(scope: RuntimeScope, report: TeardownReport) -> None:
+    identity = supervisor_record.running(scope)
+    if identity is None or identity.pid == os.getpid():
+        return
+    try:
+        os.kill(identity.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + SUPERVISOR_STOP_SECONDS
+    while liveness(identity) == Liveness.ALIVE and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if liveness(identity) == Liveness.ALIVE:
+        report.errors.append(f"supervisor pid {identity.pid} did not stop within {SUPERVISOR_STOP_SECONDS:g}s")
+    else:
+        report.supervisor_stopped = identity.pid
