@@ -276,3 +276,202 @@ def to_wire(reading: ContextReading | None) -> dict[str, Any] | None:
         "ageMs": reading.age_ms,
         "stale": reading.stale,
     }
+
+
+# --- writer -------------------------------------------------------------------------------------
+#
+# Write policy (seed 000 §Write policy), in order, for a reading arriving at ``now``:
+#   1. a compaction edge                                     -> write (always lands)
+#   2. floor(usedPercent / BUCKET_PERCENT) changed           -> write (a withheld percent has no
+#      since the last written reading                           bucket: withheld<->known changes it)
+#   3. proven Claude account-window exhaustion changed       -> write
+#   4. record older than HARNESS_CONTEXT_HEARTBEAT and the   -> write (re-publishes a fresh reading;
+#      reading was taken since the last write                   never re-stamps a stale one)
+#   5. otherwise                                             -> skip
+# Quantization, not a time floor: writes per window fill are capped at 100 / BUCKET_PERCENT however
+# chatty the producer is, which is why one constant serves all five harnesses.
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One producer's reading, in its harness's own arithmetic. Every number is independently
+    optional: None is withheld, and the writer never fills it from zero, the previous reading or a
+    division of its own. ``observed_at_ms`` is when the reading was taken (default: now)."""
+
+    used_tokens: int | None = None
+    window_tokens: int | None = None
+    used_percent: float | None = None
+    model: str | None = None
+    cost_usd: float | None = None
+    session_total_tokens: int | None = None
+    rate_limits: RateLimits = RateLimits()
+    observed_at_ms: int | None = None
+
+
+@dataclass(frozen=True)
+class CompactionEdge:
+    """One compaction as a producer saw it. ``count`` is the harness-durable count when the
+    harness's own session store answers; None means st2 counts (incarnation-scoped)."""
+
+    trigger: str = "unknown"
+    count: int | None = None
+
+
+def bucket(used_percent: float | None) -> int | None:
+    """The write bucket of a percent; a withheld (or non-finite) percent has none."""
+    if used_percent is None or not math.isfinite(used_percent):
+        return None
+    return math.floor(used_percent / HARNESS_CONTEXT_BUCKET_PERCENT)
+
+
+def _check_reading(reading: Reading) -> None:
+    for name in ("used_tokens", "window_tokens", "session_total_tokens"):
+        value = getattr(reading, name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValueError(f"{name} must be a non-negative integer or None (withheld)")
+    for name in ("used_percent", "cost_usd"):
+        value = getattr(reading, name)
+        if value is not None and (isinstance(value, bool) or not math.isfinite(value)):
+            raise ValueError(f"{name} must be a finite number or None (withheld)")
+
+
+def _current(seat_dir: Path) -> Record | None:
+    """The on-disk record this writer may continue, or None. A record no reader can interpret
+    (unparseable, foreign schema, unrecognized harness) is not continued."""
+    try:
+        record = decode((seat_dir / RECORD_NAME).read_bytes())
+    except (OSError, decoding.Malformed):
+        return None
+    if record.schema not in ACCEPTED_SCHEMAS or record.harness not in HARNESSES:
+        return None
+    return record
+
+
+def due(current: Record, reading: Reading, harness: str, now_ms: int) -> str | None:
+    """Which policy clause (2-4) makes ``reading`` due against the on-disk ``current`` record,
+    or None to skip. The compaction edge (clause 1) is decided by the caller."""
+    if bucket(current.used_percent) != bucket(reading.used_percent):
+        return "bucket"
+    if proves_rate_limited(current.harness, current.rate_limits) != proves_rate_limited(harness, reading.rate_limits):
+        return "rate-limited"
+    # A record stamped beyond the skew bound would suppress every heartbeat until the clock caught
+    # up, so it counts as old.
+    old = (current.written_at_ms > now_ms + HARNESS_CONTEXT_FUTURE_SKEW_MS
+           or now_ms - current.written_at_ms >= HARNESS_CONTEXT_HEARTBEAT_MS)
+    observed_at = reading.observed_at_ms if reading.observed_at_ms is not None else now_ms
+    taken_since_last_write = observed_at > current.observed_at_ms and observed_at >= min(current.written_at_ms, now_ms)
+    if old and taken_since_last_write:
+        return "heartbeat"
+    return None
+
+
+class Writer:
+    """The writer a driver process holds over one seat's context record. Several processes of one
+    session may hold writers over the same record, so every publication takes the record's
+    cross-process lock (``.harness-context.lock``) and decides against the on-disk record.
+    ``incarnation`` is provenance only: nothing is refused on it, so a straggler lands."""
+
+    def __init__(self, seat_dir: Path, agent: str, harness: str, incarnation: str, clock) -> None:
+        if harness not in HARNESSES:
+            raise ValueError(f"harness {harness!r} is not recognized; its numbers would be uninterpretable")
+        self.seat_dir = Path(seat_dir)
+        self.agent = agent
+        self.harness = harness
+        self.incarnation = incarnation
+        self.clock = clock
+
+    def publish(self, reading: Reading | None, edge: CompactionEdge | None = None) -> bool:
+        """Apply the write policy to ``reading`` and/or ``edge``; return whether a write landed.
+        A reading replaces the previous one wholesale; an edge with no reading carries the
+        previous numbers and does not re-stamp ``observedAtMs``."""
+        if reading is None and edge is None:
+            return False
+        if reading is not None:
+            _check_reading(reading)
+        if edge is not None and edge.count is not None and (isinstance(edge.count, bool) or edge.count < 0):
+            raise ValueError("a compaction count must be a non-negative integer")
+        from st2.fs.lock import record_lock
+
+        with record_lock(self.seat_dir / RECORD_NAME):
+            current = _current(self.seat_dir)
+            now_ms = self.clock.wall_ms()
+            if edge is None and current is not None and reading is not None:
+                if due(current, reading, self.harness, now_ms) is None:
+                    return False
+            record = self._next_record(current, reading, edge, now_ms)
+            self._write(record)
+            return True
+
+    def _next_record(self, current: Record | None, reading: Reading | None, edge: CompactionEdge | None,
+                     now_ms: int) -> Record:
+        if reading is not None:
+            numbers = reading
+            observed_at_ms = reading.observed_at_ms if reading.observed_at_ms is not None else now_ms
+        elif current is not None:
+            numbers = Reading(current.used_tokens, current.window_tokens, current.used_percent, current.model,
+                              current.cost_usd, current.session_total_tokens, current.rate_limits)
+            observed_at_ms = current.observed_at_ms
+        else:
+            numbers = Reading()
+            observed_at_ms = now_ms
+        previous_count = current.compactions if current is not None else 0
+        if edge is not None:
+            compactions = edge.count if edge.count is not None else previous_count + 1
+            last_compaction_ms: int | None = now_ms
+            trigger: str | None = edge.trigger if edge.trigger in TRIGGERS else "unknown"
+        else:
+            compactions = previous_count
+            last_compaction_ms = current.last_compaction_ms if current is not None else None
+            trigger = current.last_compaction_trigger if current is not None else None
+        written_at_ms = now_ms
+        if current is not None and current.written_at_ms <= now_ms + HARNESS_CONTEXT_FUTURE_SKEW_MS:
+            # Strictly monotonic per record: every landed write is byte-distinct, even against a
+            # same-millisecond predecessor. A stamp beyond the skew bound is never inherited.
+            written_at_ms = max(now_ms, current.written_at_ms + 1)
+        percent = numbers.used_percent
+        cost = numbers.cost_usd
+        return Record(
+            schema=SCHEMA,
+            agent=self.agent,
+            harness=self.harness,
+            used_tokens=numbers.used_tokens,
+            window_tokens=numbers.window_tokens,
+            used_percent=float(percent) if percent is not None else None,
+            model=numbers.model,
+            cost_usd=float(cost) if cost is not None else None,
+            session_total_tokens=numbers.session_total_tokens,
+            rate_limits=numbers.rate_limits,
+            compactions=compactions,
+            last_compaction_ms=last_compaction_ms,
+            last_compaction_trigger=trigger,
+            incarnation=self.incarnation,
+            observed_at_ms=observed_at_ms,
+            written_at_ms=written_at_ms,
+        )
+
+    def _write(self, record: Record) -> None:
+        from st2.records.placement import publish_record
+
+        publish_record(self.seat_dir, RECORD_NAME, encode(record), STAGING_NAME, mode=0o600)
+
+
+def encode(record: Record) -> bytes:
+    """The record's bytes: one compact JSON object, newline-terminated."""
+    import json
+
+    return json.dumps(record.to_json(), separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def remove(seat_dir: Path) -> bool:
+    """Remove the record at a session boundary (the relaunch claim): the new incarnation reads
+    "no context yet" rather than the previous one's fill. Taken under this record's own lock.
+    Returns whether a record was removed; a record already gone is success."""
+    from st2.fs.lock import record_lock
+
+    path = Path(seat_dir) / RECORD_NAME
+    with record_lock(path):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+    return True

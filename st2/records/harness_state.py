@@ -274,3 +274,209 @@ def to_wire(observed: ObservedState | None) -> dict[str, Any] | None:
         "reason": observed.reason,
         "exit": observed.exit,
     }
+
+
+# --- writer -------------------------------------------------------------------------------------
+#
+# Ownership. Only the owning session's driver processes write. A session is named by its
+# incarnation token and, once it has made the written relaunch claim, by the ownership sequence
+# that claim minted (``seq``). A writer refuses a record whose ``seq`` is beyond its own (it is the
+# straggler of a superseded session), a record of a foreign schema, bytes it cannot parse, and —
+# when it holds no claimed sequence — a record carrying another session's token. Every write is
+# serialized by ``.harness-state.lock`` and decided against the on-disk record, never a cache.
+#
+# Residual, stated: without the original's sequence-floor sidecar, a claim over bytes this version
+# cannot parse restarts the sequence at one.
+
+STAGING_NAME = "harness-state-staging"
+
+
+def session_token() -> str:
+    """A process-unique incarnation token (pid, wall time, random suffix)."""
+    import os
+    import secrets
+    import time
+
+    return f"{os.getpid()}-{time.time_ns() // 1_000_000}-{secrets.token_hex(3)}"
+
+
+def exit_description(returncode: int) -> str:
+    """The ``exit`` word of a terminal record from a subprocess return code: ``exit <n>`` or,
+    for a negative code (killed by a signal), ``signal <n>``."""
+    return f"signal {-returncode}" if returncode < 0 else f"exit {returncode}"
+
+
+def _next_stamp(on_disk: Record | None, now_ms: int) -> int:
+    """Strictly beyond a trusted on-disk stamp (every landed write byte-distinct); a stamp beyond
+    the future-skew bound is never inherited — the writer's clock wins."""
+    if on_disk is not None and on_disk.written_at_ms <= now_ms + HARNESS_STATE_FUTURE_SKEW_MS:
+        return max(now_ms, on_disk.written_at_ms + 1)
+    return now_ms
+
+
+_ABSENT = object()
+_UNREADABLE = object()
+
+
+def _stored(path: Path):
+    """The on-disk record, or ``_ABSENT`` (proven absence only), or ``_UNREADABLE``."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return _ABSENT
+    except OSError:
+        return _UNREADABLE
+    try:
+        return decode(data)
+    except Exception:
+        return _UNREADABLE
+
+
+def _encode(record: Record) -> bytes:
+    import json
+
+    return json.dumps(record.to_json(), separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def _publish(seat_dir: Path, record: Record) -> None:
+    from st2.records.placement import publish_record
+
+    publish_record(seat_dir, RECORD_NAME, _encode(record), STAGING_NAME, mode=0o600)
+
+
+def _locked(seat_dir: Path):
+    from st2.fs.lock import record_lock
+
+    return record_lock(Path(seat_dir) / RECORD_NAME)
+
+
+class Writer:
+    """A driver process's writer over one seat's observed state."""
+
+    def __init__(self, seat_dir: Path, agent: str, harness: str, clock, *, pty_session: str | None = None,
+                 incarnation: str | None = None, claimed_seq: int | None = None) -> None:
+        self.seat_dir = Path(seat_dir)
+        self.agent = agent
+        self.harness = harness
+        self.clock = clock
+        self.pty_session = pty_session
+        self.incarnation = incarnation if incarnation is not None else session_token()
+        self.claimed_seq = claimed_seq
+        self.interrupted = False
+        self.blind = False
+
+    def lose_sight(self) -> None:
+        """The observer lost its harness: stop heartbeating (the record ages to ``unknown``
+        instead of being kept fresh), and make the next observation a new transition."""
+        self.blind = True
+        self.interrupted = True
+
+    def observe(self, state: str, blocked_on: str = "none", input_buffer: str = "unknown", ask: str = "none",
+                reason: str | None = None, exit: str | None = None) -> bool:
+        """Record an observation; return whether a write landed. A change writes at once with a
+        fresh ``sinceMs``; restating the on-disk tuple writes only once HARNESS_STATE_REFRESH is
+        due. Raise ValueError for ``unknown`` or any word outside the vocabulary."""
+        if state not in STATES:
+            raise ValueError(f"state {state!r} cannot be written ({UNKNOWN} is derived, never written)")
+        if blocked_on not in BLOCKED_ON or input_buffer not in INPUT_BUFFERS or ask not in ASKS:
+            raise ValueError("blockedOn, inputBuffer and ask must be written vocabulary words")
+        if ask != "none" and blocked_on != "human":
+            raise ValueError("an ask kind is meaningful only while blocked on a human")
+        if state != ENDED and self.pty_session is None:
+            raise ValueError("a live observation needs a pty session to vouch for it")
+        with _locked(self.seat_dir):
+            stored = _stored(self.seat_dir / RECORD_NAME)
+            if stored is _UNREADABLE:
+                return False  # somebody's record: only the written claim supersedes it
+            on_disk: Record | None = None if stored is _ABSENT else stored
+            if self.claimed_seq is not None:
+                seq = self.claimed_seq
+            elif on_disk is None:
+                seq = 1
+            elif on_disk.incarnation == self.incarnation:
+                seq = on_disk.seq
+            else:
+                return False  # another session's record, and this writer holds no claim
+            if on_disk is not None and (on_disk.seq > seq or on_disk.schema != SCHEMA):
+                return False  # a later session's record, or one this version does not own
+            self.claimed_seq = seq
+            own = on_disk if on_disk is not None and on_disk.incarnation == self.incarnation else None
+            now_ms = self.clock.wall_ms()
+            unchanged = (
+                not self.interrupted and own is not None
+                and (own.state, own.blocked_on, own.input_buffer, own.ask, own.reason, own.exit)
+                == (state, blocked_on, input_buffer, ask, reason, exit)
+            )
+            if (unchanged and own.written_at_ms <= now_ms + HARNESS_STATE_FUTURE_SKEW_MS
+                    and now_ms - own.written_at_ms < HARNESS_STATE_REFRESH_MS):
+                return False
+            written_at_ms = _next_stamp(on_disk, now_ms)
+            if own is not None and unchanged:
+                since_ms, transitions = own.since_ms, own.transitions
+            else:
+                since_ms = written_at_ms
+                transitions = on_disk.transitions + 1 if on_disk is not None else 0
+            _publish(self.seat_dir, Record(
+                schema=SCHEMA, agent=self.agent, harness=self.harness, state=state, blocked_on=blocked_on,
+                input_buffer=input_buffer, ask=ask, reason=reason, exit=exit,
+                pty_session=self.pty_session, incarnation=self.incarnation, seq=seq, since_ms=since_ms,
+                written_at_ms=written_at_ms, transitions=transitions,
+            ))
+            self.interrupted = False
+            self.blind = False
+            return True
+
+    def heartbeat(self) -> bool:
+        """Re-stamp this session's live record once HARNESS_STATE_REFRESH is due. Never
+        re-stamps a terminal record, another session's record, or anything while blind."""
+        if self.blind:
+            return False
+        with _locked(self.seat_dir):
+            stored = _stored(self.seat_dir / RECORD_NAME)
+            if stored is _ABSENT or stored is _UNREADABLE:
+                return False
+            current: Record = stored
+            if current.schema != SCHEMA or current.state == ENDED or current.incarnation != self.incarnation:
+                return False
+            now_ms = self.clock.wall_ms()
+            trusted = current.written_at_ms <= now_ms + HARNESS_STATE_FUTURE_SKEW_MS
+            if trusted and now_ms - current.written_at_ms < HARNESS_STATE_REFRESH_MS:
+                return False
+            from dataclasses import replace
+
+            _publish(self.seat_dir, replace(current, written_at_ms=_next_stamp(current, now_ms)))
+            return True
+
+    def ended(self, exit: str) -> bool:
+        """Write this session's terminal record, carrying the real exit (``exit 0``,
+        ``signal 9``): see :func:`exit_description`."""
+        return self.observe(ENDED, "none", "unknown", exit=exit)
+
+
+def claim(seat_dir: Path, agent: str, harness: str, token: str, clock) -> int:
+    """The relaunch claim, a written act under the record's lock: supersede whatever is on disk
+    with ``ended``/``superseded`` (no exit) under the new session's token and the next ownership
+    sequence, then remove ``harness-context`` so a reader sees "no context yet" rather than the
+    previous session's fill. Returns the claimed sequence for the session to adopt
+    (``Writer(..., incarnation=token, claimed_seq=seq)``). Lock order is state -> context."""
+    import logging
+
+    from st2.records import harness_context
+
+    seat_dir = Path(seat_dir)
+    with _locked(seat_dir):
+        stored = _stored(seat_dir / RECORD_NAME)
+        on_disk: Record | None = stored if isinstance(stored, Record) else None
+        seq = on_disk.seq + 1 if on_disk is not None else 1
+        written_at_ms = _next_stamp(on_disk, clock.wall_ms())
+        _publish(seat_dir, Record(
+            schema=SCHEMA, agent=agent, harness=harness, state=ENDED, blocked_on="none", input_buffer="unknown",
+            ask="none", reason=SUPERSEDED, exit=None, pty_session=None, incarnation=token, seq=seq,
+            since_ms=written_at_ms, written_at_ms=written_at_ms,
+            transitions=on_disk.transitions + 1 if on_disk is not None else 0,
+        ))
+        try:
+            harness_context.remove(seat_dir)
+        except OSError as error:
+            logging.getLogger("st2.records").warning("st2 harness-state: clearing harness-context failed: %s", error)
+    return seq
