@@ -15,6 +15,8 @@ VERBS: dict[str, str] = {
     "unpark": "st2.cli.unpark:unpark",
     "attach": "st2.cli.attach:attach",
     "agents": "st2.cli.agents:agents",
+    "validate": "st2.cli.validate:validate",
+    "ls": "st2.cli.ls:ls",
     "demo": "st2.cli.demo:demo",
     "doctor": "st2.cli.doctor:doctor",
     "usage": "st2.cli.usage:usage",

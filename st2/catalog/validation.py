@@ -1,0 +1,165 @@
+"""``st2 validate``'s core: every problem in a catalog, one diagnostic each. Read-only.
+
+Checks, in order: discovery (layout strictness), ``catalog.kdl``, each ``agent.kdl`` and
+``principal.kdl``, ``_templates`` bounds, and the cross-seat and host-scoped rules (a supervisor
+that names no seat; a PTY session socket on the selected host that could never be bound).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from st2.catalog.catalog_declaration import load_catalog_declaration
+from st2.catalog.discovery import discover
+from st2.catalog.layout import TEMPLATES_DIR
+from st2.declarations import load_agent
+from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
+from st2.declarations.principal import load_principal
+
+TEMPLATE_MAX_DEPTH = 8
+TEMPLATE_MAX_FILES = 256
+TEMPLATE_MAX_FILE_BYTES = 1024 * 1024
+TEMPLATE_MAX_TOTAL_BYTES = 32 * 1024 * 1024
+TEMPLATE_RESERVED_NAMES = (".git", ".st2", "resources", "archive", "inbox", "status")
+
+
+def validate_catalog(root: Path, host: str, *, strict: bool = False,
+                     state_dir: Path | None = None) -> list[Diagnostic]:
+    """Every diagnostic for the catalog at ``root`` as seen from ``host``, sorted by source and
+    position. With ``strict`` every warning is promoted to an error."""
+    root = Path(root)
+    found = discover(root)
+    diagnostics: list[Diagnostic] = list(found.errors) + list(found.warnings)
+    _, catalog_diagnostics = load_catalog_declaration(root)
+    diagnostics.extend(catalog_diagnostics)
+    declarations = []
+    for seat in found.seats:
+        declaration, seat_diagnostics = load_agent(seat.declaration_path)
+        diagnostics.extend(seat_diagnostics)
+        if declaration is not None:
+            declarations.append((seat, declaration))
+    for principal in found.principals:
+        diagnostics.extend(load_principal(principal.declaration_path)[1])
+    diagnostics.extend(_template_problems(root))
+    diagnostics.extend(_dangling_supervisors(found.seats, declarations))
+    diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir))
+    if strict:
+        diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
+    diagnostics.sort(key=lambda diagnostic: (diagnostic.source or "",
+                                             diagnostic.span.offset if diagnostic.span is not None else -1))
+    return diagnostics
+
+
+def _dangling_supervisors(seats, declarations) -> list[Diagnostic]:
+    """A supervisor is a bare identity or ``<host>.<identity>`` of a seat in this catalog; a
+    dangling one only means crash notices route nowhere, so it is a warning."""
+    identities = {seat.identity for seat in seats}
+    runtime_ids = {seat.runtime_id for seat in seats}
+    problems = []
+    for seat, declaration in declarations:
+        supervisor = declaration.supervisor
+        if supervisor is None or supervisor in identities or supervisor in runtime_ids:
+            continue
+        problems.append(_located(seat, "supervisor", "dangling-supervisor", WARNING,
+                                 f"supervisor \"{supervisor}\" is not a seat in this catalog",
+                                 "crash-loop notices for this seat will reach no one"))
+    return problems
+
+
+def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | None) -> list[Diagnostic]:
+    """Only this host's PTY tasks are judged, against the socket path the supervisor would use."""
+    try:
+        from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
+    except ImportError:  # the supervisor package is absent: nothing to judge against
+        return []
+    scope = RuntimeScope(root, host, state_dir)
+    problems = []
+    for seat, declaration in declarations:
+        if seat.host != host:
+            continue
+        for task in declaration.runtime_tasks(host):
+            if task.kind != "pty":
+                continue
+            error = socket_admission_error(scope.socket(task.id))
+            if error is not None:
+                problems.append(_located(seat, None, "socket-path-too-long", ERROR,
+                                         f"pty task {task.id}: {error}", None))
+    return problems
+
+
+def _located(seat, field: str | None, code: str, severity: str, message: str, help_text: str | None) -> Diagnostic:
+    """A cross-seat diagnostic pointing at ``field``'s node in the seat's declaration (or at the
+    agent node when ``field`` is None)."""
+    from st2.declarations.spans import KdlSyntaxError, SourceText, locate
+
+    source = f"agents/{seat.host}/{seat.identity}/agent.kdl"
+    span = None
+    try:
+        text = seat.declaration_path.read_text(encoding="utf-8")
+        tree = locate(text)
+        agent = next(node for node in tree if node.name == "agent")
+        target = next((node for node in agent.children if node.name == field), agent) if field else agent
+        span = SourceText(text).span(target.start, target.end)
+    except (OSError, UnicodeDecodeError, KdlSyntaxError, StopIteration):
+        pass
+    field_path = ("agent", seat.identity) + ((field,) if field else ())
+    return Diagnostic(code=code, severity=severity, layer=CATALOG, source=source, span=span,
+                      field_path=field_path, message=message, help=help_text)
+
+
+def _template_problems(root: Path) -> list[Diagnostic]:
+    """``_templates`` is bounded: depth <= 8, <= 256 files, each <= 1 MiB, <= 32 MiB in all; only
+    real directories and single-link regular files; no reserved control or state names."""
+    templates = root / TEMPLATES_DIR
+    try:
+        mode = os.lstat(templates).st_mode
+    except FileNotFoundError:
+        return []
+    except OSError as error:
+        return [_template_problem(TEMPLATES_DIR, f"cannot inspect _templates: {error.strerror}")]
+    if not stat.S_ISDIR(mode):
+        return [_template_problem(TEMPLATES_DIR, "_templates is not a real directory")]
+    problems: list[Diagnostic] = []
+    totals = {"files": 0, "bytes": 0}
+    _walk_templates(templates, TEMPLATES_DIR, 1, totals, problems)
+    if totals["files"] > TEMPLATE_MAX_FILES:
+        problems.append(_template_problem(TEMPLATES_DIR, f"_templates holds {totals['files']} files; the limit is {TEMPLATE_MAX_FILES}"))
+    if totals["bytes"] > TEMPLATE_MAX_TOTAL_BYTES:
+        problems.append(_template_problem(TEMPLATES_DIR, f"_templates holds {totals['bytes']} bytes; the limit is {TEMPLATE_MAX_TOTAL_BYTES}"))
+    return problems
+
+
+def _walk_templates(directory: Path, relative: str, depth: int, totals: dict, problems: list) -> None:
+    try:
+        entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+    except OSError as error:
+        problems.append(_template_problem(relative, f"cannot list {relative}: {error.strerror}"))
+        return
+    for entry in entries:
+        path = f"{relative}/{entry.name}"
+        if entry.name in TEMPLATE_RESERVED_NAMES:
+            problems.append(_template_problem(path, f"{path} uses the reserved name `{entry.name}`"))
+            continue
+        if depth > TEMPLATE_MAX_DEPTH:
+            problems.append(_template_problem(path, f"{path} is deeper than {TEMPLATE_MAX_DEPTH} levels"))
+            continue
+        info = entry.stat(follow_symlinks=False)
+        if stat.S_ISDIR(info.st_mode):
+            _walk_templates(Path(entry.path), path, depth + 1, totals, problems)
+        elif stat.S_ISREG(info.st_mode):
+            if info.st_nlink != 1:
+                problems.append(_template_problem(path, f"{path} is hard-linked; template files must have one link"))
+            if info.st_size > TEMPLATE_MAX_FILE_BYTES:
+                problems.append(_template_problem(path, f"{path} is {info.st_size} bytes; the limit is {TEMPLATE_MAX_FILE_BYTES}"))
+            totals["files"] += 1
+            totals["bytes"] += info.st_size
+        else:
+            what = "a symlink" if stat.S_ISLNK(info.st_mode) else "a special file"
+            problems.append(_template_problem(path, f"{path} is {what}; templates hold only directories and regular files"))
+
+
+def _template_problem(source: str, message: str) -> Diagnostic:
+    return Diagnostic(code="templates-invalid", severity=ERROR, layer=CATALOG, source=source, span=None,
+                      field_path=None, message=message)
