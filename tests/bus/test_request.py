@@ -1,0 +1,129 @@
+"""Idempotent service requests: one exact JSON request per key, typed replies to the principal."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from st2.bus import BusError
+from st2.bus import request as requests
+from st2.bus.mailbox import archive_message, inbox_of, message_names
+
+HOST = "h1"
+
+
+def publish(catalog: Path, clock, body=None, key: str = "escalate:repo#7:abc", **overrides):
+    arguments = dict(principal_name="h1.svc", recipient="robert", idempotency_key=key,
+                     tags={"kind": "escalation"}, body={"candidate": "abc"} if body is None else body)
+    arguments.update(overrides)
+    return requests.send(catalog, HOST, clock=clock, **arguments)
+
+
+def bob_inbox(catalog: Path) -> Path:
+    return inbox_of(catalog / "agents/h1/bob")
+
+
+def test_one_request_per_key_with_the_exact_envelope(bus_catalog: Path, clock) -> None:
+    first = publish(bus_catalog, clock)
+    again = publish(bus_catalog, clock)
+    assert first.json_row() == {"status": "published", "idempotencyKey": "escalate:repo#7:abc",
+                                "filename": first.filename, "deduplicated": False}
+    assert again.json_row()["deduplicated"] is True and again.filename == first.filename
+    assert message_names(bob_inbox(bus_catalog)) == [first.filename]
+    assert (bob_inbox(bus_catalog) / first.filename).read_text() == (
+        "---\nfrom: h1.svc\nsubject: request escalate:repo#7:abc\ntags: st2-request\n---\n"
+        '{"version":1,"idempotencyKey":"escalate:repo#7:abc","from":"h1.svc","to":"h1.bob",'
+        '"replyTo":"h1.svc","tags":{"kind":"escalation"},"body":{"candidate":"abc"}}\n'
+    )
+    digest = hashlib.sha256(b"escalate:repo#7:abc").hexdigest()
+    record = bus_catalog / "principals/h1/svc/resources/request-state/outgoing" / f"{digest}.json"
+    assert json.loads(record.read_text())["filename"] == first.filename
+
+
+def test_a_different_request_under_the_same_key_fails(bus_catalog: Path, clock, snapshot) -> None:
+    publish(bus_catalog, clock)
+    before = snapshot(bus_catalog)
+    for change in ({"body": {"candidate": "def"}}, {"tags": {"kind": "other"}}, {"recipient": "alice"}):
+        with pytest.raises(BusError, match="idempotency key reused with a different request"):
+            publish(bus_catalog, clock, **change)
+    assert snapshot(bus_catalog) == before
+
+
+def test_member_order_of_the_json_body_does_not_make_a_different_request(bus_catalog: Path, clock) -> None:
+    first = publish(bus_catalog, clock, body={"a": 1, "b": [2, {"d": 4, "c": 3}]})
+    again = publish(bus_catalog, clock, body={"b": [2, {"c": 3, "d": 4}], "a": 1})
+    assert again.filename == first.filename and again.deduplicated
+
+
+def test_typed_reply_routes_to_the_principal_and_status_is_a_tagged_union(bus_catalog: Path, clock) -> None:
+    sent = publish(bus_catalog, clock)
+    assert requests.status(bus_catalog, HOST, principal_name="svc", idempotency_key=sent.idempotency_key) == {
+        "status": "pending", "idempotencyKey": "escalate:repo#7:abc", "requestFilename": sent.filename,
+    }
+    assert requests.read(bus_catalog, HOST, agent_name="h1.bob", filename=sent.filename) == {
+        "status": "request", "idempotencyKey": "escalate:repo#7:abc", "requestFilename": sent.filename,
+        "from": "h1.svc", "tags": {"kind": "escalation"}, "body": {"candidate": "abc"},
+    }
+    clock.advance(1)
+    answer = requests.reply(bus_catalog, HOST, agent_name="h1.bob", filename=sent.filename,
+                            tags={"outcome": "needs-human"}, body={"outcome": "needs-human"}, clock=clock)
+    again = requests.reply(bus_catalog, HOST, agent_name="h1.bob", filename=sent.filename,
+                           tags={"outcome": "needs-human"}, body={"outcome": "needs-human"}, clock=clock)
+    assert again.filename == answer.filename and again.deduplicated
+    principal_inbox = inbox_of(bus_catalog / "principals/h1/svc")
+    assert message_names(principal_inbox) == [answer.filename]
+    assert not (bus_catalog / "agents" / "h1" / "svc").exists()  # no orphan agent mailbox
+    expected = {"status": "replied", "idempotencyKey": "escalate:repo#7:abc", "requestFilename": sent.filename,
+                "from": "h1.bob", "tags": {"outcome": "needs-human"}, "body": {"outcome": "needs-human"}}
+    assert requests.status(bus_catalog, HOST, principal_name="h1.svc", idempotency_key=sent.idempotency_key) == expected
+    archive_message(bus_catalog / "principals/h1/svc", answer.filename)  # read replies still count
+    assert requests.status(bus_catalog, HOST, principal_name="h1.svc", idempotency_key=sent.idempotency_key) == expected
+
+
+def test_a_principal_cannot_impersonate_an_agent(bus_catalog: Path, clock, snapshot) -> None:
+    before = snapshot(bus_catalog)
+    with pytest.raises(BusError, match="not a declared service principal"):
+        publish(bus_catalog, clock, principal_name="h1.alice")
+    with pytest.raises(BusError, match="not a declared service principal"):
+        publish(bus_catalog, clock, principal_name="h1.unknown")
+    (bus_catalog / "agents/h1/svc").mkdir(parents=True)
+    (bus_catalog / "agents/h1/svc/agent.kdl").write_text('agent "svc" {\n    argv "sh"\n}\n')
+    with pytest.raises(BusError, match="collides with an agent identity"):
+        publish(bus_catalog, clock)
+    (bus_catalog / "agents/h1/svc/agent.kdl").unlink()
+    (bus_catalog / "agents/h1/svc").rmdir()
+    assert snapshot(bus_catalog) == before
+
+
+def test_only_the_addressed_agent_reads_or_replies(bus_catalog: Path, clock) -> None:
+    sent = publish(bus_catalog, clock)
+    with pytest.raises(BusError, match="no message"):
+        requests.read(bus_catalog, HOST, agent_name="h1.alice", filename=sent.filename)
+    with pytest.raises(BusError, match="no agent"):
+        requests.reply(bus_catalog, HOST, agent_name="h1.svc", filename=sent.filename, tags={}, body={})
+
+
+def test_a_plain_message_is_not_a_typed_request(bus_catalog: Path, clock) -> None:
+    from st2.bus.addressing import resolve_seat
+    from st2.bus.send import send
+
+    plain = send(bus_catalog, resolve_seat(bus_catalog, "robert"), sender="h1.svc", body='{"version":1}', clock=clock)
+    with pytest.raises(BusError, match="not a typed st2 request"):
+        requests.read(bus_catalog, HOST, agent_name="h1.bob", filename=plain.filename)
+
+
+def test_a_principal_declaration_must_match_its_path(bus_catalog: Path, clock) -> None:
+    (bus_catalog / "principals/h1/svc/principal.kdl").write_text('principal "other" host="h1"\n')
+    with pytest.raises(BusError, match="must match"):
+        publish(bus_catalog, clock)
+
+
+@pytest.mark.parametrize("pair", ["novalue", "=x"])
+def test_malformed_tags_and_bodies_are_refused(pair: str) -> None:
+    with pytest.raises(BusError):
+        requests.parse_tags([pair])
+    with pytest.raises(BusError, match="not JSON"):
+        requests.parse_body("{nope")
