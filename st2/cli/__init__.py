@@ -26,6 +26,7 @@ VERBS: dict[str, str] = {
     "request": "st2.cli.request:request",
     "event": "st2.cli.event:event",
     "check": "st2.cli.check:check",
+    "service": "st2.cli.service:service",
 }
 
 

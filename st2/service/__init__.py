@@ -1,0 +1,1 @@
+"""systemd integration: the user units rendered from ``units/`` and their installation."""
