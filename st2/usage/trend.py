@@ -188,8 +188,8 @@ def render_segment(segment: Segment, ceiling: str) -> list[str]:
     first, last = segment.rows[0], segment.rows[-1]
     if ABSENT not in (first.tokens_in, first.tokens_out, last.tokens_in, last.tokens_out):
         lines.append(
-            f"      tokens: +{int(number(last.tokens_in) - number(first.tokens_in))} in"
-            f" / +{int(number(last.tokens_out) - number(first.tokens_out))} out over the segment"
+            f"      tokens: {int(number(last.tokens_in) - number(first.tokens_in)):+d} in"
+            f" / {int(number(last.tokens_out) - number(first.tokens_out)):+d} out over the segment"
         )
     if head.axis == "7d":
         headroom = number(ceiling) - segment.last
