@@ -4,7 +4,8 @@ inotify watches are installed with :data:`MUTATION_MASK` only — create, modify
 rename and delete — never access or open, so the supervisor's own reads of its catalog cannot
 produce an event, let alone a pass. Watched: the catalog-generation file (through ``.st2/``),
 ``agents/``, this host's seat directories (for ``agent.kdl``), the runtime scope's unpark
-requests and the tmux socket directory. Events on other names (presence, harness state, mail)
+requests. (tmux leaves its socket behind when a server exits, so PTY exits are noticed by the
+timer; exec exits wake the loop through SIGCHLD.) Events on other names (presence, harness state, mail)
 are read and dropped without a pass. If inotify cannot be set up, :class:`CatalogWatch` stays
 inert and the interval timer alone drives the loop.
 """
@@ -63,7 +64,6 @@ class CatalogWatch:
             root / AGENTS_DIR: "agents",
             host_directory: "host",
             self.scope.unpark_requests: "unpark",
-            self.scope.sockets: "sockets",
         }
         try:
             for seat in host_directory.iterdir():
@@ -130,6 +130,4 @@ def _relevant(role: str, name: str) -> bool:
         return name == DECLARATION
     if role == "unpark":
         return name.endswith(".json") and not name.startswith(".")
-    if role == "sockets":
-        return True
     return False

@@ -57,3 +57,16 @@ def environment(**extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(extra)
     return env
+
+
+
+from supervisor_support import Fleet  # noqa: E402
+
+
+@pytest.fixture
+def fleet():
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2p-"))
+    group = Fleet(base)
+    yield group
+    group.cleanup()
+    shutil.rmtree(base, ignore_errors=True)

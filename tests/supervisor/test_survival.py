@@ -1,0 +1,106 @@
+"""R11 control-plane replacement safety and transport isolation, at the process tier: real
+`st2 up`, real tmux, real signals."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+
+import pytest
+
+from supervisor_support import poll_for
+from st2.supervisor.runtime.identity import observe
+from st2.supervisor.runtime.process_group import group_alive
+
+pytestmark = pytest.mark.process
+
+SEATS = ("one", "two", "three")
+
+
+def declare_three_seats(fleet) -> None:
+    for identity in SEATS:
+        fleet.seat(identity, '    argv "sleep" "600"\n    exec "worker" { argv "sh" "-c" "sleep 600 & wait"; }')
+
+
+def all_six(fleet):
+    running = fleet.running()
+    return running if len(running) == 6 else None
+
+
+def first_generation(fleet) -> dict:
+    declare_three_seats(fleet)
+    fleet.up("--interval", "60s")
+    live = poll_for(lambda: all_six(fleet), timeout=20)
+    assert live, fleet.log()
+    assert sorted(live) == sorted([f"h.{s}" for s in SEATS] + [f"h.{s}.worker" for s in SEATS])
+    return live
+
+
+def replacement_command(fleet) -> list[str]:
+    """A copy of the `st2` console script at a new path, as an atomic binary replacement
+    leaves it."""
+    installed = shutil.which("st2", path=os.path.dirname(sys.executable))
+    assert installed, "the venv's st2 entry point is missing"
+    replacement = fleet.base / "new-bin" / "st2"
+    replacement.parent.mkdir()
+    shutil.copy2(installed, replacement)
+    return [str(replacement)]
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigkill", "replaced-binary"])
+def test_every_task_survives_the_supervisor_and_is_adopted_exactly_once(fleet, how):
+    live = first_generation(fleet)
+    first = fleet.supervisors[0]
+    if how == "sigkill":
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+    else:
+        assert fleet.stop(first, signal.SIGTERM) == 0
+    assert fleet.running() == live, "stopping the supervisor must not touch a task"
+
+    command = replacement_command(fleet) if how == "replaced-binary" else None
+    fleet.up("--interval", "60s", command=command)
+    assert poll_for(lambda: fleet.log().count("adopted ") == 6, timeout=20), fleet.log()
+    log = fleet.log()
+    assert "launched" not in log and "restarted" not in log, log
+    assert fleet.running() == live
+
+    inventory = fleet.tasks()
+    assert inventory["complete"] is True, inventory
+    ids = [row["runtimeId"] for row in inventory["tasks"]]
+    assert sorted(ids) == sorted(live) and len(ids) == len(set(ids))
+    for row in inventory["tasks"]:
+        assert row["runtime"]["state"] == "running"
+        assert row["runtime"]["pid"] == live[row["runtimeId"]][0]
+
+
+def test_tasks_never_share_the_supervisors_group_or_session(fleet):
+    live = first_generation(fleet)
+    supervisor = fleet.supervisors[0].pid
+    for runtime_id, (pid, _) in live.items():
+        assert os.getpgid(pid) != os.getpgid(supervisor), runtime_id
+        assert os.getsid(pid) != os.getsid(supervisor), runtime_id
+    # A signal to the supervisor's whole process group reaches no task.
+    os.killpg(os.getpgid(supervisor), signal.SIGKILL)
+    fleet.supervisors[0].wait(timeout=10)
+    assert fleet.running() == live
+
+
+def test_explicit_teardown_kills_every_task_and_its_group_but_plain_stop_does_not(fleet):
+    live = first_generation(fleet)
+    assert fleet.stop(fleet.supervisors[0]) == 0
+    assert fleet.running() == live
+    fleet.up("--interval", "60s")
+    assert poll_for(lambda: fleet.log().count("adopted ") == 6, timeout=20), fleet.log()
+    down = fleet.st2("down")
+    assert down.returncode == 0, down.stderr
+    assert f"stopped supervisor pid {fleet.supervisors[1].pid}" in down.stdout
+    assert fleet.supervisors[1].wait(timeout=10) == 0
+    for runtime_id, (pid, _) in live.items():
+        assert observe(pid) is None, runtime_id
+        assert not group_alive(pid), runtime_id
+    assert fleet.running() == {}
+    again = fleet.st2("down")
+    assert again.returncode == 0 and again.stdout == ""        # idempotent
