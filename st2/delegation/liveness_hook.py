@@ -117,8 +117,9 @@ def fire(
         return Firing(code=0, stdout=json.dumps({"systemMessage": message}, ensure_ascii=False) + "\n")
 
     payload = parse_payload(payload_text)
-    run_dir = checkout.scratch_dir(environ, cwd)
-    log_path = checkout.resolve(knobs.stop_log(environ), cwd)
+    # Absolute against the firing's cwd, so the refusal names a command re-runnable anywhere.
+    run_dir = os.path.join(cwd, checkout.scratch_dir(environ, cwd))
+    log_path = os.path.join(cwd, checkout.resolve(knobs.stop_log(environ), cwd))
     command = knobs.indexed(environ, knobs.LIVENESS_CMD)
     resolved = reader_spawn.resolve(command, run_dir, environ)
 

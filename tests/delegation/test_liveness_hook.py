@@ -60,13 +60,13 @@ def test_a_record_naming_a_live_pid_reads_red_and_refuses(tmp_path: Path, childr
     assert_log_line(line, fields("red", "refuse", records=1, runs="producer", live="yes"))
     assert result.stdout == ""
     assert result.stderr == (
-        "subagent-stop-liveness: turn-end refused: a launch record under .tmp names a live producer, "
+        f"subagent-stop-liveness: turn-end refused: a launch record under {tmp_path}/.tmp names a live producer, "
         "so this turn may not end on it. The record set read was runs=producer.\n"
         "Two ways forward: wait for the producer on its own artifact, in a loop that ends when its "
         "condition goes true (while kill -0 <pid> 2>/dev/null; do sleep 5; done, <pid> read out of the "
         "record); or delete the record once its producer has exited — retracting a statement that has "
         "become false, not a workaround.\n"
-        f"Run `{sys.executable} -P -m st2 check producer-liveness .tmp` to see the record set for yourself.\n"
+        f"Run `{sys.executable} -P -m st2 check producer-liveness {tmp_path}/.tmp` to see the record set for yourself.\n"
     )
 
 
@@ -101,11 +101,11 @@ def test_a_malformed_record_reads_corrupt_and_refuses(tmp_path: Path, children) 
     assert result.returncode == 2, line
     assert_log_line(line, fields("corrupt", "refuse", records=2, runs="broken,finished", keys=PAYLOAD_KEYS))
     assert result.stderr.startswith(
-        "subagent-stop-liveness: turn-end refused: a launch record under .tmp does not parse, so no "
+        f"subagent-stop-liveness: turn-end refused: a launch record under {tmp_path}/.tmp does not parse, so no "
         "reading says whether a producer is live and this turn may not end on it. The record set read "
         "was runs=broken,finished.\n"
     )
-    assert result.stderr.endswith(f"Run `{sys.executable} -P -m st2 check producer-liveness .tmp` to see which record is malformed.\n")
+    assert result.stderr.endswith(f"Run `{sys.executable} -P -m st2 check producer-liveness {tmp_path}/.tmp` to see which record is malformed.\n")
 
 
 def test_an_override_resolving_to_nothing_reads_unavailable_and_allows(tmp_path: Path, children) -> None:
@@ -144,13 +144,13 @@ def test_an_override_exiting_2_over_an_empty_dir_is_unresolved_and_refuses_once(
     assert_log_line(first_line, fields("unresolved", "refuse"))
     assert first.stderr == (
         "subagent-stop-liveness: turn-end refused: the liveness reader produced no reading, and there is "
-        "no launch record under .tmp for it to have been about, so nothing says whether a producer is "
+        f"no launch record under {tmp_path}/.tmp for it to have been about, so nothing says whether a producer is "
         "live and this turn may not end on it.\n"
         "The reader is what to fix here, not a record: it failed over an empty record set, so it could "
         "not run at all. Under a worktree-isolated dispatch a reader that resolves only in the main "
         "checkout cannot run (templates/agent-execution.md); the lawful response there is to report the "
         "gate unavailable and return, never to build one.\n"
-        f"Run `{reader} .tmp` to see the reader's own reason for failing.\n"
+        f"Run `{reader} {tmp_path}/.tmp` to see the reader's own reason for failing.\n"
     )
     second, second_line = fire(tmp_path, CONTINUING, DELEGATION_KIT_LIVENESS_CMD=str(reader))
     assert (second.returncode, second.stderr) == (0, ""), second_line
@@ -163,7 +163,7 @@ def test_an_interpreter_led_override_resolves_on_path_and_gets_the_run_dir(tmp_p
     result, line = fire(tmp_path, DELEGATION_KIT_LIVENESS_CMD=f"sh\n{script}\n--flag\n")
     assert result.returncode == 0, line
     assert_log_line(line, fields("green", "allow"))
-    assert (tmp_path / "argv.txt").read_text() == "--flag\n.tmp\n"
+    assert (tmp_path / "argv.txt").read_text() == f"--flag\n{tmp_path}/.tmp\n"
 
 
 def test_a_hung_override_reads_error_after_the_bound_and_its_group_is_ended(tmp_path: Path) -> None:

@@ -1,0 +1,153 @@
+"""The liveness hook in process: the seven-arm verdict table over stub readers, the reader's
+resolution, and full log lines under a FakeClock."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from delegation_support import CONTINUING, PAYLOAD, hermetic_env, write_by_child
+from st2.clock import FakeClock
+from st2.delegation import liveness_hook, reader_spawn
+from st2.delegation.reader_spawn import Outcome
+
+
+@pytest.mark.parametrize(
+    ("outcome", "records", "verdict"),
+    [
+        (None, 0, "unavailable"),
+        (None, 3, "unavailable"),
+        (Outcome(spawn_error="Text file busy (os error 26)"), 1, "unstarted"),
+        (Outcome(exit_status=0), 2, "green"),
+        (Outcome(exit_status=1), 1, "red"),
+        (Outcome(exit_status=2), 1, "corrupt"),
+        (Outcome(exit_status=2), 0, "unresolved"),
+        (Outcome(exit_status=3), 0, "error"),
+        (Outcome(exit_status=124), 1, "error"),
+        (Outcome(), 0, "error"),
+    ],
+)
+def test_the_exit_class_maps_onto_seven_verdicts(outcome, records: int, verdict: str) -> None:
+    assert liveness_hook.verdict_of(outcome, records) == verdict
+
+
+def stub(tmp_path: Path, code: int) -> str:
+    return str(write_by_child(tmp_path / f"reader-{code}.sh", f"#!/bin/sh\nexit {code}\n", executable=True))
+
+
+def fire(tmp_path: Path, payload: str, **env: str) -> liveness_hook.Firing:
+    return liveness_hook.fire(payload, hermetic_env(**env), str(tmp_path), FakeClock(wall_ms=1_788_000_000_000))
+
+
+LINE = "2026-08-29T10:40:00Z  event=SubagentStop  session=s-1  live={live}  verdict={verdict}  spawn=-  records={records}  runs={runs}  decision={decision}  keys=hook_event_name,session_id,stop_hook_active\n"
+
+
+@pytest.mark.parametrize(
+    ("code", "with_record", "payload", "verdict", "decision"),
+    [
+        (0, False, PAYLOAD, "green", "allow"),
+        (1, True, PAYLOAD, "red", "refuse"),
+        (1, True, CONTINUING, "red", "refuse"),
+        (2, True, PAYLOAD, "corrupt", "refuse"),
+        (2, True, CONTINUING, "corrupt", "refuse"),
+        (2, False, PAYLOAD, "unresolved", "refuse"),
+        (2, False, CONTINUING, "unresolved", "allow"),
+        (5, True, PAYLOAD, "error", "allow"),
+    ],
+)
+def test_each_stub_exit_class_decides_and_logs(tmp_path: Path, code, with_record, payload, verdict, decision) -> None:
+    if with_record:
+        (tmp_path / ".tmp").mkdir()
+        (tmp_path / ".tmp" / "k.run").write_text("pid=1 run=k\n")
+    firing = fire(tmp_path, payload, DELEGATION_KIT_LIVENESS_CMD=stub(tmp_path, code))
+    assert firing.line == LINE.format(
+        live="yes" if verdict == "red" else "no", verdict=verdict,
+        records=1 if with_record else 0, runs="k" if with_record else "-", decision=decision,
+    )
+    assert (tmp_path / ".workflow" / "subagent-stop-liveness.log").read_text() == firing.line
+    assert firing.code == (2 if decision == "refuse" else 0)
+    assert firing.stdout == ""
+    if decision == "allow":
+        assert firing.stderr == ""
+    else:
+        arm = {
+            "red": "names a live producer",
+            "corrupt": "does not parse",
+            "unresolved": "the liveness reader produced no reading",
+        }[verdict]
+        assert arm in firing.stderr and "this turn may not end on it" in firing.stderr
+        assert f"Run `{stub(tmp_path, code)} {tmp_path}/.tmp`" in firing.stderr
+
+
+def test_the_task_arm_refuses_beside_every_non_refusing_verdict_and_ignores_stop_hook_active(tmp_path: Path) -> None:
+    payload = json.dumps({"stop_hook_active": True, "background_tasks": [{"id": "t1", "type": "shell", "status": "running"}]})
+    for env in (
+        {"DELEGATION_KIT_LIVENESS_CMD": stub(tmp_path, 0)},
+        {"DELEGATION_KIT_LIVENESS_CMD": "/nonexistent/reader"},
+        {"DELEGATION_KIT_LIVENESS_CMD": stub(tmp_path, 9)},
+    ):
+        firing = fire(tmp_path, payload, **env)
+        assert firing.code == 2, firing.line
+        assert "decision=refuse" in firing.line
+        assert firing.stderr.startswith("subagent-stop-liveness: turn-end refused: the harness's task view")
+
+
+def test_a_helper_firing_allows_even_on_the_task_arm(tmp_path: Path) -> None:
+    payload = json.dumps({
+        "agent_type": "", "agent_id": "h1", "agent_transcript_path": str(tmp_path / "absent.jsonl"),
+        "background_tasks": [{"id": "t1", "type": "shell", "status": "running"}],
+    })
+    firing = fire(tmp_path, payload, DELEGATION_KIT_LIVENESS_CMD=stub(tmp_path, 0))
+    assert (firing.code, firing.stderr) == (0, "")
+
+
+def test_the_empty_knob_resolves_to_the_running_st2_and_the_gate_name() -> None:
+    argv, executable = reader_spawn.resolve([], ".tmp", {"PATH": ""})
+    assert argv == [sys.executable, "-P", "-m", "st2", "check", "producer-liveness", ".tmp"]
+    assert executable == sys.executable
+
+
+def test_an_override_resolves_to_itself_with_the_run_dir_appended(tmp_path: Path) -> None:
+    reader = stub(tmp_path, 0)
+    assert reader_spawn.resolve([reader, "--quiet"], "/r", {}) == ([reader, "--quiet", "/r"], reader)
+
+
+def test_an_interpreter_led_override_resolves_on_path(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    interpreter = write_by_child(tmp_path / "bin" / "myinterp", "#!/bin/sh\n", executable=True)
+    argv, executable = reader_spawn.resolve(["myinterp", "reader.py"], ".tmp", {"PATH": f"/nonexistent:{tmp_path / 'bin'}"})
+    assert (argv, executable) == (["myinterp", "reader.py", ".tmp"], str(interpreter))
+
+
+@pytest.mark.parametrize("name", ["no-such-program-anywhere", "/nonexistent/reader", "LACKS_BIT"])
+def test_an_override_that_is_not_executable_resolves_to_no_reader(tmp_path: Path, name: str) -> None:
+    if name == "LACKS_BIT":
+        name = str(write_by_child(tmp_path / "reader.sh", "#!/bin/sh\nexit 0\n"))
+    assert reader_spawn.resolve([name], ".tmp", {"PATH": str(tmp_path)}) is None
+
+
+def test_a_directory_is_not_an_executable_override(tmp_path: Path) -> None:
+    assert reader_spawn.resolve([str(tmp_path)], ".tmp", {}) is None
+
+
+def test_the_real_default_reader_answers_green_and_red(tmp_path: Path, children) -> None:
+    (tmp_path / ".tmp").mkdir()
+    assert reader_spawn.run_bounded(*reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=0)
+    live = children.sleeper()
+    (tmp_path / ".tmp" / "x.run").write_text(f"pid={live.pid} run=x\n")
+    assert reader_spawn.run_bounded(*reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=1)
+
+
+def test_a_reader_killed_by_a_signal_is_an_error(tmp_path: Path) -> None:
+    reader = write_by_child(tmp_path / "r.sh", "#!/bin/sh\nkill -9 $$\n", executable=True)
+    assert reader_spawn.run_bounded([str(reader)], str(reader), hermetic_env(), 30) == Outcome()
+
+
+def test_an_invalid_bound_falls_back_to_the_default() -> None:
+    assert reader_spawn.bound_seconds({}) == 10.0
+    assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "soon"}) == 10.0
+    assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "-1"}) == 10.0
+    assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "0.5"}) == 0.5
