@@ -1,0 +1,105 @@
+"""Crash loops surface, parks are visible and individually recoverable (process tier)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from supervisor_support import poll_for
+
+pytestmark = pytest.mark.process
+
+FAIL_POLICY = 'restart { attempts 2; interval "60s"; mode "fail"; }'
+
+
+def crashing_seat(fleet, identity: str) -> None:
+    fixed = fleet.base / f"{identity}.fixed"
+    script = f"test -f {fixed} && exec sleep 600; exit 3"
+    fleet.seat(identity, f'''    supervisor "lead"
+    {FAIL_POLICY}
+    argv "sleep" "600"
+    exec "job" {{ argv "sh" "-c" "{script}"; }}''')
+
+
+def inbox(fleet, identity: str) -> list[str]:
+    directory = fleet.catalog / "agents" / "h" / identity / "resources" / "inbox"
+    return sorted(path.read_text() for path in directory.glob("*.md")) if directory.exists() else []
+
+
+def parked_rows(fleet) -> dict:
+    return {row["runtimeId"]: row for row in fleet.tasks()["tasks"] if row["parked"]}
+
+
+def test_fail_mode_parks_notifies_once_and_unpark_recovers_exactly_that_task(fleet):
+    fleet.seat("lead", '    argv "sleep" "600"')
+    crashing_seat(fleet, "flaky")
+    crashing_seat(fleet, "other")
+    fleet.up("--interval", "1s")
+    assert poll_for(lambda: len(parked_rows(fleet)) == 2, timeout=20), fleet.log()
+    healthy = {rid: value for rid, value in fleet.running().items()}
+    assert sorted(healthy) == ["h.flaky", "h.lead", "h.other"]
+
+    # Parked: reported beside the true runtime state, with the exact recovery argv.
+    inventory = fleet.tasks()
+    assert inventory["complete"] is True, inventory
+    row = parked_rows(fleet)["h.flaky.job"]
+    assert row["runtime"]["state"] == "exited"
+    assert row["parked"]["recovery"] == ["st2", "unpark", "--catalog", str(fleet.catalog), "--host", "h", "h.flaky.job"]
+    assert row["parked"]["supervisorPid"] == fleet.supervisors[0].pid
+    assert "GAVE UP on h.flaky.job" in fleet.log()
+    # 1 launch + 2 restarts, then parked: exactly attempts + 1 runs.
+    assert fleet.log().count("h.flaky.job[") == 3, fleet.log()
+
+    # Exactly one crash-loop message per parked task reaches the supervisor agent, over passes.
+    assert poll_for(lambda: len(inbox(fleet, "lead")) == 2, timeout=10)
+    passes_before = fleet.log().count("adopted")
+    poll_for(lambda: False, timeout=2.5)           # let a few 1 s passes go by
+    messages = inbox(fleet, "lead")
+    assert len(messages) == 2, messages
+    assert sum("subject: crash-loop: h.flaky.job parked" in message for message in messages) == 1
+    assert fleet.log().count("adopted") == passes_before
+    assert fleet.running() == healthy               # no healthy peer was restarted
+
+    # Fix one cause and unpark exactly that task.
+    (fleet.base / "flaky.fixed").write_text("")
+    result = fleet.st2("unpark", "h.flaky.job")
+    assert result.returncode == 0, result.stderr
+    recovered = poll_for(lambda: fleet.running().get("h.flaky.job"), timeout=10)
+    assert recovered, fleet.log()
+    poll_for(lambda: False, timeout=2.5)           # past the 1 s interval several times
+    assert fleet.running().get("h.flaky.job") == recovered
+    assert sorted(parked_rows(fleet)) == ["h.other.job"]     # the other park is untouched
+    assert {rid: value for rid, value in fleet.running().items() if rid in healthy} == healthy
+    assert len(inbox(fleet, "lead")) == 2
+
+
+def test_unpark_of_a_task_that_is_not_parked_is_refused(fleet):
+    fleet.seat("lead", '    argv "sleep" "600"')
+    result = fleet.st2("unpark", "h.lead")
+    assert result.returncode == 1
+    assert "is not parked" in result.stderr
+
+
+def test_delay_mode_keeps_restarting_and_never_parks(fleet):
+    fleet.seat("steady", '''    restart { attempts 1; interval "2s"; mode "delay"; }
+    argv "sleep" "600"
+    exec "job" { argv "sh" "-c" "exit 3"; }''')
+    fleet.up("--interval", "1s")
+    # Two runs inside the first window, then a wait until the window frees, then more runs.
+    assert poll_for(lambda: fleet.log().count("h.steady.job[") >= 3, timeout=15), fleet.log()
+    assert "GAVE UP" not in fleet.log()
+    assert not fleet.scope.park_marker("h.steady.job").exists()
+    assert parked_rows(fleet) == {}
+
+
+def test_a_park_marker_of_a_supervisor_that_is_gone_reads_as_not_parked(fleet):
+    fleet.seat("lead", '    argv "sleep" "600"')
+    crashing_seat(fleet, "flaky")
+    first = fleet.up("--interval", "1s")
+    assert poll_for(lambda: "h.flaky.job" in parked_rows(fleet), timeout=20), fleet.log()
+    fleet.stop(first)
+    marker = json.loads(fleet.scope.park_marker("h.flaky.job").read_text())
+    assert marker["supervisorPid"] == first.pid
+    inventory = fleet.tasks()
+    assert parked_rows(fleet) == {} and inventory["complete"] is True
