@@ -1,0 +1,138 @@
+"""PID reuse, socket admission and the task inventory wire shape (process tier)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import replace
+
+import pytest
+
+from supervisor_support import RuntimeScope, poll_for
+from st2.supervisor.runtime import launch_record
+from st2.supervisor.runtime.identity import observe
+from st2.supervisor.runtime.process_group import kill_group
+from st2.supervisor.runtime.scope import SUN_PATH_BYTES
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def stranger():
+    """A live process that is not ours to adopt (stands in for whoever got the reused PID)."""
+    process = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    yield process
+    kill_group(observe(process.pid) or replace_identity(process.pid), grace_seconds=1)
+    process.wait(timeout=10)
+
+
+def replace_identity(pid):
+    from st2.supervisor.runtime.identity import ProcessIdentity
+
+    return ProcessIdentity(pid, 0.0)
+
+
+@pytest.mark.parametrize("kind", ["exec", "pty"])
+def test_a_record_whose_pid_now_belongs_to_another_process_is_not_adopted(fleet, stranger, kind):
+    fleet.seat("one", '    argv "sleep" "600"\n    exec "worker" { argv "sleep" "600"; }')
+    assert fleet.st2("up", "--once").returncode == 0
+    runtime_id = "h.one" if kind == "pty" else "h.one.worker"
+    genuine = fleet.record(runtime_id)
+    fleet.st2("down")
+    # The record now names the stranger's PID with the old generation's start time.
+    forged = replace(genuine, pid=stranger.pid)
+    launch_record.write(fleet.scope, forged)
+    result = fleet.st2("up", "--once")
+    assert f"{runtime_id}: not adopted: {runtime_id}: pid {stranger.pid} now belongs to another process (PID reused)" in result.stderr
+    replacement = fleet.record(runtime_id)
+    assert replacement.pid != stranger.pid
+    assert observe(replacement.pid) is not None
+    assert observe(stranger.pid) is not None          # never adopted, never killed
+    assert fleet.st2("down").returncode == 0
+    assert observe(stranger.pid) is not None
+
+
+def test_the_inventory_is_incomplete_while_a_record_names_a_reused_pid(fleet, stranger):
+    fleet.seat("one", '    argv "sleep" "600"')
+    assert fleet.st2("up", "--once").returncode == 0
+    record = fleet.record("h.one")
+    launch_record.write(fleet.scope, replace(record, pid=stranger.pid))
+    result = fleet.st2("tasks", "--json")
+    assert result.returncode == 1
+    assert '"complete":false' in result.stdout and "PID reused" in result.stdout
+    launch_record.write(fleet.scope, record)
+    assert fleet.st2("tasks", "--json").returncode == 0
+
+
+def test_an_over_long_socket_path_is_refused_at_admission_naming_path_and_overage(fleet):
+    deep_state = fleet.base / ("d" * 64)
+    fleet.env["XDG_STATE_HOME"] = str(deep_state)
+    fleet.seat("agent-with-a-name", '    argv "sleep" "600"\n    ding')
+    scope = RuntimeScope(fleet.catalog, "h", state_dir=deep_state / "st2")
+    path = scope.socket("h.agent-with-a-name")
+    overage = len(os.fsencode(str(path))) + 1 - SUN_PATH_BYTES
+    assert overage > 0
+    result = fleet.st2("up", "--once")
+    assert result.returncode == 1
+    assert f"h.agent-with-a-name: refused at admission: session socket path {path} is" in result.stderr
+    assert f"by {overage} bytes" in result.stderr
+    assert launch_record.recorded_ids(scope) == []    # nothing launched, not even the DING
+    assert not path.exists()
+
+
+def test_another_hosts_seats_are_not_judged_against_this_hosts_root(fleet):
+    fleet.seat("short", '    argv "sleep" "600"')
+    fleet.seat("x" * 80, '    argv "sleep" "600"', host="elsewhere")
+    result = fleet.st2("up", "--once")
+    assert result.returncode == 0, result.stderr
+    assert "admission" not in result.stderr
+    assert sorted(fleet.running()) == ["h.short"]
+
+
+def test_task_inventory_wire_shape_is_pinned(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    fleet.seat("beta", '    desired-state "suspended" reason="waiting for CI"\n    argv "sleep" "600"')
+    assert fleet.st2("up", "--once").returncode == 0
+    record = fleet.record("h.alpha")
+    result = fleet.st2("tasks", "--json")
+    assert result.returncode == 0
+    assert result.stdout == (
+        '{"schema":"st2.task-inventory.v1","catalog":"%s","host":"h","complete":true,"errors":[],"tasks":['
+        '{"agent":"h.alpha","task":"agent","runtimeId":"h.alpha","kind":"pty","lifecycle":"service",'
+        '"retired":false,"desiredState":"running","agentDesiredState":"running","agentDesiredStateReason":null,'
+        '"runtime":{"state":"running","pid":%d,"createdAt":"%s","generationId":"%s","error":null},"parked":null},'
+        '{"agent":"h.beta","task":"agent","runtimeId":"h.beta","kind":"pty","lifecycle":"service",'
+        '"retired":false,"desiredState":"absent","agentDesiredState":"suspended","agentDesiredStateReason":"waiting for CI",'
+        '"runtime":{"state":"absent","pid":null,"createdAt":null,"generationId":null,"error":null},"parked":null}]}\n'
+        % (fleet.catalog, record.pid, record.created_at, record.generation_id)
+    )
+
+
+def test_malformed_evidence_makes_the_inventory_incomplete_and_exit_non_zero(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    fleet.scope.ensure()
+    fleet.scope.launch_record("h.alpha").write_text("{not json")
+    result = fleet.st2("tasks", "--json")
+    assert result.returncode == 1
+    assert result.stdout == (
+        '{"schema":"st2.task-inventory.v1","catalog":"%s","host":"h","complete":false,'
+        '"errors":["launch record for h.alpha is not JSON"],"tasks":['
+        '{"agent":"h.alpha","task":"agent","runtimeId":"h.alpha","kind":"pty","lifecycle":"service",'
+        '"retired":false,"desiredState":"running","agentDesiredState":"running","agentDesiredStateReason":null,'
+        '"runtime":{"state":"indeterminate","pid":null,"createdAt":null,"generationId":null,'
+        '"error":"launch record for h.alpha is not JSON"},"parked":null}]}\n' % fleet.catalog
+    )
+    # And the supervisor holds that task rather than risk a duplicate.
+    up = fleet.st2("up", "--once")
+    assert "h.alpha: holding, not launching: launch record for h.alpha is not JSON" in up.stderr
+
+
+def test_the_inventory_never_creates_missing_roots(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    result = fleet.st2("tasks", "--json")
+    assert result.returncode == 0
+    assert '"state":"absent"' in result.stdout
+    assert not fleet.state.exists()
+    missing = fleet.st2("tasks", "--json", "--catalog", str(fleet.base / "nowhere"))
+    assert missing.returncode == 1 and '"complete":false' in missing.stdout
+    assert not (fleet.base / "nowhere").exists()

@@ -1,0 +1,102 @@
+"""Mutation-only filesystem wake-ups and prompt catalog convergence (process tier, real
+inotify). Passes are counted through the supervisor's own sd_notify STATUS lines, sent to a
+NOTIFY_SOCKET the test owns."""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+
+import pytest
+
+from supervisor_support import NotifyListener, poll_for
+from st2.catalog.location import CatalogLocation
+from st2.clock import SYSTEM_CLOCK
+from st2.supervisor import loop
+from st2.supervisor.reconcile import Reconciler
+from st2.supervisor.watch import MUTATION_MASK, READ_MASK, CatalogWatch
+
+
+@pytest.fixture
+def listener(fleet):
+    notify = NotifyListener(fleet.base / "n")
+    fleet.env["NOTIFY_SOCKET"] = str(notify.path)
+    yield notify
+    notify.close()
+
+
+def test_the_watch_mask_subscribes_to_mutations_only():
+    assert MUTATION_MASK & READ_MASK == 0
+    assert MUTATION_MASK != 0
+
+
+@pytest.mark.process
+def test_an_idle_supervisor_is_not_woken_by_reads_but_a_renamed_declaration_launches_at_once(fleet, listener):
+    fleet.seat("one", '    argv "sleep" "600"')
+    fleet.up("--interval", "60s")
+    assert poll_for(lambda: listener.passes() >= 1, timeout=20), fleet.log()
+    assert "READY=1" in listener.collect()
+    # Reads of everything the supervisor watches (and its own reads each pass) wake nothing.
+    for _ in range(5):
+        for path in fleet.catalog.rglob("*"):
+            if path.is_file():
+                path.read_bytes()
+            else:
+                os.listdir(path)
+        assert fleet.st2("tasks", "--json").returncode == 0
+    # Unrelated mutations in a seat directory (presence, mail) are dropped without a pass.
+    (fleet.catalog / "agents" / "h" / "one" / "status").write_text("busy\n")
+    poll_for(lambda: False, timeout=1.0)
+    assert listener.passes() == 1, listener.collect()
+
+    # A whole new seat published by atomic rename wakes one pass that launches it.
+    staged = fleet.base / "staged-seat"
+    staged.mkdir()
+    (staged / "agent.kdl").write_text('agent "two" {\n    argv "sleep" "600"\n}\n')
+    os.rename(staged, fleet.catalog / "agents" / "h" / "two")
+    assert poll_for(lambda: "h.two" in fleet.running(), timeout=10), fleet.log()
+    assert 2 <= listener.passes() <= 3
+
+    # A declaration rewritten in place by rename (the catalog writers' way) wakes a pass too.
+    before = listener.passes()
+    fleet.seat("two", '    desired-state "suspended" reason="testing"\n    argv "sleep" "600"')
+    assert poll_for(lambda: "h.two" not in fleet.running(), timeout=10), fleet.log()
+    assert poll_for(lambda: listener.passes() > before, timeout=10)
+
+
+@pytest.mark.process
+def test_a_catalog_generation_commit_wakes_the_supervisor(fleet, listener):
+    fleet.seat("one", '    argv "sleep" "600"')
+    fleet.up("--interval", "60s")
+    assert poll_for(lambda: listener.passes() >= 1, timeout=20), fleet.log()
+    control = fleet.catalog / ".st2"
+    control.mkdir(exist_ok=True)
+    poll_for(lambda: False, timeout=0.5)
+    before = listener.passes()
+    staged = fleet.base / "generation.tmp"
+    staged.write_text("2\n")
+    os.replace(staged, control / "catalog-generation")
+    assert poll_for(lambda: listener.passes() > before, timeout=10)
+
+
+def test_a_failed_watch_installation_leaves_the_timer_working(fleet, monkeypatch):
+    def refuse(*arguments, **keywords):
+        raise OSError(24, "Too many open files")
+
+    monkeypatch.setattr("st2.supervisor.watch.INotify", refuse)
+    location = CatalogLocation(fleet.catalog, "h")
+    watch = CatalogWatch(location, fleet.scope)
+    assert not watch.active and "interval timer" in watch.error
+    watch.sync()
+    assert watch.drain() is False
+    read_end, write_end = os.pipe()
+    try:
+        reconciler = Reconciler(location, scope=fleet.scope, output=open(os.devnull, "w"))
+        start = SYSTEM_CLOCK.monotonic()
+        stop = loop._wait(reconciler, watch, [], read_end, 0.3, None, SYSTEM_CLOCK, loop.Notifier())
+        assert stop is False                       # the timer came due: run a pass
+        assert SYSTEM_CLOCK.monotonic() - start >= 0.3
+    finally:
+        os.close(read_end)
+        os.close(write_end)
