@@ -80,11 +80,12 @@ class UsageSandbox:
 
         return verdict(list(args), now=self.now, stderr=io.StringIO())
 
-    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    def run(self, *args: str, input: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
         """The real `st2` entry point as a subprocess, stdout and stderr kept apart."""
         return subprocess.run(
             [sys.executable, "-m", "st2", *args],
             capture_output=True, text=True, env=dict(os.environ), cwd=REPO, timeout=timeout,
+            input=input, stdin=None if input is not None else subprocess.DEVNULL,
         )
 
     def run_merged(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
