@@ -1,8 +1,8 @@
 """Lowering: one seat declaration becomes the tasks the supervisor keeps running.
 
 - the canonical agent PTY task ``<host>.<identity>`` (from ``argv``/``command``),
-- the derived DING exec task ``<host>.<identity>.ding`` running ``st2 ding <runtime-id>`` when
-  the seat declares ``ding`` (a companion of the agent task),
+- the derived DING exec task ``<host>.<identity>.ding`` running ``st2 ding <host>.<identity>``
+  (its target PTY task) when the seat declares ``ding`` (a companion of the agent task),
 - stream tasks for streams with a launch (companions too), authored ``exec``/``pty`` tasks.
 
 Every task's environment carries ``CATALOG``, ``ST_ROOT``, ``ST_AGENT=<host>.<identity>`` and
@@ -152,7 +152,8 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
             errors.append(f"{declaration.path}: ding is declared, but the seat has no agent argv/command")
             continue
         if role is TaskRole.DING:
-            argv = (*st2_command(), "ding", declared.id)
+            # The notifier is told its target: the canonical agent PTY task.
+            argv = (*st2_command(), "ding", agent)
         elif declared.argv is not None:
             argv = tuple(declared.argv)
         else:

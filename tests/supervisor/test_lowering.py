@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from st2.declarations import load_agent
+from st2.supervisor.lowering import TaskRole, lower
+
+
+def declare(tmp_path: Path, identity: str, body: str):
+    directory = tmp_path / "c" / "agents" / "h" / identity
+    directory.mkdir(parents=True)
+    path = directory / "agent.kdl"
+    path.write_text(f'agent "{identity}" {{\n{body}\n}}\n')
+    declaration, diagnostics = load_agent(path)
+    assert declaration is not None, diagnostics
+    return declaration
+
+
+def test_a_compact_seat_lowers_to_its_agent_pty_ding_stream_and_authored_tasks(tmp_path):
+    declaration = declare(tmp_path, "rev", '''    argv "claude" "--x"
+    ding
+    exec "watch" { argv "make" "watch"; keep #true; }
+    stream "ci" { argv "ci-adapter"; }
+    stream "ingress" ''')
+    plan = lower(declaration, "h", tmp_path / "c", base_environment={"PATH": "/bin"})
+    assert plan.errors == ()
+    rows = [(t.runtime_id, t.kind, t.role, t.keep) for t in plan.tasks]
+    assert rows == [
+        ("h.rev", "pty", TaskRole.AGENT, False),
+        ("h.rev.ci", "exec", TaskRole.STREAM, False),
+        ("h.rev.ding", "exec", TaskRole.DING, False),
+        ("h.rev.watch", "exec", TaskRole.AUTHORED, True),
+    ]
+    ding = next(t for t in plan.tasks if t.role is TaskRole.DING)
+    assert ding.argv[-2:] == ("ding", "h.rev")           # told its target PTY task
+    agent = plan.agent_task
+    assert agent.argv == ("claude", "--x")
+
+
+def test_every_task_environment_carries_the_runner_owned_identity(tmp_path):
+    declaration = declare(tmp_path, "rev", '''    argv "sh"
+    env { FOO "bar"; ST_AGENT "h.rev"; }
+    exec "watch" { command "make watch"; }''')
+    plan = lower(declaration, "h", tmp_path / "c", base_environment={"PATH": "/bin", "ST_AGENT": "stale", "NOTIFY_SOCKET": "/x"})
+    assert plan.errors == ()
+    for task in plan.tasks:
+        assert task.environment["ST_AGENT"] == "h.rev"
+        assert task.environment["CATALOG"] == task.environment["ST_ROOT"] == str(tmp_path / "c")
+        assert task.environment["ST_HOOKS"]
+        assert task.environment["FOO"] == "bar"
+        assert "NOTIFY_SOCKET" not in task.environment    # the supervisor's plumbing stays its own
+    watch = next(t for t in plan.tasks if t.name == "watch")
+    assert watch.argv == ("/bin/sh", "-c", "make watch")
+
+
+def test_a_conflicting_authored_st_agent_refuses_the_seat_before_anything_runs(tmp_path):
+    # The declaration layer already refuses this when it can resolve the host; lowering checks
+    # again against the host the supervisor resolved, so no path reaches a runner with it.
+    declaration = declare(tmp_path, "rev", '    argv "sh"')._replace(env={"ST_AGENT": "h.someone-else"})
+    plan = lower(declaration, "h", tmp_path / "c")
+    assert plan.tasks == ()
+    assert len(plan.errors) == 1 and "ST_AGENT='h.someone-else'" in plan.errors[0]
+    # The same declaration resolved for another host conflicts too: the value is host-qualified.
+    assert lower(declaration, "other", tmp_path / "c").errors
+
+
+def test_a_launched_stream_alone_is_rejected_before_reconciliation(tmp_path):
+    declaration = declare(tmp_path, "feed", '    argv "sh"\n    stream "ci" { argv "ci-adapter"; }')
+    declaration = declaration._replace(argv=None)
+    plan = lower(declaration, "h", tmp_path / "c")
+    assert plan.tasks == ()
+    assert "a stream alone makes nothing runnable" in plan.errors[0]
+
+
+def test_a_seat_without_streams_or_ding_lowers_to_just_its_agent(tmp_path):
+    declaration = declare(tmp_path, "solo", '    command "echo hi; sleep 1"')
+    plan = lower(declaration, "h", tmp_path / "c")
+    assert [t.runtime_id for t in plan.tasks] == ["h.solo"]
+    assert plan.agent_task.argv == ("/bin/sh", "-c", "echo hi; sleep 1")
