@@ -379,6 +379,7 @@ class Writer:
         self.harness = harness
         self.incarnation = incarnation
         self.clock = clock
+        self.last_written: Record | None = None
 
     def publish(self, reading: Reading | None, edge: CompactionEdge | None = None) -> bool:
         """Apply the write policy to ``reading`` and/or ``edge``; return whether a write landed.
@@ -400,6 +401,7 @@ class Writer:
                     return False
             record = self._next_record(current, reading, edge, now_ms)
             self._write(record)
+            self.last_written = record
             return True
 
     def _next_record(self, current: Record | None, reading: Reading | None, edge: CompactionEdge | None,

@@ -18,39 +18,53 @@ from st2.catalog import layout
 from st2.fs.atomic import UnsafePublication, check_real_directories, publish
 
 
+def _canonical_catalog(seat_dir: Path) -> Path:
+    if len(seat_dir.parents) < 3 or seat_dir.parent.parent.name != layout.AGENTS_DIR:
+        raise UnsafePublication(f"{seat_dir}: not a canonical <catalog>/agents/<host>/<identity> directory")
+    return seat_dir.parents[2]
+
+
 def catalog_root_of(seat_dir: Path) -> Path:
     """Given a seat directory, return its catalog root. Raise :class:`UnsafePublication` unless
     the path is exactly ``<catalog>/agents/<host>/<identity>`` made of real directories."""
     seat_dir = Path(os.path.abspath(seat_dir))
-    if len(seat_dir.parents) < 3 or seat_dir.parent.parent.name != layout.AGENTS_DIR:
-        raise UnsafePublication(f"{seat_dir}: not a canonical <catalog>/agents/<host>/<identity> directory")
-    catalog = seat_dir.parents[2]
+    catalog = _canonical_catalog(seat_dir)
     check_real_directories(seat_dir, root=catalog)
     return catalog
 
 
-def staging_dir(seat_dir: Path, staging_name: str) -> Path:
-    """Return (creating when missing) ``<catalog>/.st2/<staging_name>`` for ``seat_dir``, after
-    checking that it and ``.st2`` are real directories rather than symlinks."""
-    catalog = catalog_root_of(seat_dir)
-    control = catalog / layout.CONTROL_DIR
-    staging = control / staging_name
-    for directory in (control, staging):
+def _real_directory(directory: Path) -> None:
+    try:
+        status = os.lstat(directory)
+    except FileNotFoundError:
         try:
             directory.mkdir(mode=0o755)
         except FileExistsError:
             pass
         status = os.lstat(directory)
-        if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
-            raise UnsafePublication(f"{directory}: is not a real directory")
+    if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
+        raise UnsafePublication(f"{directory}: is not a real directory")
+
+
+def staging_dir(seat_dir: Path, staging_name: str) -> Path:
+    """Return (creating when missing) ``<catalog>/.st2/<staging_name>`` for ``seat_dir``, after
+    checking that it and ``.st2`` are real directories rather than symlinks."""
+    catalog = _canonical_catalog(Path(os.path.abspath(seat_dir)))
+    control = catalog / layout.CONTROL_DIR
+    staging = control / staging_name
+    _real_directory(control)
+    _real_directory(staging)
     return staging
 
 
 def publish_record(seat_dir: Path, record_name: str, data: bytes, staging_name: str, mode: int = 0o644) -> None:
-    """Atomically replace ``<seat_dir>/<record_name>`` with ``data``, staged outside the seat."""
+    """Atomically replace ``<seat_dir>/<record_name>`` with ``data``, staged outside the seat.
+    :func:`st2.fs.atomic.publish` checks the seat's ancestry up to the catalog root and that the
+    staging directory is on the seat's device."""
     seat_dir = Path(os.path.abspath(seat_dir))
+    catalog = _canonical_catalog(seat_dir)
     staging = staging_dir(seat_dir, staging_name)
-    publish(seat_dir / record_name, data, staging, root=catalog_root_of(seat_dir), mode=mode)
+    publish(seat_dir / record_name, data, staging, root=catalog, mode=mode)
 
 
 def resolve_seat(catalog: Path, host: str, name: str) -> Path:
@@ -66,3 +80,4 @@ def resolve_seat(catalog: Path, host: str, name: str) -> Path:
         if candidate.is_dir() and not candidate.is_symlink():
             return candidate
     raise LookupError(f"no agent {name!r} in {catalog} (looked for {', '.join(str(c) for c in candidates)})")
+

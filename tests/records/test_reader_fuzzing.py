@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
 NOW = 1_788_000_000_000
-SETTINGS = settings(max_examples=400, deadline=None)
+SETTINGS = settings(max_examples=200, deadline=None)
 
 # Arbitrary bytes, plus JSON-ish noise that gets past the first parse more often.
 json_values = st.recursive(
