@@ -26,26 +26,30 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from st2.delegation import agent_definitions, hook_output, knobs
+from st2.delegation.values import Value
+
+TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
 
 NAME = "dispatch-guard"
 ISOLATED = "worktree"
 FORK = "fork"
 
 
-@dataclass
 class Config:
-    """What the routing reads: D2's and D4's rosters, D5's switch and lookup, D6's binding."""
+    """What the routing reads: D2's and D4's rosters, D5's switch and lookup, D6's binding.
+    The defaults leave every configurable rule inert."""
 
-    readonly: list[str] = field(default_factory=list)
-    mutating: list[str] = field(default_factory=list)
-    require_tier: bool = False
-    is_tiered: Callable[[str], bool] = lambda subagent_type: False
-    binding: list[knobs.TierRow] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.readonly: list[str] = []
+        self.mutating: list[str] = []
+        self.require_tier = False
+        self.is_tiered: Callable[[str], bool] = lambda subagent_type: False
+        self.binding: list[knobs.TierRow] = []
 
 
 def route(subagent_type: str, isolation: str, model: str, nested: bool, config: Config) -> str:
@@ -67,12 +71,12 @@ def route(subagent_type: str, isolation: str, model: str, nested: bool, config: 
     return "fallthrough"
 
 
-@dataclass(frozen=True)
-class Decision:
-    code: int
-    stdout: str = ""
-    stderr: str = ""
-    rule: str = "fallthrough"
+class Decision(Value):
+    """A dispatch's outcome: exit status, hook JSON on stdout, block message on stderr, and
+    the rule that decided it."""
+
+    __slots__ = ("code", "stdout", "stderr", "rule")
+    defaults = ("", "", "fallthrough")
 
 
 def _text(value: Any) -> str:

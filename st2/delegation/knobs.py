@@ -15,9 +15,11 @@ Standard library only: both hooks import this.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
+from st2.delegation.values import Value
+
+TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 STOP_LOG = "DELEGATION_KIT_STOP_LOG"
 LIVENESS_CMD = "DELEGATION_KIT_LIVENESS_CMD"
@@ -34,19 +36,19 @@ AGENT_DIR_DEFAULT = ".claude/agents"
 TIER_CLASSES_DEFAULT = ("judgment", "routing", "mechanical")
 REQUIRE_TIER_VALUES = ("on", "off")
 
-_CLASS_NAME = re.compile(r"[a-z0-9-]+")
-_EFFORT = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
+_CLASS_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_EFFORT_CHARACTERS = _LETTERS | frozenset("0123456789._-")
 
 
 class KnobError(ValueError):
     """A knob whose value the table validator refuses."""
 
 
-@dataclass(frozen=True)
-class TierRow:
-    tier_class: str
-    model: str
-    effort: str | None
+class TierRow(Value):
+    """One binding element: ``<class>=<model>[,<effort>]``."""
+
+    __slots__ = ("tier_class", "model", "effort")
 
 
 def scalar(environ: Mapping[str, str], name: str, default: str) -> str:
@@ -106,7 +108,7 @@ def tier_classes(environ: Mapping[str, str]) -> list[str]:
     classes = indexed(environ, TIER_CLASSES, TIER_CLASSES_DEFAULT)
     seen: set[str] = set()
     for name in classes:
-        if not _CLASS_NAME.fullmatch(name):
+        if not name or not set(name) <= _CLASS_CHARACTERS:
             raise KnobError(f"{TIER_CLASSES}: {name!r} is not a class name ([a-z0-9-])")
         if name in seen:
             raise KnobError(f"{TIER_CLASSES}: {name!r} is given twice")
@@ -145,7 +147,7 @@ def tier_model(environ: Mapping[str, str]) -> list[TierRow]:
         if comma:
             if not effort or "," in effort or any(c.isspace() for c in effort):
                 raise KnobError(f"{TIER_MODEL}: effort {effort!r} of class {tier_class!r} is empty, carries whitespace or a second comma")
-            if effort == "-" or not _EFFORT.fullmatch(effort):
+            if effort[0] not in _LETTERS or not set(effort) <= _EFFORT_CHARACTERS:
                 raise KnobError(f"{TIER_MODEL}: effort {effort!r} is not a letter followed by letters, digits, '.', '_' or '-'")
         rows.append(TierRow(tier_class, model, effort if comma else None))
     for row in rows:

@@ -14,16 +14,23 @@ Standard library only: the liveness reader that the turn-end hook spawns imports
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from st2.delegation.values import Value
 
 SUFFIX = ".run"
 """A record's file name is ``<key>.run``; the suffix makes the record set a glob."""
 
-KEY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-"""The run keys st2 writes. A hand-written record's key is read as any one token."""
+_KEY_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_KEY_REST = _KEY_FIRST | frozenset("._-")
 
-_DIGITS = re.compile(r"[0-9]+")
+
+def valid_key(key: str) -> bool:
+    """The run keys st2 writes: ``[A-Za-z0-9][A-Za-z0-9._-]*``. A hand-written record's key is
+    read as any one token."""
+    return bool(key) and key[0] in _KEY_FIRST and all(character in _KEY_REST for character in key)
+
+
+def _is_decimal(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 class MalformedRecord(ValueError):
@@ -31,11 +38,11 @@ class MalformedRecord(ValueError):
     "nothing running"."""
 
 
-@dataclass(frozen=True)
-class LaunchRecord:
-    pid: int
-    run: str
-    start: int | None = None
+class LaunchRecord(Value):
+    """One parsed record: ``pid``, ``run`` key, and ``start`` ticks or None."""
+
+    __slots__ = ("pid", "run", "start")
+    defaults = (None,)
 
     def render(self) -> str:
         """The record's one line, newline-terminated."""
@@ -71,10 +78,10 @@ def parse(text: str) -> LaunchRecord:
     for required in ("pid", "run"):
         if required not in fields:
             raise MalformedRecord(f"the record carries no {required}=")
-    if not _DIGITS.fullmatch(fields["pid"]) or int(fields["pid"]) == 0:
+    if not _is_decimal(fields["pid"]) or int(fields["pid"]) == 0:
         raise MalformedRecord(f"pid={fields['pid']} is not a positive process id")
     start = fields.get("start")
-    if start is not None and not _DIGITS.fullmatch(start):
+    if start is not None and not _is_decimal(start):
         raise MalformedRecord(f"start={start} is not a count of clock ticks")
     return LaunchRecord(
         pid=int(fields["pid"]), run=fields["run"], start=int(start) if start is not None else None

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 
 from st2.delegation import launch_record, process_liveness
 from st2.delegation.checkout import scratch_dir
@@ -34,13 +33,13 @@ USAGE = (
 )
 
 
-@dataclass
 class Reading:
     """The reading over a record set: the exit status and the lines to print."""
 
-    status: int = GREEN
-    records: int = 0
-    findings: list[str] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.status = GREEN
+        self.records = 0
+        self.findings: list[str] = []
 
     def lines(self) -> list[str]:
         if self.status == GREEN:
@@ -109,7 +108,7 @@ def write_record(directory: str, key: str, pid: int) -> tuple[str, launch_record
     producer owes no record). Raise ValueError on a key outside the record key pattern."""
     from st2.fs.atomic import publish  # only the writer needs it
 
-    if not launch_record.KEY_PATTERN.fullmatch(key):
+    if not launch_record.valid_key(key):
         raise ValueError(f"run key {key!r} is not [A-Za-z0-9][A-Za-z0-9._-]*")
     ticks = process_liveness.start_ticks(pid)
     if ticks is None:

@@ -1,0 +1,63 @@
+"""Turn-end liveness hook latency: `st2 hook subagent-stop-liveness` over a scratch dir of 10
+launch records, the spawned reader (`st2 check producer-liveness`) included.
+
+Prints the median wall time of 30 firings of the real hook and its ratio to `python -c pass`
+with the same interpreter (the anchor: the floor any Python process pays; the hook pays it
+twice, once for itself and once for the reader it spawns). Target: ratio <= 2.5.
+Runs interleave hook and anchor so machine load weighs on both alike.
+Last line: RESULT liveness_median_ms=<x> ratio_python=<y>
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RUNS = 30
+RECORDS = 10
+PAYLOAD = b'{"session_id":"bench","hook_event_name":"SubagentStop","stop_hook_active":false}'
+
+
+def timed(command: list[str], cwd: Path, env: dict[str, str], payload: bytes) -> tuple[float, int]:
+    start = time.perf_counter()
+    completed = subprocess.run(command, cwd=cwd, env=env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return (time.perf_counter() - start) * 1000, completed.returncode
+
+
+def main() -> int:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DELEGATION_KIT_", "GATE_SDK_"))}
+    with tempfile.TemporaryDirectory(prefix="st2-bench-hooks-") as directory:
+        root = Path(directory)
+        scratch = root / ".tmp"
+        scratch.mkdir()
+        for index in range(RECORDS):
+            exited = subprocess.Popen(["true"])
+            exited.wait()
+            (scratch / f"job-{index:02d}.run").write_text(f"pid={exited.pid} run=job-{index:02d}\n")
+        hook = [sys.executable, "-m", "st2", "hook", "subagent-stop-liveness"]
+        anchor_command = [sys.executable, "-c", "pass"]
+        hook_samples, anchor_samples = [], []
+        for _ in range(RUNS):
+            elapsed, status = timed(hook, root, env, PAYLOAD)
+            if status != 0:
+                raise SystemExit(f"the hook exited {status}; expected a green allow over {RECORDS} exited records")
+            hook_samples.append(elapsed)
+            anchor_samples.append(timed(anchor_command, root, env, b"")[0])
+        log = (root / ".workflow" / "subagent-stop-liveness.log").read_text().splitlines()
+        if len(log) != RUNS or f"verdict=green  spawn=-  records={RECORDS}" not in log[-1]:
+            raise SystemExit(f"unexpected log: {log[-1] if log else '(empty)'}")
+    hook_median = statistics.median(hook_samples)
+    anchor_median = statistics.median(anchor_samples)
+    print(f"python -c pass median: {anchor_median:.1f} ms")
+    print(f"st2 hook subagent-stop-liveness median over {RUNS} runs, {RECORDS} records: {hook_median:.1f} ms (target ratio <= 2.5)")
+    print(f"RESULT liveness_median_ms={hook_median:.1f} ratio_python={hook_median / anchor_median:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
