@@ -1,21 +1,16 @@
-"""Record writers under real concurrency and real SIGKILL.
-
-These run on tmpfs (/dev/shm) when it exists: they test serialization and atomic replacement,
-whose rename semantics are the same there, without paying a disk fsync per write (7 ms here)."""
+"""Record writers under real concurrency and real SIGKILL (on the ``fast_catalog`` tmpfs root)."""
 
 from __future__ import annotations
 
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
-import uuid
 from pathlib import Path
 
 import pytest
@@ -31,14 +26,10 @@ PROCESSES, WRITES = 4, 500
 
 
 @pytest.fixture
-def fast_seat(tmp_path: Path):
-    shared_memory = Path("/dev/shm")
-    base = shared_memory / f"st2-test-{uuid.uuid4().hex}" if shared_memory.is_dir() else tmp_path
-    seat = base / "catalog" / "agents" / "host" / "worker"
+def fast_seat(fast_catalog: Path) -> Path:
+    seat = fast_catalog / "agents" / "host" / "worker"
     seat.mkdir(parents=True)
-    yield seat
-    if base != tmp_path:
-        shutil.rmtree(base, ignore_errors=True)
+    return seat
 
 
 CONCURRENT_WRITER = textwrap.dedent(
