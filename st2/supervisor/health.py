@@ -1,0 +1,118 @@
+"""Supervisor and task health for ``st2 doctor``.
+
+:func:`task_health` has the Doctor extra-check signature ``(catalog_root, host, now_ms) ->
+list[Finding]``. It reads only: launch records, park markers, live processes.
+
+- A running seat is healthy when each declared task is running; a parked task, a task that is
+  down, or evidence that cannot be trusted is a failure.
+- A retired seat is healthy only once every declared task has no record at all (live or dead).
+- A suspended seat is healthy when no declared task is live and every retained dead record is
+  ``keep``-pinned; this weaker state never counts as retirement.
+- A PTY task whose socket path cannot be bound is a failure naming the path and the overage.
+
+:func:`supervisor_health` reports whether this catalog's supervisor runs on this host
+(``--require-supervisor`` turns its absence into a failure).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from st2.catalog.location import CatalogLocation
+from st2.declarations.model import RETIRED, RUNNING, SUSPENDED
+from st2.doctor.findings import Finding, Severity
+from st2.supervisor import park, supervisor_record
+from st2.supervisor.catalog_view import read_catalog
+from st2.supervisor.inventory import observe
+from st2.supervisor.runtime import launch_record
+from st2.supervisor.runtime.backend import RuntimeState
+from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
+
+FAILURE = Severity.FAILURE
+ADVISORY = Severity.ADVISORY
+
+
+def task_health(catalog_root: Path, host: str, now_ms: int, scope: RuntimeScope | None = None) -> list[Finding]:
+    location = CatalogLocation(Path(catalog_root), host)
+    scope = scope or RuntimeScope(location.root, host)
+    findings: list[Finding] = []
+    declared: set[str] = set()
+    view = read_catalog(location)
+    for plan in view.plans:
+        for error in plan.errors:
+            findings.append(Finding(FAILURE, plan.agent, "task-lowering", error))
+        for task in plan.tasks:
+            declared.add(task.runtime_id)
+            observation = observe(scope, location, task.runtime_id)
+            findings.extend(_task_findings(plan, task, observation, scope))
+    for runtime_id in launch_record.recorded_ids(scope):
+        if runtime_id not in declared and not view.errors:
+            if observe(scope, location, runtime_id).state is RuntimeState.RUNNING:
+                findings.append(Finding(ADVISORY, runtime_id, "task-undeclared",
+                                        "running but no declaration names it; `st2 down` stops it"))
+    return findings
+
+
+def _task_findings(plan, task, observation, scope: RuntimeScope) -> list[Finding]:
+    rid = task.runtime_id
+    state = observation.state
+    if plan.desired_state == RETIRED:
+        if state is RuntimeState.ABSENT:
+            return []
+        what = "alive" if state in (RuntimeState.RUNNING, RuntimeState.VANISHED) else "a dead record remains"
+        return [Finding(FAILURE, plan.agent, "retirement-incomplete",
+                        f"{rid}: retired, but {what}; retirement is complete only when every task record is gone")]
+    if plan.desired_state == SUSPENDED:
+        if state in (RuntimeState.RUNNING, RuntimeState.VANISHED):
+            return [Finding(FAILURE, plan.agent, "suspension-incomplete", f"{rid}: suspended, but still alive")]
+        if state is RuntimeState.ABSENT or (state is RuntimeState.EXITED and task.keep):
+            return []
+        if state is RuntimeState.EXITED:
+            return [Finding(FAILURE, plan.agent, "suspension-incomplete",
+                            f"{rid}: suspended, and a dead record that is not keep-pinned remains")]
+        return [Finding(FAILURE, plan.agent, "task-evidence", f"{rid}: {observation.error}")]
+    if plan.desired_state != RUNNING:
+        return []
+    findings = []
+    if task.kind == "pty":
+        refusal = socket_admission_error(scope.socket(rid))
+        if refusal is not None:
+            return [Finding(FAILURE, plan.agent, "socket-admission", f"{rid}: {refusal}")]
+    reading = park.read(scope, rid)
+    if reading.belief is park.Belief.PARKED:
+        recovery = reading.marker.recovery_argv()
+        hint = f"; recover with: {' '.join(recovery)}" if recovery else ""
+        findings.append(Finding(FAILURE, plan.agent, "task-parked", f"{rid}: parked ({reading.marker.reason}){hint}"))
+    elif reading.belief is park.Belief.INDETERMINATE:
+        findings.append(Finding(FAILURE, plan.agent, "task-evidence", f"{rid}: {reading.error}"))
+    if state is RuntimeState.RUNNING:
+        return findings
+    if state in (RuntimeState.INDETERMINATE, RuntimeState.VANISHED):
+        findings.append(Finding(FAILURE, plan.agent, "task-evidence", f"{rid}: {observation.error}"))
+    elif reading.belief is not park.Belief.PARKED:
+        findings.append(Finding(FAILURE, plan.agent, "task-down", f"{rid}: {state.value}, not running"))
+    return findings
+
+
+def supervisor_health(catalog_root: Path, host: str, now_ms: int, *, require: bool = False,
+                      scope: RuntimeScope | None = None) -> list[Finding]:
+    scope = scope or RuntimeScope(Path(catalog_root), host)
+    identity = supervisor_record.running(scope)
+    if identity is not None:
+        return []
+    severity = FAILURE if require else ADVISORY
+    return [Finding(severity, "supervisor", "supervisor-running",
+                    f"no `st2 up` is running for {catalog_root} on {host}")]
+
+
+def admission_errors(location: CatalogLocation) -> list[str]:
+    """Socket-bound refusals for this host's PTY tasks (for ``st2 validate``)."""
+    scope = RuntimeScope(location.root, location.host)
+    errors = []
+    for plan in read_catalog(location).plans:
+        for task in plan.tasks:
+            if task.kind == "pty":
+                refusal = socket_admission_error(scope.socket(task.runtime_id))
+                if refusal is not None:
+                    errors.append(f"{task.runtime_id}: {refusal}")
+    return errors
