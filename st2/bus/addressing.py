@@ -51,7 +51,27 @@ class Seat:
         return self.desired_state == "running"
 
 
+# declaration path -> (stat signature, seat). A sender resolves its recipient and its own ledger
+# seat on every send, and 8 concurrent senders × 250 messages made re-parsing every declaration
+# each time the largest CPU cost; a changed file (mtime, size or inode) is always re-read.
+_CACHE: dict[Path, tuple[tuple[int, int, int], Seat | None]] = {}
+
+
 def _seat_from_declaration(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
+    try:
+        status = declaration_path.stat()
+    except OSError:
+        return None
+    signature = (status.st_mtime_ns, status.st_size, status.st_ino)
+    cached = _CACHE.get(declaration_path)
+    if cached is not None and cached[0] == signature:
+        return cached[1]
+    seat = _load_seat(host, identity, directory, declaration_path)
+    _CACHE[declaration_path] = (signature, seat)
+    return seat
+
+
+def _load_seat(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
     """Read the fields the bus needs. Prefer the shared declaration loader; fall back to a
     minimal KDL read when it is not available. A declaration that does not load is not a seat."""
     try:

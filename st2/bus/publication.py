@@ -50,14 +50,15 @@ def _fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
-def _write_temp(staging: Path, name: str, data: bytes, mode: int) -> Path:
+def _write_temp(staging: Path, name: str, data: bytes, mode: int, durable: bool) -> Path:
     temp = staging / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{_TEMP_SUFFIX}"
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(descriptor, view) :]
-        os.fsync(descriptor)
+        if durable:
+            os.fsync(descriptor)
     except BaseException:
         os.close(descriptor)
         os.unlink(temp)
@@ -66,12 +67,15 @@ def _write_temp(staging: Path, name: str, data: bytes, mode: int) -> Path:
     return temp
 
 
-def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0o644) -> bool:
+def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0o644,
+                      durable: bool = True) -> bool:
     """Create ``target`` holding ``data`` unless a file already has that name.
 
     Return True when this call created it, False when the name already existed (its bytes are
     left untouched; the caller decides whether they agree). The staging directory must be on the
-    target's filesystem; otherwise raise :class:`BusError` rather than copy.
+    target's filesystem; otherwise raise :class:`BusError` rather than copy. ``durable=False``
+    skips the fsyncs (bookkeeping a power cut may lose, such as the sent ledger); the file is
+    still never visible partially written to another process, since it is linked complete.
     """
     target = Path(target)
     staging_status = os.lstat(staging)
@@ -79,7 +83,7 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
         raise BusError(f"{staging}: staging is not a real directory")
     if staging_status.st_dev != os.lstat(target.parent).st_dev:
         raise BusError(f"{staging}: staging is on another filesystem than {target.parent}")
-    temp = _write_temp(staging, target.name, data, mode)
+    temp = _write_temp(staging, target.name, data, mode, durable)
     try:
         try:
             os.link(temp, target)
@@ -90,7 +94,8 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
             os.unlink(temp)
         except FileNotFoundError:
             pass
-    _fsync_directory(target.parent)
+    if durable:
+        _fsync_directory(target.parent)
     return True
 
 

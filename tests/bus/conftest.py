@@ -57,3 +57,13 @@ def snapshot():
 def seat_writer():
     """``seat_writer(catalog, host, identity, extra="")`` declares a seat."""
     return declare_seat
+
+
+@pytest.fixture
+def small_catalog(catalog: Path) -> Path:
+    """h1.alice, h1.bob (address "robert", stream "ci") and principal h1.svc: the concurrency
+    tests resolve recipients thousands of times, so their catalog stays small."""
+    declare_seat(catalog, HOST, "alice")
+    declare_seat(catalog, HOST, "bob", extra='    address "robert"\n    stream "ci" { argv "ci-adapter"; }\n')
+    declare_principal(catalog, HOST, "svc")
+    return catalog

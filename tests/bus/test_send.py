@@ -98,7 +98,7 @@ def test_sweep_removes_only_temps_of_dead_writers(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == [live.name]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(sender=st.text(max_size=30), subject=st.text(max_size=50))
 def test_an_accepted_send_round_trips_and_a_refused_one_writes_nothing(bus_catalog: Path, snapshot,
                                                                         sender: str, subject: str) -> None:

@@ -1,0 +1,100 @@
+"""A stand-in publisher for the concurrency tests (run as a subprocess, not collected by pytest).
+
+``driver_sender.py senders CATALOG INDEX COUNT`` sends COUNT messages through the real CLI entry
+point in this one process (interpreter start-up paid once), then writes ``done`` to stdout.
+
+``driver_sender.py killer CATALOG MODE KILLS SEED`` forks a child that loops over the real CLI
+(``send`` plain, ``keyed`` idempotent sends resuming from a progress file, or ``archive``) and
+SIGKILLs it after a random delay, KILLS times, then writes ``done``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+from st2.entry import main
+
+
+def cli(catalog: str, *words: str) -> int:
+    with contextlib.redirect_stdout(io.StringIO()):
+        return main(["--catalog", catalog, *words])
+
+
+def body_for(label: str) -> str:
+    # Large enough that a torn write would be visible: the last line must be END.
+    return f"payload {label}\n" + ("x" * 60 + "\n") * 40 + "END\n"
+
+
+def senders(catalog: str, index: int, count: int) -> None:
+    for number in range(count):
+        status = cli(catalog, "message", "send", "robert", "--as", f"h1.sender{index}",
+                     "--subject", f"s{index}-{number}", "-m", body_for(f"{index}-{number}"))
+        if status != 0:
+            raise SystemExit(f"send {index}-{number} failed with {status}")
+
+
+def child_loop(catalog: str, mode: str, progress: Path) -> None:
+    if mode == "send":
+        while True:
+            cli(catalog, "message", "send", "robert", "--as", "h1.alice", "-m", body_for("plain"))
+    if mode == "keyed":
+        confirmed = [int(x) for x in progress.read_text().split()] if progress.exists() else []
+        number = (confirmed[-1] + 1) if confirmed else 0
+        while True:
+            status = cli(catalog, "message", "send", "robert", "--as", "h1.alice", "--idempotency-key",
+                         f"k{number}", "-m", body_for(f"k{number}"))
+            if status != 0:
+                os._exit(3)
+            descriptor = os.open(progress, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            os.write(descriptor, f"{number}\n".encode())
+            os.close(descriptor)
+            number += 1
+    if mode == "archive":
+        inbox = Path(catalog) / "agents/h1/bob/resources/inbox"
+        while True:
+            names = sorted(n for n in os.listdir(inbox) if n.endswith(".md"))
+            if not names:
+                os._exit(0)
+            cli(catalog, "message", "archive", "h1.bob", names[0], "--as", "h1.bob")
+
+
+def killer(catalog: str, mode: str, kills: int, seed: int) -> None:
+    generator = random.Random(seed)
+    # Import and warm every module the loop uses before forking, so each child spends its short
+    # life publishing rather than importing click.
+    cli(catalog, "message", "ls", "h1.bob", "--count")
+    import st2.bus.send  # noqa: F401
+    import st2.cli.message  # noqa: F401
+
+    # Aim the kills across the whole publication path whatever this machine's fsync costs: the
+    # delay is drawn from zero to three times one warm send (sent to another seat's inbox).
+    started = time.monotonic()
+    cli(catalog, "message", "send", "h1.alice", "--as", "h1.bob", "-m", body_for("warm"))
+    span = 3 * (time.monotonic() - started)
+    progress = Path(catalog) / f".progress-{mode}"
+    for _ in range(kills):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                child_loop(catalog, mode, progress)
+            finally:
+                os._exit(0)
+        time.sleep(generator.uniform(0.0, span))
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+
+
+if __name__ == "__main__":
+    command = sys.argv[1]
+    if command == "senders":
+        senders(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif command == "killer":
+        killer(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    print("done", flush=True)
