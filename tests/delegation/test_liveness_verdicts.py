@@ -151,3 +151,32 @@ def test_an_invalid_bound_falls_back_to_the_default() -> None:
     assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "soon"}) == 10.0
     assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "-1"}) == 10.0
     assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "0.5"}) == 0.5
+
+
+def test_a_record_appearing_during_the_reading_is_counted_so_exit_2_reads_corrupt(tmp_path: Path) -> None:
+    creating = write_by_child(
+        tmp_path / "creating-reader.sh", '#!/bin/sh\nmkdir -p "$1" && echo "pid=1 run=late" > "$1/late.run"\nexit 2\n', executable=True
+    )
+    firing = fire(tmp_path, PAYLOAD, DELEGATION_KIT_LIVENESS_CMD=str(creating))
+    assert "verdict=corrupt  spawn=-  records=1  runs=late  decision=refuse" in firing.line
+    quiet = fire(tmp_path / "elsewhere", PAYLOAD, DELEGATION_KIT_LIVENESS_CMD=stub(tmp_path, 2))
+    assert "verdict=unresolved  spawn=-  records=0  runs=-  decision=refuse" in quiet.line
+
+
+def test_no_value_of_the_view_or_the_transcript_reaches_the_log(tmp_path: Path) -> None:
+    transcript = tmp_path / "agent.jsonl"
+    transcript.write_text('{"backgroundTaskId":"t-secret-id","command":"rm -rf secret-dir"}\n')
+    payload = json.dumps({
+        "session_id": "s-1", "hook_event_name": "SubagentStop", "agent_id": "agent-secret",
+        "agent_type": "secret-type", "agent_transcript_path": str(transcript),
+        "last_assistant_message": "secret report", "transcript_path": "/secret/path",
+        "background_tasks": [{"id": "t-secret-id", "type": "shell", "status": "running",
+                              "command": "make secret-target", "description": "secret prose"}],
+    })
+    firing = fire(tmp_path, payload, DELEGATION_KIT_LIVENESS_CMD=stub(tmp_path, 0))
+    assert firing.code == 2
+    assert "secret" not in firing.line and "secret" not in firing.stderr
+    assert firing.line.endswith(
+        "decision=refuse  keys=agent_id,agent_transcript_path,agent_type,background_tasks,hook_event_name,"
+        "last_assistant_message,session_id,transcript_path\n"
+    )
