@@ -48,3 +48,28 @@ class FakeClock(Clock):
 
 
 SYSTEM_CLOCK = Clock()
+
+
+class PinnedWallClock(Clock):
+    """The real monotonic clock with a wall clock pinned at one instant."""
+
+    def __init__(self, wall_ms: int) -> None:
+        self._wall_ms = wall_ms
+
+    def wall_ms(self) -> int:
+        return self._wall_ms
+
+
+PINNED_WALL_ENV = "ST2_CLOCK_WALL_MS"
+
+
+def command_clock() -> Clock:
+    """The clock a read-only CLI verb projects records with. ``$ST2_CLOCK_WALL_MS`` pins its wall
+    time so process tests can assert full roster strings, ages included (the same idea as
+    ``SOURCE_DATE_EPOCH``); a value that is not an integer is ignored."""
+    import os
+
+    value = os.environ.get(PINNED_WALL_ENV)
+    if value is not None and value.isascii() and value.isdigit():
+        return PinnedWallClock(int(value))
+    return SYSTEM_CLOCK

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import catalog_options, exit_with
-from st2.clock import SYSTEM_CLOCK
+from st2.clock import command_clock
 
 PRESENCE = ["available", "busy", "away", "dnd", "offline", "unknown"]
 
@@ -20,7 +20,7 @@ def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filt
     """List the catalog's seats with presence, desired state, observed state and context."""
     from st2.roster.build import build_roster
 
-    rows, problems = build_roster(location.root, SYSTEM_CLOCK.wall_ms(), enrich=enrich,
+    rows, problems = build_roster(location.root, command_clock().wall_ms(), enrich=enrich,
                                   status_filter=status_filter, identity_filter=identity_filter)
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)

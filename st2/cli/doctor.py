@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import catalog_options, exit_with
-from st2.clock import SYSTEM_CLOCK
+from st2.clock import command_clock
 
 
 @click.command("doctor")
@@ -15,7 +15,7 @@ def doctor(location) -> None:
     from st2.doctor.findings import exit_status
     from st2.doctor.run import run_doctor
 
-    findings = run_doctor(location.root, location.host, SYSTEM_CLOCK.wall_ms())
+    findings = run_doctor(location.root, location.host, command_clock().wall_ms())
     for finding in findings:
         click.echo(finding.line())
     if not findings:

@@ -51,13 +51,6 @@ def _read_bytes(path: Path) -> bytes | None:
         return b""  # unreadable: present but untrustworthy; readers project it as malformed
 
 
-def _mtime_ms(path: Path) -> int | None:
-    try:
-        return int(os.stat(path).st_mtime_ns // 1_000_000)
-    except OSError:
-        return None
-
-
 def unread_messages(seat: layout.SeatPaths) -> list[str]:
     """Canonical message files in the inbox that no archive receipt settles."""
     try:
@@ -73,7 +66,7 @@ def unread_messages(seat: layout.SeatPaths) -> list[str]:
     return sorted(name for name in inbox if name not in archived)
 
 
-def last_activity_ms(seat: layout.SeatPaths, status_reading: status.StatusReading | None) -> float | None:
+def last_activity_ms(seat: layout.SeatPaths, status_activity_ms: int | None) -> float | None:
     """Newest activity across inbox and archive files and the status record. A v1 status
     contributes its own origin time (the heartbeat inside the record), a legacy word its mtime."""
     newest: float | None = None
@@ -89,7 +82,7 @@ def last_activity_ms(seat: layout.SeatPaths, status_reading: status.StatusReadin
                 continue
             if newest is None or stamp > newest:
                 newest = stamp
-    origin = status_reading.origin_ms if status_reading is not None else None
+    origin = status_activity_ms
     if origin is not None and (newest is None or origin > newest):
         newest = float(origin)
     return newest
@@ -98,9 +91,8 @@ def last_activity_ms(seat: layout.SeatPaths, status_reading: status.StatusReadin
 def build_row(host: str, identity: str, directory: Path, declaration: Any, catalog_root: Path,
               now_ms: int, enrich: bool) -> RosterRow:
     seat = layout.SeatPaths(catalog_root, host, identity)
-    status_path = Path(directory) / layout.STATUS
-    status_bytes = _read_bytes(status_path)
-    status_reading = status.read(status_bytes, now_ms, mtime_ms=_mtime_ms(status_path) if status_bytes is not None else None)
+    status_bytes, status_mtime_ms = status.load(Path(directory) / layout.STATUS)
+    status_reading = status.read(status_bytes, now_ms, mtime_ms=status_mtime_ms)
     observed = harness_state.read(_read_bytes(Path(directory) / layout.HARNESS_STATE), now_ms)
     context = harness_context.read(_read_bytes(Path(directory) / layout.HARNESS_CONTEXT), now_ms)
     diagnostic = driver_diagnostic.read(_read_bytes(Path(directory) / layout.DRIVER_DIAGNOSTIC), now_ms)
@@ -129,7 +121,7 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
         bus_address=None if retired else runtime_id,
     )
     if enrich:
-        row.last_activity_ms = last_activity_ms(seat, status_reading)
+        row.last_activity_ms = last_activity_ms(seat, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(unread_messages(seat))
     return row
 
