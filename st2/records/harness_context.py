@@ -371,7 +371,9 @@ class Writer:
     cross-process lock (``.harness-context.lock``) and decides against the on-disk record.
     ``incarnation`` is provenance only: nothing is refused on it, so a straggler lands."""
 
-    def __init__(self, seat_dir: Path, agent: str, harness: str, incarnation: str, clock) -> None:
+    def __init__(self, seat_dir: Path, agent: str, harness: str, incarnation: str, clock, policy=None) -> None:
+        """``policy`` replaces :func:`due` (clauses 2-4) and exists for the write-policy replay
+        benchmark, which runs the seed's rejected policies through this same writer."""
         if harness not in HARNESSES:
             raise ValueError(f"harness {harness!r} is not recognized; its numbers would be uninterpretable")
         self.seat_dir = Path(seat_dir)
@@ -379,6 +381,7 @@ class Writer:
         self.harness = harness
         self.incarnation = incarnation
         self.clock = clock
+        self.policy = policy if policy is not None else due
         self.last_written: Record | None = None
 
     def publish(self, reading: Reading | None, edge: CompactionEdge | None = None) -> bool:
@@ -397,7 +400,7 @@ class Writer:
             current = _current(self.seat_dir)
             now_ms = self.clock.wall_ms()
             if edge is None and current is not None and reading is not None:
-                if due(current, reading, self.harness, now_ms) is None:
+                if self.policy(current, reading, self.harness, now_ms) is None:
                     return False
             record = self._next_record(current, reading, edge, now_ms)
             self._write(record)
