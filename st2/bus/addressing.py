@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st2.bus import BusError
-from st2.catalog.layout import AGENTS_DIR, DECLARATION
 
 
 @dataclass(frozen=True)
@@ -72,125 +71,35 @@ def _seat_from_declaration(host: str, identity: str, directory: Path, declaratio
 
 
 def _load_seat(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
-    """Read the fields the bus needs. Prefer the shared declaration loader; fall back to a
-    minimal KDL read when it is not available. A declaration that does not load is not a seat."""
-    try:
-        from st2.declarations import load_agent  # type: ignore[attr-defined]
-    except ImportError:
-        load_agent = None
-    if load_agent is not None:
-        declaration, _diagnostics = load_agent(declaration_path)
-        if declaration is None:
-            return None
-        return Seat(
-            host=host,
-            identity=identity,
-            directory=directory,
-            declared_id=getattr(declaration, "id", None),
-            declared_address=getattr(declaration, "address", None),
-            desired_state=_desired_state_word(getattr(declaration, "desired_state", None)),
-            streams=_declared_streams(declaration),
-        )
-    return _minimal_seat(host, identity, directory, declaration_path)
+    """The fields the bus needs, from the shared declaration loader. A declaration that does not
+    load is not a seat (``st2 validate`` reports why)."""
+    from st2.declarations import load_agent
 
-
-def _desired_state_word(value) -> str:
-    if value is None:
-        return "running"
-    for attribute in ("state", "value"):
-        inner = getattr(value, attribute, None)
-        if isinstance(inner, str):
-            return inner
-    return str(value)
-
-
-def _declared_streams(declaration) -> tuple[str, ...]:
-    """Stream names from the shared model: tasks of kind ``stream`` (or a ``streams`` field)."""
-    tasks = getattr(declaration, "tasks", None)
-    if tasks is not None:
-        return tuple(task.name for task in tasks if getattr(task, "kind", None) == "stream")
-    return tuple(_stream_names(getattr(declaration, "streams", None) or ()))
-
-
-def _stream_names(streams) -> list[str]:
-    if isinstance(streams, dict):
-        return [str(name) for name in streams]
-    names = []
-    for stream in streams:
-        names.append(stream if isinstance(stream, str) else str(getattr(stream, "name", stream)))
-    return names
-
-
-def _minimal_seat(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
-    import ckdl
-
-    try:
-        document = ckdl.parse(declaration_path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ckdl.ParseError):
+    declaration, _diagnostics = load_agent(declaration_path)
+    if declaration is None:
         return None
-    agents = [node for node in document.nodes if node.name == "agent"]
-    if len(agents) != 1:
-        return None
-    declared: dict[str, str] = {}
-    streams = []
-    for child in agents[0].children:
-        if child.name in ("id", "address", "desired-state") and child.args and isinstance(child.args[0], str):
-            declared[child.name] = child.args[0]
-        elif child.name == "stream" and child.args and isinstance(child.args[0], str):
-            streams.append(child.args[0])
     return Seat(
         host=host,
         identity=identity,
         directory=directory,
-        declared_id=declared.get("id"),
-        declared_address=declared.get("address"),
-        desired_state=declared.get("desired-state", "running"),
-        streams=tuple(streams),
+        declared_id=declaration.id,
+        declared_address=declaration.address,
+        desired_state=declaration.desired_state,
+        streams=tuple(task.name for task in declaration.tasks if task.kind == "stream"),
     )
 
 
 def seats(catalog: Path) -> list[Seat]:
-    """Every seat declared in the catalog, sorted by bus id."""
-    catalog = Path(catalog)
-    try:
-        from st2.catalog.discovery import discover  # type: ignore[attr-defined]
-    except ImportError:
-        discover = None
-    found: list[Seat] = []
-    if discover is not None:
-        for discovered in discover(catalog).seats:
-            seat = _seat_from_declaration(
-                discovered.host,
-                discovered.identity,
-                Path(discovered.directory),
-                Path(discovered.declaration_path),
-            )
-            if seat is not None:
-                found.append(seat)
-    else:
-        agents = catalog / AGENTS_DIR
-        for host_directory in sorted(_real_directories(agents)):
-            for seat_directory in sorted(_real_directories(host_directory)):
-                declaration = seat_directory / DECLARATION
-                if declaration.is_file() and not declaration.is_symlink():
-                    seat = _seat_from_declaration(
-                        host_directory.name, seat_directory.name, seat_directory, declaration
-                    )
-                    if seat is not None:
-                        found.append(seat)
+    """Every seat the catalog declares (shared discovery), sorted by bus id."""
+    from st2.catalog.discovery import discover
+
+    found = []
+    for discovered in discover(Path(catalog)).seats:
+        seat = _seat_from_declaration(discovered.host, discovered.identity,
+                                      Path(discovered.directory), Path(discovered.declaration_path))
+        if seat is not None:
+            found.append(seat)
     return sorted(found, key=lambda seat: seat.bus_id)
-
-
-def _real_directories(directory: Path) -> list[Path]:
-    try:
-        entries = list(directory.iterdir())
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return [
-        entry
-        for entry in entries
-        if entry.is_dir() and not entry.is_symlink() and not entry.name.startswith(".")
-    ]
 
 
 def matches(seat: Seat, name: str) -> bool:

@@ -1,7 +1,7 @@
 """Declared non-agent service principals: ``principals/<host>/<name>/principal.kdl``.
 
-A principal declaration is one node, ``principal "<name>" host="<host>"``, whose content must
-match its path. It creates no task and no presence — only a bus endpoint: a canonical
+A principal declaration is one node, ``principal "<name>" host="<host>"`` (the original's form;
+``host`` may be omitted, the path then gives it), whose content must match its path. It creates no task and no presence — only a bus endpoint: a canonical
 ``resources/inbox`` where typed request replies land. A principal never borrows an agent's
 identity: one whose bus id is also a seat's is refused.
 """
@@ -13,7 +13,6 @@ from pathlib import Path
 
 from st2.bus import BusError
 from st2.bus.addressing import seats
-from st2.catalog.layout import PRINCIPAL_DECLARATION, PRINCIPALS_DIR
 
 
 @dataclass(frozen=True)
@@ -42,10 +41,10 @@ def _load(declaration: Path) -> Principal:
     node = nodes[0]
     if len(node.args) != 1 or not isinstance(node.args[0], str):
         raise BusError(f"{declaration}: the principal's name must be its one string argument")
-    host = node.properties.get("host")
-    if not isinstance(host, str) or set(node.properties) != {"host"} or node.children:
-        raise BusError(f"{declaration}: a principal has exactly one property, host=\"<host>\"")
     directory = declaration.parent
+    host = node.properties.get("host", directory.parent.name)
+    if not isinstance(host, str) or set(node.properties) - {"host"}:
+        raise BusError(f"{declaration}: a principal's only property is host=\"<host>\"")
     if directory.name != node.args[0] or directory.parent.name != host:
         raise BusError(
             f"{declaration}: content {host}.{node.args[0]} must match "
@@ -55,22 +54,11 @@ def _load(declaration: Path) -> Principal:
 
 
 def principals(catalog: Path) -> list[Principal]:
-    """Every declared principal, sorted. Raise :class:`BusError` for a malformed declaration."""
-    root = Path(catalog) / PRINCIPALS_DIR
-    found = []
-    for host_directory in sorted(p for p in _directories(root)):
-        for directory in sorted(_directories(host_directory)):
-            declaration = directory / PRINCIPAL_DECLARATION
-            if declaration.is_file() and not declaration.is_symlink():
-                found.append(_load(declaration))
-    return found
+    """Every declared principal (shared discovery finds the files), sorted. Raise
+    :class:`BusError` for a malformed declaration."""
+    from st2.catalog.discovery import discover
 
-
-def _directories(directory: Path) -> list[Path]:
-    try:
-        return [p for p in directory.iterdir() if p.is_dir() and not p.is_symlink()]
-    except (FileNotFoundError, NotADirectoryError):
-        return []
+    return [_load(Path(found.declaration_path)) for found in discover(Path(catalog)).principals]
 
 
 def resolve_principal(catalog: Path, name: str, this_host: str) -> Principal:

@@ -127,3 +127,8 @@ def test_malformed_tags_and_bodies_are_refused(pair: str) -> None:
         requests.parse_tags([pair])
     with pytest.raises(BusError, match="not JSON"):
         requests.parse_body("{nope")
+
+
+def test_a_principal_declared_without_host_takes_it_from_its_path(bus_catalog: Path, clock) -> None:
+    (bus_catalog / "principals/h1/svc/principal.kdl").write_text('principal "svc"\n')
+    assert publish(bus_catalog, clock).filename
