@@ -1,9 +1,22 @@
-"""`st2 demo`: build the bundled demo catalog under a temp dir and show st2 working on it."""
+"""`st2 demo`: st2's main job on the bundled demo catalog, shown step by step.
+
+Builds the demo catalog (`shell` seats, no model account) under a temp dir with its own runtime
+state, then runs the real CLI against it: `st2 up --once` launches each seat into its own tmux
+server, a message goes over the bus, presence is declared, the supervisor is SIGKILLed and a new
+one adopts every seat with the same PID, `st2 agents` shows the roster, and `st2 down` ends it.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 
@@ -22,37 +35,90 @@ def build_demo_catalog(destination: Path) -> Path:
     return root
 
 
-def make_demo_directory(keep: bool) -> Path:
-    directory = Path(tempfile.mkdtemp(prefix="st2-demo-", dir="/tmp"))
-    return directory
+class DemoFailed(Exception):
+    pass
 
 
-def print_roster(root: Path, echo) -> None:
-    from st2.clock import SYSTEM_CLOCK
-    from st2.roster.build import build_roster
-    from st2.roster.human import format_rows
-    from st2.roster.wire import to_json
+class Demo:
+    def __init__(self, directory: Path, echo) -> None:
+        self.directory = directory
+        self.root = build_demo_catalog(directory)
+        self.echo = echo
+        self.env = dict(os.environ)
+        self.env.update(CATALOG=str(self.root), XDG_STATE_HOME=str(directory / "state"))
+        self.env.pop("ST_AGENT", None)
 
-    rows, problems = build_roster(root, SYSTEM_CLOCK.wall_ms(), enrich=True)
-    for problem in problems:
-        echo(f"warning: {problem}")
-    echo("$ st2 agents")
-    echo(format_rows(rows))
-    echo("$ st2 agents --json --enrich")
-    echo(to_json(rows, enrich=True))
+    def st2(self, *args: str, show: bool = True, check: bool = True, **extra_env: str) -> subprocess.CompletedProcess:
+        env = dict(self.env, **extra_env)
+        if show:
+            prefix = " ".join(f"{key}={value}" for key, value in extra_env.items())
+            self.echo(f"\n$ {prefix + ' ' if prefix else ''}st2 {shlex.join(args)}")
+        completed = subprocess.run([sys.executable, "-m", "st2", *args, "--host", DEMO_HOST], env=env,
+                                   capture_output=True, text=True, timeout=120)
+        if show:
+            for stream in (completed.stdout, completed.stderr):
+                if stream.strip():
+                    self.echo(stream.rstrip("\n"))
+        if check and completed.returncode != 0:
+            raise DemoFailed(f"st2 {' '.join(args)} exited {completed.returncode}")
+        return completed
+
+    def agent_pids(self) -> dict[str, int]:
+        inventory = json.loads(self.st2("tasks", "--json", show=False).stdout)
+        return {task["runtimeId"]: task["runtime"]["pid"] for task in inventory["tasks"]
+                if task["kind"] == "pty" and task["runtime"]["state"] == "running"}
+
+    def run(self) -> None:
+        self.echo(f"demo catalog: {self.root} (host {DEMO_HOST})")
+        self.st2("validate")
+        self.st2("up", "--once")
+        before = self.agent_pids()
+        if sorted(before) != ["demo.builder", "demo.planner"]:
+            raise DemoFailed(f"expected the two running seats in tmux, found {sorted(before)}")
+        self.st2("message", "send", "builder", "--subject", "build the parser", "-m",
+                 "Please build the parser and mail me when CI is green.", ST_AGENT="demo.planner")
+        self.st2("status", "--set", "busy", ST_AGENT="demo.builder")
+        self.st2("message", "ls", "builder")
+
+        self.echo("\n# the supervisor is SIGKILLed; its seats keep running and a new one adopts them")
+        supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--interval", "30s", "--host", DEMO_HOST],
+                                      env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                      start_new_session=True)
+        time.sleep(2)
+        os.kill(supervisor.pid, signal.SIGKILL)
+        supervisor.wait()
+        self.echo(f"killed st2 up (pid {supervisor.pid}) with SIGKILL")
+        self.st2("up", "--once")
+        after = self.agent_pids()
+        for runtime_id, pid in before.items():
+            self.echo(f"{runtime_id}: pid {pid} before, {after.get(runtime_id)} after")
+        if after != before:
+            raise DemoFailed("a seat did not survive the supervisor's SIGKILL with its PID")
+
+        self.st2("agents")
+        self.st2("agents", "--json", "--enrich")
+        self.st2("doctor", check=False)
+
+    def tear_down(self) -> None:
+        self.st2("down", check=False)
 
 
 def run_demo(keep: bool, echo) -> int:
-    """Build the demo catalog, run st2's main job on it, print the roster; clean up unless
-    ``keep``. Return the exit status."""
-    directory = make_demo_directory(keep)
-    root = build_demo_catalog(directory)
-    echo(f"demo catalog: {root} (host {DEMO_HOST})")
+    """Run the demo; clean up (seats and files) unless ``keep``. Return the exit status."""
+    directory = Path(tempfile.mkdtemp(prefix="st2-demo-", dir="/tmp"))
+    demo = Demo(directory, echo)
+    status = 0
     try:
-        print_roster(root, echo)
+        demo.run()
+        echo("\ndemo ok")
+    except DemoFailed as failure:
+        echo(f"\ndemo failed: {failure}")
+        status = 1
     finally:
         if keep:
-            echo(f"kept: {directory}")
+            echo(f"kept: {directory} (its seats are still running; end them with "
+                 f"CATALOG={demo.root} XDG_STATE_HOME={directory / 'state'} st2 down --host {DEMO_HOST})")
         else:
+            demo.tear_down()
             shutil.rmtree(directory, ignore_errors=True)
-    return 0
+    return status
