@@ -174,6 +174,48 @@ def write(path: str, snapshot: Snapshot) -> None:
     publish(Path(target), data, Path(directory), root=Path(directory), mode=0o600)
 
 
+def _number_text(value) -> str:
+    """A JSON number as contract text: ints as digits, floats as Python spells them (23.5)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return ""
+    text = str(value)
+    return text if is_percentage(text) or is_epoch(text) else ""
+
+
+def from_rate_limits(rate_limits, now: int, account: str = "", tier: str = "") -> Snapshot | None:
+    """The push producer's mapping: a Claude Code status-line payload's ``rate_limits`` object
+    (``five_hour`` / ``seven_day``, each ``used_percentage`` and epoch ``resets_at``; shape in
+    the docs' status-line schema) onto the contract, stamped ``updated_at=now``. None when the
+    five-hour window is not readable (nothing is written then); the weekly pair only when both
+    of its values are."""
+    if not isinstance(rate_limits, dict):
+        return None
+
+    def window(name: str) -> tuple[str, str]:
+        entry = rate_limits.get(name)
+        if not isinstance(entry, dict):
+            return "", ""
+        used = _number_text(entry.get("used_percentage"))
+        resets = _number_text(entry.get("resets_at"))
+        return (used if is_percentage(used) else ""), (resets if is_epoch(resets) else "")
+
+    five_used, five_resets = window("five_hour")
+    if not (five_used and five_resets):
+        return None
+    seven_used, seven_resets = window("seven_day")
+    if not (seven_used and seven_resets):
+        seven_used = seven_resets = ""
+    return Snapshot(
+        five_hour_used_pct=five_used,
+        five_hour_resets_at=five_resets,
+        updated_at=str(now),
+        seven_day_used_pct=seven_used,
+        seven_day_resets_at=seven_resets,
+        account=account if is_word(account) else "",
+        tier=tier if is_word(tier) else "",
+    )
+
+
 def json_field(path: str, keys: tuple[str, ...]) -> str:
     """One string field of a JSON file by object path; "" when the file is missing, unreadable,
     not JSON, or carries no string there. Never raises."""

@@ -102,3 +102,22 @@ def test_the_sample_line_omits_absent_groups_and_keeps_raw_values():
     )
     half_tokens = read(TRIPLE + b"tokens_in=10\naccount=has space\n").snapshot
     assert sample_line(half_tokens, "OK", 0) == "updated_at=1800000000 pct=42 resets_at=1800003600 verdict=OK login_at=0"
+
+
+def test_the_status_line_rate_limits_map_onto_the_contract():
+    # The `rate_limits` object of Claude Code's documented status-line payload (docs era 2.1.239,
+    # ../shared/captures/claude-code/statusline-stdin.docs-full-schema.json), verbatim.
+    rate_limits = {
+        "five_hour": {"used_percentage": 23.5, "resets_at": 1738425600},
+        "seven_day": {"used_percentage": 41.2, "resets_at": 1738857600},
+    }
+    mapped = usage_snapshot.from_rate_limits(rate_limits, 1738420000, account="acct-a", tier="max")
+    assert mapped.render() == (
+        b"five_hour_used_pct=23.5\nfive_hour_resets_at=1738425600\nupdated_at=1738420000\n"
+        b"seven_day_used_pct=41.2\nseven_day_resets_at=1738857600\naccount=acct-a\ntier=max\n"
+    )
+    without_weekly = usage_snapshot.from_rate_limits({"five_hour": rate_limits["five_hour"], "seven_day": None}, 1)
+    assert without_weekly.render() == b"five_hour_used_pct=23.5\nfive_hour_resets_at=1738425600\nupdated_at=1\n"
+    assert usage_snapshot.from_rate_limits({}, 1) is None
+    assert usage_snapshot.from_rate_limits({"five_hour": {"used_percentage": None, "resets_at": 5}}, 1) is None
+    assert usage_snapshot.from_rate_limits(None, 1) is None
