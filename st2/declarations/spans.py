@@ -37,6 +37,7 @@ NUMBER_PATTERN = re.compile(
     r"|[0-9][0-9_]*(?:\.[0-9][0-9_]*)?(?:[eE][+-]?[0-9][0-9_]*)?)"
 )
 SIMPLE_ESCAPES = set('"\\bfnrts')
+DIGITS = frozenset("0123456789")
 
 
 @dataclass(slots=True)
@@ -199,14 +200,30 @@ class _Walker:
         """Whitespace, newlines and every kind of comment (between nodes)."""
         while self.position < self.length:
             character = self.text[self.position]
-            if character in SPACES:
+            if character == "\\":
+                # Between nodes ckdl skips a stray `\` even when no newline follows (KDL 2 would
+                # require one); mirror it so both trees keep the same node indices.
                 self.position += 1
+            elif character in SPACES:
+                self.position += 1
+            elif self.text.startswith("/*", self.position):
+                self.skip_block_comment()
             elif character in NEWLINES:
                 self.skip_newline()
             elif self.text.startswith("//", self.position):
                 self.skip_line_comment()
-            elif self.text.startswith("/*", self.position):
-                self.skip_block_comment()
+            else:
+                return
+
+    def skip_after_slashdash(self) -> None:
+        """Line space after ``/-``; ckdl also skips semicolons and repeated ``/-`` there, so do
+        the same (the trees must keep identical indices)."""
+        while True:
+            self.skip_line_space()
+            if self.peek() == ";":
+                self.position += 1
+            elif self.text.startswith("/-", self.position):
+                self.position += 2
             else:
                 return
 
@@ -232,6 +249,8 @@ class _Walker:
         while self.position < self.length and self.text[self.position] not in NON_IDENTIFIER:
             self.position += 1
         if self.position == start:
+            if start >= self.length:
+                raise KdlSyntaxError(max(0, self.length - 1), 1, "unexpected end of document")
             raise KdlSyntaxError(start, 1, f"unexpected character {self.text[start]!r}")
         word = self.text[start:self.position]
         if word in RESERVED_BARE:
@@ -308,7 +327,7 @@ class _Walker:
     def read_value(self) -> tuple[int, int]:
         """Read an argument or property value, with its optional type annotation."""
         start = self.position
-        if self.peek() == "(":
+        while self.peek() == "(":  # ckdl accepts repeated annotations and keeps the last
             self.read_type_annotation()
             self.skip_node_space()
         value_start = self.position
@@ -325,7 +344,7 @@ class _Walker:
         if character == '"':
             self.read_quoted(value_start)
             return start, value_start
-        if character.isdigit() or (character in "+-." and self.peek(1).isdigit()):
+        if (character in DIGITS) or (character in "+-." and (self.peek(1) in DIGITS)):
             while self.position < self.length and self.text[self.position] not in NON_IDENTIFIER:
                 self.position += 1
             word = self.text[value_start:self.position]
@@ -368,14 +387,16 @@ class _Walker:
                 continue
             if self.text.startswith("/-", self.position):
                 self.position += 2
-                self.skip_line_space()
-                self.node()
+                self.skip_after_slashdash()
+                if self.peek() == "}" and not top_level:
+                    continue  # ckdl accepts a dangling `/-` just before `}`
+                self.node(discarded=True)
                 continue
             found.append(self.node())
 
-    def node(self) -> NodeSpan:
+    def node(self, discarded: bool = False) -> NodeSpan:
         start = self.position
-        if self.peek() == "(":
+        while self.peek() == "(":
             self.read_type_annotation()
             self.skip_node_space()
         name, name_start, name_end = self.read_node_name()
@@ -401,20 +422,23 @@ class _Walker:
                 continue
             if self.text.startswith("/-", self.position):
                 self.position += 2
-                self.skip_line_space()
+                self.skip_after_slashdash()
+                if self.position >= self.length or self.peek() == "}":
+                    continue  # a dangling `/-` that ckdl tolerates
                 if self.peek() == "{":
                     self.children_block(record=False)
                 else:
                     self.entry(record=None)
                 continue
             if character == "{":
-                if saw_children:
+                # ckdl does not check the shape of a slashdashed node this far.
+                if saw_children and not discarded:
                     raise KdlSyntaxError(self.position, 1, "a node can have only one children block")
                 node.children = self.children_block(record=True)
                 node.end = self.position
                 saw_children = True
                 continue
-            if saw_children:
+            if saw_children and not discarded:
                 raise KdlSyntaxError(self.position, 1, "expected `;` or a newline after a children block")
             if not spaced:
                 raise KdlSyntaxError(self.position, 1, "expected whitespace before an argument or property")
@@ -432,7 +456,7 @@ class _Walker:
                 hashes += 1
             if self.peek(hashes) != '"':
                 raise KdlSyntaxError(self.position, 1, "a keyword cannot be a node name")
-        if character.isdigit() or (character in "+-." and self.peek(1).isdigit()):
+        if (character in DIGITS) or (character in "+-." and (self.peek(1) in DIGITS)):
             end = self.position
             while end < self.length and self.text[end] not in NON_IDENTIFIER:
                 end += 1
@@ -463,7 +487,7 @@ class _Walker:
         is_string_like = character == '"' or (character == "#" and not any(
             self.text.startswith(keyword, self.position) for keyword in KEYWORDS))
         is_bare = character not in NON_IDENTIFIER and not (
-            character.isdigit() or (character in "+-." and self.peek(1).isdigit()))
+            (character in DIGITS) or (character in "+-." and (self.peek(1) in DIGITS)))
         if is_string_like or is_bare:
             key, key_start, key_end = self.read_string_or_identifier()
             mark = self.position
@@ -473,6 +497,12 @@ class _Walker:
                 self.skip_node_space()
                 if self.position >= self.length or self.peek() in NEWLINES or self.peek() in ";}":
                     raise KdlSyntaxError(key_start, key_end - key_start, f"property `{key}` has no value")
+                if self.peek() == "{":
+                    # ckdl drops a value-less property before a children block, and a slashdashed
+                    # one takes the block with it; mirror both.
+                    if record is None:
+                        self.children_block(record=False)
+                    return
                 _, value_start = self.read_value()
                 if record is not None:
                     record.properties[key] = EntrySpan(key=key, start=start, end=self.position, value_start=value_start)
@@ -492,9 +522,9 @@ class _Walker:
 
 def _looks_numeric(word: str) -> bool:
     first = word[0]
-    if first.isdigit():
+    if (first in DIGITS):
         return True
-    return first in "+-." and len(word) > 1 and (word[1].isdigit() or (word[1] == "." and len(word) > 2 and word[2].isdigit()))
+    return first in "+-." and len(word) > 1 and ((word[1] in DIGITS) or (word[1] == "." and len(word) > 2 and (word[2] in DIGITS)))
 
 
 def locate(text: str) -> list[NodeSpan]:
@@ -513,7 +543,8 @@ def locate_syntax_error(text: str) -> tuple[int, int, str]:
     try:
         locate(text)
     except KdlSyntaxError as error:
-        return error.position, error.position + error.length, error.message
+        start = min(error.position, len(text))
+        return start, min(error.position + error.length, len(text)), error.message
     return _bisect_with_ckdl(text)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from st2.declarations import load_agent
 from st2.declarations.model import Resource
@@ -339,3 +341,13 @@ def test_an_unreadable_declaration_is_reported(tmp_path: Path) -> None:
     assert declaration is None
     assert [(d.code, d.layer, d.source, d.span) for d in diagnostics] == [
         ("unreadable-declaration", "catalog", "agents/h/reviewer/agent.kdl", None)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=200))
+def test_loading_arbitrary_text_never_raises(tmp_path_factory, text: str) -> None:
+    from st2.declarations import parse_agent
+
+    declaration, diagnostics = parse_agent(text, path=Path("agents/h/reviewer/agent.kdl"),
+                                           source="agents/h/reviewer/agent.kdl", host="h", identity="reviewer")
+    assert (declaration is None) == any(diagnostic.severity == "error" for diagnostic in diagnostics)
