@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
-from st2.supervisor.lowering import SeatPlan, lower
+from st2.supervisor.lowering import SeatPlan, hooks_directory, lower, task_base_environment
 
 
 @dataclass
@@ -37,6 +37,8 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
     """Discover and lower every seat declared for ``location.host``. Never raises for bad
     declarations: each becomes an error line."""
     view = CatalogView()
+    base_environment = task_base_environment()
+    hooks = hooks_directory()
     for host, identity, declaration_path, discovery_error in _discover(location.root):
         if discovery_error is not None:
             view.errors.append(discovery_error)
@@ -50,7 +52,8 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
         if declaration.identity != identity:
             view.errors.append(f"{declaration_path}: declares agent {declaration.identity!r} in directory {identity!r}")
             continue
-        view.plans.append(lower(declaration, location.host, location.root))
+        view.plans.append(lower(declaration, location.host, location.root,
+                                base_environment=base_environment, hooks=hooks))
     view.plans.sort(key=lambda plan: plan.agent)
     return view
 

@@ -106,10 +106,19 @@ def expand_workspace(workspace: str | None) -> Path | None:
     return Path(os.path.expanduser(workspace))
 
 
+def task_base_environment(environment: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment every task starts from: the supervisor's, minus its service plumbing."""
+    base = dict(os.environ if environment is None else environment)
+    for name in SUPERVISOR_ONLY_ENVIRONMENT:
+        base.pop(name, None)
+    return base
+
+
 def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
-          base_environment: dict[str, str] | None = None) -> SeatPlan:
+          base_environment: dict[str, str] | None = None, hooks: str | None = None) -> SeatPlan:
     """Lower ``declaration`` for ``host``. Errors are returned in the plan (with no tasks),
-    never raised; a plan with errors must not be reconciled."""
+    never raised; a plan with errors must not be reconciled. Pass ``base_environment`` (from
+    :func:`task_base_environment`) and ``hooks`` when lowering many seats at once."""
     agent = f"{host}.{declaration.identity}"
     workspace = expand_workspace(declaration.workspace)
     plan = dict(
@@ -122,11 +131,9 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
         "CATALOG": str(catalog),
         "ST_ROOT": str(catalog),
         "ST_AGENT": agent,
-        "ST_HOOKS": hooks_directory(),
+        "ST_HOOKS": hooks or hooks_directory(),
     }
-    base = dict(os.environ if base_environment is None else base_environment)
-    for name in SUPERVISOR_ONLY_ENVIRONMENT:
-        base.pop(name, None)
+    base = task_base_environment(base_environment)
     errors: list[str] = []
     tasks: list[Task] = []
     restart = declaration.restart_policy or DEFAULT_RESTART

@@ -8,6 +8,7 @@ process first checks that the live process has the recorded start time.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -34,11 +35,41 @@ def rfc3339_millis(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+_BOOT_TIME: float | None = None
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_stat(pid: int) -> ProcessIdentity | None | bool:
+    """Linux fast path: one read of ``/proc/<pid>/stat`` gives state and start ticks, computed
+    exactly as psutil computes ``create_time`` (boot time + ticks / CLK_TCK). Returns False when
+    /proc is not usable here, so the caller falls back to psutil."""
+    global _BOOT_TIME
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    # The command name may hold spaces and parentheses: fields resume after the last ')'.
+    fields = data[data.rfind(b")") + 2:].split()
+    if len(fields) < 20:
+        return False
+    if fields[0] in (b"Z", b"X"):
+        return None
+    if _BOOT_TIME is None:
+        _BOOT_TIME = psutil.boot_time()
+    return ProcessIdentity(pid, _BOOT_TIME + int(fields[19]) / _CLOCK_TICKS)
+
+
 def observe(pid: int) -> ProcessIdentity | None:
     """The identity of the live process ``pid``, or None when there is none (a zombie counts as
     gone: it will never run again)."""
     if pid <= 0:
         return None
+    fast = _proc_stat(pid)
+    if fast is not False:
+        return fast
     try:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:

@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from st2.catalog.layout import runtime_state_dir
@@ -39,28 +40,30 @@ class RuntimeScope:
     host: str
     state_dir: Path | None = None
 
-    @property
+    # Cached: a pass asks for hundreds of record paths, and the digest and the environment
+    # lookup behind the directory are fixed for the scope's lifetime.
+    @cached_property
     def directory(self) -> Path:
         base = self.state_dir if self.state_dir is not None else runtime_state_dir()
         return base / "scopes" / catalog_digest(self.catalog) / self.host
 
-    @property
+    @cached_property
     def tasks(self) -> Path:
         return self.directory / "tasks"
 
-    @property
+    @cached_property
     def parks(self) -> Path:
         return self.directory / "parks"
 
-    @property
+    @cached_property
     def unpark_requests(self) -> Path:
         return self.directory / "unpark"
 
-    @property
+    @cached_property
     def sockets(self) -> Path:
         return self.directory / "s"
 
-    @property
+    @cached_property
     def staging(self) -> Path:
         return self.directory / "staging"
 

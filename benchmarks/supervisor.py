@@ -1,0 +1,132 @@
+"""Supervisor cost over a 627-seat catalog of exec seats (each `exec "main" { argv "sleep" … }`).
+
+Measures, against the real `st2` entry point and real processes:
+- noop_pass_ms: one reconcile pass (discovery, lowering, observing 627 live tasks) with everything
+  already running — in-process, the median of 5 (target <= 1000 ms); `st2 up --once` wall time
+  (Python start-up included) is printed beside it;
+- adopt_100_ms: a fresh `st2 up` over 100 live tasks whose previous supervisor was SIGKILLed,
+  from spawn to its READY=1 (sd_notify, first pass done) (target <= 2000 ms);
+- idle_cpu_pct: the running supervisor's CPU over IDLE seconds with 627 live tasks (target <= 0.5 %);
+- rss_mib: that supervisor's resident memory.
+Usage: python benchmarks/supervisor.py [IDLE_SECONDS=60]
+Last line: RESULT noop_pass_ms=<x> adopt_100_ms=<y> idle_cpu_pct=<z> rss_mib=<w>
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from st2.catalog.location import CatalogLocation  # noqa: E402
+from st2.supervisor.catalog_view import read_catalog  # noqa: E402
+from st2.supervisor.reconcile import Reconciler  # noqa: E402
+from st2.supervisor.runtime.scope import RuntimeScope  # noqa: E402
+
+SEATS = 627
+ADOPT = 100
+
+
+def make_catalog(root: Path, count: int) -> None:
+    for index in range(count):
+        seat = root / "agents" / "h" / f"seat-{index:03d}"
+        seat.mkdir(parents=True)
+        (seat / "agent.kdl").write_text(f'agent "seat-{index:03d}" {{\n    exec "main" {{ argv "sleep" "7200"; }}\n}}\n')
+
+
+def st2(env: dict, *arguments: str, **keywords) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "st2", *arguments, "--host", "h"], env=env, cwd=REPO,
+                          capture_output=True, text=True, **keywords)
+
+
+def ready_time(env: dict, notify_path: Path) -> tuple[float, subprocess.Popen]:
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(notify_path))
+    listener.settimeout(60)
+    start = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", "h", "--interval", "600s"],
+                               env={**env, "NOTIFY_SOCKET": str(notify_path)}, cwd=REPO,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    while b"READY=1" not in listener.recv(65536):
+        pass
+    elapsed = (time.perf_counter() - start) * 1000
+    listener.close()
+    notify_path.unlink()
+    return elapsed, process
+
+
+def main() -> None:
+    idle_seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2b-"))
+    big, small = base / "big", base / "small"
+    make_catalog(big, SEATS)
+    make_catalog(small, ADOPT)
+    env = {**os.environ, "XDG_STATE_HOME": str(base / "s"), "ST2_TRANSPORT": "setsid"}
+    env.pop("NOTIFY_SOCKET", None)
+    supervisors: list[subprocess.Popen] = []
+    try:
+        start = time.perf_counter()
+        launched = st2({**env, "CATALOG": str(big)}, "up", "--once", timeout=600)
+        launch_ms = (time.perf_counter() - start) * 1000
+        assert launched.returncode == 0, launched.stderr[-2000:]
+
+        os.environ.update(XDG_STATE_HOME=env["XDG_STATE_HOME"], ST2_TRANSPORT="setsid")
+        location = CatalogLocation(big, "h")
+        passes = []
+        reconciler = Reconciler(location, scope=RuntimeScope(big, "h"), output=io.StringIO())
+        for _ in range(6):
+            begin = time.perf_counter()
+            report = reconciler.run_pass(read_catalog(location))
+            passes.append((time.perf_counter() - begin) * 1000)
+            assert not report.launched and len(report.running) == SEATS, report.summary()
+        noop_pass_ms = statistics.median(passes[1:])
+        begin = time.perf_counter()
+        assert st2({**env, "CATALOG": str(big)}, "up", "--once", timeout=600).returncode == 0
+        noop_cli_ms = (time.perf_counter() - begin) * 1000
+
+        small_env = {**env, "CATALOG": str(small)}
+        _, first = ready_time(small_env, base / "n1")
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        adopt_ms, second = ready_time(small_env, base / "n2")
+        supervisors.append(second)
+
+        _, resident = ready_time({**env, "CATALOG": str(big)}, base / "n3")
+        supervisors.append(resident)
+        process = psutil.Process(resident.pid)
+        before = process.cpu_times()
+        time.sleep(idle_seconds)
+        after = process.cpu_times()
+        cpu = (after.user - before.user + after.system - before.system) / idle_seconds * 100
+        rss_mib = process.memory_info().rss / (1024 * 1024)
+
+        print(f"seats={SEATS} first_launch_ms={launch_ms:.0f} noop_cli_ms={noop_cli_ms:.0f} "
+              f"passes_ms={','.join(f'{value:.0f}' for value in passes)} idle_seconds={idle_seconds:g}")
+        print(f"RESULT noop_pass_ms={noop_pass_ms:.0f} adopt_100_ms={adopt_ms:.0f} "
+              f"idle_cpu_pct={cpu:.2f} rss_mib={rss_mib:.1f}")
+    finally:
+        for process in supervisors:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=30)
+        for catalog in (big, small):
+            if catalog.exists():
+                st2({**env, "CATALOG": str(catalog)}, "down", timeout=600)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
