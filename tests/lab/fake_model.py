@@ -1,0 +1,325 @@
+"""A fake model server for the lab tier (standard library only).
+
+One HTTP server on a loopback address and a random port speaks the three wire protocols the
+harnesses use — Anthropic Messages (``POST /v1/messages``, streaming and not, ``HEAD /``),
+OpenAI Responses (``POST /v1/responses``, streaming, with Codex's ``x-codex-*`` rate-limit
+headers) and OpenAI Chat Completions (``POST /v1/chat/completions``, streaming with a final
+usage chunk; ``GET /v1/models``). It never opens a connection of its own.
+
+Every answer carries the token usage the test set (``set_usage``), placed literally into each
+wire's fields, so every number a harness derives from it is known in advance:
+
+    Anthropic  input_tokens=input, cache_read_input_tokens=cache_read,
+               cache_creation_input_tokens=cache_creation, output_tokens=output
+    Responses  input_tokens=input, input_tokens_details.cached_tokens=cache_read,
+               output_tokens=output, output_tokens_details.reasoning_tokens=reasoning,
+               total_tokens=input+output
+    Chat       prompt_tokens=input, prompt_tokens_details.cached_tokens=cache_read,
+               completion_tokens=output, completion_tokens_details.reasoning_tokens=reasoning,
+               total_tokens=input+output
+
+Scripted answers: a line of the last user message starting ``FAKE_TOOL: <command>`` makes the
+reply a call of the shell tool the request offers (``Bash``, ``bash``, ``_bash``,
+``exec_command``, ``shell_command``, ``shell``); a line starting ``FAKE_SUBAGENT`` makes it a
+call of the sub-agent tool (``Agent``, ``Task``, ``task``, ``_task``). A request whose last
+message is a tool result, or that offers no such tool, gets the plain text
+``Hello from the fake model.``. The marker must start a line so that a summarization prompt
+quoting an earlier turn ("[User]: FAKE_TOOL: …") is answered with text, not a tool call.
+
+Every request is appended to ``requests`` (and to ``log_path`` as JSON lines when given) so a
+test can assert what the harness sent.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import fake_wire
+
+Conversation = fake_wire.Conversation
+TEXT_ANSWER = fake_wire.TEXT_ANSWER
+TOOL_MARKER = "FAKE_TOOL:"
+SUBAGENT_MARKER = "FAKE_SUBAGENT"
+# The sub-agent's own first message; it carries no marker, so the sub-agent answers with text.
+SUBAGENT_PROMPT = "Say hello."
+SHELL_TOOLS = ("Bash", "bash", "_bash", "exec_command", "shell_command", "shell")
+SUBAGENT_TOOLS = ("Agent", "Task", "task", "_task")
+
+
+class NonLoopbackAddress(ValueError):
+    """The fake model only ever listens on a loopback address."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """The token counts every answer reports until the test changes them."""
+
+    input: int = 9900
+    output: int = 42
+    cache_read: int = 1200
+    cache_creation: int = 300
+    reasoning: int = 0
+
+
+@dataclass(frozen=True)
+class RateLimits:
+    """Codex's rate-limit headers; resets are given as seconds from the answer's time."""
+
+    primary_used_percent: float = 12.5
+    primary_window_minutes: int = 300
+    primary_resets_in_seconds: int = 3600
+    secondary_used_percent: float = 34.0
+    secondary_window_minutes: int = 10080
+    secondary_resets_in_seconds: int = 86400
+
+
+def require_loopback(host: str) -> None:
+    """Raise NonLoopbackAddress unless ``host`` is ``localhost`` or a loopback IP literal."""
+    if host == "localhost":
+        return
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        raise NonLoopbackAddress(f"refusing to listen on {host!r}: not a loopback IP literal") from None
+    if not address.is_loopback:
+        raise NonLoopbackAddress(f"refusing to listen on {host}: not a loopback address")
+
+
+def choose_answer(conversation: Conversation) -> dict[str, Any]:
+    """Return ``{"kind": "text"}`` or ``{"kind": "tool", "name": …, "arguments": {…}}``."""
+    if conversation.last_is_tool_result:
+        return {"kind": "text"}
+    for line in conversation.last_user_text.splitlines():
+        line = line.strip()
+        if line.startswith(TOOL_MARKER):
+            name = next((tool for tool in SHELL_TOOLS if tool in conversation.tool_names), None)
+            if name is not None:
+                command = line[len(TOOL_MARKER):].strip()
+                return {"kind": "tool", "name": name, "arguments": shell_arguments(name, command)}
+        if line.startswith(SUBAGENT_MARKER):
+            name = next((tool for tool in SUBAGENT_TOOLS if tool in conversation.tool_names), None)
+            if name is not None:
+                return {"kind": "tool", "name": name, "arguments": subagent_arguments(name)}
+    return {"kind": "text"}
+
+
+def shell_arguments(tool: str, command: str) -> dict[str, Any]:
+    """The argument object each harness's shell tool expects."""
+    if tool == "exec_command":
+        return {"cmd": command}
+    if tool == "shell":
+        return {"command": ["bash", "-lc", command]}
+    if tool == "shell_command":
+        return {"command": command}
+    return {"command": command, "description": "Run a marker command"}
+
+
+def subagent_arguments(tool: str) -> dict[str, Any]:
+    kind = "general-purpose" if tool in ("Agent", "Task") else "general"
+    return {"description": "Say hello", "prompt": SUBAGENT_PROMPT, "subagent_type": kind}
+
+
+class FakeModel:
+    """The server. Use as a context manager, or call ``start()`` and ``stop()``."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, usage: Usage | None = None,
+                 rate_limits: RateLimits | None = None, log_path: Path | None = None,
+                 models: tuple[str, ...] = ("fake-model",)) -> None:
+        require_loopback(host)
+        self._host = host
+        self._port = port
+        self._lock = threading.Lock()
+        self._usage = usage or Usage()
+        self.rate_limits = rate_limits or RateLimits()
+        self.models = models
+        self.log_path = log_path
+        self.requests: list[dict[str, Any]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._answered = threading.Condition(self._lock)
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def start(self) -> "FakeModel":
+        handler = type("Handler", (_Handler,), {"fake": self})
+        self._server = ThreadingHTTPServer((self._host, self._port), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "FakeModel":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None, "server not started"
+        return self._server.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._host}:{self.port}"
+
+    # -- test controls ---------------------------------------------------------------------
+    @property
+    def usage(self) -> Usage:
+        with self._lock:
+            return self._usage
+
+    def set_usage(self, usage: Usage | None = None, **fields: int) -> Usage:
+        """Replace the usage (or some of its fields) reported from the next answer on."""
+        with self._lock:
+            self._usage = replace(usage or self._usage, **fields)
+            return self._usage
+
+    def model_requests(self) -> list[dict[str, Any]]:
+        """The logged requests that reached a model endpoint (POST), in arrival order."""
+        with self._lock:
+            return [entry for entry in self.requests if entry["method"] == "POST"]
+
+    def wait_for(self, predicate, timeout: float = 30.0) -> list[dict[str, Any]]:
+        """Block until ``predicate(requests)`` is true; return the log. Raise TimeoutError."""
+        deadline = time.monotonic() + timeout
+        with self._answered:
+            while not predicate(self.requests):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"fake model: condition not met after {timeout}s; "
+                                       f"{len(self.requests)} requests logged")
+                self._answered.wait(remaining)
+            return list(self.requests)
+
+    # -- the handler's side ----------------------------------------------------------------
+    def _record(self, entry: dict[str, Any]) -> None:
+        with self._answered:
+            entry["seq"] = len(self.requests) + 1
+            self.requests.append(entry)
+            if self.log_path is not None:
+                with self.log_path.open("a") as log:
+                    log.write(json.dumps(entry) + "\n")
+            self._answered.notify_all()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    fake: FakeModel
+    protocol_version = "HTTP/1.1"
+    server_version = "st2-fake-model/1"
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: the request log is the record
+        pass
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _send(self, status: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    def _entry(self, raw: bytes) -> dict[str, Any]:
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        return {"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
+                "body_len": len(raw), "body": body}
+
+    def do_HEAD(self) -> None:
+        self.fake._record(self._entry(b""))
+        self._send(200, b"", "text/plain")
+
+    def do_GET(self) -> None:
+        self.fake._record(self._entry(b""))
+        path = self.path.split("?")[0]
+        if path in ("/v1/models", "/models"):
+            data = {"object": "list", "data": [{"id": model, "object": "model", "created": 0, "owned_by": "fake"}
+                                                for model in self.fake.models]}
+            self._send(200, json.dumps(data).encode(), "application/json")
+        elif path == "/":
+            self._send(200, b"ok", "text/plain")
+        else:
+            self._send(404, b'{"error":{"type":"not_found","message":"fake model: no such path"}}', "application/json")
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        entry = self._entry(raw)
+        path = self.path.split("?")[0]
+        body = entry["body"] if isinstance(entry["body"], dict) else {}
+        usage = self.fake.usage
+        if path.endswith("/messages/count_tokens"):
+            entry.update(answer=None, usage=None)
+            self.fake._record(entry)
+            self._send(200, json.dumps({"input_tokens": usage.input}).encode(), "application/json")
+            return
+        wire = {"/v1/messages": "anthropic", "/v1/responses": "responses",
+                "/v1/chat/completions": "chat", "/responses": "responses",
+                "/chat/completions": "chat"}.get(path)
+        if wire is None:
+            entry.update(answer=None, usage=None)
+            self.fake._record(entry)
+            self._send(404, b'{"error":{"type":"not_found","message":"fake model: no such path"}}', "application/json")
+            return
+        conversation = fake_wire.read_conversation(wire, body)
+        answer = choose_answer(conversation)
+        answer["call_id"] = uuid.uuid4().hex[:12]
+        entry.update(wire=wire, summary=asdict(conversation) | {"model": body.get("model"),
+                                                               "stream": bool(body.get("stream"))},
+                     answer=answer, usage=asdict(usage))
+        self.fake._record(entry)
+        model = str(body.get("model") or "fake-model")
+        streaming = bool(body.get("stream"))
+        headers: dict[str, str] = {}
+        if wire == "anthropic":
+            payload = (fake_wire.anthropic_stream if streaming else fake_wire.anthropic_message)(model, answer, usage)
+        elif wire == "responses":
+            payload = fake_wire.responses_stream(model, answer, usage)
+            headers = fake_wire.codex_rate_limit_headers(self.fake.rate_limits, time.time())
+            streaming = True
+        else:
+            payload = (fake_wire.chat_stream if streaming else fake_wire.chat_completion)(model, answer, usage)
+        content_type = "text/event-stream" if streaming else "application/json"
+        self._send(200, payload, content_type, headers)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the fake on its own: ``python tests/lab/fake_model.py [--port N] [--log FILE]``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--log", type=Path)
+    arguments = parser.parse_args(argv)
+    with FakeModel(arguments.host, arguments.port, log_path=arguments.log) as fake:
+        print(fake.base_url, flush=True)
+        try:
+            threading.Event().wait()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,190 @@
+"""The pinned harness manifest and its installer.
+
+`tests/lab/harnesses.toml` names each harness's npm package and exact version. `install()`
+puts a harness into ``<cache>/<name>-<version>/`` with ``npm install --prefix`` only when it is
+missing or at another version, so a second run costs one stat per harness. The cache is
+``$ST2_LAB_CACHE`` or ``<repo>/.lab``.
+
+Run as a script (``python tests/lab/harnesses.py install [names…]``) it installs the pinned
+harnesses in parallel and exits 0 even when npm fails: the failure is recorded next to the
+prefix (``<name>-<version>.failed``) and the lab tests then fail naming it, instead of the whole
+suite aborting before it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+REPO = Path(__file__).resolve().parents[2]
+MANIFEST = Path(__file__).with_name("harnesses.toml")
+INSTALL_TIMEOUT_SECONDS = 900
+# A recorded install failure younger than this is reported as is instead of retried, so that a
+# registry outage costs one npm timeout per harness, not one per test.
+FAILURE_MEMORY_SECONDS = 1800
+
+
+class InstallFailed(RuntimeError):
+    """npm could not install a pinned harness; the message carries npm's own output."""
+
+
+@dataclass(frozen=True)
+class Harness:
+    name: str
+    package: str
+    version: str
+    bin: str
+    needs: tuple[str, ...]
+    run: str
+
+    @property
+    def prefix(self) -> Path:
+        return cache_root() / f"{self.name}-{self.version}"
+
+    @property
+    def bin_dir(self) -> Path:
+        return self.prefix / "node_modules" / ".bin"
+
+    @property
+    def executable(self) -> Path:
+        return self.bin_dir / self.bin
+
+    @property
+    def failure_record(self) -> Path:
+        return cache_root() / f"{self.name}-{self.version}.failed"
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("ST2_LAB_CACHE") or REPO / ".lab")
+
+
+def load_manifest(path: Path = MANIFEST) -> dict[str, Harness]:
+    """Return the harnesses of the manifest by name, refusing anything but an exact version."""
+    data = tomllib.loads(path.read_text())
+    harnesses = {}
+    for name, entry in data.items():
+        version = entry["version"]
+        if not all(part.isdigit() for part in version.split(".")):
+            raise ValueError(f"{name}: version {version!r} is not an exact x.y.z pin")
+        harnesses[name] = Harness(
+            name=name,
+            package=entry["package"],
+            version=version,
+            bin=entry["bin"],
+            needs=tuple(entry.get("needs", ())),
+            run=entry.get("run", ""),
+        )
+    return harnesses
+
+
+def installed_version(prefix: Path, package: str) -> str | None:
+    """The version of ``package`` installed under ``prefix``, or None when absent or unreadable."""
+    try:
+        manifest = json.loads((prefix / "node_modules" / package / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    version = manifest.get("version")
+    return version if isinstance(version, str) else None
+
+
+def _split_spec(spec: str) -> tuple[str, str]:
+    name, _, version = spec.rpartition("@")
+    return name, version
+
+
+def is_installed(harness: Harness) -> bool:
+    """True when the pinned package and every extra need sit in the prefix at their versions."""
+    wanted = [(harness.package, harness.version), *map(_split_spec, harness.needs)]
+    if any(installed_version(harness.prefix, name) != version for name, version in wanted):
+        return False
+    return harness.executable.exists()
+
+
+def npm_available() -> bool:
+    return shutil.which("npm") is not None
+
+
+def install(harness: Harness, *, retry_recorded_failure: bool = True) -> Path:
+    """Install ``harness`` unless it is already there; return its executable.
+
+    Raise InstallFailed with npm's output when npm fails (and record that failure), or with
+    the recorded failure when ``retry_recorded_failure`` is false and one is recent.
+    """
+    cache_root().mkdir(parents=True, exist_ok=True)
+    with FileLock(str(harness.prefix) + ".lock"):
+        if is_installed(harness):
+            return harness.executable
+        if not retry_recorded_failure and harness.failure_record.exists():
+            age = time.time() - harness.failure_record.stat().st_mtime
+            if age < FAILURE_MEMORY_SECONDS:
+                raise InstallFailed(harness.failure_record.read_text())
+        command = [
+            "npm", "install", "--prefix", str(harness.prefix), "--save-exact",
+            "--no-audit", "--no-fund", "--loglevel=error",
+            f"{harness.package}@{harness.version}", *harness.needs,
+        ]
+        try:
+            result = subprocess.run(
+                command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_SECONDS,
+                stdin=subprocess.DEVNULL,
+            )
+            output = result.stdout + result.stderr
+            failed = result.returncode != 0
+        except subprocess.TimeoutExpired as timeout:
+            output = f"timed out after {INSTALL_TIMEOUT_SECONDS}s\n{timeout.stderr or ''}"
+            failed = True
+        if failed or not is_installed(harness):
+            message = (
+                f"npm could not install {harness.package}@{harness.version} into {harness.prefix}\n"
+                f"command: {' '.join(command)}\n{output[-4000:]}"
+            )
+            harness.failure_record.write_text(message)
+            raise InstallFailed(message)
+        harness.failure_record.unlink(missing_ok=True)
+        return harness.executable
+
+
+def environment_path(harness: Harness) -> str:
+    """A PATH with the harness's own bin dir (and so its extra needs, e.g. bun) first."""
+    return f"{harness.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] != "install":
+        print("usage: harnesses.py install [name…]", file=sys.stderr)
+        return 2
+    harnesses = load_manifest()
+    names = argv[1:] or list(harnesses)
+    if not npm_available():
+        print("lab setup: npm is not on PATH; the lab tests will be skipped and say so", file=sys.stderr)
+        return 0
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name: str) -> str:
+        harness = harnesses[name]
+        started = time.monotonic()
+        already = is_installed(harness)
+        try:
+            install(harness)
+        except InstallFailed as failure:
+            return f"lab setup: FAILED {name} {harness.version}: {str(failure).splitlines()[0]}"
+        state = "present" if already else f"installed in {time.monotonic() - started:.0f}s"
+        return f"lab setup: {name} {harness.version} {state}"
+
+    with ThreadPoolExecutor(max_workers=len(names)) as pool:
+        for line in pool.map(one, names):
+            print(line, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
