@@ -159,8 +159,9 @@ def _is_real_directory(entry: os.DirEntry, relative: str, found: Discovery, kind
                                          f"{relative} is a symlink; a {kind} must be a real directory"))
             return False
         if not entry.is_dir(follow_symlinks=False):
+            article = "an" if kind[0] in "aeiou" else "a"
             found.errors.append(_problem("catalog-entry-unexpected", relative,
-                                         f"{relative} is not a {kind} directory"))
+                                         f"{relative} is not {article} {kind} directory"))
             return False
     except OSError as error:
         found.errors.append(_problem("catalog-unreadable", relative, f"cannot inspect {relative}: {error.strerror}"))
