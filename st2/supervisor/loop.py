@@ -99,6 +99,11 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     try:
         ready_sent = False
         while True:
+            if STOP in queue:
+                notifier.send("STOPPING=1")
+                reconciler.say("stopping; every task keeps running")
+                return 0
+            # Child exits that arrived before this pass are observed by it; only a stop survives.
             queue.clear()
             _drain(read_end)
             if watch is not None:

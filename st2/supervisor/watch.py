@@ -114,6 +114,8 @@ class CatalogWatch:
                 relevant = True
                 continue
             role = self.watches.get(event.wd, ("", None))[0]
+            if role == "unpark" and not event.mask & (flags.CREATE | flags.MOVED_TO | flags.CLOSE_WRITE):
+                continue  # the supervisor consuming a request must not wake itself
             if _relevant(role, event.name):
                 relevant = True
         return relevant
