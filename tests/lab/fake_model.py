@@ -151,7 +151,8 @@ class FakeModel:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = ThreadingHTTPServer((self._host, self._port), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-model", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="fake-model", daemon=True)
         self._thread.start()
         return self
 
