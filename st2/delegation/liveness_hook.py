@@ -121,12 +121,11 @@ def fire(
     run_dir = os.path.join(cwd, checkout.scratch_dir(environ, cwd))
     log_path = os.path.join(cwd, checkout.resolve(knobs.stop_log(environ), cwd))
     command = knobs.indexed(environ, knobs.LIVENESS_CMD)
-    resolved = reader_spawn.resolve(command, run_dir, environ)
+    reader = reader_spawn.resolve(command, run_dir, environ)
 
     outcome = None
-    if resolved is not None:
-        argv, executable = resolved
-        outcome = reader_spawn.run_bounded(argv, executable, environ, reader_spawn.bound_seconds(environ))
+    if reader is not None:
+        outcome = reader_spawn.run_bounded(reader, environ, reader_spawn.bound_seconds(environ))
 
     # Listed after the reader ran: a record created during the reading is counted, so an
     # in-flight record errs toward corrupt (a record that exists) rather than unresolved.
@@ -157,7 +156,7 @@ def fire(
 
     if not refuse:
         return Firing(code=0, line=line)
-    reader_text = " ".join(resolved[0]) if resolved is not None else "(no reader resolved)"
+    reader_text = reader.command_line() if reader is not None else "(no reader resolved)"
     parts = []
     if refused_by_verdict:
         parts.append(refusal(verdict, reader_text, run_dir, runs))

@@ -2,9 +2,11 @@
 
 The reading is a child process's exit class, for the default reader exactly as for an
 override: one code path, so every row of the verdict table is true of both. The default (an
-empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself, ``<python> -P -m st2 check
-producer-liveness <run-dir>``: present by definition, so it resolves inside a linked worktree
-with nothing to build. An override is an argv, one element per line, spawned directly with no
+empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself, ``PYTHONPATH=<st2's root>
+<python> -S -P -m st2 check producer-liveness <run-dir>``: present by definition, so it
+resolves inside a linked worktree with nothing to build. ``-S`` skips the site machinery (most
+of an interpreter's start-up cost; the reader needs the standard library and st2 alone), so
+``PYTHONPATH`` names where this st2 was imported from; the refusal prints both, re-runnable. An override is an argv, one element per line, spawned directly with no
 shell and the run dir appended; it resolves only when its first element is executable (a path
 carrying a separator has the execute bit, a bare name is found on PATH), else to no reader.
 
@@ -42,8 +44,31 @@ class Outcome(Value):
     defaults = (None, None)
 
 
-def default_argv(run_dir: str) -> list[str]:
-    return [sys.executable, "-P", "-m", "st2", "check", "producer-liveness", run_dir]
+class Reader(Value):
+    """A resolved reader: its argv, the executable spawned, and the environment entries it adds."""
+
+    __slots__ = ("argv", "executable", "environment")
+    defaults = ((),)
+
+    def command_line(self) -> str:
+        """The invocation as spawned, re-runnable by hand in a shell."""
+        assignments = [f"{name}={value}" for name, value in self.environment]
+        return " ".join([*assignments, *self.argv])
+
+
+def st2_root() -> str:
+    """The directory this st2 package is imported from (its parent, a sys.path entry)."""
+    import st2
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(st2.__file__)))
+
+
+def default_reader(run_dir: str, environ: Mapping[str, str]) -> Reader:
+    path = st2_root()
+    inherited = environ.get("PYTHONPATH", "")
+    python_path = path + (os.pathsep + inherited if inherited else "")
+    argv = (sys.executable, "-S", "-P", "-m", "st2", "check", "producer-liveness", run_dir)
+    return Reader(argv, sys.executable, (("PYTHONPATH", python_path),))
 
 
 def find_program(name: str, environ: Mapping[str, str]) -> str | None:
@@ -60,16 +85,15 @@ def find_program(name: str, environ: Mapping[str, str]) -> str | None:
     return None
 
 
-def resolve(command: list[str], run_dir: str, environ: Mapping[str, str]) -> tuple[list[str], str] | None:
-    """Return ``(argv, executable)`` for the reader, or None when an override resolves to no
-    reader. An empty ``command`` is the default reader."""
+def resolve(command: list[str], run_dir: str, environ: Mapping[str, str]) -> Reader | None:
+    """Return the :class:`Reader`, or None when an override resolves to no reader. An empty
+    ``command`` is the default reader."""
     if not command:
-        argv = default_argv(run_dir)
-        return argv, argv[0]
+        return default_reader(run_dir, environ)
     executable = find_program(command[0], environ)
     if executable is None:
         return None
-    return [*command, run_dir], executable
+    return Reader((*command, run_dir), executable)
 
 
 def render_os_error(error: OSError) -> str:
@@ -78,14 +102,16 @@ def render_os_error(error: OSError) -> str:
     return f"{text} (os error {error.errno})" if error.errno is not None else text
 
 
-def run_bounded(argv: list[str], executable: str, environ: Mapping[str, str], bound: float) -> Outcome:
+def run_bounded(reader: Reader, environ: Mapping[str, str], bound: float) -> Outcome:
     """Spawn the reader and wait at most ``bound`` seconds for its exit status."""
+    environment = dict(environ)
+    environment.update(reader.environment)
     devnull_read = (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)
     devnull_out = (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)
     devnull_err = (os.POSIX_SPAWN_DUP2, 1, 2)
     try:
         pid = os.posix_spawn(
-            executable, argv, dict(environ),
+            reader.executable, list(reader.argv), environment,
             file_actions=[devnull_read, devnull_out, devnull_err], setsid=True,
         )
     except OSError as error:

@@ -21,7 +21,7 @@ def hermetic_env(**extra: str) -> dict[str, str]:
     env = {
         name: value
         for name, value in os.environ.items()
-        if not name.startswith(("DELEGATION_KIT_", "GATE_SDK_", "ST2_LIVENESS"))
+        if not name.startswith(("DELEGATION_KIT_", "GATE_SDK_", "ST2_LIVENESS", "PYTHONPATH"))
     }
     env.update(extra)
     return env

@@ -24,6 +24,7 @@ from st2.delegation import process_liveness
 pytestmark = pytest.mark.process
 
 LOG = Path(".workflow/subagent-stop-liveness.log")
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def fire(cwd: Path, payload: str | None = PAYLOAD, **env: str):
@@ -66,7 +67,7 @@ def test_a_record_naming_a_live_pid_reads_red_and_refuses(tmp_path: Path, childr
         "condition goes true (while kill -0 <pid> 2>/dev/null; do sleep 5; done, <pid> read out of the "
         "record); or delete the record once its producer has exited — retracting a statement that has "
         "become false, not a workaround.\n"
-        f"Run `{sys.executable} -P -m st2 check producer-liveness {tmp_path}/.tmp` to see the record set for yourself.\n"
+        f"Run `PYTHONPATH={ROOT} {sys.executable} -S -P -m st2 check producer-liveness {tmp_path}/.tmp` to see the record set for yourself.\n"
     )
 
 
@@ -105,7 +106,7 @@ def test_a_malformed_record_reads_corrupt_and_refuses(tmp_path: Path, children) 
         "reading says whether a producer is live and this turn may not end on it. The record set read "
         "was runs=broken,finished.\n"
     )
-    assert result.stderr.endswith(f"Run `{sys.executable} -P -m st2 check producer-liveness {tmp_path}/.tmp` to see which record is malformed.\n")
+    assert result.stderr.endswith(f"Run `PYTHONPATH={ROOT} {sys.executable} -S -P -m st2 check producer-liveness {tmp_path}/.tmp` to see which record is malformed.\n")
 
 
 def test_an_override_resolving_to_nothing_reads_unavailable_and_allows(tmp_path: Path, children) -> None:

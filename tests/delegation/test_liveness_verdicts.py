@@ -105,21 +105,25 @@ def test_a_helper_firing_allows_even_on_the_task_arm(tmp_path: Path) -> None:
 
 
 def test_the_empty_knob_resolves_to_the_running_st2_and_the_gate_name() -> None:
-    argv, executable = reader_spawn.resolve([], ".tmp", {"PATH": ""})
-    assert argv == [sys.executable, "-P", "-m", "st2", "check", "producer-liveness", ".tmp"]
-    assert executable == sys.executable
+    root = str(Path(__file__).resolve().parents[2])
+    reader = reader_spawn.resolve([], ".tmp", {"PATH": "", "PYTHONPATH": "/extra"})
+    assert reader.argv == (sys.executable, "-S", "-P", "-m", "st2", "check", "producer-liveness", ".tmp")
+    assert reader.executable == sys.executable
+    assert reader.environment == (("PYTHONPATH", f"{root}:/extra"),)
+    assert reader.command_line() == f"PYTHONPATH={root}:/extra {sys.executable} -S -P -m st2 check producer-liveness .tmp"
 
 
 def test_an_override_resolves_to_itself_with_the_run_dir_appended(tmp_path: Path) -> None:
     reader = stub(tmp_path, 0)
-    assert reader_spawn.resolve([reader, "--quiet"], "/r", {}) == ([reader, "--quiet", "/r"], reader)
+    assert reader_spawn.resolve([reader, "--quiet"], "/r", {}) == reader_spawn.Reader((reader, "--quiet", "/r"), reader)
+    assert reader_spawn.resolve([reader], "/r", {}).command_line() == f"{reader} /r"
 
 
 def test_an_interpreter_led_override_resolves_on_path(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     interpreter = write_by_child(tmp_path / "bin" / "myinterp", "#!/bin/sh\n", executable=True)
-    argv, executable = reader_spawn.resolve(["myinterp", "reader.py"], ".tmp", {"PATH": f"/nonexistent:{tmp_path / 'bin'}"})
-    assert (argv, executable) == (["myinterp", "reader.py", ".tmp"], str(interpreter))
+    reader = reader_spawn.resolve(["myinterp", "reader.py"], ".tmp", {"PATH": f"/nonexistent:{tmp_path / 'bin'}"})
+    assert (reader.argv, reader.executable) == (("myinterp", "reader.py", ".tmp"), str(interpreter))
 
 
 @pytest.mark.parametrize("name", ["no-such-program-anywhere", "/nonexistent/reader", "LACKS_BIT"])
@@ -135,15 +139,15 @@ def test_a_directory_is_not_an_executable_override(tmp_path: Path) -> None:
 
 def test_the_real_default_reader_answers_green_and_red(tmp_path: Path, children) -> None:
     (tmp_path / ".tmp").mkdir()
-    assert reader_spawn.run_bounded(*reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=0)
+    assert reader_spawn.run_bounded(reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=0)
     live = children.sleeper()
     (tmp_path / ".tmp" / "x.run").write_text(f"pid={live.pid} run=x\n")
-    assert reader_spawn.run_bounded(*reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=1)
+    assert reader_spawn.run_bounded(reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=1)
 
 
 def test_a_reader_killed_by_a_signal_is_an_error(tmp_path: Path) -> None:
     reader = write_by_child(tmp_path / "r.sh", "#!/bin/sh\nkill -9 $$\n", executable=True)
-    assert reader_spawn.run_bounded([str(reader)], str(reader), hermetic_env(), 30) == Outcome()
+    assert reader_spawn.run_bounded(reader_spawn.Reader((str(reader),), str(reader)), hermetic_env(), 30) == Outcome()
 
 
 def test_an_invalid_bound_falls_back_to_the_default() -> None:
