@@ -6,6 +6,12 @@ re-read per firing. A scalar knob is the variable's value; an empty value reads 
 the default applies. An *indexed* knob (an argv or a roster) is one element per line of the
 variable's value, a trailing newline ignored; an empty element in between is malformed.
 
+This departs from the kit, where an indexed knob has no environment spelling and lives only in
+the knob file (the usage knobs, :mod:`st2.usage.knobs`, keep that): the kit's ground is a
+freshness gate over the tier binding that a per-session override would red, and st2 ships no
+such gate. The two tables are not yet one: the usage knob file refuses these names, so these
+knobs are read from the environment alone until the tables are unified.
+
 The validator checks the whole table at once: a malformed knob is a broken machine, and a
 broken machine gates nothing. The dispatch guard turns a fault into loud non-enforcement of
 the roster rules (never a wedged dispatch); the turn-end hook declines loudly.
