@@ -8,6 +8,8 @@ Standard library only (the hook-spawned reader imports this); Linux ``/proc`` is
 
 from __future__ import annotations
 
+import os
+
 _NOT_RUNNING_STATES = frozenset("ZXx")
 
 
@@ -40,9 +42,12 @@ def start_ticks(pid: int) -> int | None:
 
 def is_alive(pid: int, start: int | None = None) -> bool:
     """True when ``pid`` names a running (non-zombie) process and, when ``start`` is given, that
-    process started at ``start`` ticks."""
+    process started at ``start`` ticks. Without ``/proc`` (not Linux) only existence can be
+    read, by signal 0, and a start time cannot be checked: the PID's existence decides."""
     if pid <= 0:
         return False
+    if not os.path.isdir("/proc/self"):
+        return _exists_by_signal(pid)
     stat = read_stat(pid)
     if stat is None:
         return False
@@ -50,6 +55,18 @@ def is_alive(pid: int, start: int | None = None) -> bool:
     if state in _NOT_RUNNING_STATES:
         return False
     return start is None or ticks == start
+
+
+def _exists_by_signal(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, owned by someone else
+    except OSError:
+        return False
+    return True
 
 
 __all__ = ["is_alive", "read_stat", "start_ticks"]

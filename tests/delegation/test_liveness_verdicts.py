@@ -184,3 +184,14 @@ def test_no_value_of_the_view_or_the_transcript_reaches_the_log(tmp_path: Path) 
         "decision=refuse  keys=agent_id,agent_transcript_path,agent_type,background_tasks,hook_event_name,"
         "last_assistant_message,session_id,transcript_path\n"
     )
+
+
+def test_without_pidfd_the_bounded_wait_still_reads_the_exit_and_the_bound(tmp_path: Path, monkeypatch) -> None:
+    def no_pidfd(pid):
+        raise OSError(38, "Function not implemented")
+
+    monkeypatch.setattr(reader_spawn.os, "pidfd_open", no_pidfd)
+    quick = reader_spawn.Reader((stub(tmp_path, 1),), stub(tmp_path, 1))
+    assert reader_spawn.run_bounded(quick, hermetic_env(), 30) == Outcome(exit_status=1)
+    hung = write_by_child(tmp_path / "hung.sh", "#!/bin/sh\nexec sleep 30\n", executable=True)
+    assert reader_spawn.run_bounded(reader_spawn.Reader((str(hung),), str(hung)), hermetic_env(), 0.3) == Outcome()

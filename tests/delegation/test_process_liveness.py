@@ -67,3 +67,12 @@ def test_a_command_name_with_spaces_and_parentheses_is_parsed(tmp_path) -> None:
 def test_nonpositive_and_absent_pids_are_not_alive() -> None:
     assert not process_liveness.is_alive(0)
     assert not process_liveness.is_alive(2**22 + 12345)
+
+
+def test_without_proc_existence_is_read_by_signal_zero(children, monkeypatch) -> None:
+    child = children.sleeper()
+    real_isdir = os.path.isdir
+    monkeypatch.setattr(process_liveness.os.path, "isdir", lambda path: False if path == "/proc/self" else real_isdir(path))
+    assert process_liveness.is_alive(child.pid)
+    assert process_liveness.is_alive(1)  # init exists (signal 0 is permitted or EPERM)
+    assert not process_liveness.is_alive(children.exited())
