@@ -20,13 +20,15 @@ from st2.declarations.model import (DESCRIPTION_MAX_CHARS, DESIRED_STATE_REASON_
 from st2.declarations.render import read_render, read_resource
 from st2.declarations.tasks import check_launch, read_argv, read_restart, read_task
 
-STRING_FIELDS = ("identity", "host", "role", "type", "workspace", "supervisor", "command", "lifecycle", "id", "address")
+STRING_FIELDS = frozenset(("identity", "host", "role", "type", "workspace", "supervisor", "command", "lifecycle",
+                           "id", "address"))
 AGENT_FIELDS = (
     "identity", "name", "description", "host", "role", "type", "workspace", "supervisor",
     "desired-state", "retired", "keep", "lifecycle", "restart", "resource", "command", "argv",
     "ding", "env", "meta", "render", "pty", "exec", "stream", "id", "address", "schedule",
 ) + DRIVER_HARNESSES + RENDER_ONLY_FIELDS
-REPEATABLE = ("resource", "pty", "exec", "stream")
+KNOWN_FIELDS = frozenset(AGENT_FIELDS)
+REPEATABLE = frozenset(("resource", "pty", "exec", "stream"))
 
 
 def load_agent(path: Path | str, *, source: str | None = None) -> tuple[AgentDeclaration | None, list[Diagnostic]]:
@@ -114,7 +116,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         child_path = path + (index,)
         name = child.name
         field_path = base + (name,)
-        if name not in AGENT_FIELDS:
+        if name not in KNOWN_FIELDS:
             context.report_shape("unknown-node", child_path, NAME, field_path,
                                  f"unknown node `{name}` in agent \"{label}\"",
                                  help=fields.suggestion(name, AGENT_FIELDS))

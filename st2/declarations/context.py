@@ -102,8 +102,13 @@ def _resolve(tree: list | None, source_text: Any, node_path: tuple[int, ...] | N
 
 
 def plain(value: Any) -> Any:
-    """A ckdl value without its type annotation."""
-    return value.value if hasattr(value, "type_annotation") and hasattr(value, "value") else value
+    """A ckdl value without its type annotation (ckdl wraps only annotated values)."""
+    if value.__class__ in _PLAIN_TYPES:
+        return value
+    return value.value if hasattr(value, "type_annotation") else value
+
+
+_PLAIN_TYPES = frozenset((str, int, float, bool, type(None)))
 
 
 def kdl_repr(value: Any) -> str:

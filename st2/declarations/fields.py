@@ -48,6 +48,13 @@ def one_value(context: Context, node: Any, path: Path_, field_path: FieldPath, k
               allowed_properties: tuple[str, ...] = ()) -> Any:
     """The single positional argument of ``node`` if it is of ``kind`` (string, boolean,
     integer); else report ``invalid-value`` and return ``None``."""
+    arguments = node.args
+    if len(arguments) == 1 and not node.properties and not node.children:
+        value = arguments[0]
+        # The common, well-formed case without a single extra call (the roster loads every
+        # declaration of the catalog on each run).
+        if value.__class__ is _FAST_TYPES.get(kind):
+            return value
     shaped = no_properties(context, node, path, field_path, allowed_properties)
     shaped = no_children(context, node, path, field_path) and shaped
     article = "an" if kind[0] in "aeiou" else "a"
@@ -95,6 +102,9 @@ def string_map(context: Context, node: Any, path: Path_, field_path: FieldPath) 
             continue
         mapping[child.name] = value
     return mapping
+
+
+_FAST_TYPES = {"string": str, "boolean": bool, "integer": int}
 
 
 def _is_kind(value: Any, kind: str) -> bool:

@@ -114,8 +114,9 @@ def _bad_arity(context: Context, node: Any, path: tuple[int, ...], field_path: t
 
 RESOURCE_PROPERTIES = ("uri", "_tag", "relation", "reason")
 _RELATION = re.compile(r"[a-z0-9](?:[a-z0-9]|-(?!-))*")
+_BAD_PERCENT_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
-_URI_FORBIDDEN = set(' "<>\\^`{|}')
+_URI_FORBIDDEN_PATTERN = re.compile(r'[\x00-\x20\x7f "<>\\^`{|}]')
 
 
 def read_resource(context: Context, node: Any, path: tuple[int, ...], field_path: tuple[str, ...]) -> Resource | None:
@@ -174,12 +175,10 @@ def absolute_uri_problem(uri: str) -> str | None:
         return "invalid scheme"
     if not uri.isascii():
         return "contains non-ASCII characters"
-    if any(character in _URI_FORBIDDEN or ord(character) < 33 or ord(character) == 127 for character in rest):
+    if _URI_FORBIDDEN_PATTERN.search(rest):
         return "contains a raw character RFC 3986 forbids"
     if rest.count("#") > 1:
         return "contains more than one fragment delimiter"
-    for match in re.finditer("%", rest):
-        escape = rest[match.start() + 1:match.start() + 3]
-        if len(escape) != 2 or any(character not in "0123456789abcdefABCDEF" for character in escape):
-            return "contains an invalid percent escape"
+    if "%" in rest and _BAD_PERCENT_ESCAPE.search(rest):
+        return "contains an invalid percent escape"
     return None
