@@ -94,7 +94,12 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
     prefix = os.fspath(directory) + os.sep
     status_bytes, status_mtime_ms = status.load(prefix + layout.STATUS)
     status_reading = status.read(status_bytes, now_ms, mtime_ms=status_mtime_ms)
-    observed = harness_state.read(_read_bytes(prefix + layout.HARNESS_STATE), now_ms)
+    state_bytes = _read_bytes(prefix + layout.HARNESS_STATE)
+    if state_bytes == b"":
+        # Empty or unreadable: let the file reader tell an unreadable record from a malformed one.
+        observed = harness_state.read_file(prefix + layout.HARNESS_STATE, now_ms)
+    else:
+        observed = harness_state.read(state_bytes, now_ms)
     context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms)
     diagnostic = driver_diagnostic.read(_read_bytes(prefix + layout.DRIVER_DIAGNOSTIC), now_ms)
 
