@@ -1,0 +1,55 @@
+"""`st2 agents` pays only for what it uses: its import graph holds no supervisor, bus, usage,
+delegation or driver code and none of the heavy third-party packages it does not need."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import st2_env
+
+PROBE = """
+import sys
+sys.argv = ["st2", *sys.argv[1:]]
+from st2.entry import main
+status = main()
+import json as _json
+sys.stderr.write("\\nMODULES " + _json.dumps(sorted(sys.modules)) + "\\n")
+raise SystemExit(status)
+"""
+
+FORBIDDEN_PREFIXES = ("pydantic", "psutil", "filelock", "sdnotify", "inotify_simple", "st2.supervisor",
+                      "st2.bus", "st2.usage", "st2.delegation", "st2.drivers", "st2.ding", "st2.hooks")
+
+
+def loaded_modules(catalog: Path, *args: str) -> list[str]:
+    completed = subprocess.run([sys.executable, "-c", PROBE, *args], env=st2_env(catalog),
+                               capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    line = next(line for line in completed.stderr.splitlines() if line.startswith("MODULES "))
+    return json.loads(line[len("MODULES "):])
+
+
+def forbidden(modules: list[str]) -> list[str]:
+    return [name for name in modules if name.startswith(FORBIDDEN_PREFIXES)]
+
+
+@pytest.mark.process
+def test_agents_json_loads_no_module_it_does_not_use(catalog: Path) -> None:
+    seat = catalog / "agents" / "alpha" / "one"
+    seat.mkdir(parents=True)
+    (seat / "agent.kdl").write_text('agent "one" {\n    argv "sh" "-c" "true"\n    ding\n}\n')
+    (seat / "status").write_text("available\n")
+    modules = loaded_modules(catalog, "agents", "--json", "--enrich")
+    assert "st2.roster.row" in modules and "st2.records.harness_context" in modules
+    assert forbidden(modules) == []
+
+
+@pytest.mark.process
+def test_the_import_check_catches_a_verb_that_loads_the_supervisor(catalog: Path) -> None:
+    modules = loaded_modules(catalog, "tasks", "--json")
+    assert any(name.startswith("st2.supervisor") for name in forbidden(modules))
