@@ -22,7 +22,7 @@ from st2.bus.envelope import check_header_text, render
 from st2.bus.mailbox import archive_of, inbox_of, list_box, read_message
 from st2.bus.principals import Principal, resolve_principal
 from st2.bus.publication import ensure_box, staging_directory
-from st2.bus.reservation import deliver_reserved, payload_digest, read_reservation, reserve
+from st2.bus.reservation import check_existing, deliver_reserved, payload_digest, read_reservation, reserve
 from st2.bus.send import MAX_KEY_CHARS, _fresh_name
 from st2.catalog.layout import RESOURCES
 from st2.clock import SYSTEM_CLOCK, Clock
@@ -85,10 +85,11 @@ def _record_path(directory: Path, key_material: str) -> Path:
 
 def _publish_once(catalog: Path, record: Path, recipient_directory: Path, fields: dict,
                   data: bytes, receipt_key: str, kind: str, clock: Clock) -> PublishReceipt:
+    fields = {**fields, "payloadSha256": payload_digest(data)}
+    check_existing(record, fields, kind)
     staging = staging_directory(catalog)
     ensure_box(record.parent, catalog)
     ensure_box(inbox_of(recipient_directory), catalog)
-    fields = {**fields, "payloadSha256": payload_digest(data)}
     filename, created = reserve(record, fields, _fresh_name(recipient_directory, clock), staging, kind)
     delivered = deliver_reserved(recipient_directory, filename, data, staging)
     return PublishReceipt(receipt_key, filename, deduplicated=not (created and delivered))

@@ -67,6 +67,14 @@ def reserve(record: Path, fields: dict[str, str], candidate_filename: str, stagi
     return filename, False
 
 
+def check_existing(record: Path, fields: dict[str, str], kind: str) -> None:
+    """Refuse a conflicting reuse before anything else is written (no box is even created).
+    :func:`reserve` checks again, since a record may appear in between."""
+    existing = read_reservation(record)
+    if existing is not None and any(existing.get(name) != value for name, value in fields.items()):
+        raise BusError(f"idempotency key reused with a different {kind}")
+
+
 def read_reservation(record: Path) -> dict | None:
     try:
         existing = json.loads(Path(record).read_bytes())

@@ -19,7 +19,7 @@ from st2.bus.envelope import check_header_text, render
 from st2.bus.filename import new_filename
 from st2.bus.mailbox import archive_of, inbox_of
 from st2.bus.publication import ensure_box, publish_exclusive, staging_directory, sweep_orphans
-from st2.bus.reservation import deliver_reserved, key_digest, payload_digest, reserve
+from st2.bus.reservation import check_existing, deliver_reserved, key_digest, payload_digest, reserve
 from st2.catalog.layout import RESOURCES
 from st2.clock import SYSTEM_CLOCK, Clock
 
@@ -69,14 +69,8 @@ def send(
     if idempotency_key is not None:
         check_key("idempotency key", idempotency_key)
     catalog = Path(catalog)
-    staging = staging_directory(catalog)
-    sweep_orphans(staging)
-    inbox = ensure_box(inbox_of(recipient.directory), catalog)
-    if idempotency_key is None:
-        filename = _publish_fresh(recipient.directory, inbox, data, staging, clock)
-        created = True
-    else:
-        receipts = ensure_box(recipient.directory / RESOURCES / MESSAGE_RECEIPTS, catalog)
+    if idempotency_key is not None:
+        receipts = recipient.directory / RESOURCES / MESSAGE_RECEIPTS
         record = receipts / f"{key_digest(recipient.bus_id, sender, idempotency_key)}.json"
         fields = {
             "idempotencyKey": idempotency_key,
@@ -84,6 +78,15 @@ def send(
             "to": recipient.bus_id,
             "payloadSha256": payload_digest(data),
         }
+        check_existing(record, fields, "message")
+    staging = staging_directory(catalog)
+    sweep_orphans(staging)
+    inbox = ensure_box(inbox_of(recipient.directory), catalog)
+    if idempotency_key is None:
+        filename = _publish_fresh(recipient.directory, inbox, data, staging, clock)
+        created = True
+    else:
+        ensure_box(receipts, catalog)
         filename, created = reserve(
             record, fields, _fresh_name(recipient.directory, clock), staging, "message"
         )

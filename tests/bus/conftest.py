@@ -27,12 +27,12 @@ def declare_principal(catalog: Path, host: str, name: str) -> Path:
     return directory
 
 
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (relative path -> bytes), for "nothing was written" checks."""
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (-> bytes) and directory (-> None) under ``root``, by relative path, for
+    "nothing was written" checks: a refused operation must not even create an empty box."""
     return {
-        str(path.relative_to(root)): path.read_bytes()
+        str(path.relative_to(root)): path.read_bytes() if path.is_file() else None
         for path in sorted(root.rglob("*"))
-        if path.is_file()
     }
 
 

@@ -150,3 +150,13 @@ def test_request_and_event_verbs_print_their_json_receipts(bus_catalog: Path) ->
         f'{{"status":"published","stream":"ci","eventId":"run-1","filename":"{name}","deduplicated":false,'
         f'"superseded":null}}\n'
     )
+
+
+def test_the_catalog_is_the_bus_root_and_no_flat_mailbox_is_synthesized(bus_catalog: Path) -> None:
+    name = ok(st2(bus_catalog, "message", "send", "alice", "-m", "x", agent="h1.bob")).strip()
+    assert (bus_catalog / "agents/h1/alice/resources/inbox" / name).is_file()
+    for recipient in ("nobody", "h1.nobody"):
+        assert st2(bus_catalog, "message", "send", recipient, "-m", "x", agent="h1.bob").returncode == 1
+        assert st2(bus_catalog, "message", "ls", recipient).returncode == 1
+    assert sorted(entry.name for entry in bus_catalog.iterdir()) == [".st2", "agents", "principals"]
+    assert not list(bus_catalog.rglob("*nobody*"))
