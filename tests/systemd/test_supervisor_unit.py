@@ -10,8 +10,9 @@ import signal
 import psutil
 import pytest
 
-from deployment import Deployment, alive
+from deployment import HOST, ST2, Deployment, alive
 from private_manager import poll
+from support import run_st2
 
 pytestmark = [pytest.mark.systemd, pytest.mark.process]
 
@@ -133,3 +134,13 @@ def test_stopping_st2_service_leaves_every_task_running(deployment: Deployment, 
         assert all(alive(process) for process in tasks.values())
     else:
         assert poll(lambda: not any(alive(process) for process in tasks.values()), 15)
+
+
+def test_service_install_enable_starts_the_supervisor_and_the_poll_timer(deployment: Deployment) -> None:
+    manager = deployment.manager
+    result = run_st2("service", "install", "--catalog", str(deployment.catalog), "--host", HOST, "--st2", ST2,
+                     "--unit-dir", str(manager.unit_directory), "--enable", env=deployment.environment())
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "enabled st2.service st2-usage-poll.timer"
+    assert manager.show("st2.service", "ActiveState", "UnitFileState") == {"ActiveState": "active", "UnitFileState": "enabled"}
+    assert manager.show("st2-usage-poll.timer", "ActiveState", "UnitFileState") == {"ActiveState": "active", "UnitFileState": "enabled"}
