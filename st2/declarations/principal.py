@@ -1,6 +1,6 @@
 """A declared non-agent service principal, ``principals/<host>/<name>/principal.kdl``::
 
-    principal "ci-bridge" {
+    principal "ci-bridge" host="h" {        // host is optional; the path gives it
         name "CI bridge"                     // optional presentation, <=160 chars
         description "Posts CI results"       // optional, <=1000 chars
         meta { managed-by "nix" }            // optional ownership markers
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
 from st2.declarations import fields
-from st2.declarations.context import NAME, Context, argument, plain
+from st2.declarations.context import NAME, Context, argument, plain, property_
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
 from st2.declarations.model import DESCRIPTION_MAX_CHARS, EMPTY, NAME_MAX_CHARS
 
@@ -71,7 +71,12 @@ def load_principal(path: Path | str, *, source: str | None = None) -> tuple[Prin
     node_path = (principals[0],)
     node = document.nodes[principals[0]]
     declared = plain(node.args[0]) if len(node.args) == 1 else None
-    fields.no_properties(context, node, node_path, ("principal",))
+    fields.no_properties(context, node, node_path, ("principal",), allowed=("host",))
+    declared_host = plain(node.properties["host"]) if "host" in node.properties else None
+    if "host" in node.properties and (not isinstance(declared_host, str) or
+                                      (host is not None and declared_host != host)):
+        context.report("host-mismatch", node_path, property_("host"), ("principal", "host"),
+                       f"host {declared_host!r} differs from the host directory {host!r}")
     if not isinstance(declared, str) or not declared:
         context.report_shape("invalid-value", node_path, argument(0) if node.args else NAME, ("principal",),
                              "`principal` takes one string argument: its name")

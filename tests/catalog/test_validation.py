@@ -191,3 +191,13 @@ def test_principal_problems_are_reported(catalog: Path, tmp_path: Path) -> None:
     assert found == [("unknown-node", "principals/h/bridge/principal.kdl", 2)]
     (directory / "principal.kdl").write_text('principal "bridge" {\n    description "Posts CI results"\n}\n')
     assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []
+
+
+def test_a_principal_may_name_its_host_but_only_its_own(catalog: Path, tmp_path: Path) -> None:
+    directory = catalog / "principals" / "h" / "bridge"
+    directory.mkdir(parents=True)
+    (directory / "principal.kdl").write_text('principal "bridge" host="h"\n')
+    assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []
+    (directory / "principal.kdl").write_text('principal "bridge" host="elsewhere"\n')
+    found = [(d.code, d.span.line, d.span.column) for d in validate_catalog(catalog, "h", state_dir=tmp_path / "s")]
+    assert found == [("host-mismatch", 1, 20)]
