@@ -1,0 +1,142 @@
+"""The Claude Code composer: a ``❯`` row between the last two full-width rules, the
+permission-mode footer below (the grammar the original documents for Claude Code 2.1.x, checked
+against the real 2.1.197 screens in ``captures/claude-code-2.1.197/screens/``).
+
+- Rules are lines whose trimmed content is at least 40 ``─``. The prompt is ``❯`` followed by a
+  no-break space (or a space); it is removed before any trimming, because the no-break space is
+  whitespace and trimming first would erase the prompt of an empty composer.
+- Idle needs the footer's mode marker ``⏵⏵`` together with ``permissions on``, or the default
+  mode's ``? for shortcuts`` hint with no mode marker at all. Anything else is not proven idle.
+- Empty is an empty composer or the rotating ``Try "<example>"`` placeholder (bounded,
+  single-line) — not styled differently from typed text, so the exact grammar is the proof.
+- An active turn is the progress line: one non-alphanumeric glyph, one alphabetic word and an
+  ellipsis (``✻ Frolicking… (3m 35s)``); a finished turn says ``✻ Brewed for 5s`` and must not
+  block. Interrupt hints, plan/retry notices and numbered choice menus block too.
+- Submitted prompts are echoed as ``❯ <text>`` above the composer; a queued prompt while a turn
+  runs is listed under the composer area. Either, with an empty composer, is acceptance.
+"""
+
+from __future__ import annotations
+
+import re
+
+from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, soft_wrap_candidates)
+
+PROMPT = "❯"
+_PROMPT_PREFIXES = ("❯\u00a0", "❯ ")
+_BLOCKING_TEXT = (
+    "esc to interrupt", "Esc to interrupt", "ctrl+c to interrupt", "Working (",
+    "press esc to interrupt and send", "Our systems are thinking a bit more",
+    "Retry with a faster model", "Create a plan?", "Do you want to proceed?",
+)
+_CHOICE_ROW = re.compile(r"^\s*(?:❯\s*)?[1-9]\.\s+\S")
+_PLACEHOLDER_EXAMPLE_MAX = 72
+
+
+class Claude:
+    name = "claude"
+
+    def _locate(self, screen: Screen) -> tuple[int, list[str], list[str]] | None:
+        lines = screen.lines
+        rules = [index for index, line in enumerate(lines)
+                 if len(line.strip()) >= 40 and set(line.strip()) == {"─"}]
+        if len(rules) < 2:
+            return None
+        top, bottom = rules[-2], rules[-1]
+        rows = list(lines[top + 1:bottom])
+        if not rows:
+            return None
+        first = next((rows[0][len(prefix):] for prefix in _PROMPT_PREFIXES
+                      if rows[0].startswith(prefix)), None)
+        if first is None:
+            return None
+        inputs = [first.strip()] + [row.strip() for row in rows[1:]]
+        while len(inputs) > 1 and inputs[-1] == "":
+            inputs.pop()
+        return top + 1, inputs, list(lines[bottom + 1:])
+
+    def locate(self, screen: Screen) -> int | None:
+        located = self._locate(screen)
+        return None if located is None else located[0]
+
+    def _facts(self, screen: Screen, expected: str):
+        located = self._locate(screen)
+        if located is None:
+            return None
+        row, inputs, footer = located
+        candidates = soft_wrap_candidates(inputs)
+        if candidates is None:
+            return None
+        exact = expected in candidates
+        empty = len(inputs) == 1 and (inputs[0] == "" or is_placeholder(inputs[0]))
+        idle = idle_footer(footer) and not blocked(screen.lines)
+        return row, exact, empty, idle
+
+    def classify(self, screen: Screen, expected: str) -> ComposerState:
+        facts = self._facts(screen, expected)
+        if facts is None:
+            return ComposerState.AMBIGUOUS
+        _, exact, empty, idle = facts
+        if exact:
+            return ComposerState.EXACT_SAFE if idle else ComposerState.EXACT_BLOCKED
+        if empty and idle:
+            return ComposerState.EMPTY_SAFE
+        if empty:
+            return ComposerState.AMBIGUOUS
+        return ComposerState.CHANGED
+
+    def receipt(self, screen: Screen, expected: str) -> ReceiptState:
+        facts = self._facts(screen, expected)
+        if facts is None:
+            return ReceiptState.UNPROVEN
+        row, exact, empty, idle = facts
+        if exact:
+            return ReceiptState.RETAINED_SAFE if idle else ReceiptState.RETAINED_BLOCKED
+        if empty and accepted(screen.lines, row, expected):
+            return ReceiptState.ACCEPTED
+        return ReceiptState.NOT_RETAINED
+
+
+def is_placeholder(text: str) -> bool:
+    """The rotating ``Try "<example>"`` suggestion of an unused composer."""
+    if not (text.startswith('Try "') and text.endswith('"') and len(text) > 6):
+        return False
+    example = text[5:-1]
+    return len(example) <= _PLACEHOLDER_EXAMPLE_MAX and example.isprintable()
+
+
+def idle_footer(footer: list[str]) -> bool:
+    text = "\n".join(footer)
+    if "⏵⏵" in text:
+        return "permissions on" in text
+    return "? for shortcuts" in text
+
+
+def turn_in_flight(lines) -> bool:
+    for line in lines:
+        head, ellipsis, _ = line.strip().partition("…")
+        if not ellipsis:
+            continue
+        tokens = head.split()
+        if (len(tokens) == 2 and len(tokens[0]) == 1 and not tokens[0].isalnum()
+                and tokens[1].isalpha()):
+            return True
+    return False
+
+
+def blocked(lines) -> bool:
+    if turn_in_flight(lines):
+        return True
+    text = "\n".join(lines)
+    if any(marker in text for marker in _BLOCKING_TEXT):
+        return True
+    return sum(1 for line in lines if _CHOICE_ROW.match(line)) >= 2
+
+
+def accepted(lines, composer_row: int, expected: str) -> bool:
+    """The notice echoed as a submitted prompt (``❯ <notice>``, wraps admitted) above the
+    composer, or listed as queued anywhere outside the composer."""
+    above = compact("".join(lines[:composer_row]))
+    below = compact("".join(lines[composer_row + 1:]))
+    wanted = compact(expected)
+    return (PROMPT + wanted) in above or wanted in below

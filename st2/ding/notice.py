@@ -1,0 +1,113 @@
+"""The DING notice: one printable line per unread message (DESIGN.md §7).
+
+``[DING] new st2 message: [id:<rand6>] <subject> (from <sender>); check your inbox``
+
+Subject and sender are untrusted. Every control character, escape sequence and whitespace run
+becomes at most one ordinary space, so no field can carry a bracketed-paste terminator
+(``ESC[201~``), a newline that would submit early, or a cursor movement out of the single paste
+frame. The subject is bounded to 160 characters and the sender to 80; empty fields read
+``(no subject)`` and ``unknown``. The id and the closing instruction are never truncated: an
+agent keys on the ``[DING]`` prefix and the id. Standard library only.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from st2.bus.filename import is_message_filename
+
+SUBJECT_MAX_CHARS = 160
+SENDER_MAX_CHARS = 80
+NO_SUBJECT = "(no subject)"
+UNKNOWN_SENDER = "unknown"
+BACKLOG_NOTICE = "[DING] unread st2 messages remain; check your inbox"
+NOTICE_PREFIX = "[DING] "
+PASTE_START = "\x1b[200~"
+PASTE_END = "\x1b[201~"
+
+# Characters that never survive into a notice: C0/C1 controls and DEL (Cc), format characters
+# such as bidi overrides and zero-width joiners (Cf), surrogates, private use, unassigned, and
+# line/paragraph separators. Whitespace of any kind becomes a separator instead.
+_DROPPED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _escape_sequence_end(text: str, start: int) -> int:
+    """Index just past the escape sequence starting at ``text[start] == ESC`` (ECMA-48: CSI
+    ``ESC [ params intermediates final``, OSC/DCS/PM/APC/SOS strings ended by BEL or ST, and
+    two-character escapes). An unterminated sequence swallows the rest of the field, so no
+    half-sequence can leak."""
+    if start + 1 >= len(text):
+        return len(text)
+    kind = text[start + 1]
+    if kind == "[":
+        index = start + 2
+        while index < len(text) and "\x30" <= text[index] <= "\x3f":
+            index += 1
+        while index < len(text) and "\x20" <= text[index] <= "\x2f":
+            index += 1
+        if index < len(text) and "\x40" <= text[index] <= "\x7e":
+            return index + 1
+        return index
+    if kind in "]PX^_":
+        index = start + 2
+        while index < len(text):
+            if text[index] == "\x07":
+                return index + 1
+            if text[index] == "\x1b" and index + 1 < len(text) and text[index + 1] == "\\":
+                return index + 2
+            index += 1
+        return len(text)
+    return start + 2
+
+
+def normalize_line(value: str) -> str:
+    """``value`` as one printable line: escape sequences removed, controls dropped, each run of
+    whitespace (and each removed sequence) collapsed to one space, no leading/trailing space."""
+    pieces: list[str] = []
+    pending_space = False
+    index = 0
+    while index < len(value):
+        character = value[index]
+        if character == "\x1b":
+            index = _escape_sequence_end(value, index)
+            pending_space = bool(pieces)
+            continue
+        index += 1
+        if character.isspace():
+            pending_space = bool(pieces)
+            continue
+        if unicodedata.category(character) in _DROPPED_CATEGORIES:
+            pending_space = bool(pieces)
+            continue
+        if pending_space:
+            pieces.append(" ")
+            pending_space = False
+        pieces.append(character)
+    return "".join(pieces)
+
+
+def normalize_field(value: str | None, fallback: str, max_chars: int) -> str:
+    """One bounded, normalized untrusted field; ``fallback`` when nothing printable is left."""
+    bounded = normalize_line(value or "")[:max_chars].rstrip(" ")
+    return bounded or fallback
+
+
+def notice_id(filename: str) -> str:
+    """The ``<rand6>`` of a ``<unix-ms>-<rand6>.md`` filename; the normalized stem otherwise."""
+    if is_message_filename(filename):
+        return filename[14:20]
+    stem = filename[:-3] if filename.endswith(".md") else filename
+    return normalize_field(stem, "?", 32)
+
+
+def notice_text(filename: str, subject: str | None, sender: str | None) -> str:
+    """The notice for one message."""
+    return (f"{NOTICE_PREFIX}new st2 message: [id:{notice_id(filename)}] "
+            f"{normalize_field(subject, NO_SUBJECT, SUBJECT_MAX_CHARS)} "
+            f"(from {normalize_field(sender, UNKNOWN_SENDER, SENDER_MAX_CHARS)}); check your inbox")
+
+
+def paste_frame(text: str) -> str:
+    """The single bracketed-paste frame for ``text`` (normalized again, so a caller cannot put a
+    terminator inside it by mistake)."""
+    return f"{PASTE_START}{normalize_line(text)}{PASTE_END}"

@@ -1,0 +1,316 @@
+"""The notifier loop behind ``st2 ding <runtime-id>``: one per PTY seat.
+
+One pass (:meth:`Notifier.pass_once`):
+
+1. read the ownership record (a malformed one holds delivery and is reported, never guessed);
+   with no record this is a fresh start, and the unread backlog becomes one generic notice;
+2. list the seat's unread mail (net of archive receipts) and forget settled names that left it;
+3. unless fresh ``dnd`` is declared (``busy`` never defers), and unless a held head's 15 s
+   backoff is still running, work the FIFO head through :mod:`st2.ding.ownership`:
+
+   - a fresh head is owned only when the live composer is positively empty (a human's draft is
+     never pasted over), then loaded into a named tmux buffer and pasted once with
+     ``paste-buffer -d -p`` (one bracketed-paste frame);
+   - Return is sent only after two adjacent observations within the observation window show
+     the exact notice as the whole composer with Return safe; the Return is recorded before it
+     is sent, and at most one bare retry Return ever follows;
+   - the head is settled only on an adapter's ``ACCEPTED`` receipt; a positive ``NOT_RETAINED``
+     releases only a head whose mail is already archived; everything else keeps ownership and
+     blocks later FIFO work until a retry (inspection only) proves something.
+
+Between passes the loop sleeps on mutation-only inotify events of the seat's inbox and status
+(debounced so a burst coalesces), with the poll interval as fallback, and checks the target
+session each tick by connecting to its tmux socket (no process spawned). Three consecutive
+misses after the session was once seen alive end the notifier.
+"""
+
+from __future__ import annotations
+
+import enum
+import socket as socket_module
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Callable
+
+from st2.bus.mailbox import list_inbox
+from st2.catalog.layout import SeatPaths
+from st2.clock import Clock
+from st2.ding import ownership
+from st2.ding.notice import BACKLOG_NOTICE, notice_text
+from st2.ding.ownership import (Event, Head, MalformedOwnership, Ownership, OwnershipStore, Phase,
+                                transition)
+from st2.ding.screen import ComposerState, ReceiptState, classify, receipt
+from st2.records import status as status_record
+
+DELIVERY_RETRY_BACKOFF_SECONDS = 15.0
+SESSION_GONE_MISSES = 3
+
+
+@dataclass(frozen=True)
+class Settings:
+    poll_interval: float = 1.0
+    retry_backoff: float = DELIVERY_RETRY_BACKOFF_SECONDS
+    observation_window: float = 0.45     # two adjacent observations must fall within this
+    observation_poll: float = 0.01
+    paste_visible_timeout: float = 2.0   # how long a fresh paste may take to show up
+    receipt_timeout: float = 2.0         # how long a Return may take to show as accepted
+    startup_grace: float = 0.25          # let a startup burst land before the backlog is taken
+    debounce: float = 0.05               # coalesce a burst of inbox writes into one pass
+    gone_misses: int = SESSION_GONE_MISSES
+
+
+class Outcome(enum.Enum):
+    SETTLED = "settled"    # the head left the FIFO; the next one may go now
+    HELD = "held"          # the head keeps ownership (or was not taken); retry after backoff
+    IDLE = "idle"          # nothing to do
+
+
+def socket_listening(path: str) -> bool:
+    """A server accepts connections on the unix socket ``path`` (no client process spawned)."""
+    probe = socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+class SessionWatch:
+    """Exit when the target is gone: only after it was seen alive (a notifier may start before
+    its session), and only after ``misses`` consecutive misses."""
+
+    def __init__(self, misses: int = SESSION_GONE_MISSES) -> None:
+        self.limit = misses
+        self.seen_alive = False
+        self.misses = 0
+
+    def step(self, alive: bool) -> bool:
+        """Record one check; True when the session is gone for good."""
+        if alive:
+            self.seen_alive = True
+            self.misses = 0
+            return False
+        if not self.seen_alive:
+            return False
+        self.misses += 1
+        return self.misses >= self.limit
+
+
+class Notifier:
+    def __init__(self, seat: SeatPaths, terminal, store: OwnershipStore, adapters, clock: Clock,
+                 settings: Settings = Settings(), log: Callable[[str], None] | None = None) -> None:
+        self.seat = seat
+        self.terminal = terminal
+        self.store = store
+        self.adapters = tuple(adapters)
+        self.clock = clock
+        self.settings = settings
+        self.log = log or (lambda line: print(f"st2 ding: {line}", file=sys.stderr, flush=True))
+        self.state: Ownership | None = None
+        self.next_attempt: float | None = None
+        self.deliveries = 0
+        self.attempts = 0          # delivery attempts that probed the terminal
+        self._reported: str | None = None
+
+    # --- state ---------------------------------------------------------------------------------
+
+    def _apply(self, event: Event, **arguments) -> None:
+        self.state = transition(self.state, event, **arguments)
+        self.store.save(self.state)
+
+    def _load(self, unread: list[str]) -> bool:
+        """Make ``self.state`` current; False (holding) when the record is malformed."""
+        if self.state is not None:
+            return True
+        try:
+            loaded = self.store.load()
+        except MalformedOwnership as error:
+            self._report(f"ownership record {self.store.path} is malformed ({error}); "
+                         "holding delivery until it is repaired or removed")
+            return False
+        if loaded is None:
+            loaded = Ownership(self.store.target, backlog=tuple(unread), started=True)
+            self.store.save(loaded)
+            if unread:
+                self.log(f"found {len(unread)} unread message(s) at start; queued one backlog notice")
+        self.state = loaded
+        self._reported = None
+        return True
+
+    def _report(self, line: str) -> None:
+        if line != self._reported:
+            self.log(line)
+            self._reported = line
+
+    def _prune(self, unread: set[str]) -> None:
+        state = self.state
+        settled = tuple(name for name in state.settled if name in unread)
+        backlog = tuple(name for name in state.backlog if name in unread)
+        if (settled, backlog) != (state.settled, state.backlog):
+            self.state = replace(state, settled=settled, backlog=backlog)
+            self.store.save(self.state)
+
+    def _candidate(self, messages: dict) -> Head | None:
+        state = self.state
+        if state.backlog:
+            return Head("backlog", BACKLOG_NOTICE, state.backlog, ownership.new_token())
+        pending = sorted(name for name in messages if name not in state.settled)
+        if not pending:
+            return None
+        message = messages[pending[0]]
+        return Head("message", notice_text(message.filename, message.subject, message.sender),
+                    (message.filename,), ownership.new_token())
+
+    # --- one pass ------------------------------------------------------------------------------
+
+    def dnd(self) -> bool:
+        reading = status_record.read_file(self.seat.status, self.clock.wall_ms())
+        return reading.presence == status_record.DND
+
+    def pass_once(self) -> None:
+        messages = {message.filename: message for message in list_inbox(self.seat.directory)}
+        if not self._load(sorted(messages)):
+            return
+        self._prune(set(messages))
+        while True:
+            if self.state.phase is Phase.IDLE and self._candidate(messages) is None:
+                return
+            now = self.clock.monotonic()
+            if self.next_attempt is not None and now < self.next_attempt:
+                return
+            if self.dnd():
+                self._report("fresh dnd declared; delivery deferred")
+                return
+            self.attempts += 1
+            outcome = self.attempt(messages)
+            if outcome is Outcome.SETTLED:
+                self.next_attempt = None
+                self._reported = None
+                continue
+            if outcome is Outcome.HELD:
+                self.next_attempt = self.clock.monotonic() + self.settings.retry_backoff
+            return
+
+    # --- the delivery transaction --------------------------------------------------------------
+
+    def _screen_state(self, expected: str) -> ComposerState:
+        screen = self.terminal.capture()
+        return ComposerState.AMBIGUOUS if screen is None else classify(screen, expected, self.adapters)
+
+    def _receipt(self, expected: str) -> ReceiptState:
+        screen = self.terminal.capture()
+        return ReceiptState.UNPROVEN if screen is None else receipt(screen, expected, self.adapters)
+
+    def attempt(self, messages: dict) -> Outcome:
+        unread = set(messages)
+        if self.state.phase is Phase.IDLE:
+            head = self._candidate(messages)
+            composer = self._screen_state(head.notice)
+            if composer is not ComposerState.EMPTY_SAFE:
+                self._report(f"holding {head.notice[:60]!r}: composer is {composer.value}")
+                return Outcome.HELD
+            self._apply(Event.OWN, head=replace(head, terminal=self.terminal.server_pid))
+        head = self.state.head
+        archived = not any(name in unread for name in head.filenames)
+        if self.state.phase in (Phase.OWNED, Phase.LOADED):
+            outcome = self._load_and_paste(head, archived)
+            if outcome is not None:
+                return outcome
+        return self._submit_and_confirm(archived)
+
+    def _load_and_paste(self, head: Head, archived: bool) -> Outcome | None:
+        """Drive OWNED/LOADED to PASTED; None when the paste landed."""
+        server = self.terminal.current_server()
+        if server is None:
+            return Outcome.HELD
+        if head.terminal is not None and server != head.terminal:
+            self.log("the target terminal was replaced; the owned notice goes to the new one")
+            self._apply(Event.TERMINAL_REPLACED, terminal=server)
+            head = self.state.head
+        if self.state.phase is Phase.OWNED:
+            if archived:
+                self._apply(Event.RELEASED)  # read before any paste: nothing to notify
+                return Outcome.SETTLED
+            present = self.terminal.buffer_exists(head.buffer_name)
+            if present is None or (not present and not self.terminal.load_buffer(head.buffer_name, head.notice)):
+                return Outcome.HELD
+            self._apply(Event.BUFFER_LOADED)
+        present = self.terminal.buffer_exists(head.buffer_name)
+        if present is None:
+            return Outcome.HELD
+        if present:
+            if self._screen_state(head.notice) is not ComposerState.EMPTY_SAFE:
+                return Outcome.HELD  # stays LOADED: the buffer is ours and unpasted
+            if not self.terminal.paste_buffer(head.buffer_name):
+                again = self.terminal.buffer_exists(head.buffer_name)
+                if again is not False:
+                    return Outcome.HELD  # not pasted, or not knowable now: still LOADED
+        self._apply(Event.PASTE_LANDED)
+        return None
+
+    def _observe(self, expected: str, timeout: float) -> tuple[str, ReceiptState]:
+        """Observe until ACCEPTED, two adjacent RETAINED_SAFE observations within the window
+        ("return"), or ``timeout``; returns the verdict and the last receipt state."""
+        deadline = self.clock.monotonic() + timeout
+        previous: tuple[float, ReceiptState] | None = None
+        last = ReceiptState.UNPROVEN
+        while True:
+            observed_at = self.clock.monotonic()
+            last = self._receipt(expected)
+            if last is ReceiptState.ACCEPTED:
+                return "accepted", last
+            if (last is ReceiptState.RETAINED_SAFE and previous is not None
+                    and previous[1] is ReceiptState.RETAINED_SAFE
+                    and observed_at - previous[0] <= self.settings.observation_window):
+                return "return", last
+            previous = (observed_at, last)
+            if self.clock.monotonic() >= deadline:
+                return "timeout", last
+            self.clock.sleep(self.settings.observation_poll)
+
+    def _submit_and_confirm(self, archived: bool) -> Outcome:
+        head = self.state.head
+        verdict, last = self._observe(head.notice, self.settings.paste_visible_timeout)
+        if verdict == "return" and head.returns < ownership.MAX_RETURNS:
+            self._apply(Event.RETURN_SENT)  # recorded before it is sent
+            self.terminal.press_return()
+            verdict, last = self._observe(head.notice, self.settings.receipt_timeout)
+            if verdict == "return":
+                verdict = "timeout"  # still sitting there: a later retry decides
+        if verdict == "accepted":
+            self._apply(Event.ACCEPTED)
+            self.deliveries += 1
+            return Outcome.SETTLED
+        if last is ReceiptState.NOT_RETAINED and archived:
+            self._apply(Event.RELEASED)
+            return Outcome.SETTLED
+        self._report(f"staged {head.notice[:60]!r}: receipt {last.value}; retrying by inspection only")
+        return Outcome.HELD
+
+
+def run(notifier: Notifier, watch, terminal_socket: str, stop: Callable[[], bool],
+        wake_fd: int | None = None) -> int:
+    """The loop: returns 0 when stopped or when the target session is gone."""
+    settings = notifier.settings
+    sessions = SessionWatch(settings.gone_misses)
+    started = notifier.clock.monotonic()
+    while not stop():
+        alive = socket_listening(terminal_socket)
+        if sessions.step(alive):
+            notifier.log("target session is gone; exiting")
+            return 0
+        if alive and notifier.clock.monotonic() - started >= settings.startup_grace:
+            notifier.pass_once()
+        timeout = settings.poll_interval
+        if notifier.next_attempt is not None:
+            timeout = min(timeout, max(0.0, notifier.next_attempt - notifier.clock.monotonic()))
+        if not sessions.seen_alive or notifier.clock.monotonic() - started < settings.startup_grace:
+            timeout = min(timeout, settings.startup_grace)
+        if watch.wait(timeout, wake_fd):
+            notifier.clock.sleep(settings.debounce)
+            watch.drain()
+    return 0

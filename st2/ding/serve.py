@@ -1,0 +1,68 @@
+"""Boot one notifier for a target PTY task and run it until stopped or the session is gone.
+
+The target ``<host>.<identity>`` names the seat (``agents/<host>/<identity>``), its tmux socket
+(``<runtime scope>/s/<host>.<identity>``, the PTY backend's naming) and its ownership record.
+SIGTERM and SIGINT only set a flag and wake the loop through a pipe; the loop acts.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+from st2.catalog.layout import CatalogPaths
+from st2.clock import SYSTEM_CLOCK
+from st2.ding.harness import adapters_for, declared_harness
+from st2.ding.notifier import Notifier, Settings, run
+from st2.ding.ownership import store_for
+from st2.ding.terminal import Terminal
+from st2.ding.watch import SeatWatch
+
+
+class TargetError(ValueError):
+    pass
+
+
+def split_target(runtime_id: str, host: str) -> tuple[str, str]:
+    """``(host, identity)`` of a canonical agent runtime id ``<host>.<identity>``."""
+    if runtime_id.startswith(f"{host}.") and len(runtime_id) > len(host) + 1:
+        return host, runtime_id[len(host) + 1:]
+    head, dot, tail = runtime_id.partition(".")
+    if not dot or not head or not tail:
+        raise TargetError(f"{runtime_id!r} is not a runtime id <host>.<identity>")
+    return head, tail
+
+
+def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = None,
+          settings: Settings = Settings()) -> int:
+    from st2.supervisor.runtime.scope import RuntimeScope
+
+    seat_host, identity = split_target(runtime_id, host)
+    seat = CatalogPaths(Path(catalog)).seat(seat_host, identity)
+    if not seat.directory.is_dir():
+        raise TargetError(f"no seat {seat.directory}")
+    target = f"{seat_host}.{identity}"
+    scope = RuntimeScope(Path(os.path.abspath(catalog)), seat_host)
+    socket_path = socket or str(scope.socket(target))
+    harness, error = declared_harness(seat.declaration)
+    notifier = Notifier(seat, Terminal(socket_path), store_for(catalog, seat_host, target),
+                        adapters_for(harness) if error is None else (), SYSTEM_CLOCK, settings)
+    if error is not None:
+        notifier.log(f"{error}; no screen can be proven, so delivery holds")
+    elif not notifier.adapters:
+        notifier.log(f"no maintained screen grammar for harness {harness!r}; delivery holds")
+
+    stopping = []
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    signal.set_wakeup_fd(write_end)
+
+    def on_stop(signum, frame):  # only records; the loop acts
+        stopping.append(signum)
+
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
+    notifier.log(f"watching {seat.inbox} for {target} on {socket_path} "
+                 f"(harness {harness or 'shell'})")
+    return run(notifier, SeatWatch(seat.directory), socket_path, lambda: bool(stopping), read_end)
