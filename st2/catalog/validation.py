@@ -30,6 +30,11 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     """Every diagnostic for the catalog at ``root`` as seen from ``host``, sorted by source and
     position. With ``strict`` every warning is promoted to an error."""
     root = Path(root)
+    if not root.is_dir():
+        # Discovery reads a missing catalog as empty (a fresh catalog is valid); validation is
+        # asked about a specific catalog, and a mistyped --catalog must not come back clean.
+        return [Diagnostic(code="catalog-unreadable", severity=ERROR, layer=CATALOG, source=None, span=None,
+                           field_path=None, message=f"there is no catalog directory at {root}")]
     found = discover(root)
     diagnostics: list[Diagnostic] = list(found.errors) + list(found.warnings)
     _, catalog_diagnostics = load_catalog_declaration(root)

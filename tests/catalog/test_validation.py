@@ -201,3 +201,11 @@ def test_a_principal_may_name_its_host_but_only_its_own(catalog: Path, tmp_path:
     (directory / "principal.kdl").write_text('principal "bridge" host="elsewhere"\n')
     found = [(d.code, d.span.line, d.span.column) for d in validate_catalog(catalog, "h", state_dir=tmp_path / "s")]
     assert found == [("host-mismatch", 1, 20)]
+
+
+@pytest.mark.process
+def test_a_missing_catalog_does_not_validate_clean(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-catalog"
+    result = run_st2("validate", catalog=missing)
+    assert result.stdout == f"<catalog>: error[catalog-unreadable]: there is no catalog directory at {missing}\n"
+    assert result.returncode == 1
