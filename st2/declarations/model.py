@@ -118,8 +118,10 @@ class RenderOperation(NamedTuple):
 class DriverBlock(NamedTuple):
     """A typed driver block (``claude { … }`` …), parsed but opaque here.
 
-    ``node`` is the ckdl node; ``node_path`` its index path in the document (for spans); the
-    driver packages interpret it."""
+    ``node`` is the ckdl node; ``node_path`` its index path in the document. A driver package
+    interprets it and reports problems with exact spans through
+    ``Context(declaration_text, source).report(code, node_path + (child_index,), part, …)``
+    from :mod:`st2.declarations.context`."""
 
     harness: str
     node: Any
