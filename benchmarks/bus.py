@@ -1,0 +1,76 @@
+"""Message bus throughput and latency on the machine's real disk.
+
+1. `st2 message send` through the real CLI, 20 times (median wall ms), against `python -c pass`
+   with the same interpreter as the anchor (interleaved, so load weighs on both alike).
+2. 8 concurrent sender processes × 250 messages each into one inbox through the CLI entry point
+   in-process (the tests/bus concurrency driver): wall seconds and messages per second, with the
+   count of distinct complete files checked.
+Last line: RESULT send_median_ms=<x> ratio_python=<y> concurrent_msgs_per_s=<z> fsyncs_per_send=2
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+DRIVER = REPO / "tests" / "bus" / "driver_sender.py"
+RUNS = 20
+
+
+def catalog_in(directory: Path) -> Path:
+    root = directory / "catalog"
+    for identity, extra in (("alice", ""), ("bob", '    address "robert"\n')):
+        seat = root / "agents" / "h1" / identity
+        seat.mkdir(parents=True)
+        (seat / "agent.kdl").write_text(f'agent "{identity}" {{\n    argv "sh"\n{extra}}}\n')
+    return root
+
+
+def wall_ms(command: list[str]) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    return (time.perf_counter() - started) * 1000
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as scratch:  # /tmp: the real disk, fsyncs included
+        root = catalog_in(Path(scratch))
+        send = [sys.executable, "-m", "st2", "--catalog", str(root), "message", "send", "robert",
+                "--as", "h1.alice", "-m", "benchmark body"]
+        anchor = [sys.executable, "-c", "pass"]
+        wall_ms(send)
+        sends, anchors = [], []
+        for _ in range(RUNS):
+            sends.append(wall_ms(send))
+            anchors.append(wall_ms(anchor))
+        send_median = statistics.median(sends)
+        ratio = send_median / statistics.median(anchors)
+        print(f"cli send: median {send_median:.1f} ms over {RUNS}, python -c pass {statistics.median(anchors):.1f} ms")
+
+        root2 = catalog_in(Path(scratch) / "concurrent")
+        started = time.perf_counter()
+        workers = [subprocess.Popen([sys.executable, str(DRIVER), "senders", str(root2), str(i), "250"],
+                                    cwd=REPO, stdout=subprocess.DEVNULL) for i in range(8)]
+        for worker in workers:
+            if worker.wait() != 0:
+                print("a sender failed", file=sys.stderr)
+                return 1
+        elapsed = time.perf_counter() - started
+        inbox = root2 / "agents" / "h1" / "bob" / "resources" / "inbox"
+        count = len(list(inbox.iterdir()))
+        print(f"8 x 250 concurrent sends: {elapsed:.1f} s, {count} files")
+        if count != 2000:
+            print("expected 2000 distinct files", file=sys.stderr)
+            return 1
+    print(f"RESULT send_median_ms={send_median:.1f} ratio_python={ratio:.2f} "
+          f"concurrent_msgs_per_s={2000 / elapsed:.0f} fsyncs_per_send=2")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
