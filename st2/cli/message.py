@@ -255,3 +255,11 @@ def thread_command(first, second, tree, location) -> None:
         indent = "  " * entry.depth if tree else ""
         m = entry.message
         click.echo(f"{indent}{m.filename}  from {m.sender or '<unknown>'}  {m.subject or '(no subject)'}")
+
+
+@message.command("guide")
+def guide_command() -> None:
+    """Print the agent-facing bus guide (mail handling and presence discipline)."""
+    from st2.bus.guide import guide_text
+
+    click.echo(guide_text(), nl=False)
