@@ -98,6 +98,18 @@ MUTATIONS = {
         "  doCheck = false;\n  checkPhase = \"true\";",
         "got unknown argument(s) [\"checkPhase\"]",
     ),
+    "lock-pins-a-branch": (
+        "flake.lock",
+        '"rev": "b2a3852bd078e68dd2b3dfa8c00c67af1f0a7d20",',
+        '"ref": "nixos-25.05",',
+        "not a full GitHub revision",
+    ),
+    "lock-does-not-match-the-input": (
+        "flake.nix",
+        'inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-25.05";',
+        'inputs.nixpkgs.url = "github:NixOS/nixpkgs/nixos-unstable";',
+        "the lock is stale",
+    ),
     "parse-error": (
         "nix/units.nix",
         "builtins.listToAttrs (",
