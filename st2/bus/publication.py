@@ -17,7 +17,6 @@ from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
-from st2.fs.atomic import UnsafePublication, check_real_directories
 
 STAGING = "bus-staging"
 _TEMP_SUFFIX = ".tmp"
@@ -31,14 +30,27 @@ def staging_directory(catalog: Path) -> Path:
 
 
 def ensure_box(directory: Path, catalog: Path) -> Path:
-    """Create ``directory`` (a seat's inbox, archive or ledger) if missing and check that it and
-    its ancestry up to the catalog are real directories, not symlinks."""
+    """Create ``directory`` (a seat's inbox, archive or ledger) if missing and check that every
+    directory from the catalog root down to it is a real directory, not a symlink — mail is never
+    delivered through a link out of the catalog. The catalog root itself may be reached through
+    a symlink (a user's ``~/catalog`` pointing at a data disk)."""
     directory = Path(directory)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        check_real_directories(directory, catalog)
-    except (UnsafePublication, FileExistsError, NotADirectoryError) as error:
-        raise BusError(f"unsafe mailbox {directory}: {error}") from None
+        relative = Path(os.path.abspath(directory)).relative_to(os.path.abspath(catalog))
+    except ValueError:
+        raise BusError(f"unsafe mailbox {directory}: not inside catalog {catalog}") from None
+    current = Path(os.path.realpath(catalog))
+    for part in relative.parts:
+        current = current / part
+        try:
+            os.mkdir(current, 0o755)
+        except FileExistsError:
+            pass
+        except OSError as error:
+            raise BusError(f"unsafe mailbox {directory}: {error}") from None
+        status = os.lstat(current)
+        if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
+            raise BusError(f"unsafe mailbox {directory}: {current} is not a real directory")
     return directory
 
 

@@ -111,3 +111,20 @@ def test_an_accepted_send_round_trips_and_a_refused_one_writes_nothing(bus_catal
         return
     message = next(m for m in list_inbox(bob.directory) if m.filename == receipt.filename)
     assert (message.sender, message.subject, message.body) == (sender, subject, "b\n")
+
+
+def test_mail_is_never_delivered_through_a_symlink_out_of_the_catalog(bus_catalog: Path, tmp_path: Path,
+                                                                      snapshot) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (bus_catalog / "agents/h1/alice/resources").symlink_to(outside)
+    with pytest.raises(BusError, match="unsafe mailbox"):
+        send(bus_catalog, resolve_seat(bus_catalog, "alice"), sender="h1.bob", body="x")
+    assert snapshot(outside) == {}
+
+
+def test_a_catalog_reached_through_a_symlink_still_delivers(bus_catalog: Path, tmp_path: Path, clock) -> None:
+    link = tmp_path / "catalog-link"
+    link.symlink_to(bus_catalog)
+    receipt = send(link, resolve_seat(link, "alice"), sender="h1.bob", body="x", clock=clock)
+    assert message_names(inbox_of(bus_catalog / "agents/h1/alice")) == [receipt.filename]
