@@ -14,6 +14,7 @@ VERBS: dict[str, str] = {
     "tasks": "st2.cli.tasks:tasks",
     "unpark": "st2.cli.unpark:unpark",
     "attach": "st2.cli.attach:attach",
+    "agent": "st2.cli.agent:agent",
     "agents": "st2.cli.agents:agents",
     "validate": "st2.cli.validate:validate",
     "ls": "st2.cli.ls:ls",
