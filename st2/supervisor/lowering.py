@@ -97,7 +97,10 @@ def hooks_directory() -> str:
     explicit = os.environ.get("ST_HOOKS")
     if explicit:
         return explicit
-    return str(Path(__file__).resolve().parent.parent / "assets" / "hooks")
+    packaged = Path(__file__).resolve().parent.parent / "assets" / "hooks"
+    source_tree = Path(__file__).resolve().parent.parent.parent / "hooks"
+    # A source checkout (pip install -e) keeps the harness-side assets in the repository's hooks/.
+    return str(source_tree if not packaged.is_dir() and source_tree.is_dir() else packaged)
 
 
 def expand_workspace(workspace: str | None) -> Path | None:
@@ -121,6 +124,15 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
     :func:`task_base_environment`) and ``hooks`` when lowering many seats at once."""
     agent = f"{host}.{declaration.identity}"
     workspace = expand_workspace(declaration.workspace)
+    driver_error = None
+    if declaration.drivers:
+        # Typed driver blocks (`claude { … }`) become the seat's argv and render operations.
+        from st2.drivers import expand_driver_blocks
+
+        try:
+            declaration = expand_driver_blocks(declaration, host, st2_command())
+        except ValueError as error:
+            driver_error = str(error)
     plan = dict(
         host=host, identity=declaration.identity, agent=agent,
         desired_state=declaration.desired_state, desired_state_reason=declaration.desired_state_reason,
@@ -134,7 +146,7 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
         "ST_HOOKS": hooks or hooks_directory(),
     }
     base = task_base_environment(base_environment)
-    errors: list[str] = []
+    errors: list[str] = [driver_error] if driver_error else []
     tasks: list[Task] = []
     restart = declaration.restart_policy or DEFAULT_RESTART
     lowered = declaration.runtime_tasks(host)

@@ -1,0 +1,76 @@
+"""`st2 driver …`: harness wrappers and tools. Parsing glue only.
+
+`st2 driver claude-observe` and `st2 driver claude-statusline` are hot paths dispatched by
+:mod:`st2.entry` before click loads; they are listed here only so `st2 driver --help` names them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from st2.cli.common import CatalogLocation, catalog_options, exit_with
+
+
+@click.group()
+def driver() -> None:
+    """Harness drivers: the wrapper inside a seat's PTY, its hooks and tools."""
+
+
+@driver.command("claude-session", context_settings={"ignore_unknown_options": True})
+@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
+@click.argument("claude_argv", nargs=-1, type=click.UNPROCESSED, required=True)
+@catalog_options
+def claude_session(identity: str, runtime_id: str | None, claude_argv: tuple[str, ...], location: CatalogLocation) -> None:
+    """Run `claude …` (after --) in this PTY as the seat's session."""
+    from st2.drivers.claude.session import run_session
+
+    exit_with(run_session(location.root, identity, runtime_id, list(claude_argv)))
+
+
+@driver.command("claude-observe", context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+def claude_observe(words: tuple[str, ...]) -> None:
+    """Apply one Claude hook event (payload on stdin) to the seat's records (hot path)."""
+    from st2.drivers.claude.observe import main
+
+    exit_with(main(list(words)))
+
+
+@driver.command("claude-statusline", context_settings={"ignore_unknown_options": True, "help_option_names": []})
+@click.argument("words", nargs=-1, type=click.UNPROCESSED)
+def claude_statusline(words: tuple[str, ...]) -> None:
+    """The status-line tee: record the reading, then run the operator's renderer (hot path)."""
+    from st2.drivers.claude.statusline import main
+
+    exit_with(main(list(words)))
+
+
+@driver.group("claude")
+def claude() -> None:
+    """Claude driver tools."""
+
+
+@claude.command("replay")
+@click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
+@catalog_options
+def replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
+    """Feed a captured status-line or hook JSONL through the Claude producers into the seat."""
+    from st2.clock import Clock
+    from st2.drivers.claude import seat as seat_module
+    from st2.drivers.claude.replay import replay as run_replay
+
+    try:
+        seat = seat_module.resolve(location.root, identity)
+    except seat_module.SeatNotFound as error:
+        click.echo(f"st2 driver claude replay: {error}", err=True)
+        exit_with(2)
+        return
+    for row in run_replay(capture, seat, Clock(), runtime_id):
+        sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")

@@ -1,0 +1,27 @@
+"""Harness drivers: one package per harness (``st2.drivers.claude`` …).
+
+A driver owns everything harness-specific: the wrapper that runs the harness in its PTY, the
+hooks or channels that observe it, the producers of the ``harness-state`` and ``harness-context``
+records, and the expansion of its typed declaration block (``claude { … }``) into the seat's argv
+and render block. Core st2 consumes the records generically and never branches on a harness.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+
+def expand_driver_blocks(declaration, host: str, st2_command: list[str]):
+    """Return ``declaration`` with each typed driver block it declares expanded into argv and
+    render operations by that harness's ``st2.drivers.<harness>.expansion.expand``. A harness
+    with no expansion module yet leaves the declaration unchanged. Raise ``ValueError`` naming
+    the problem when a block cannot be expanded."""
+    for harness in sorted(declaration.drivers):
+        try:
+            module = importlib.import_module(f"st2.drivers.{harness}.expansion")
+        except ModuleNotFoundError as error:
+            if error.name and error.name.startswith(f"st2.drivers.{harness}"):
+                continue
+            raise
+        declaration = module.expand(declaration, host, st2_command)
+    return declaration

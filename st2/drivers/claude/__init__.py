@@ -1,0 +1,30 @@
+"""The Claude Code driver.
+
+- :mod:`.session` — ``st2 driver claude-session``: runs ``claude`` in the seat's PTY, claims the
+  session, refreshes presence, re-stamps observed state and writes the terminal ``ended`` record.
+- :mod:`.observe` — ``st2 driver claude-observe`` (hot path): one hook event → harness-state and
+  the compaction edges of harness-context.
+- :mod:`.statusline` — ``st2 driver claude-statusline`` (hot path): the status-line tee that
+  records the reading, writes the usage snapshot, then runs the operator's own renderer.
+- :mod:`.settings` / :mod:`.expansion` — the ``claude { … }`` block's argv and rendered
+  ``.claude/settings.local.json``.
+- :mod:`.replay` — ``st2 driver claude replay``: captured payloads through the same producers.
+
+Standard library only at import time (hot paths import this package).
+"""
+
+from __future__ import annotations
+
+HARNESS = "claude"
+
+# The wrapper exports these into Claude's environment, so every hook subprocess writes as the
+# wrapper's session (same incarnation token and claimed ownership sequence) and names the same
+# PTY session the wrapper's own records do.
+RUNTIME_ID_ENV = "ST2_CLAUDE_RUNTIME_ID"
+SESSION_ENV = "ST2_CLAUDE_SESSION"
+SESSION_SEQ_ENV = "ST2_CLAUDE_SESSION_SEQ"
+
+# The Claude Code builds whose payload arithmetic the fixtures pin (captures/claude-code/<v>/):
+# 2.1.197 from the lab tier (interactive TUI against the fake model server) and 2.1.328 from the
+# shared live captures. The seed's original measurement was on 2.1.250.
+VERIFIED_VERSIONS = ("2.1.197", "2.1.328")

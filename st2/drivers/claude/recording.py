@@ -1,0 +1,69 @@
+"""Apply one Claude hook event, or one status-line payload, to a seat's records.
+
+Shared by the hot-path hook (:mod:`.observe`), the tee (:mod:`.statusline`) and
+:mod:`.replay`, so a replayed capture goes through exactly the producers and writers a live seat
+does. Standard library and the record modules only (hot path).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from st2.drivers.claude import HARNESS, events, payload as statusline_payload
+from st2.drivers.claude.seat import Seat, Session
+from st2.records import harness_context, harness_state
+
+
+def _ended_by(seat: Seat, token: str) -> bool:
+    """Whether the on-disk record is this session's terminal ``ended`` (its last word)."""
+    try:
+        record = harness_state.decode((seat.directory / harness_state.RECORD_NAME).read_bytes())
+    except Exception:
+        return False
+    return record.state == harness_state.ENDED and record.incarnation == token and record.exit is not None
+
+
+def _state_writer(seat: Seat, session: Session, event: str, clock) -> harness_state.Writer:
+    seq = session.seq
+    if not session.exported and event == events.SESSION_START:
+        # A seat run without the wrapper: SessionStart is that path's session boundary, so it
+        # makes the written claim (which also removes the previous session's harness-context).
+        seq = harness_state.claim(seat.directory, seat.agent, HARNESS, session.token, clock)
+    return harness_state.Writer(seat.directory, seat.agent, HARNESS, clock, pty_session=session.pty_session,
+                                incarnation=session.token, claimed_seq=seq)
+
+
+def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) -> list[str]:
+    """Apply one hook event; return the names of the records written (possibly none)."""
+    written: list[str] = []
+    observation = events.observation(event, payload)
+    if observation is not None and session.token is not None:
+        writer = _state_writer(seat, session, event, clock)
+        if event == events.SESSION_START:
+            # A session boundary: even a state equal to the record's is a new transition.
+            writer.interrupted = True
+        # A hook finishing after the wrapper reaped Claude must not replace the terminal record
+        # with a live state. Residual, stated: the check and the write are two lock holds, so a
+        # terminal write landing in the microseconds between them is overwritten; the wrapper
+        # writes its terminal record only after Claude (the parent of every hook) is reaped.
+        if not _ended_by(seat, session.token) and writer.observe(**observation._asdict()):
+            written.append(harness_state.RECORD_NAME)
+    edge = events.compaction(event, payload)
+    if edge is not None:
+        writer = harness_context.Writer(seat.directory, seat.agent, HARNESS, session.token or "", clock)
+        count = None
+        if edge.edge == "post":
+            current = harness_context.read_file(seat.directory / harness_context.RECORD_NAME, clock.wall_ms())
+            if current is not None and current.harness == HARNESS and current.compactions > 0:
+                count = current.compactions  # PreCompact already counted this compaction: hold
+        if writer.publish(None, harness_context.CompactionEdge(trigger=edge.trigger, count=count)):
+            written.append(harness_context.RECORD_NAME)
+    return written
+
+
+def record_reading(seat: Seat, token: str, payload: Any, clock) -> bool:
+    """Publish one status-line payload's reading under the write policy; return whether a write
+    landed."""
+    reading = statusline_payload.reading(payload, observed_at_ms=clock.wall_ms())
+    writer = harness_context.Writer(seat.directory, seat.agent, HARNESS, token, clock)
+    return writer.publish(reading)
