@@ -56,7 +56,7 @@ class Settings:
     paste_visible_timeout: float = 2.0   # how long a fresh paste may take to show up
     receipt_timeout: float = 2.0         # how long a Return may take to show as accepted
     startup_grace: float = 0.25          # let a startup burst land before the backlog is taken
-    debounce: float = 0.05               # coalesce a burst of inbox writes into one pass
+    debounce: float = 0.02               # coalesce a burst of inbox writes into one pass
     gone_misses: int = SESSION_GONE_MISSES
 
 
@@ -207,6 +207,7 @@ class Notifier:
 
     def attempt(self, messages: dict) -> Outcome:
         unread = set(messages)
+        fresh = False
         if self.state.phase is Phase.IDLE:
             head = self._candidate(messages)
             composer = self._screen_state(head.notice)
@@ -214,35 +215,40 @@ class Notifier:
                 self._report(f"holding {head.notice[:60]!r}: composer is {composer.value}")
                 return Outcome.HELD
             self._apply(Event.OWN, head=replace(head, terminal=self.terminal.server_pid))
+            fresh = True
         head = self.state.head
         archived = not any(name in unread for name in head.filenames)
         if self.state.phase in (Phase.OWNED, Phase.LOADED):
-            outcome = self._load_and_paste(head, archived)
+            outcome = self._load_and_paste(head, archived, fresh)
             if outcome is not None:
                 return outcome
         return self._submit_and_confirm(archived)
 
-    def _load_and_paste(self, head: Head, archived: bool) -> Outcome | None:
-        """Drive OWNED/LOADED to PASTED; None when the paste landed."""
-        server = self.terminal.current_server()
-        if server is None:
-            return Outcome.HELD
-        if head.terminal is not None and server != head.terminal:
-            self.log("the target terminal was replaced; the owned notice goes to the new one")
-            self._apply(Event.TERMINAL_REPLACED, terminal=server)
-            head = self.state.head
+    def _load_and_paste(self, head: Head, archived: bool, fresh: bool) -> Outcome | None:
+        """Drive OWNED/LOADED to PASTED; None when the paste landed. A ``fresh`` head was owned a
+        moment ago in this process (its token is new, so its buffer cannot exist yet); a resumed
+        one is first checked against the live terminal and the buffer."""
+        if not fresh:
+            server = self.terminal.current_server()
+            if server is None:
+                return Outcome.HELD
+            if head.terminal is not None and server != head.terminal:
+                self.log("the target terminal was replaced; the owned notice goes to the new one")
+                self._apply(Event.TERMINAL_REPLACED, terminal=server)
+                head = self.state.head
         if self.state.phase is Phase.OWNED:
             if archived:
                 self._apply(Event.RELEASED)  # read before any paste: nothing to notify
                 return Outcome.SETTLED
-            present = self.terminal.buffer_exists(head.buffer_name)
+            present = False if fresh else self.terminal.buffer_exists(head.buffer_name)
             if present is None or (not present and not self.terminal.load_buffer(head.buffer_name, head.notice)):
                 return Outcome.HELD
             self._apply(Event.BUFFER_LOADED)
-        present = self.terminal.buffer_exists(head.buffer_name)
+        present = True if fresh else self.terminal.buffer_exists(head.buffer_name)
         if present is None:
             return Outcome.HELD
         if present:
+            # Look again right before the paste: a human may have started typing meanwhile.
             if self._screen_state(head.notice) is not ComposerState.EMPTY_SAFE:
                 return Outcome.HELD  # stays LOADED: the buffer is ours and unpasted
             if not self.terminal.paste_buffer(head.buffer_name):

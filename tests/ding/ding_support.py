@@ -1,0 +1,170 @@
+"""Helpers for DING's process tests: a private tmux server per test running the stand-in TUI,
+a seat in a temp catalog, mail written the way a peer writes it, and the real ``st2 ding``."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from st2.bus.envelope import render
+from st2.bus.filename import new_filename
+
+HERE = Path(__file__).resolve().parent
+STANDIN = HERE / "standin_tui.py"
+REPO = HERE.parent.parent
+HOST = "h"
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02, message: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
+        time.sleep(interval)
+
+
+class Pane:
+    """One tmux server on a private short socket (the 104-byte sun_path bound), session ``st2``."""
+
+    def __init__(self, command: list[str], width: int = 320, height: int = 40) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="st2d-", dir="/tmp"))
+        self.socket = str(self.directory / "s")
+        environment = dict(os.environ)
+        environment.pop("TMUX", None)
+        subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "st2",
+                        "-x", str(width), "-y", str(height), *command],
+                       check=True, env=environment, timeout=10)
+
+    def tmux(self, *arguments: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", *arguments],
+                              capture_output=True, text=True, timeout=10)
+
+    def capture(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "st2").stdout
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", "st2", "-l", text)
+
+    def kill(self) -> None:
+        self.tmux("kill-server")
+
+    def close(self) -> None:
+        self.kill()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class Standin:
+    """The stand-in TUI in its own pane, with its byte log, event log and mode control file."""
+
+    def __init__(self, directory: Path, placeholder: str | None = None) -> None:
+        self.bytes = directory / "standin.bytes"
+        self.events_path = directory / "standin.events"
+        self.control = directory / "standin.mode"
+        self.control.write_text("idle")
+        command = [sys.executable, str(STANDIN), "--bytes", str(self.bytes), "--events",
+                   str(self.events_path), "--control", str(self.control)]
+        if placeholder is not None:
+            command += ["--placeholder", placeholder]
+        self.pane = Pane(command)
+        wait_for(lambda: self.events_path.exists() and "ready" in self.events_path.read_text(),
+                 message="the stand-in TUI to start")
+
+    @property
+    def socket(self) -> str:
+        return self.pane.socket
+
+    def events(self, kind: str | None = None) -> list[tuple[str, str]]:
+        rows = []
+        for line in self.events_path.read_text().splitlines():
+            name, _, text = line.partition("\t")
+            rows.append((name, ast.literal_eval(text) if text else ""))
+        return [row for row in rows if kind is None or row[0] == kind]
+
+    def received(self) -> bytes:
+        return self.bytes.read_bytes() if self.bytes.exists() else b""
+
+    def set_mode(self, mode: str) -> None:
+        temporary = self.control.with_suffix(".tmp")
+        temporary.write_text(mode)
+        os.replace(temporary, self.control)
+
+    def close(self) -> None:
+        self.pane.close()
+
+
+def make_seat(catalog: Path, identity: str, declaration: str | None = None) -> Path:
+    seat = catalog / "agents" / HOST / identity
+    (seat / "resources" / "inbox").mkdir(parents=True, exist_ok=True)
+    (seat / "resources" / "archive").mkdir(parents=True, exist_ok=True)
+    (seat / "agent.kdl").write_text(declaration or f'agent "{identity}" {{\n    argv "sh"\n    ding\n}}\n')
+    return seat
+
+
+_last_stamp = [0]
+
+
+def write_message(seat: Path, subject: str | None, sender: str | None = "h.planner",
+                  body: str = "hello", raw_front_matter: bytes | None = None) -> str:
+    """Publish one message the way a peer does (temp file, then rename into the inbox). Stamps
+    are strictly increasing, so filename order is send order."""
+    stamp = max(int(time.time() * 1000), _last_stamp[0] + 1)
+    _last_stamp[0] = stamp
+    name = new_filename(stamp)
+    data = raw_front_matter if raw_front_matter is not None else render(sender, subject, None, (), None, body)
+    temporary = seat / "resources" / f".{name}.tmp"
+    temporary.write_bytes(data)
+    os.replace(temporary, seat / "resources" / "inbox" / name)
+    return name
+
+
+def archive(seat: Path, name: str) -> None:
+    from st2.bus.mailbox import archive_message
+
+    archive_message(seat, name)
+
+
+class Notifier:
+    """``st2 ding h.<identity>`` as a subprocess in its own process group."""
+
+    def __init__(self, catalog: Path, identity: str, socket: str, state: Path, *extra: str,
+                 retry_backoff: float = 0.3, poll_interval: float = 0.2) -> None:
+        self.log = state / f"ding-{identity}.log"
+        state.mkdir(parents=True, exist_ok=True)
+        environment = dict(os.environ, XDG_STATE_HOME=str(state), CATALOG=str(catalog))
+        environment.pop("ST_AGENT", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "st2", "ding", f"{HOST}.{identity}", "--host", HOST, "--socket", socket,
+             "--retry-backoff", str(retry_backoff), "--poll-interval", str(poll_interval), *extra],
+            env=environment, stdout=subprocess.DEVNULL, stderr=open(self.log, "ab"),
+            start_new_session=True, cwd=REPO,
+        )
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        return self.process.wait(timeout=10)
+
+
+def ownership_record(state: Path, catalog: Path, identity: str) -> Path:
+    from st2.supervisor.runtime.scope import RuntimeScope
+
+    return RuntimeScope(Path(os.path.abspath(catalog)), HOST, state / "st2").directory / "ding" / f"{HOST}.{identity}.json"

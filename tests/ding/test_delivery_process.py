@@ -1,0 +1,189 @@
+"""DING end to end: the real ``st2 ding`` against the stand-in TUI in a real tmux pane."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from ding_support import (HOST, Notifier, Standin, archive, make_seat, ownership_record, wait_for,
+                          write_message)
+from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text
+from st2.records import status as status_record
+from st2.clock import SYSTEM_CLOCK
+
+pytestmark = pytest.mark.process
+
+
+@pytest.fixture
+def standin(tmp_path: Path):
+    program = Standin(tmp_path)
+    yield program
+    program.close()
+
+
+@pytest.fixture
+def seat(catalog: Path) -> Path:
+    return make_seat(catalog, "builder")
+
+
+def frame(text: str) -> bytes:
+    return (PASTE_START + text + PASTE_END).encode()
+
+
+def expected_notice(seat: Path, name: str, subject: str, sender: str = "h.planner") -> str:
+    return notice_text(name, subject, sender)
+
+
+def test_fifty_messages_across_busy_and_idle_arrive_once_each_in_order(tmp_path, catalog, seat, standin):
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
+                 message="the notifier to take its (empty) backlog")
+        names = []
+        for index in range(50):
+            if index % 10 == 0:
+                standin.set_mode("busy" if (index // 10) % 2 == 0 else "idle")
+            names.append(write_message(seat, f"task {index}"))
+            time.sleep(0.02)
+        standin.set_mode("idle")
+        notices = [expected_notice(seat, name, f"task {index}") for index, name in enumerate(names)]
+        wait_for(lambda: len(standin.events("submit")) >= 50, timeout=40, message="50 submitted notices")
+        time.sleep(0.5)  # anything extra would show up now
+        submitted = [text for _, text in standin.events("submit")]
+        assert submitted == notices
+        received = standin.received()
+        for notice in notices:
+            assert received.count(frame(notice)) == 1
+        assert received.count(PASTE_START.encode()) == 50
+        assert any(kind == "queue" for kind, _ in standin.events())  # busy really queued some
+    finally:
+        notifier.stop()
+
+
+def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, catalog, seat, standin):
+    first = write_message(seat, "old one")
+    write_message(seat, "old two")
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: standin.events("submit"), message="the backlog notice")
+        fresh = write_message(seat, "new one")
+        wait_for(lambda: len(standin.events("submit")) >= 2, message="the new notice")
+        time.sleep(0.4)
+        assert [text for _, text in standin.events("submit")] == [
+            BACKLOG_NOTICE, expected_notice(seat, fresh, "new one")]
+        assert first  # the backlog's messages are not noticed one by one
+    finally:
+        notifier.stop()
+
+
+def test_no_backlog_notice_when_the_inbox_starts_empty(tmp_path, catalog, seat, standin):
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        name = write_message(seat, "only one")
+        wait_for(lambda: standin.events("submit"), message="the notice")
+        time.sleep(0.4)
+        assert [text for _, text in standin.events("submit")] == [expected_notice(seat, name, "only one")]
+    finally:
+        notifier.stop()
+
+
+def test_a_human_draft_is_never_pasted_over_or_submitted(tmp_path, catalog, seat, standin):
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", retry_backoff=0.3)
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        standin.pane.type("half a thought")
+        wait_for(lambda: "half a thought" in standin.pane.capture())
+        name = write_message(seat, "while you type")
+        time.sleep(2.0)  # several backoff periods
+        assert PASTE_START.encode() not in standin.received()
+        assert standin.events("submit") == []
+        # The human finishes and submits their own line; only then does the notice go in.
+        standin.pane.tmux("send-keys", "-t", "st2", "Enter")
+        wait_for(lambda: len(standin.events("submit")) >= 2, message="the notice after the draft")
+        assert [text for _, text in standin.events("submit")] == [
+            "half a thought", expected_notice(seat, name, "while you type")]
+    finally:
+        notifier.stop()
+
+
+def test_a_dim_placeholder_is_not_a_draft(tmp_path, catalog, seat):
+    program = Standin(tmp_path, placeholder='Try "refactor the parser"')
+    notifier = Notifier(catalog, "builder", program.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: 'Try "refactor the parser"' in program.pane.capture())
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        name = write_message(seat, "placeholder showing")
+        wait_for(lambda: program.events("submit"), message="the notice over a placeholder")
+        assert [text for _, text in program.events("submit")] == [expected_notice(seat, name, "placeholder showing")]
+    finally:
+        notifier.stop()
+        program.close()
+
+
+def test_fresh_dnd_defers_and_busy_does_not(tmp_path, catalog, seat, standin):
+    status_record.write(seat, "dnd", SYSTEM_CLOCK)
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        name = write_message(seat, "held by dnd")
+        time.sleep(1.5)
+        assert standin.received() == b""
+        status_record.write(seat, "busy", SYSTEM_CLOCK)  # busy: delivered without waiting
+        wait_for(lambda: standin.events("submit"), timeout=5, message="delivery once dnd is lifted")
+        assert [text for _, text in standin.events("submit")] == [expected_notice(seat, name, "held by dnd")]
+    finally:
+        notifier.stop()
+
+
+def test_a_message_archived_before_its_turn_is_never_noticed(tmp_path, catalog, seat, standin):
+    standin.pane.type("draft")  # hold the FIFO behind a human draft
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        read_early = write_message(seat, "read before its turn")
+        later = write_message(seat, "still unread")
+        archive(seat, read_early)
+        standin.pane.tmux("send-keys", "-t", "st2", "C-h", "C-h", "C-h", "C-h", "C-h")
+        wait_for(lambda: standin.events("submit"), message="the unread notice")
+        time.sleep(0.4)
+        assert [text for _, text in standin.events("submit")] == [expected_notice(seat, later, "still unread")]
+    finally:
+        notifier.stop()
+
+
+def test_notifier_exits_after_its_session_is_gone(tmp_path, catalog, seat, standin):
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", poll_interval=0.1)
+    wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+    assert notifier.process.poll() is None
+    standin.pane.kill()
+    assert notifier.process.wait(timeout=10) == 0
+    assert "target session is gone" in notifier.log.read_text()
+
+
+def test_notifier_waits_for_a_session_that_is_not_there_yet(tmp_path, catalog, seat):
+    socket = f"/tmp/st2d-missing-{tmp_path.name[-20:]}"
+    notifier = Notifier(catalog, "builder", socket, tmp_path / "state", poll_interval=0.1)
+    try:
+        time.sleep(1.0)  # ten polls with no session: a startup miss is not "gone"
+        assert notifier.process.poll() is None
+    finally:
+        assert notifier.stop() == 0
+
+
+def test_malformed_ownership_record_holds_and_is_reported(tmp_path, catalog, seat, standin):
+    record = ownership_record(tmp_path / "state", catalog, "builder")
+    record.parent.mkdir(parents=True)
+    record.write_text('{"schema": "st2.ding-ownership.v1", "target": "h.builder", "phase": "pasted"}')
+    write_message(seat, "must wait")
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: "malformed" in notifier.log.read_text(), message="the report")
+        time.sleep(1.0)
+        assert standin.received() == b""
+        assert json.loads(record.read_text())["phase"] == "pasted"  # never overwritten
+    finally:
+        notifier.stop()
