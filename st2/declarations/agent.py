@@ -128,7 +128,12 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
                 continue
             seen[name] = index
         if name in STRING_FIELDS:
-            values[name] = fields.one_value(context, child, child_path, field_path, "string")
+            value = fields.one_value(context, child, child_path, field_path, "string")
+            if value == "" and name != "command":  # an empty command is check_launch's to report
+                context.report_shape("invalid-value", child_path, argument(0), field_path,
+                                     f"`{name}` must not be empty; omit it instead")
+                value = None
+            values[name] = value
         elif name in ("name", "description"):
             values[name] = _presentation(context, child, child_path, field_path)
         elif name == "desired-state":

@@ -351,3 +351,14 @@ def test_loading_arbitrary_text_never_raises(text: str) -> None:
     declaration, diagnostics = parse_agent(text, path=Path("agents/h/reviewer/agent.kdl"),
                                            source="agents/h/reviewer/agent.kdl", host="h", identity="reviewer")
     assert (declaration is None) == any(diagnostic.severity == "error" for diagnostic in diagnostics)
+
+
+@pytest.mark.parametrize("field", ["workspace", "supervisor", "role", "id", "address", "identity"])
+def test_an_empty_string_field_is_rejected_not_taken_as_absent(tmp_path: Path, field: str) -> None:
+    declaration, diagnostics = load(tmp_path, minimal(f'    {field} ""\n'))
+    assert declaration is None
+    assert found(diagnostics) == [("invalid-value", 3, 6 + len(field))]
+
+
+def test_an_empty_command_is_rejected(tmp_path: Path) -> None:
+    assert found(load(tmp_path, 'agent "reviewer" {\n    command ""\n}\n')[1]) == [("invalid-value", 2, 13)]
