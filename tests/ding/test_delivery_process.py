@@ -168,6 +168,7 @@ def test_notifier_waits_for_a_session_that_is_not_there_yet(tmp_path, catalog, s
     socket = f"/tmp/st2d-missing-{tmp_path.name[-20:]}"
     notifier = Notifier(catalog, "builder", socket, tmp_path / "state", poll_interval=0.1)
     try:
+        wait_for(lambda: notifier.log.exists() and "watching" in notifier.log.read_text(), message="startup")
         time.sleep(1.0)  # ten polls with no session: a startup miss is not "gone"
         assert notifier.process.poll() is None
     finally:
