@@ -47,6 +47,8 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
             declarations.append((seat, declaration))
     for principal in found.principals:
         diagnostics.extend(load_principal(principal.declaration_path)[1])
+    for seat, declaration in declarations:
+        diagnostics.extend(_driver_block_problems(seat, declaration, host))
     diagnostics.extend(_template_problems(root))
     diagnostics.extend(_dangling_supervisors(found.seats, declarations))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir))
@@ -55,6 +57,22 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     diagnostics.sort(key=lambda diagnostic: (diagnostic.source or "",
                                              diagnostic.span.offset if diagnostic.span is not None else -1))
     return diagnostics
+
+
+def _driver_block_problems(seat, declaration, host: str) -> list[Diagnostic]:
+    """A typed driver block (``claude { … }``) the driver package cannot expand would stop the
+    seat at launch; report it now, at the block."""
+    if not declaration.drivers:
+        return []
+    from st2.drivers import expand_driver_blocks
+
+    try:
+        expand_driver_blocks(declaration, host, ["st2"])
+    except ValueError as error:
+        # With one block the fault is in it; with several, point at the agent node.
+        field = next(iter(declaration.drivers)) if len(declaration.drivers) == 1 else None
+        return [_located(seat, field, "driver-block-invalid", ERROR, str(error), None)]
+    return []
 
 
 def _dangling_supervisors(seats, declarations) -> list[Diagnostic]:

@@ -185,7 +185,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
     if lifecycle is not None and lifecycle not in LIFECYCLES:
         context.report("unknown-lifecycle", path + (seen["lifecycle"],), argument(0), base + ("lifecycle",),
                        f"unknown lifecycle \"{lifecycle}\"; expected service or adopt-only")
-    _check_tasks(context, path, base, label, tasks, values, seen)
+    _check_tasks(context, path, base, label, tasks, values, seen, drivers)
     _check_runner_environment(context, path, base, values, seen, directory_host, identity)
 
     if context.has_errors or identity is None:
@@ -301,7 +301,7 @@ def _check_type(context: Context, path: tuple[int, ...], base: tuple[str, ...], 
 
 
 def _check_tasks(context: Context, path: tuple[int, ...], base: tuple[str, ...], label: str, tasks: list,
-                 values: dict[str, Any], seen: dict[str, int]) -> None:
+                 values: dict[str, Any], seen: dict[str, int], drivers: dict[str, DriverBlock]) -> None:
     names: dict[str, str] = {}
     for task, task_path in tasks:
         if task.name in names:
@@ -317,7 +317,8 @@ def _check_tasks(context: Context, path: tuple[int, ...], base: tuple[str, ...],
         if values.get("ding") and task.kind == "exec" and task.name == "ding":
             context.report("compact-conflict", task_path, argument(0), base + ("exec", "ding"),
                            f"agent \"{label}\" declares both compact `ding` and `exec \"ding\"`; choose one form")
-    runnable = values.get("argv") is not None or values.get("command") is not None or any(
+    # A typed driver block (claude { … }) is a launch too: its driver expands it into the argv.
+    runnable = values.get("argv") is not None or values.get("command") is not None or drivers or any(
         task.launches and task.kind in ("pty", "exec") for task, _ in tasks)
     if not runnable and not context.has_errors:
         context.report("not-runnable", path, NAME, base,

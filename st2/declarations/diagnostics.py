@@ -63,6 +63,7 @@ CODES: dict[str, str] = {
     "catalog-entry-unsafe-name": "a host, identity or principal name that is not one safe path component",
     "catalog-unreadable": "a catalog directory could not be listed",
     "declaration-not-regular": "agent.kdl or principal.kdl is not a regular non-symlink file",
+    "driver-block-invalid": "a typed driver block (claude, codex, pi, omp, opencode) its driver cannot expand",
     "dangling-supervisor": "`supervisor` names no seat in this catalog",
     "templates-invalid": "_templates breaks its bounds (depth, count, size) or holds a symlink or special file",
     "socket-path-too-long": "a pty task's session socket path exceeds the portable 104-byte sun_path bound",

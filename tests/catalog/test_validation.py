@@ -209,3 +209,16 @@ def test_a_missing_catalog_does_not_validate_clean(tmp_path: Path) -> None:
     result = run_st2("validate", catalog=missing)
     assert result.stdout == f"<catalog>: error[catalog-unreadable]: there is no catalog directory at {missing}\n"
     assert result.returncode == 1
+
+
+def test_a_driver_block_its_driver_cannot_expand_is_reported_at_the_block(catalog: Path, tmp_path: Path) -> None:
+    write_seats(catalog, {"c": 'agent "c" {\n    claude { colour "blue" }\n}\n'})
+    diagnostics = validate_catalog(catalog, "h", state_dir=tmp_path / "s")
+    assert [(d.code, d.source, d.span.line, d.span.column) for d in diagnostics] == [
+        ("driver-block-invalid", "agents/h/c/agent.kdl", 2, 5)]
+    assert "unknown field `colour` in `claude`" in diagnostics[0].message
+
+
+def test_a_driver_block_that_expands_is_clean(catalog: Path, tmp_path: Path) -> None:
+    write_seats(catalog, {"c": 'agent "c" {\n    claude { }\n}\n'})
+    assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []

@@ -362,3 +362,9 @@ def test_an_empty_string_field_is_rejected_not_taken_as_absent(tmp_path: Path, f
 
 def test_an_empty_command_is_rejected(tmp_path: Path) -> None:
     assert found(load(tmp_path, 'agent "reviewer" {\n    command ""\n}\n')[1]) == [("invalid-value", 2, 13)]
+
+
+def test_a_driver_block_alone_is_a_launch(tmp_path: Path) -> None:
+    declaration, diagnostics = load(tmp_path, 'agent "reviewer" {\n    codex { }\n}\n')
+    assert diagnostics == []
+    assert list(declaration.drivers) == ["codex"]
