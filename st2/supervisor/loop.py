@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import collections
 import os
-import select
+import selectors
 import signal
 import sys
 from typing import TextIO
@@ -22,6 +22,7 @@ from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.supervisor import holds, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
+from st2.supervisor.exit_watch import ExitWatch
 from st2.supervisor.reconcile import Reconciler, Selection
 from st2.supervisor.runtime.process_group import reap_children
 from st2.supervisor.runtime.scope import RuntimeScope
@@ -94,6 +95,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
             previous[number] = signal.signal(number, handler)
         previous_wakeup = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
     watch = CatalogWatch(location, scope) if not once else None
+    exits = ExitWatch()
     if watch is not None and watch.error:
         reconciler.say(watch.error)
     try:
@@ -120,11 +122,14 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 return 1 if report.errors else 0
             if watch is not None:
                 watch.sync()
-            if _wait(reconciler, watch, queue, read_end, interval, report.next_deadline, clock, notifier):
+            if exits.track(report.running_identities):
+                continue                            # a task exited right after the pass saw it
+            if _wait(reconciler, watch, queue, read_end, interval, report.next_deadline, clock, notifier, exits):
                 notifier.send("STOPPING=1")
                 reconciler.say("stopping; every task keeps running")
                 return 0
     finally:
+        exits.close()
         if not once:
             signal.set_wakeup_fd(previous_wakeup)
             for number, handler in previous.items():
@@ -142,11 +147,26 @@ def _drain(descriptor: int) -> None:
 
 
 def _wait(reconciler: Reconciler, watch, queue, read_end: int, interval: float,
-          next_deadline: float | None, clock: Clock, notifier: Notifier) -> bool:
+          next_deadline: float | None, clock: Clock, notifier: Notifier,
+          exits: ExitWatch | None = None) -> bool:
     """Sleep until the next pass is due. Return True when a stop was requested."""
     deadline = clock.monotonic() + interval
     if next_deadline is not None:
         deadline = min(deadline, next_deadline)
+    selector = selectors.DefaultSelector()
+    try:
+        selector.register(read_end, selectors.EVENT_READ)
+        if watch is not None and watch.active:
+            selector.register(watch.fileno(), selectors.EVENT_READ)
+        for descriptor in (exits.descriptors() if exits is not None else ()):
+            selector.register(descriptor, selectors.EVENT_READ)
+        return _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, notifier)
+    finally:
+        selector.close()
+
+
+def _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, notifier) -> bool:
+    watch_descriptor = watch.fileno() if watch is not None and watch.active else None
     while True:
         if STOP in queue:
             return True
@@ -157,15 +177,16 @@ def _wait(reconciler: Reconciler, watch, queue, read_end: int, interval: float,
             return False
         if notifier.watchdog_seconds:
             remaining = min(remaining, notifier.watchdog_seconds / 2)
-        readers = [read_end] + ([watch.fileno()] if watch is not None and watch.active else [])
-        try:
-            ready, _, _ = select.select(readers, [], [], remaining)
-        except InterruptedError:
-            ready = []
+        ready = {key.fd for key, _ in selector.select(remaining)}
         notifier.send("WATCHDOG=1")
         if read_end in ready:
             _drain(read_end)
-        if watch is not None and watch.active and watch.fileno() in ready and watch.drain():
+            ready.discard(read_end)
+        if watch_descriptor in ready:
+            ready.discard(watch_descriptor)
+            if watch.drain():
+                return STOP in queue
+        if ready:                                   # a task's pidfd: it exited
             return STOP in queue
         queue_copy = list(queue)
         queue.clear()

@@ -73,6 +73,7 @@ class PassReport:
     unparked: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
+    running_identities: dict = field(default_factory=dict)   # runtime id -> ProcessIdentity
     errors: list[str] = field(default_factory=list)
     next_deadline: float | None = None
 
@@ -203,6 +204,7 @@ class Reconciler:
                     report.adopted.append(rid)
                 self.states[rid] = transition(state, Event.STARTED, task.restart, now)
             report.running.append(rid)
+            report.running_identities[rid] = observation.record.identity
             return True
         if observation.state in (RuntimeState.VANISHED, RuntimeState.INDETERMINATE) and not observation.pid_reused:
             report.errors.append(f"{rid}: holding, not launching: {observation.error}")
@@ -245,6 +247,7 @@ class Reconciler:
             self.launched_pids.add(record.pid)
         (report.restarted if restarting else report.launched).append(f"{rid}[{record.pid}]")
         report.running.append(rid)
+        report.running_identities[rid] = record.identity
         return True
 
     def _parked(self, task: Task, plan: SeatPlan, state: TaskState, report: PassReport) -> None:

@@ -103,3 +103,31 @@ def test_a_park_marker_of_a_supervisor_that_is_gone_reads_as_not_parked(fleet):
     assert marker["supervisorPid"] == first.pid
     inventory = fleet.tasks()
     assert parked_rows(fleet) == {} and inventory["complete"] is True
+
+
+def test_a_crash_looping_pty_task_is_seen_at_once_not_at_the_interval(fleet):
+    # The pane is not the supervisor's child and tmux leaves its socket behind, so only the
+    # pidfd wake-up can notice these exits before the 60 s interval.
+    fleet.seat("lead", '    argv "sleep" "600"')
+    fleet.seat("flaky", f'''    supervisor "lead"
+    restart {{ attempts 2; interval "60s"; mode "fail"; }}
+    argv "sh" "-c" "sleep 0.5; exit 3"''')
+    fleet.up("--interval", "60s")
+    assert poll_for(lambda: "h.flaky" in parked_rows(fleet), timeout=15), fleet.log()
+    assert poll_for(lambda: len(inbox(fleet, "lead")) == 1, timeout=10)
+    assert "h.lead" in fleet.running()
+
+
+def test_an_adopted_exec_task_that_exits_is_restarted_without_waiting_for_the_interval(fleet):
+    marker = fleet.base / "stop-now"
+    fleet.seat("one", f'''    argv "sleep" "600"
+    exec "job" {{ argv "sh" "-c" "while ! test -f {marker}; do sleep 0.1; done; rm {marker}"; }}''')
+    first = fleet.up("--interval", "60s")
+    assert poll_for(lambda: len(fleet.running()) == 2, timeout=20), fleet.log()
+    fleet.stop(first)
+    fleet.up("--interval", "60s")            # the job is now adopted: not this supervisor's child
+    assert poll_for(lambda: fleet.log().count("adopted ") == 2, timeout=20), fleet.log()
+    old = fleet.running()["h.one.job"]
+    marker.write_text("")
+    assert poll_for(lambda: fleet.running().get("h.one.job") not in (None, old), timeout=10), fleet.log()
+    assert "restarted h.one.job" in fleet.log()
