@@ -23,7 +23,7 @@ from st2.bus.mailbox import archive_of, inbox_of, list_box, read_message
 from st2.bus.principals import Principal, resolve_principal
 from st2.bus.publication import ensure_box, staging_directory
 from st2.bus.reservation import check_existing, deliver_reserved, payload_digest, read_reservation, reserve
-from st2.bus.send import MAX_KEY_CHARS, _fresh_name
+from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import RESOURCES
 from st2.clock import SYSTEM_CLOCK, Clock
 
@@ -90,7 +90,7 @@ def _publish_once(catalog: Path, record: Path, recipient_directory: Path, fields
     staging = staging_directory(catalog)
     ensure_box(record.parent, catalog)
     ensure_box(inbox_of(recipient_directory), catalog)
-    filename, created = reserve(record, fields, _fresh_name(recipient_directory, clock), staging, kind)
+    filename, created = reserve(record, fields, fresh_filename(recipient_directory, clock), staging, kind)
     delivered = deliver_reserved(recipient_directory, filename, data, staging)
     return PublishReceipt(receipt_key, filename, deduplicated=not (created and delivered))
 

@@ -88,7 +88,7 @@ def send(
     else:
         ensure_box(receipts, catalog)
         filename, created = reserve(
-            record, fields, _fresh_name(recipient.directory, clock), staging, "message"
+            record, fields, fresh_filename(recipient.directory, clock), staging, "message"
         )
         deliver_reserved(recipient.directory, filename, data, staging)
     if ledger:
@@ -96,7 +96,9 @@ def send(
     return SendReceipt(recipient=recipient.bus_id, filename=filename, created=created)
 
 
-def _fresh_name(seat_directory: Path, clock: Clock) -> str:
+def fresh_filename(seat_directory: Path, clock: Clock) -> str:
+    """A new ``<now-ms>-<rand6>.md`` that neither of the seat's boxes holds yet (publication is
+    still exclusive: a name taken in between makes the link fail, never overwrite)."""
     for _ in range(_ATTEMPTS):
         filename = new_filename(clock.wall_ms())
         if not (archive_of(seat_directory) / filename).exists() and not (
@@ -109,7 +111,7 @@ def _fresh_name(seat_directory: Path, clock: Clock) -> str:
 def _publish_fresh(seat_directory: Path, inbox: Path, data: bytes, staging: Path,
                    clock: Clock) -> str:
     for _ in range(_ATTEMPTS):
-        filename = _fresh_name(seat_directory, clock)
+        filename = fresh_filename(seat_directory, clock)
         if publish_exclusive(inbox / filename, data, staging):
             return filename
     raise BusError(f"could not allocate a fresh message filename in {inbox}")

@@ -26,7 +26,7 @@ from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import ArchiveOutcome, archive_message, inbox_of
 from st2.bus.publication import ensure_box, staging_directory
 from st2.bus.reservation import deliver_reserved, key_digest
-from st2.bus.send import MAX_KEY_CHARS, _fresh_name
+from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import CONTROL_DIR
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.fs.atomic import publish
@@ -158,7 +158,7 @@ def emit(
                 )
             created = False
         else:
-            receipts.append(Receipt(event_id, key, _fresh_name(seat.directory, clock), digest))
+            receipts.append(Receipt(event_id, key, fresh_filename(seat.directory, clock), digest))
             receipts = receipts[-RING_CAPACITY:]
             index = len(receipts) - 1
             # The ring is the reservation: it is durable before the message exists.

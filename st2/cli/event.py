@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import catalog_options
-from st2.cli.message import _bus_call, acting_identity, body_text, print_json
+from st2.cli.message import bus_call, acting_identity, body_text, print_json
 
 
 @click.group("event")
@@ -29,8 +29,8 @@ def emit_command(recipient, stream, event_id, key, supersede, subject, text, as_
     from st2.bus.addressing import resolve_seat
     from st2.bus.stream import emit
 
-    seat = _bus_call(resolve_seat, location.root, recipient or acting_identity(None))
-    result = _bus_call(
+    seat = bus_call(resolve_seat, location.root, recipient or acting_identity(None))
+    result = bus_call(
         emit, location.root, seat, stream=stream, event_id=event_id, body=body_text(text),
         key=key, supersede=supersede, subject=subject,
     )

@@ -34,7 +34,8 @@ def print_json(value) -> None:
     click.echo(json.dumps(value, separators=(",", ":"), ensure_ascii=False))
 
 
-def _bus_call(function, *args, **kwargs):
+def bus_call(function, *args, **kwargs):
+    """Run a bus operation; its refusal becomes the verb's error (exit 1, reason on stderr)."""
     from st2.bus import BusError
 
     try:
@@ -74,9 +75,9 @@ def send_command(to, to_id, text, subject, in_reply_to, tags, priority, idempote
     from st2.bus.send import send
 
     sender = acting_identity(as_option)
-    recipient = _bus_call(resolve_seat, location.root, to, to_id=to_id)
+    recipient = bus_call(resolve_seat, location.root, to, to_id=to_id)
     tag_list = tuple(tag.strip() for tag in tags.split(",") if tag.strip()) if tags else ()
-    receipt = _bus_call(
+    receipt = bus_call(
         send, location.root, recipient, sender=sender, body=body_text(text), subject=subject,
         in_reply_to=in_reply_to, tags=tag_list, priority=priority, idempotency_key=idempotency_key,
     )
@@ -100,16 +101,16 @@ def reply_command(filename, text, subject, as_option, location) -> None:
     from st2.bus.send import send
 
     sender = acting_identity(as_option)
-    me = _bus_call(resolve_box_owner, location.root, sender, location.host)
-    original = _bus_call(read_message, inbox_of(me.directory), filename) or _bus_call(
+    me = bus_call(resolve_box_owner, location.root, sender, location.host)
+    original = bus_call(read_message, inbox_of(me.directory), filename) or bus_call(
         read_message, archive_of(me.directory), filename
     )
     if original is None:
         raise click.ClickException(f"no message {filename} in {me.bus_id}'s inbox or archive")
     if not original.sender:
         raise click.ClickException(f"message {filename} has no sender to reply to")
-    recipient = _bus_call(resolve_box_owner, location.root, original.sender, location.host)
-    receipt = _bus_call(
+    recipient = bus_call(resolve_box_owner, location.root, original.sender, location.host)
+    receipt = bus_call(
         send, location.root, recipient, sender=sender, body=body_text(text),
         subject=subject if subject is not None else reply_subject(original.subject),
         in_reply_to=filename,
@@ -134,7 +135,7 @@ def ls_command(identity, archive, count, include_body, from_, since, as_json, as
     from st2.bus.principals import resolve_box_owner
 
     name = identity or acting_identity(as_option)
-    owner = _bus_call(resolve_box_owner, location.root, name, location.host)
+    owner = bus_call(resolve_box_owner, location.root, name, location.host)
     messages = list_box(archive_of(owner.directory)) if archive else list_inbox(owner.directory)
     if from_ is not None:
         messages = [m for m in messages if m.sender == from_]
@@ -164,8 +165,8 @@ def sent_command(count, include_body, as_json, as_option, location) -> None:
     from st2.bus.envelope import check_name
 
     sender = acting_identity(as_option)
-    _bus_call(check_name, "sender", sender)
-    messages = _bus_call(sent.list_sent, location.root, sender)
+    bus_call(check_name, "sender", sender)
+    messages = bus_call(sent.list_sent, location.root, sender)
     if count:
         click.echo(len(messages))
     elif as_json:
@@ -192,12 +193,12 @@ def read_command(first, second, archive, raw, as_json, as_option, location) -> N
     from st2.bus.principals import resolve_box_owner
 
     name, filename = _split_target(first, second, as_option)
-    owner = _bus_call(resolve_box_owner, location.root, name, location.host)
+    owner = bus_call(resolve_box_owner, location.root, name, location.host)
     box = archive_of(owner.directory) if archive else inbox_of(owner.directory)
-    data = _bus_call(read_raw, box, filename)
+    data = bus_call(read_raw, box, filename)
     if data is None:
         hint = ""
-        if not archive and _bus_call(read_raw, archive_of(owner.directory), filename) is not None:
+        if not archive and bus_call(read_raw, archive_of(owner.directory), filename) is not None:
             hint = " (it is archived; add --archive)"
         raise click.ClickException(f"no message {filename} in {owner.bus_id}'s {'archive' if archive else 'inbox'}{hint}")
     if raw:
@@ -231,8 +232,8 @@ def archive_command(first, second, as_option, location) -> None:
     from st2.bus.principals import resolve_box_owner
 
     name, filename = _split_target(first, second, as_option)
-    owner = _bus_call(resolve_box_owner, location.root, name, location.host)
-    outcome = _bus_call(archive_message, owner.directory, filename)
+    owner = bus_call(resolve_box_owner, location.root, name, location.host)
+    outcome = bus_call(archive_message, owner.directory, filename)
     click.echo(outcome.value)
 
 
@@ -246,7 +247,7 @@ def thread_command(first, second, tree, location) -> None:
     from st2.bus.thread import collect
 
     filename = second or first
-    entries = _bus_call(collect, location.root, filename)
+    entries = bus_call(collect, location.root, filename)
     if not entries:
         raise click.ClickException(f"no thread found for {filename} in catalog {location.root}")
     if not tree:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import catalog_options
-from st2.cli.message import _bus_call, acting_identity, body_text, print_json
+from st2.cli.message import bus_call, acting_identity, body_text, print_json
 
 
 def _print(result: dict, as_json: bool, summary: str) -> None:
@@ -33,10 +33,10 @@ def send_command(to, idempotency_key, tags, text, as_option, as_json, location) 
     from st2.bus import request as core
 
     principal = acting_identity(as_option)
-    receipt = _bus_call(
+    receipt = bus_call(
         core.send, location.root, location.host, principal_name=principal, recipient=to,
-        idempotency_key=idempotency_key, tags=_bus_call(core.parse_tags, tags),
-        body=_bus_call(core.parse_body, body_text(text)),
+        idempotency_key=idempotency_key, tags=bus_call(core.parse_tags, tags),
+        body=bus_call(core.parse_body, body_text(text)),
     )
     _print(receipt.json_row(), as_json, receipt.filename)
 
@@ -50,7 +50,7 @@ def read_command(filename, as_option, as_json, location) -> None:
     """Show the typed request FILENAME from your inbox or archive."""
     from st2.bus import request as core
 
-    result = _bus_call(core.read, location.root, location.host,
+    result = bus_call(core.read, location.root, location.host,
                        agent_name=acting_identity(as_option), filename=filename)
     _print(result, as_json, print_json_text(result))
 
@@ -66,10 +66,10 @@ def reply_command(filename, tags, text, as_option, as_json, location) -> None:
     """Publish the one typed reply to request FILENAME into the principal's inbox."""
     from st2.bus import request as core
 
-    receipt = _bus_call(
+    receipt = bus_call(
         core.reply, location.root, location.host, agent_name=acting_identity(as_option),
-        filename=filename, tags=_bus_call(core.parse_tags, tags),
-        body=_bus_call(core.parse_body, body_text(text)),
+        filename=filename, tags=bus_call(core.parse_tags, tags),
+        body=bus_call(core.parse_body, body_text(text)),
     )
     _print(receipt.json_row(), as_json, receipt.filename)
 
@@ -83,7 +83,7 @@ def status_command(idempotency_key, as_option, as_json, location) -> None:
     """pending or replied, for the request published under the key."""
     from st2.bus import request as core
 
-    result = _bus_call(core.status, location.root, location.host,
+    result = bus_call(core.status, location.root, location.host,
                        principal_name=acting_identity(as_option), idempotency_key=idempotency_key)
     _print(result, as_json, result["status"])
 
