@@ -49,6 +49,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
         diagnostics.extend(load_principal(principal.declaration_path)[1])
     for seat, declaration in declarations:
         diagnostics.extend(_driver_block_problems(seat, declaration, host))
+        diagnostics.extend(_missing_copy_sources(seat, declaration))
     diagnostics.extend(_template_problems(root))
     diagnostics.extend(_dangling_supervisors(found.seats, declarations))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir))
@@ -73,6 +74,22 @@ def _driver_block_problems(seat, declaration, host: str) -> list[Diagnostic]:
         field = next(iter(declaration.drivers)) if len(declaration.drivers) == 1 else None
         return [_located(seat, field, "driver-block-invalid", ERROR, str(error), None)]
     return []
+
+
+def _missing_copy_sources(seat, declaration) -> list[Diagnostic]:
+    """A ``copy`` whose source (relative to the seat directory) is not a readable regular file
+    would refuse materialization and so the seat's launch."""
+    problems = []
+    for operation in declaration.render:
+        if operation.operation != "copy":
+            continue
+        source = Path(operation.source)
+        source = source if source.is_absolute() else seat.directory / source
+        if not source.is_file():
+            problems.append(_located(seat, "render", "render-invalid", ERROR,
+                                     f"render copy source {operation.source} is not a file (looked at {source})",
+                                     "copy sources are relative to the seat directory"))
+    return problems
 
 
 def _dangling_supervisors(seats, declarations) -> list[Diagnostic]:

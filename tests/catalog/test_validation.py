@@ -222,3 +222,11 @@ def test_a_driver_block_its_driver_cannot_expand_is_reported_at_the_block(catalo
 def test_a_driver_block_that_expands_is_clean(catalog: Path, tmp_path: Path) -> None:
     write_seats(catalog, {"c": 'agent "c" {\n    claude { }\n}\n'})
     assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []
+
+
+def test_a_missing_copy_source_is_reported_and_a_present_one_is_not(catalog: Path, tmp_path: Path) -> None:
+    write_seats(catalog, {"c": 'agent "c" {\n    argv "true"\n    render { copy "persona.md" ".st2/PERSONA.md" }\n}\n'})
+    diagnostics = validate_catalog(catalog, "h", state_dir=tmp_path / "s")
+    assert [(d.code, d.span.line, d.span.column) for d in diagnostics] == [("render-invalid", 3, 5)]
+    (catalog / "agents" / "h" / "c" / "persona.md").write_text("# persona\n")
+    assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []
