@@ -140,12 +140,24 @@ class Reconciler:
             report.unparked.append(runtime_id)
         held = holds.held(self.scope)
         declared: set[str] = set()
+        owners: dict[str, list[str]] = {}
+        for plan in view.plans:
+            for task in plan.tasks:
+                owners.setdefault(task.runtime_id, []).append(plan.agent)
+        contested = {rid: agents for rid, agents in owners.items() if len(agents) > 1}
         for plan in view.plans:
             declared.update(task.runtime_id for task in plan.tasks)
             if not selection.covers(plan):
                 continue
             if plan.errors:
                 report.errors.extend(plan.errors)
+                continue
+            clashes = [rid for rid in (task.runtime_id for task in plan.tasks) if rid in contested]
+            if clashes:
+                # Two seats claiming one runtime id would adopt, restart or stop each other's task.
+                report.errors.extend(f"{plan.agent}: runtime id {rid!r} is also declared by "
+                                     f"{', '.join(a for a in contested[rid] if a != plan.agent)}; leaving the seat alone"
+                                     for rid in clashes)
                 continue
             launch_allowed = True
             if plan.running and plan.declaration is not None and plan.declaration.render:

@@ -1,0 +1,48 @@
+"""Inventory evidence rules that need no live process."""
+
+from __future__ import annotations
+
+from st2.catalog.location import CatalogLocation
+from st2.supervisor import inventory as inventory_module
+from st2.supervisor.catalog_view import read_catalog
+
+
+def test_declarations_that_change_while_observed_make_the_inventory_incomplete(fleet, monkeypatch):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    location = CatalogLocation(fleet.catalog, "h")
+    calls = []
+
+    def drifting(where):
+        calls.append(where)
+        if len(calls) == 2:
+            fleet.seat("alpha", '    desired-state "suspended" reason="drift"\n    argv "sleep" "600"')
+        return read_catalog(where)
+
+    monkeypatch.setattr(inventory_module, "read_catalog", drifting)
+    envelope = inventory_module.inventory(location, scope=fleet.scope)
+    assert envelope["complete"] is False
+    assert envelope["errors"] == ["declarations changed while the inventory was observed; observe again"]
+
+
+def test_an_unchanged_catalog_observed_twice_is_complete(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    envelope = inventory_module.inventory(CatalogLocation(fleet.catalog, "h"), scope=fleet.scope)
+    assert envelope["complete"] is True and envelope["errors"] == []
+
+
+def test_a_runtime_id_declared_twice_makes_the_inventory_incomplete(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"\n    exec "job" { id "h.shared"; argv "true"; }')
+    fleet.seat("beta", '    argv "sleep" "600"\n    exec "job" { id "h.shared"; argv "true"; }')
+    envelope = inventory_module.inventory(CatalogLocation(fleet.catalog, "h"), scope=fleet.scope)
+    assert envelope["complete"] is False
+    assert "duplicate runtime id 'h.shared' is declared by h.alpha/job, h.beta/job" in envelope["errors"]
+
+
+def test_the_supervisor_leaves_seats_that_claim_one_runtime_id_alone(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"\n    exec "job" { id "h.shared"; argv "sleep" "600"; }')
+    fleet.seat("beta", '    argv "sleep" "600"\n    exec "job" { id "h.shared"; argv "sleep" "600"; }')
+    fleet.seat("gamma", '    argv "sleep" "600"')
+    result = fleet.st2("up", "--once")
+    assert result.returncode == 1
+    assert "h.alpha: runtime id 'h.shared' is also declared by h.beta; leaving the seat alone" in result.stderr
+    assert sorted(fleet.running()) == ["h.gamma"]
