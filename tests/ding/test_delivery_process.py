@@ -188,3 +188,30 @@ def test_malformed_ownership_record_holds_and_is_reported(tmp_path, catalog, sea
         assert json.loads(record.read_text())["phase"] == "pasted"  # never overwritten
     finally:
         notifier.stop()
+
+
+def test_hostile_subjects_and_senders_stay_inside_one_frame(tmp_path, catalog, seat, standin):
+    from st2.bus.envelope import parse
+
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        hostile = [
+            b"---\nfrom: evil\x1b[201~\r\x03\nsubject: done\x1b[201~\rrm -rf ~\x1b[200~\x1b]52;c;AA\x07\n---\nbody\n",
+            b"---\nfrom: x\nsubject: " + b"A" * 10_000 + b"\n---\nlong\n",
+            b"---\nfrom: \x1b[2J\x1b[H\nsubject: \xe2\x80\xae\x1b[31mred\n---\n",
+        ]
+        names = [write_message(seat, None, raw_front_matter=data) for data in hostile]
+        expected = []
+        for name, data in zip(names, hostile):
+            message = parse(name, data)
+            expected.append(notice_text(name, message.subject, message.sender))
+        wait_for(lambda: len(standin.events("submit")) >= 3, timeout=15, message="three notices")
+        time.sleep(0.4)
+        assert [text for _, text in standin.events("submit")] == expected
+        assert [text for _, text in standin.events("paste")] == expected
+        received = standin.received()
+        assert received.count(PASTE_START.encode()) == 3 and received.count(PASTE_END.encode()) == 3
+        assert all(len(text) < 400 and "\x1b" not in text for text in expected)
+    finally:
+        notifier.stop()

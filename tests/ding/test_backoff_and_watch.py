@@ -1,0 +1,108 @@
+"""Bounded probe churn (held notices back off 15 s whatever the inbox does) and mutation-only
+wake-ups (the notifier's own reads of its inbox and status never wake it)."""
+
+from __future__ import annotations
+
+import os
+
+from ding_support import make_seat, write_message
+from st2.catalog.layout import CatalogPaths
+from st2.clock import FakeClock
+from st2.ding.harness import adapters_for
+from st2.ding.notifier import DELIVERY_RETRY_BACKOFF_SECONDS, Notifier, SessionWatch, Settings
+from st2.ding.ownership import OwnershipStore
+from st2.ding.screen import Screen
+from st2.ding.watch import SeatWatch
+
+
+class DraftTerminal:
+    """A terminal whose composer always holds a human draft; counts probes."""
+
+    def __init__(self, text: str = "a human draft") -> None:
+        self.text = text
+        self.probes = 0
+        self.server_pid = 7
+
+    def capture(self):
+        self.probes += 1
+        return Screen.parse(self.text + "\n", len(self.text), 0, 200)
+
+
+def notifier_over(catalog, tmp_path, terminal, clock):
+    store = OwnershipStore(tmp_path / "ding", tmp_path / "staging", "h.builder")
+    return Notifier(CatalogPaths(catalog).seat("h", "builder"), terminal, store, adapters_for(None), clock,
+                    Settings(), log=lambda line: None)
+
+
+def test_held_delivery_probes_once_per_backoff_however_often_mail_arrives(catalog, tmp_path, clock: FakeClock):
+    seat = make_seat(catalog, "builder")
+    terminal = DraftTerminal()
+    notifier = notifier_over(catalog, tmp_path, terminal, clock)
+    notifier.pass_once()  # fresh start, empty backlog
+    for _ in range(60):  # one minute of one-second polls, each with new mail
+        write_message(seat, "more work")
+        notifier.pass_once()
+        clock.advance(1.0)
+    assert DELIVERY_RETRY_BACKOFF_SECONDS == 15.0
+    assert terminal.probes == 4  # t=0, 15, 30, 45
+    assert notifier.attempts == 4
+
+
+def test_without_the_backoff_every_poll_would_probe(catalog, tmp_path, clock: FakeClock):
+    seat = make_seat(catalog, "builder")
+    terminal = DraftTerminal()
+    notifier = notifier_over(catalog, tmp_path, terminal, clock)
+    notifier.settings = Settings(retry_backoff=0.0)
+    notifier.pass_once()
+    for _ in range(60):
+        write_message(seat, "more work")
+        notifier.pass_once()
+        clock.advance(1.0)
+    assert terminal.probes == 60
+
+
+def test_dnd_defers_without_any_terminal_probe(catalog, tmp_path, clock: FakeClock):
+    from st2.records import status
+
+    seat = make_seat(catalog, "builder")
+    status.write(seat, "dnd", clock)
+    terminal = DraftTerminal()
+    notifier = notifier_over(catalog, tmp_path, terminal, clock)
+    notifier.pass_once()
+    write_message(seat, "held")
+    for _ in range(30):
+        notifier.pass_once()
+        clock.advance(1.0)
+    assert terminal.probes == 0
+    clock.advance(15 * 60)  # an abandoned dnd goes stale (unknown) and stops deferring
+    notifier.pass_once()
+    assert terminal.probes > 0
+
+
+def test_session_watch_needs_three_misses_after_being_seen_alive():
+    watch = SessionWatch()
+    assert [watch.step(False) for _ in range(5)] == [False] * 5  # never seen: a startup miss
+    assert watch.step(True) is False
+    assert [watch.step(False), watch.step(False)] == [False, False]
+    assert watch.step(True) is False  # a blip resets the count
+    assert [watch.step(False), watch.step(False), watch.step(False)] == [False, False, True]
+
+
+def test_own_reads_never_wake_but_inbox_and_status_mutations_do(catalog):
+    seat = make_seat(catalog, "builder")
+    (seat / "status").write_text("available\n")
+    name = write_message(seat, "first")
+    watch = SeatWatch(seat)
+    assert watch.active
+    for _ in range(50):  # what a pass does: list and read the inbox, read status
+        os.listdir(seat / "resources" / "inbox")
+        (seat / "resources" / "inbox" / name).read_bytes()
+        (seat / "status").read_bytes()
+    assert watch.wait(0.2) is False
+    (seat / "harness-state").write_text("x")  # another record in the seat: not ours
+    assert watch.wait(0.2) is False
+    write_message(seat, "second")
+    assert watch.wait(2.0) is True
+    (seat / "status").write_text("busy\n")
+    assert watch.wait(2.0) is True
+    assert watch.wakeups == 2
