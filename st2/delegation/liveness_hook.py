@@ -134,7 +134,9 @@ def fire(
     verdict = verdict_of(outcome, records)
     continuing = payload is not None and payload.get("stop_hook_active") is True
 
-    refused_by_verdict = verdict in ("red", "corrupt") or (verdict == "unresolved" and not continuing)
+    # stop_hook_active bounds the unresolved arm alone: red and corrupt resolve with their
+    # producer or record; a reader that cannot run would refuse forever.
+    refused_by_verdict = verdict in REFUSING_VERDICTS and not (verdict == "unresolved" and continuing)
     task_held = task_view.holds_own_running_shell_task(payload)
     helper = task_view.is_helper_firing(payload)
     refuse = (refused_by_verdict or task_held) and not helper
