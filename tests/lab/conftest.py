@@ -1,8 +1,7 @@
-"""Fixtures of the lab tier: a started fake model, a throwaway lab directory, installed harnesses.
+"""Fixtures of the lab tier: a started fake model and a throwaway lab directory.
 
-A harness that is not installed is installed here (under a file lock, so parallel workers
-share one npm run). When npm itself is missing the lab tests are skipped with a loud reason;
-when npm is present but cannot install the pinned version they FAIL with npm's output.
+The lab's helper modules sit flat in this folder; it is put on sys.path here (appended, so
+their names never shadow another folder's modules).
 """
 
 from __future__ import annotations
@@ -14,27 +13,10 @@ import pytest
 
 LAB_DIR = Path(__file__).resolve().parent
 if str(LAB_DIR) not in sys.path:
-    # Appended, not prepended: the lab's flat module names never shadow another folder's.
     sys.path.append(str(LAB_DIR))
 
 from fake_model import FakeModel  # noqa: E402
-from harnesses import Harness, InstallFailed, install, load_manifest, npm_available  # noqa: E402
 from lab_config import Lab  # noqa: E402
-
-MANIFEST = load_manifest()
-
-
-def require_harness(name: str) -> Harness:
-    """Return the installed, pinned harness ``name``; skip loudly without npm, fail on npm errors."""
-    harness = MANIFEST[name]
-    if not npm_available():
-        pytest.skip(f"LAB TIER NOT RUN: npm is not on PATH, so {harness.package}@{harness.version} "
-                    "cannot be installed; install Node.js/npm to run the lab tier")
-    try:
-        install(harness, retry_recorded_failure=False)
-    except InstallFailed as failure:
-        pytest.fail(f"lab harness {name} is not installed:\n{failure}", pytrace=False)
-    return harness
 
 
 @pytest.fixture

@@ -221,14 +221,23 @@ class OpencodeServer:
         self.wait_event(lambda event: event.get("type") == "server.connected", 30, "server.connected")
 
     def _wait_ready(self, timeout: float) -> None:
-        # opencode bootstraps its instance on the first request; on a loaded two-core machine
-        # that has been seen to take over a minute, so the first GET gets most of the budget.
+        # opencode 1.18.33 accepts connections before it prints "listening"; a request that
+        # arrives in that gap is never answered (seen: stuck for minutes). So wait for the line,
+        # then ask with a bounded per-attempt timeout and retry. Bootstrapping the instance on
+        # the first request takes 5-40 s on a loaded two-core machine.
         deadline = time.monotonic() + timeout
+        log_path = Path(self._log.name)
+        while "server listening" not in log_path.read_text(errors="replace"):
+            if self.process.poll() is not None:
+                raise RuntimeError(f"opencode serve exited with {self.process.returncode}: {log_path.read_text()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"opencode serve printed no 'listening' line within {timeout}s")
+            time.sleep(0.1)
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"opencode serve exited with {self.process.returncode}")
             try:
-                self.get("/config/providers", timeout=max(deadline - time.monotonic(), 1))
+                self.get("/config/providers", timeout=min(max(deadline - time.monotonic(), 1), 45))
                 return
             except OSError:
                 time.sleep(0.2)

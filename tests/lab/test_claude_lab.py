@@ -1,0 +1,57 @@
+"""Claude Code against the fake model: print mode, and the status line of the interactive TUI.
+
+Pinned facts (../shared/LAB.md, Claude Code 2.1.197): ``--model claude-sonnet-4-5`` reports
+``context_window_size`` 200000; ``total_input_tokens`` is input + cache creation + cache read of
+the latest request; ``used_percentage`` is rounded (100500/200000 -> 50, not 50.25).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lab_support import require_harness
+from lab_config import configure_claude
+from lab_drivers import ClaudeTui, claude_print
+from support import compact
+
+pytestmark = pytest.mark.lab
+
+
+def test_print_mode_completes_a_turn_with_the_fake_usage(lab, fake_model) -> None:
+    harness = require_harness("claude-code")
+    env = configure_claude(lab, harness, fake_model, hooks=False)
+    events = claude_print(harness.executable, lab, env, "hi", "--model", "claude-sonnet-4-5", timeout=120)
+    result = events[-1]
+    assert (result["type"], result["subtype"], result["result"]) == ("result", "success", "Hello from the fake model.")
+    assert compact({key: result["usage"][key] for key in (
+        "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")}) == (
+        '{"input_tokens":9900,"cache_creation_input_tokens":300,"cache_read_input_tokens":1200,"output_tokens":42}')
+    paths = [(entry["method"], entry["path"]) for entry in fake_model.requests]
+    assert ("HEAD", "/") in paths
+    assert ("POST", "/v1/messages?beta=true") in paths
+    assert all(entry["headers"].get("x-api-key") == "dummy" for entry in fake_model.model_requests())
+
+
+def test_status_line_reports_sonnet_window_200000_and_rounds_100500_to_50(lab, fake_model) -> None:
+    harness = require_harness("claude-code")
+    env = configure_claude(lab, harness, fake_model, hooks=False)
+    # 99000 + 300 + 1200 = 100500 of 200000 = 50.25 %
+    fake_model.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)
+    tui = ClaudeTui(harness.executable, lab, env, "--model", "claude-sonnet-4-5")
+    try:
+        first = tui.wait_status(lambda line: True, 90, "at start-up")
+        assert compact(first["context_window"]) == (
+            '{"total_input_tokens":0,"total_output_tokens":0,"context_window_size":200000,'
+            '"current_usage":null,"used_percentage":null,"remaining_percentage":null}')
+        tui.type("hi")
+        line = tui.wait_status(lambda line: line["context_window"]["current_usage"] is not None, 90,
+                               "after the first reply")
+    finally:
+        tui.close()
+    assert compact(line["context_window"]) == (
+        '{"total_input_tokens":100500,"total_output_tokens":42,"context_window_size":200000,'
+        '"current_usage":{"input_tokens":99000,"output_tokens":42,"cache_creation_input_tokens":300,'
+        '"cache_read_input_tokens":1200},"used_percentage":50,"remaining_percentage":50}')
+    assert line["model"]["id"] == "claude-sonnet-4-5"
+    assert line["version"] == harness.version
+    assert "rate_limits" not in line  # an API key session has no subscription windows

@@ -1,0 +1,47 @@
+"""opencode serve against the fake model (Chat Completions wire, @ai-sdk/openai-compatible).
+
+Pinned fact (../shared/LAB.md, opencode 1.18.33): an assistant message's ``tokens.input``
+excludes cache reads (prompt 9900 with 1200 cached -> input 8700, cache.read 1200), and
+``tokens.total`` is prompt + completion.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lab_config import configure_opencode
+from lab_drivers import OpencodeServer
+from lab_support import require_harness
+from support import compact
+
+pytestmark = pytest.mark.lab
+
+MODEL = {"providerID": "fake", "modelID": "fake-model"}
+
+
+def test_assistant_tokens_input_excludes_cache_reads(lab, fake_model) -> None:
+    harness = require_harness("opencode")
+    env = configure_opencode(lab, harness, fake_model)
+    server = OpencodeServer(harness.executable, lab, env)
+    try:
+        providers = server.get("/config/providers")
+        session = server.post("/session", {})
+        reply = server.post(f"/session/{session['id']}/message",
+                            {"model": MODEL, "parts": [{"type": "text", "text": "hi"}]})
+        fake_model.set_usage(input=50000, cache_read=20000, output=10)
+        second = server.post(f"/session/{session['id']}/message",
+                             {"model": MODEL, "parts": [{"type": "text", "text": "again"}]})
+        server.wait_event(lambda event: event.get("type") == "session.idle", 30, "session.idle")
+    finally:
+        server.close()
+    fake = next(provider for provider in providers["providers"] if provider["id"] == "fake")
+    assert fake["models"]["fake-model"]["limit"]["context"] == 200000
+    # The POST reply orders cache {write, read}; the stored message (GET) orders {read, write}.
+    assert compact(reply["info"]["tokens"]) == (
+        '{"total":9942,"input":8700,"output":42,"reasoning":0,"cache":{"write":0,"read":1200}}')
+    assert compact(second["info"]["tokens"]) == (
+        '{"total":50010,"input":30000,"output":10,"reasoning":0,"cache":{"write":0,"read":20000}}')
+    updated = [event["properties"]["info"] for event in server.events if event.get("type") == "message.updated"
+               and event["properties"]["info"]["role"] == "assistant"]
+    assert updated[-1]["tokens"] == second["info"]["tokens"]
+    assert all(entry["wire"] == "chat" for entry in fake_model.model_requests())
