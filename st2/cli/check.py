@@ -1,4 +1,4 @@
-"""``st2 check``: read-only checks. Parsing glue only.
+"""``st2 check``: checks over records other processes write. Parsing glue only.
 
 ``st2 check producer-liveness`` is also a hot path (``st2.entry.HOT_PATHS``): the turn-end hook
 spawns it, so the plain spelling never imports click. This command serves the same core when a
@@ -14,7 +14,7 @@ from st2.cli.common import exit_with
 
 @click.group()
 def check() -> None:
-    """Read-only checks over records st2 does not own."""
+    """Checks over records other processes write (launch records: producer-liveness)."""
 
 
 @check.command("producer-liveness", context_settings={"ignore_unknown_options": True})
