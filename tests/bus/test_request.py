@@ -132,3 +132,17 @@ def test_malformed_tags_and_bodies_are_refused(pair: str) -> None:
 def test_a_principal_declared_without_host_takes_it_from_its_path(bus_catalog: Path, clock) -> None:
     (bus_catalog / "principals/h1/svc/principal.kdl").write_text('principal "svc"\n')
     assert publish(bus_catalog, clock).filename
+
+
+def test_a_crash_replayed_request_finishes_the_reserved_publication(bus_catalog: Path, clock) -> None:
+    first = publish(bus_catalog, clock)
+    # Crash seam: the reservation is durable but the message never reached the inbox.
+    (bob_inbox(bus_catalog) / first.filename).unlink()
+    clock.advance(60)
+    replay = publish(bus_catalog, clock)
+    assert replay.filename == first.filename
+    assert message_names(bob_inbox(bus_catalog)) == [first.filename]
+    # Once the agent has read it, a replay never puts it back.
+    archive_message(bus_catalog / "agents/h1/bob", first.filename)
+    assert publish(bus_catalog, clock).deduplicated
+    assert message_names(bob_inbox(bus_catalog)) == []
