@@ -49,7 +49,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
         diagnostics.extend(load_principal(principal.declaration_path)[1])
     for seat, declaration in declarations:
         diagnostics.extend(_driver_block_problems(seat, declaration, host))
-        diagnostics.extend(_missing_copy_sources(seat, declaration))
+        diagnostics.extend(_render_problems(seat, declaration))
     diagnostics.extend(_template_problems(root))
     diagnostics.extend(_dangling_supervisors(found.seats, declarations))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir))
@@ -76,11 +76,18 @@ def _driver_block_problems(seat, declaration, host: str) -> list[Diagnostic]:
     return []
 
 
-def _missing_copy_sources(seat, declaration) -> list[Diagnostic]:
-    """A ``copy`` whose source (relative to the seat directory) is not a readable regular file
-    would refuse materialization and so the seat's launch."""
+def _render_problems(seat, declaration) -> list[Diagnostic]:
+    """Render operations materialization would refuse, and so the seat's launch: a target outside
+    the workspace (absolute, or with a ``..`` component), or a ``copy`` whose source (relative to
+    the seat directory) is not a regular file. The loader keeps these declarations loadable so
+    the supervisor's own refusal stays the last line of defence."""
     problems = []
     for operation in declaration.render:
+        target = operation.target
+        if target.startswith("/") or ".." in target.replace("\\", "/").split("/"):
+            problems.append(_located(seat, "render", "render-invalid", ERROR,
+                                     f"render {operation.operation} target \"{target}\" must be a relative path "
+                                     "inside the workspace", None))
         if operation.operation != "copy":
             continue
         source = Path(operation.source)

@@ -56,9 +56,8 @@ def _read_operation(context: Context, node: Any, path: tuple[int, ...], field_pa
         if not arguments:
             return _bad_arity(context, node, path, field_path)
         for index, target in enumerate(arguments):
-            if not target or not _inside_workspace(target):
-                context.report("render-invalid", path, argument(index), field_path,
-                               f"git-exclude path \"{target}\" must be a relative path inside the workspace")
+            if not target:
+                context.report("render-invalid", path, argument(index), field_path, "git-exclude needs non-empty paths")
                 return []
         return [RenderOperation(operation=operation, target=target) for target in arguments]
     if len(arguments) != 2:
@@ -68,11 +67,7 @@ def _read_operation(context: Context, node: Any, path: tuple[int, ...], field_pa
         context.report("render-invalid", path, argument(0), field_path,
                        f"`{operation}` needs a non-empty target", help=USAGE[operation])
         return []
-    target_index = 1 if operation == "copy" else 0
-    if not _inside_workspace(arguments[target_index]):
-        context.report("render-invalid", path, argument(target_index), field_path,
-                       f"render target \"{arguments[target_index]}\" must be a relative path inside the workspace")
-        return []
+
     if operation == "copy":
         return [RenderOperation(operation=operation, source=first, target=second)]
     if operation == "ensure-line":
@@ -101,11 +96,6 @@ def _read_operation(context: Context, node: Any, path: tuple[int, ...], field_pa
                            "`json-upsert` content must be a JSON object")
             return []
     return [RenderOperation(operation=operation, target=first, content=second, arrays=arrays)]
-
-
-def _inside_workspace(target: str) -> bool:
-    """Materialization writes only below the workspace: no absolute path, no ``..`` component."""
-    return not target.startswith("/") and ".." not in target.replace("\\", "/").split("/")
 
 
 def _content_child(context: Context, node: Any, path: tuple[int, ...], field_path: tuple[str, ...],

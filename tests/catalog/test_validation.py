@@ -230,3 +230,15 @@ def test_a_missing_copy_source_is_reported_and_a_present_one_is_not(catalog: Pat
     assert [(d.code, d.span.line, d.span.column) for d in diagnostics] == [("render-invalid", 3, 5)]
     (catalog / "agents" / "h" / "c" / "persona.md").write_text("# persona\n")
     assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []
+
+
+@pytest.mark.parametrize("operation", [
+    'ensure-line "/etc/hosts" "x"',
+    'file "../outside.md" "x"',
+    'git-exclude ".st2/" "../x"',
+])
+def test_a_render_target_outside_the_workspace_is_reported(catalog: Path, tmp_path: Path, operation: str) -> None:
+    write_seats(catalog, {"c": f'agent "c" {{\n    argv "true"\n    render {{ {operation} }}\n}}\n'})
+    diagnostics = validate_catalog(catalog, "h", state_dir=tmp_path / "s")
+    assert [(d.code, d.span.line, d.span.column) for d in diagnostics] == [("render-invalid", 3, 5)]
+    assert "must be a relative path inside the workspace" in diagnostics[0].message

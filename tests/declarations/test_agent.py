@@ -370,16 +370,6 @@ def test_a_driver_block_alone_is_a_launch(tmp_path: Path) -> None:
     assert list(declaration.drivers) == ["codex"]
 
 
-@pytest.mark.parametrize("body, column", [
-    ('render { ensure-line "/etc/hosts" "x" }', 26),
-    ('render { file "../outside.md" "x" }', 19),
-    ('render { copy "_templates/a" "a/../../b" }', 34),
-    ('render { git-exclude ".st2/" "../x" }', 34),
-])
-def test_a_render_target_must_stay_inside_the_workspace(tmp_path: Path, body: str, column: int) -> None:
-    assert found(load(tmp_path, minimal(f"    {body}\n"))[1]) == [("render-invalid", 3, column)]
-
-
 def test_a_nested_relative_render_target_is_accepted(tmp_path: Path) -> None:
     declaration, diagnostics = load(tmp_path, minimal('    render { file ".st2/deep/x..y.md" "x" }\n'))
     assert diagnostics == [] and declaration.render[0].target == ".st2/deep/x..y.md"
