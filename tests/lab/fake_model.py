@@ -20,7 +20,8 @@ wire's fields, so every number a harness derives from it is known in advance:
 
 Scripted answers: a line of the last user message starting ``FAKE_TOOL: <command>`` makes the
 reply a call of the shell tool the request offers (``Bash``, ``bash``, ``_bash``,
-``exec_command``, ``shell_command``, ``shell``); a line starting ``FAKE_SUBAGENT`` makes it a
+``exec_command``, ``shell_command``, ``shell``); ``FAKE_ESCALATE: <command>`` does the same but
+asks Codex's ``exec_command`` to run outside the sandbox, which makes Codex ask for approval; a line starting ``FAKE_SUBAGENT`` makes it a
 call of the sub-agent tool (``Agent``, ``Task``, ``task``, ``_task``). A request whose last
 message is a tool result, or that offers no such tool, gets the plain text
 ``Hello from the fake model.``. The marker must start a line so that a summarization prompt
@@ -47,6 +48,8 @@ import fake_wire
 Conversation = fake_wire.Conversation
 TEXT_ANSWER = fake_wire.TEXT_ANSWER
 TOOL_MARKER = "FAKE_TOOL:"
+# Like FAKE_TOOL, but Codex's exec_command asks to run outside its sandbox (an approval prompt).
+ESCALATE_MARKER = "FAKE_ESCALATE:"
 SUBAGENT_MARKER = "FAKE_SUBAGENT"
 # The sub-agent's own first message; it carries no marker, so the sub-agent answers with text.
 SUBAGENT_PROMPT = "Say hello."
@@ -99,11 +102,16 @@ def choose_answer(conversation: Conversation) -> dict[str, Any]:
         return {"kind": "text"}
     for line in conversation.last_user_text.splitlines():
         line = line.strip()
-        if line.startswith(TOOL_MARKER):
+        marker = next((m for m in (TOOL_MARKER, ESCALATE_MARKER) if line.startswith(m)), None)
+        if marker is not None:
             name = next((tool for tool in SHELL_TOOLS if tool in conversation.tool_names), None)
             if name is not None:
-                command = line[len(TOOL_MARKER):].strip()
-                return {"kind": "tool", "name": name, "arguments": shell_arguments(name, command)}
+                command = line[len(marker):].strip()
+                arguments = shell_arguments(name, command)
+                if marker == ESCALATE_MARKER and name == "exec_command":
+                    arguments |= {"sandbox_permissions": "require_escalated",
+                                  "justification": "st2 lab asks for approval"}
+                return {"kind": "tool", "name": name, "arguments": arguments}
         if line.startswith(SUBAGENT_MARKER):
             name = next((tool for tool in SUBAGENT_TOOLS if tool in conversation.tool_names), None)
             if name is not None:

@@ -105,7 +105,7 @@ def configure_claude(lab: Lab, harness: Harness, fake: FakeModel, *, hooks: bool
 
 
 def configure_codex(lab: Lab, harness: Harness, fake: FakeModel, *, context_window: int | None = None,
-                    approval_policy: str = "never") -> dict[str, str]:
+                    approval_policy: str = "never", sandbox_mode: str = "danger-full-access") -> dict[str, str]:
     """``$CODEX_HOME/config.toml`` with the fake provider (``wire_api = "responses"``)."""
     codex_home = lab.home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
@@ -114,7 +114,7 @@ def configure_codex(lab: Lab, harness: Harness, fake: FakeModel, *, context_wind
         'model = "gpt-5.1-codex"',
         'model_provider = "fake"',
         f'approval_policy = "{approval_policy}"',
-        'sandbox_mode = "danger-full-access"',
+        f'sandbox_mode = "{sandbox_mode}"',
         "check_for_update_on_startup = false",
     ]
     if context_window is not None:
