@@ -5,10 +5,16 @@ against the real 2.1.197 screens in ``captures/claude-code-2.1.197/screens/``).
 - Rules are lines whose trimmed content is at least 40 ``─``. The prompt is ``❯`` followed by a
   no-break space (or a space); it is removed before any trimming, because the no-break space is
   whitespace and trimming first would erase the prompt of an empty composer.
-- Idle needs the footer's mode marker ``⏵⏵`` together with ``permissions on``, or the default
-  mode's ``? for shortcuts`` hint with no mode marker at all. Anything else is not proven idle.
-- Empty is an empty composer or the rotating ``Try "<example>"`` placeholder (bounded,
-  single-line) — not styled differently from typed text, so the exact grammar is the proof.
+- Idle needs a footer below the lower rule and no blocking shape on the screen. A footer showing
+  the permission-mode marker ``⏵⏵`` must also say ``permissions on`` (the mode the original
+  proved). The default mode of 2.1.197 draws no mode marker at all: its footer is the status
+  line plus, only while the composer is empty, a ``← for agents`` hint — identical in idle and
+  busy panes (captured ``busy`` and ``empty`` screens) — so there the in-flight progress line is
+  the one signal that separates a running turn from an idle one, and it is always drawn above
+  the composer during a turn (captured ``busy``, ``busy-pasted``, ``queued``).
+- Empty is an empty composer, the rotating ``Try "<example>"`` placeholder (bounded,
+  single-line), or ``Press up to edit queued messages`` (drawn dim, cursor at its first cell,
+  after a prompt was queued during a turn — captured ``queued``).
 - An active turn is the progress line: one non-alphanumeric glyph, one alphabetic word and an
   ellipsis (``✻ Frolicking… (3m 35s)``); a finished turn says ``✻ Brewed for 5s`` and must not
   block. Interrupt hints, plan/retry notices and numbered choice menus block too.
@@ -97,8 +103,14 @@ class Claude:
         return ReceiptState.NOT_RETAINED
 
 
+QUEUED_PLACEHOLDER = "Press up to edit queued messages"
+
+
 def is_placeholder(text: str) -> bool:
-    """The rotating ``Try "<example>"`` suggestion of an unused composer."""
+    """The rotating ``Try "<example>"`` suggestion of an unused composer, or the queued-prompt
+    hint."""
+    if text == QUEUED_PLACEHOLDER:
+        return True
     if not (text.startswith('Try "') and text.endswith('"') and len(text) > 6):
         return False
     example = text[5:-1]
@@ -107,9 +119,11 @@ def is_placeholder(text: str) -> bool:
 
 def idle_footer(footer: list[str]) -> bool:
     text = "\n".join(footer)
+    if not text.strip():
+        return False
     if "⏵⏵" in text:
         return "permissions on" in text
-    return "? for shortcuts" in text
+    return True
 
 
 def turn_in_flight(lines) -> bool:

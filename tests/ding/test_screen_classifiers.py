@@ -1,0 +1,118 @@
+"""Screen grammars over real captures (Claude Code 2.1.197, ``captures/claude-code/2.1.197/screens``)
+and over the line grammar's shapes; each state is asserted together with the state it must not
+be mistaken for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from st2.ding.harness import TUI_ADAPTERS, adapters_for
+from st2.ding.harness.claude import Claude
+from st2.ding.screen import ComposerState, ReceiptState, Screen, classify, receipt
+
+REPO = Path(__file__).resolve().parents[2]
+CLAUDE = REPO / "captures" / "claude-code" / "2.1.197" / "screens"
+FIRST = "[DING] new st2 message: [id:p3p3p3] build the parser (from demo.planner); check your inbox"
+QUEUED = "[DING] new st2 message: [id:q2q2q2] review the diff (from demo.planner); check your inbox"
+OTHER = "[DING] new st2 message: [id:zzzzzz] something else (from x); check your inbox"
+
+
+def claude_screen(name: str) -> Screen:
+    x, y, width = (int(field) for field in (CLAUDE / f"{name}.cursor").read_text().split())
+    return Screen.parse((CLAUDE / f"{name}.ansi").read_text(), x, y, width)
+
+
+def test_claude_empty_composer_is_safe_to_paste_into():
+    screen = claude_screen("empty")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.EMPTY_SAFE
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED  # empty is not delivery
+
+
+def test_claude_human_draft_is_changed_never_empty():
+    screen = claude_screen("draft")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED
+
+
+def test_claude_pasted_notice_is_exact_and_return_safe_only_for_that_notice():
+    screen = claude_screen("pasted")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.EXACT_SAFE
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.RETAINED_SAFE
+    assert classify(screen, OTHER, TUI_ADAPTERS) is ComposerState.CHANGED
+
+
+def test_claude_submitted_notice_is_accepted_and_a_never_sent_one_is_not():
+    screen = claude_screen("submitted")
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.ACCEPTED
+    assert receipt(screen, OTHER, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED
+    assert classify(screen, OTHER, TUI_ADAPTERS) is ComposerState.EMPTY_SAFE  # a finished turn is idle
+
+
+def test_claude_turn_in_flight_blocks_paste_and_return():
+    busy = claude_screen("busy")
+    assert classify(busy, QUEUED, TUI_ADAPTERS) is ComposerState.AMBIGUOUS  # empty, but not idle
+    pasted = claude_screen("busy-pasted")
+    assert classify(pasted, QUEUED, TUI_ADAPTERS) is ComposerState.EXACT_BLOCKED
+    assert receipt(pasted, QUEUED, TUI_ADAPTERS) is ReceiptState.RETAINED_BLOCKED
+
+
+def test_claude_queued_notice_is_accepted_and_its_placeholder_is_not_a_draft():
+    screen = claude_screen("queued")
+    assert receipt(screen, QUEUED, TUI_ADAPTERS) is ReceiptState.ACCEPTED
+    assert classify(screen, OTHER, TUI_ADAPTERS) is not ComposerState.CHANGED
+    assert receipt(claude_screen("queued-submitted"), QUEUED, TUI_ADAPTERS) is ReceiptState.ACCEPTED
+
+
+def test_claude_screen_in_scrollback_does_not_outrank_the_live_composer():
+    live = claude_screen("draft")
+    transcript = claude_screen("empty")
+    combined = Screen.parse(transcript.raw + "\n" + live.raw + "\n")
+    assert Claude().locate(combined) == len(transcript.raw_lines) + Claude().locate(live)
+    assert classify(combined, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED
+
+
+def test_a_claude_screen_proves_nothing_to_a_harness_without_a_grammar():
+    assert classify(claude_screen("empty"), FIRST, adapters_for("opencode")) is ComposerState.AMBIGUOUS
+    assert receipt(claude_screen("submitted"), FIRST, adapters_for("pi")) is ReceiptState.UNPROVEN
+
+
+# --- the line grammar (shell seats and the stand-in TUI) ----------------------------------------
+
+SHELL = adapters_for(None)
+NOTICE = "[DING] n"
+
+
+def line_screen(rows: list[str], x: int, y: int, width: int = 80) -> Screen:
+    return Screen.parse("\n".join(rows) + "\n", x, y, width)
+
+
+@pytest.mark.parametrize("rows, x, y, state", [
+    (["builder: waiting for mail", ""], 0, 1, ComposerState.EMPTY_SAFE),
+    (["older", "\x1b[2mTry \"say hi\"\x1b[0m"], 0, 1, ComposerState.EMPTY_SAFE),      # dim placeholder
+    (["older", "Try \"say hi\""], 0, 1, ComposerState.CHANGED),                      # same text, undimmed
+    (["older", "draft"], 5, 1, ComposerState.CHANGED),
+    (["older", "dr\x1b[2maft"], 2, 1, ComposerState.CHANGED),                         # typed, then dim
+    (["older", "draft more"], 2, 1, ComposerState.CHANGED),                           # cursor mid-draft
+    (["older", NOTICE], len(NOTICE), 1, ComposerState.EXACT_SAFE),
+    (["x" * 80, "wrapped tail"], 12, 1, ComposerState.AMBIGUOUS),                     # unproven wrap
+])
+def test_line_grammar_states(rows, x, y, state):
+    assert classify(line_screen(rows, x, y), NOTICE, SHELL) is state
+
+
+@pytest.mark.parametrize("rows, x, y, state", [
+    (["older", NOTICE, ""], 0, 2, ReceiptState.ACCEPTED),
+    (["older", f"queued: {NOTICE}", ""], 0, 2, ReceiptState.ACCEPTED),
+    (["older", NOTICE], len(NOTICE), 1, ReceiptState.RETAINED_SAFE),
+    (["older", ""], 0, 1, ReceiptState.NOT_RETAINED),                                  # gone is not delivered
+    ([NOTICE, "draft"], 5, 1, ReceiptState.NOT_RETAINED),                              # a draft hides nothing
+    (["x" * 80, "tail"], 4, 1, ReceiptState.UNPROVEN),
+])
+def test_line_grammar_receipts(rows, x, y, state):
+    assert receipt(line_screen(rows, x, y), NOTICE, SHELL) is state
+
+
+def test_line_grammar_needs_a_cursor():
+    assert classify(Screen.parse("anything\n"), NOTICE, SHELL) is ComposerState.AMBIGUOUS
