@@ -79,6 +79,7 @@ class Demo:
                  "Please build the parser and mail me when CI is green.", ST_AGENT="demo.planner")
         self.st2("status", "--set", "busy", ST_AGENT="demo.builder")
         self.st2("message", "ls", "builder")
+        self.show_ding()
 
         self.echo("\n# the supervisor is SIGKILLed; its seats keep running and a new one adopts them")
         supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--interval", "30s", "--host", DEMO_HOST],
@@ -98,6 +99,34 @@ class Demo:
         self.st2("agents")
         self.st2("agents", "--json", "--enrich")
         self.st2("doctor", check=False)
+
+    # --- DING step (st2/ding): the builder's notifier, launched by `up` as demo.builder.ding,
+    # pastes one notice for the planner's mail into the builder's terminal and presses Return
+    # once the screen shows it sitting in the composer; declared `busy` does not defer it.
+    def show_ding(self, timeout: float = 15.0) -> None:
+        from st2.supervisor.runtime.scope import RuntimeScope
+
+        self.echo("\n# DING: the builder's notifier types one notice into the builder's terminal")
+        scope = RuntimeScope(self.root, DEMO_HOST, state_dir=Path(self.env["XDG_STATE_HOME"]) / "st2")
+        socket = str(scope.socket("demo.builder"))
+        self.echo(f"$ tmux -S {socket} capture-pane -p -t st2")
+        record = scope.directory / "ding" / "demo.builder.json"
+        deadline = time.monotonic() + timeout
+        pane, settled = "", []
+        while time.monotonic() < deadline:
+            pane = subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"], capture_output=True,
+                                  text=True, timeout=5).stdout.rstrip("\n")
+            try:  # the notifier settles a notice only once the screen proves it was submitted
+                settled = json.loads(record.read_text()).get("settled") or []
+            except (OSError, ValueError):
+                settled = []
+            if "[DING]" in pane and settled:
+                break
+            time.sleep(0.1)
+        self.echo(pane)
+        if "[DING]" not in pane or not settled:
+            raise DemoFailed("no DING notice was delivered to the builder's terminal")
+        self.echo(f"delivered (screen-verified): {', '.join(settled)}")
 
     def tear_down(self) -> None:
         self.st2("down", check=False)
