@@ -1,0 +1,178 @@
+"""Lab tier: the real Claude Code TUI (the pinned 2.1.197) run by `st2 up` as a `claude { … }`
+seat — its PTY task is `st2 driver claude-session`, its `.claude/settings.local.json` is the one
+st2 renders — against the loopback fake model. Real hooks fire into the catalog, the real
+status-line tee writes harness-context, and `st2 agents --json` reads them back."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from support_claude import REPO
+
+LAB_DIR = REPO / "tests" / "lab"
+if str(LAB_DIR) not in sys.path:
+    sys.path.append(str(LAB_DIR))
+
+from fake_model import FakeModel  # noqa: E402
+from lab_config import Lab, configure_claude  # noqa: E402
+from lab_support import require_harness  # noqa: E402
+
+pytestmark = pytest.mark.lab
+
+HOST = "labhost"
+WAIT = 90.0
+
+
+def poll(predicate, what: str, timeout: float = WAIT, describe=lambda: ""):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.25)
+    raise AssertionError(f"timed out waiting for {what}\n{describe()}")
+
+
+class Seat:
+    def __init__(self, catalog: Path, state_home: Path, env: dict[str, str]) -> None:
+        self.catalog = catalog
+        self.directory = catalog / "agents" / HOST / "worker"
+        self.state_home = state_home
+        self.env = env
+        self.socket: Path | None = None
+        self.session = ""
+
+    def st2(self, *words: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.catalog), *words],
+                              capture_output=True, text=True, env=self.env, timeout=timeout, cwd=REPO)
+
+    def record(self, name: str):
+        try:
+            return json.loads((self.directory / name).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def row(self) -> dict:
+        result = self.st2("agents", "--json", "--host", HOST)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)[0]
+
+    def tmux(self, *words: str) -> str:
+        result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self.session) if self.socket else ""
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.session, "-l", text)
+        poll(lambda: text in self.screen(), f"{text!r} in the composer", 30, self.screen)
+        self.tmux("send-keys", "-t", self.session, "Enter")
+
+    def state(self):
+        value = self.record("harness-state")
+        return value and (value["state"], value["blockedOn"], value["ask"], value["transitions"])
+
+
+@pytest.fixture
+def fake_model():
+    with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def seat(tmp_path: Path, fake_model: FakeModel):
+    harness = require_harness("claude-code")
+    lab = Lab.create(tmp_path / "lab")
+    env = configure_claude(lab, harness, fake_model, hooks=False)
+    (lab.workspace / ".claude" / "settings.local.json").unlink()  # st2 renders this file
+    state_home = Path(tempfile.mkdtemp(prefix="st2cl-"))  # short: tmux sockets live under it
+    catalog = tmp_path / "catalog"
+    directory = catalog / "agents" / HOST / "worker"
+    directory.mkdir(parents=True)
+    (directory / "agent.kdl").write_text(
+        f'agent "worker" {{\n    workspace "{lab.workspace}"\n'
+        f'    claude {{\n        executable "{harness.executable}"\n        model "claude-sonnet-4-5"\n    }}\n}}\n')
+    env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
+    running = Seat(catalog, state_home, env)
+    running.workspace = lab.workspace
+    try:
+        yield running
+    finally:
+        if running.socket is not None and running.socket.exists():
+            pane = subprocess.run(["tmux", "-S", str(running.socket), "display-message", "-p", "-t", running.session,
+                                   "#{pane_pid}"], capture_output=True, text=True, timeout=30).stdout.strip()
+            subprocess.run(["tmux", "-S", str(running.socket), "kill-server"], capture_output=True, timeout=30)
+            if pane.isdigit():
+                try:
+                    os.killpg(int(pane), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+        shutil.rmtree(state_home, ignore_errors=True)
+
+
+def claude_pid(wrapper_pid: int) -> int:
+    children = Path(f"/proc/{wrapper_pid}/task/{wrapper_pid}/children").read_text().split()
+    assert len(children) == 1, children
+    return int(children[0])
+
+
+def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: FakeModel) -> None:
+    started = seat.st2("up", "--once", "--host", HOST)
+    assert started.returncode == 0, started.stdout + started.stderr
+    seat.socket = poll(lambda: next(iter(seat.state_home.glob(f"**/s/{HOST}.worker")), None), "the seat's tmux socket", 30)
+    seat.session = seat.tmux("list-sessions", "-F", "#{session_name}").split()[0]
+    rendered = json.loads((seat.workspace / ".claude" / "settings.local.json").read_text())
+    assert rendered["statusLine"]["command"] == '"$ST_HOOKS/claude-statusline.sh"'
+
+    # SessionStart fired into the catalog: idle; the first status line carries the window only.
+    poll(lambda: seat.state() and seat.state()[0] == "idle", "SessionStart -> idle", describe=seat.screen)
+    context = poll(lambda: seat.record("harness-context"), "the first status-line reading", describe=seat.screen)
+    assert (context["usedTokens"], context["windowTokens"], context["usedPercent"]) == (None, 200000, None)
+
+    # One turn: 99000 + 300 + 1200 = 100500 of 200000 — Claude displays 50, not 50.25.
+    fake_model.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)
+    seat.type("hi")
+    poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 100500, "the turn's reading",
+         describe=seat.screen)
+    poll(lambda: seat.state()[0] == "idle" and seat.state()[3] >= 3, "UserPromptSubmit -> Stop", describe=seat.screen)
+    row = seat.row()
+    assert (row["observedState"]["state"], row["observedState"]["harness"]) == ("idle", "claude")
+    context = row["context"]
+    assert (context["harness"], context["usedTokens"], context["windowTokens"], context["usedPercent"],
+            context["model"], context["stale"]) == ("claude", 100500, 200000, 50.0, "claude-sonnet-4-5", False)
+
+    # A permission prompt: blocked on a human, asked for permission.
+    target = seat.workspace / "made-by-tool.txt"
+    seat.type(f"FAKE_TOOL: touch {target}")
+    poll(lambda: seat.state()[1] == "human", "PermissionRequest -> blocked", describe=seat.screen)
+    row = seat.row()
+    assert (row["observedState"]["state"], row["observedState"]["blockedOn"], row["observedState"]["ask"]) == (
+        "active", "human", "permission")
+    seat.tmux("send-keys", "-t", seat.session, "Enter")  # "Yes"
+    poll(lambda: target.exists() and seat.state()[:2] == ("idle", "none"), "the granted call and Stop",
+         describe=seat.screen)
+
+    # /compact: counted once, trigger manual.
+    seat.type("/compact")
+    poll(lambda: (seat.record("harness-context") or {}).get("compactions") == 1, "the compaction", describe=seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "idle after /compact", describe=seat.screen)
+    context = seat.row()["context"]
+    assert (context["compactions"], context["lastCompactionTrigger"]) == (1, "manual")
+
+    # Killing claude: the wrapper reaps it and writes ended with its real exit.
+    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    os.kill(claude_pid(wrapper), signal.SIGKILL)
+    poll(lambda: seat.state()[0] == "ended", "ended", 30, seat.screen)
+    observed = seat.row()["observedState"]
+    assert (observed["state"], observed["exit"]) == ("ended", "signal 9")
