@@ -73,7 +73,8 @@ def killer(catalog: str, mode: str, kills: int, seed: int) -> None:
     # Aim the kills across the whole publication path whatever this machine's fsync costs: the
     # delay is drawn from zero to twice one warm publication of the same kind (to another seat's
     # inbox). If ten kills in a row leave no new file in the inbox — a loaded machine made the
-    # path slower than the span — the span grows by half, so the run always makes progress.
+    # path slower than the span — the span grows by half, so the run always makes progress; ten
+    # productive kills in a row shrink it back toward the measured floor.
     warm = ["message", "send", "h1.alice", "--as", "h1.bob", "-m", body_for("warm")]
     cli(catalog, *warm)
     started = time.monotonic()
@@ -81,7 +82,7 @@ def killer(catalog: str, mode: str, kills: int, seed: int) -> None:
     span = min(2 * (time.monotonic() - started), 0.25)
     progress = Path(catalog) / f".progress-{mode}"
     inbox = Path(catalog) / "agents/h1/bob/resources/inbox"
-    last_count, stalled = _count(inbox), 0
+    last_count, stalled, moving, floor = _count(inbox), 0, 0, span
     for _ in range(kills):
         pid = os.fork()
         if pid == 0:
@@ -96,9 +97,12 @@ def killer(catalog: str, mode: str, kills: int, seed: int) -> None:
         if mode == "archive" and count == 0:
             break  # everything is read; further kills would test nothing
         stalled = 0 if count != last_count else stalled + 1
+        moving = moving + 1 if count != last_count else 0
         last_count = count
         if stalled >= 10:
-            span, stalled = min(span * 1.5, 2.0), 0
+            span, stalled = min(span * 1.5, 1.0), 0
+        if moving >= 10:  # the machine calmed down: aim at the start of the path again
+            span, moving = max(span / 1.5, floor), 0
 
 
 def _count(directory: Path) -> int:
