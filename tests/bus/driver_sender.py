@@ -56,6 +56,20 @@ def child_loop(catalog: str, mode: str, progress: Path) -> None:
             os.write(descriptor, f"{number}\n".encode())
             os.close(descriptor)
             number += 1
+    if mode == "in-place":
+        # The negative control: a publisher that writes under the final name as it goes.
+        from st2.bus.envelope import render
+        from st2.bus.filename import new_filename
+
+        inbox = Path(catalog) / "agents/h1/bob/resources/inbox"
+        inbox.mkdir(parents=True, exist_ok=True)
+        data = render("h1.alice", None, None, (), None, body_for("in-place"))
+        while True:
+            descriptor = os.open(inbox / new_filename(time.time_ns() // 1_000_000), os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+            for start in range(0, len(data), 256):
+                os.write(descriptor, data[start : start + 256])
+                os.fsync(descriptor)
+            os.close(descriptor)
     if mode == "archive":
         inbox = Path(catalog) / "agents/h1/bob/resources/inbox"
         while True:

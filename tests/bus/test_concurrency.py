@@ -105,6 +105,16 @@ def test_a_sender_sigkilled_at_random_points_leaves_no_torn_file_and_no_temp_in_
 
 
 @pytest.mark.process
+def test_the_torn_file_check_catches_a_publisher_that_writes_in_place(small_catalog: Path) -> None:
+    # The twin of the SIGKILL proofs: the same kills against a publisher that writes under the
+    # final name leave files the check rejects, so the check is able to fail.
+    killer = start(str(DRIVER), "killer", str(small_catalog), "in-place", "30", "4", catalog=small_catalog)
+    assert finish(killer).strip() == "done"
+    with pytest.raises(AssertionError):
+        every_file_is_a_complete_message(inbox_of(small_catalog / "agents/h1/bob"))
+
+
+@pytest.mark.process
 def test_keyed_sends_and_reads_sigkilled_at_random_points_lose_nothing_and_duplicate_nothing(small_catalog: Path) -> None:
     killer = start(str(DRIVER), "killer", str(small_catalog), "keyed", "120", "2", catalog=small_catalog)
     assert finish(killer).strip() == "done"
