@@ -103,9 +103,14 @@ def seat(tmp_path: Path, fake_model: FakeModel):
     (directory / "agent.kdl").write_text(
         f'agent "worker" {{\n    workspace "{lab.workspace}"\n'
         f'    claude {{\n        executable "{harness.executable}"\n        model "claude-sonnet-4-5"\n    }}\n}}\n')
-    env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
+    # The operator's renderer: it keeps every payload Claude sends (verbatim captures) and draws a
+    # line the test looks for on the real screen — slot chaining through the real harness.
+    renderer = f"cat >> '{lab.logs}/statusline-stdin.jsonl'; echo >> '{lab.logs}/statusline-stdin.jsonl'; printf 'st2-lab-renderer ok'"
+    env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}",
+                 "ST_CLAUDE_STATUSLINE_RENDERER": renderer}
     running = Seat(catalog, state_home, env)
     running.workspace = lab.workspace
+    running.logs = lab.logs
     try:
         yield running
     finally:
@@ -139,6 +144,7 @@ def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: Fa
     poll(lambda: seat.state() and seat.state()[0] == "idle", "SessionStart -> idle", describe=seat.screen)
     context = poll(lambda: seat.record("harness-context"), "the first status-line reading", describe=seat.screen)
     assert (context["usedTokens"], context["windowTokens"], context["usedPercent"]) == (None, 200000, None)
+    poll(lambda: "st2-lab-renderer ok" in seat.screen(), "the operator renderer's line on screen", 30, seat.screen)
 
     # One turn: 99000 + 300 + 1200 = 100500 of 200000 — Claude displays 50, not 50.25.
     fake_model.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)
@@ -176,3 +182,6 @@ def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: Fa
     poll(lambda: seat.state()[0] == "ended", "ended", 30, seat.screen)
     observed = seat.row()["observedState"]
     assert (observed["state"], observed["exit"]) == ("ended", "signal 9")
+    # Every payload the renderer received was the tee's own stdin, verbatim and whole.
+    payloads = [json.loads(line) for line in (seat.logs / "statusline-stdin.jsonl").read_text().splitlines() if line]
+    assert payloads and {payload["version"] for payload in payloads} == {"2.1.197"}

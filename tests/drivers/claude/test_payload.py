@@ -83,3 +83,19 @@ def test_fields_of_the_wrong_shape_are_withheld_never_guessed() -> None:
     assert payload.reading(bent) == Reading()
     assert payload.reading(None) == Reading()
     assert payload.reading([1, 2]) == Reading()
+
+
+def test_a_2_1_197_sonnet_200k_payload_rounds_like_claude_not_like_a_division() -> None:
+    """Captured by this project's lab tier (the st2-rendered tee chaining to a recording
+    renderer): the fake model answered 99000 input + 300 cache creation + 1200 cache read."""
+    lines = capture_lines("2.1.197/statusline/st2-lab-sonnet-200k.jsonl")
+    first, turn = lines[0], lines[1]
+    assert (first["version"], turn["version"]) == ("2.1.197", "2.1.197")
+    assert (payload.reading(first).used_tokens, payload.reading(first).window_tokens) == (None, 200000)
+    reading = payload.reading(turn)
+    assert (reading.used_tokens, reading.window_tokens, reading.used_percent) == (100500, 200000, 50)
+    # The wrong numbers the same capture offers: st2's own division (50.25), and the bare
+    # input over the window (49.5).
+    assert reading.used_percent != 100500 * 100 / 200000 == 50.25
+    assert reading.used_percent != 99000 * 100 / 200000 == 49.5
+    assert reading.model == "claude-sonnet-4-5"
