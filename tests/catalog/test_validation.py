@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from st2.catalog.validation import validate_catalog
 from support import run_st2
+
+
+@pytest.fixture
+def tmp_path():
+    """A short temp dir: the socket-admission checks below measure paths against the 104-byte
+    sun_path bound, and pytest's own tmp_path grows by ``popen-gwN/`` under xdist."""
+    directory = Path(tempfile.mkdtemp(prefix="st2v-", dir="/tmp"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
 
 MALFORMED = {
     "broken": 'agent "broken" {\n    name "Broken\n    argv "true"\n}\n',
