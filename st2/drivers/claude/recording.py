@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from st2.drivers.claude import HARNESS, events, payload as statusline_payload
+from st2.drivers.claude import HARNESS, payload as statusline_payload
 from st2.drivers.claude.seat import Seat, Session
-from st2.records import harness_context, harness_state
+from st2.records import harness_context
 
 
 def _ended_by(seat: Seat, token: str) -> bool:
     """Whether the on-disk record is this session's terminal ``ended`` (its last word)."""
+    from st2.records import harness_state
+
     try:
         record = harness_state.decode((seat.directory / harness_state.RECORD_NAME).read_bytes())
     except Exception:
@@ -23,9 +25,11 @@ def _ended_by(seat: Seat, token: str) -> bool:
     return record.state == harness_state.ENDED and record.incarnation == token and record.exit is not None
 
 
-def _state_writer(seat: Seat, session: Session, event: str, clock) -> harness_state.Writer:
+def _state_writer(seat: Seat, session: Session, event: str, clock):  # noqa: D103
+    from st2.records import harness_state
+
     seq = session.seq
-    if not session.exported and event == events.SESSION_START:
+    if not session.exported and event == "SessionStart":
         # A seat run without the wrapper: SessionStart is that path's session boundary, so it
         # makes the written claim (which also removes the previous session's harness-context).
         seq = harness_state.claim(seat.directory, seat.agent, HARNESS, session.token, clock)
@@ -35,6 +39,9 @@ def _state_writer(seat: Seat, session: Session, event: str, clock) -> harness_st
 
 def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) -> list[str]:
     """Apply one hook event; return the names of the records written (possibly none)."""
+    from st2.drivers.claude import events  # imported here: the status-line tee never needs them
+    from st2.records import harness_state
+
     written: list[str] = []
     observation = events.observation(event, payload)
     if observation is not None and session.token is not None:

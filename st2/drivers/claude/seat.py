@@ -54,18 +54,19 @@ def resolve(catalog: Path | None, identity: str | None) -> Seat:
     if not identity:
         raise SeatNotFound("no identity: pass --identity or set $ST_AGENT")
     agents = catalog / layout.AGENTS_DIR
-    candidates: list[tuple[str, str]] = []
-    if "." in identity:
-        host, name = identity.split(".", 1)
-        candidates.append((host, name))
-    candidates.append((_short_hostname(), identity))
-    for host, name in candidates:
+    def found(host: str, name: str) -> Seat | None:
         if not host or not name or "/" in host or "/" in name:
-            continue
+            return None
         directory = agents / host / name
-        if directory.is_dir() and not directory.is_symlink():
-            return Seat(directory, f"{host}.{name}")
-    raise SeatNotFound(f"no seat {identity!r} under {agents}")
+        return Seat(directory, f"{host}.{name}") if directory.is_dir() and not directory.is_symlink() else None
+
+    # <host>.<identity> first (what $ST_AGENT carries); the hostname lookup (an import of socket)
+    # is paid only for a bare identity.
+    seat = found(*identity.split(".", 1)) if "." in identity else None
+    seat = seat or found(_short_hostname(), identity)
+    if seat is None:
+        raise SeatNotFound(f"no seat {identity!r} under {agents}")
+    return seat
 
 
 def session(environ: Mapping[str, str], payload: Any, seat: Seat, runtime_id: str | None = None) -> Session:
