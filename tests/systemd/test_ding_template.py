@@ -1,6 +1,7 @@
 """The st2-ding@ template under a real (private) user manager: an instance named after a seat's
 runtime id runs `st2 ding <runtime-id>` for that seat and keeps running while the seat's
-session lives; an instance for a seat with no session exits."""
+session lives; it leaves by itself once the seat is torn down, and an instance naming no
+declared seat is refused."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from deployment import ST2, Deployment
 from private_manager import poll
+from support import run_st2
 
 pytestmark = [pytest.mark.systemd, pytest.mark.process]
 
@@ -29,12 +31,28 @@ def test_a_ding_instance_starts_for_a_seat(manager) -> None:
         "st2-ding@h.worker.service", "ExecStart")["ExecStart"].replace("argv[]=" + ST2 + " ", "")
 
 
-def test_a_ding_instance_for_a_seat_without_a_session_does_not_stay(manager) -> None:
+def test_a_ding_instance_leaves_once_its_seat_is_torn_down(manager) -> None:
     deployment = Deployment(manager)
     deployment.declare("worker", '    argv "sleep" "600"')
     deployment.install()
-    manager.systemctl("start", "st2-ding@h.worker.service", check=False)
-    # Its main process exits (the unit then rests, or waits out RestartSec if the exit counted
-    # as a failure); either way no notifier stays attached to a seat that has no session.
-    assert poll(lambda: manager.show("st2-ding@h.worker.service", "ExecMainExitTimestampMonotonic")
-                ["ExecMainExitTimestampMonotonic"] != "0", 30)
+    # One pass, no supervisor left behind: nothing relaunches the seat after `st2 down`.
+    assert run_st2("up", "--once", "--host", "h", env=deployment.environment()).returncode == 0
+    deployment.running_tasks(["h.worker"])
+    manager.systemctl("start", "st2-ding@h.worker.service")
+    assert manager.show("st2-ding@h.worker.service", "SubState")["SubState"] == "running"
+    result = run_st2("down", "--host", "h", "worker", env=deployment.environment())
+    assert result.returncode == 0, result.stderr
+    # The session is gone, so the notifier exits by itself, cleanly: the unit rests, no restart.
+    assert poll(lambda: manager.show("st2-ding@h.worker.service", "ActiveState")["ActiveState"] == "inactive", 30), \
+        deployment.log("st2-ding@.service")
+    assert manager.show("st2-ding@h.worker.service", "Result", "ExecMainStatus", "NRestarts") == {
+        "Result": "success", "ExecMainStatus": "0", "NRestarts": "0"}
+
+
+def test_a_ding_instance_for_an_undeclared_seat_is_refused(manager) -> None:
+    deployment = Deployment(manager)
+    deployment.install()
+    manager.systemctl("start", "st2-ding@h.nobody.service", check=False)
+    assert poll(lambda: manager.show("st2-ding@h.nobody.service", "ExecMainStatus")["ExecMainStatus"] not in ("", "0"), 30)
+    assert manager.show("st2-ding@h.nobody.service", "ExecMainStatus")["ExecMainStatus"] == "1"
+    assert "no seat" in deployment.log("st2-ding@.service")
