@@ -11,7 +11,6 @@ of records (the stream ring) goes through :func:`st2.fs.atomic.publish` with the
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -63,7 +62,7 @@ def _fsync_directory(directory: Path) -> None:
 
 
 def _write_temp(staging: Path, name: str, data: bytes, mode: int, durable: bool) -> Path:
-    temp = staging / f".{name}.{os.getpid()}.{secrets.token_hex(6)}{_TEMP_SUFFIX}"
+    temp = staging / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{_TEMP_SUFFIX}"
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
