@@ -71,6 +71,25 @@ def control_character_in(value: str) -> str | None:
     return None
 
 
+def shown(value: str | None, *, multiline: bool = False) -> str:
+    """``value`` safe to print to a terminal: every character :func:`check_header_text` would
+    refuse is shown as an escape (``\\x1b``), so a message file written into an inbox by
+    something other than st2 cannot drive the reader's terminal. ``multiline`` keeps newlines
+    and tabs (a body)."""
+    if value is None:
+        return ""
+    out = []
+    for character in value:
+        if multiline and character in "\n\t":
+            out.append(character)
+        elif unicodedata.category(character) in _REFUSED_CATEGORIES or character in _BIDI_CONTROLS:
+            code = ord(character)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        else:
+            out.append(character)
+    return "".join(out)
+
+
 def check_header_text(label: str, value: str, max_chars: int, *, allow_empty: bool = False) -> None:
     """Raise :class:`BusError` unless ``value`` can be one front-matter value, exactly."""
     if not isinstance(value, str):

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from st2.bus.envelope import shown
 from st2.cli.common import catalog_options
 
 ACTING_HELP = "Acting identity (default $ST_AGENT): the sender, or whose boxes are 'mine'."
@@ -150,7 +151,7 @@ def ls_command(identity, archive, count, include_body, from_, since, as_json, as
         plural = "" if len(messages) == 1 else "s"
         click.echo(f"# {len(messages)} message{plural} in {owner.bus_id} {box}")
         for m in messages:
-            click.echo(f"{m.filename}  from {m.sender or '<unknown>'}  {m.subject or '(no subject)'}")
+            click.echo(f"{m.filename}  from {shown(m.sender) or '<unknown>'}  {'(no subject)' if m.subject is None else shown(m.subject)}")
 
 
 @message.command("sent")
@@ -175,7 +176,7 @@ def sent_command(count, include_body, as_json, as_option, location) -> None:
         plural = "" if len(messages) == 1 else "s"
         click.echo(f"# {len(messages)} message{plural} sent by {sender}")
         for m in messages:
-            click.echo(f"{m.filename}  to {m.extra.get('to', '<unknown>')}  {m.subject or '(no subject)'}")
+            click.echo(f"{m.filename}  to {shown(m.extra.get('to')) or '<unknown>'}  {'(no subject)' if m.subject is None else shown(m.subject)}")
 
 
 @message.command("read")
@@ -208,17 +209,17 @@ def read_command(first, second, archive, raw, as_json, as_option, location) -> N
     if as_json:
         print_json(m.row(include_body=True))
         return
-    click.echo(f"from:        {m.sender or '<unknown>'}")
+    click.echo(f"from:        {shown(m.sender) or '<unknown>'}")
     if m.subject is not None:
-        click.echo(f"subject:     {m.subject}")
+        click.echo(f"subject:     {shown(m.subject)}")
     if m.in_reply_to is not None:
-        click.echo(f"in-reply-to: {m.in_reply_to}")
+        click.echo(f"in-reply-to: {shown(m.in_reply_to)}")
     if m.tags:
-        click.echo(f"tags:        {', '.join(m.tags)}")
+        click.echo(f"tags:        {shown(', '.join(m.tags))}")
     if m.priority is not None:
-        click.echo(f"priority:    {m.priority}")
+        click.echo(f"priority:    {shown(m.priority)}")
     click.echo()
-    click.echo(m.body, nl=False)
+    click.echo(shown(m.body, multiline=True), nl=False)
 
 
 @message.command("archive")
@@ -255,7 +256,7 @@ def thread_command(first, second, tree, location) -> None:
     for entry in entries:
         indent = "  " * entry.depth if tree else ""
         m = entry.message
-        click.echo(f"{indent}{m.filename}  from {m.sender or '<unknown>'}  {m.subject or '(no subject)'}")
+        click.echo(f"{indent}{m.filename}  from {shown(m.sender) or '<unknown>'}  {'(no subject)' if m.subject is None else shown(m.subject)}")
 
 
 @message.command("guide")

@@ -123,3 +123,12 @@ def test_every_accepted_header_round_trips_exactly(sender: str, subject: str) ->
         return
     message = parse(NAME, data)
     assert (message.sender, message.subject, message.body) == (sender, subject, "body\n")
+
+
+def test_shown_escapes_what_a_header_may_not_carry_and_leaves_the_rest() -> None:
+    from st2.bus.envelope import shown
+
+    assert shown("a\x1b[2Jb\u202e") == "a\\x1b[2Jb\\u202e"
+    assert shown("x\n\ty\x07", multiline=True) == "x\n\ty\\x07"
+    assert shown("réunion ✓") == "réunion ✓"
+    assert shown(None) == ""

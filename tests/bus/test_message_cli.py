@@ -160,3 +160,16 @@ def test_the_catalog_is_the_bus_root_and_no_flat_mailbox_is_synthesized(bus_cata
         assert st2(bus_catalog, "message", "ls", recipient).returncode == 1
     assert sorted(entry.name for entry in bus_catalog.iterdir()) == [".st2", "agents", "principals"]
     assert not list(bus_catalog.rglob("*nobody*"))
+
+
+def test_a_hostile_file_dropped_into_an_inbox_cannot_drive_the_readers_terminal(bus_catalog: Path) -> None:
+    inbox = inbox_of(bus_catalog / "agents/h1/alice")
+    inbox.mkdir(parents=True)
+    name = "1784649988123-abc23z.md"
+    (inbox / name).write_bytes(b"---\nfrom: ev\x1b]0;owned\x07il\nsubject: \x1b[2Jclear\xe2\x80\xae\n---\nbody\x1b[31m\n")
+    listing = ok(st2(bus_catalog, "message", "ls", agent="h1.alice"))
+    shown = ok(st2(bus_catalog, "message", "read", name, agent="h1.alice"))
+    assert "\x1b" not in listing + shown and "\u202e" not in listing + shown
+    assert f"{name}  from ev\\x1b]0;owned\\x07il  \\x1b[2Jclear\\u202e\n" in listing
+    assert shown == "from:        ev\\x1b]0;owned\\x07il\nsubject:     \\x1b[2Jclear\\u202e\n\nbody\\x1b[31m\n"
+    assert "\\u001b[2Jclear" in ok(st2(bus_catalog, "message", "ls", "--json", agent="h1.alice"))
