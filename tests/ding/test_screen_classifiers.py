@@ -116,3 +116,62 @@ def test_line_grammar_receipts(rows, x, y, state):
 
 def test_line_grammar_needs_a_cursor():
     assert classify(Screen.parse("anything\n"), NOTICE, SHELL) is ComposerState.AMBIGUOUS
+
+
+# --- Codex 0.171.0 (captures/codex/0.171.0/screens) ---------------------------------------------
+
+CODEX = REPO / "captures" / "codex" / "0.171.0" / "screens"
+
+
+def codex_screen(name: str) -> Screen:
+    x, y, width = (int(field) for field in (CODEX / f"{name}.cursor").read_text().split())
+    return Screen.parse((CODEX / f"{name}.ansi").read_text(), x, y, width)
+
+
+def test_codex_empty_composer_with_its_dim_placeholder_is_safe():
+    screen = codex_screen("empty")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.EMPTY_SAFE
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED
+
+
+def test_codex_human_draft_is_changed_never_empty():
+    screen = codex_screen("draft")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED
+
+
+def test_codex_pasted_notice_is_exact_and_return_safe_only_for_that_notice():
+    screen = codex_screen("pasted")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.EXACT_SAFE
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.RETAINED_SAFE
+    assert classify(screen, OTHER, TUI_ADAPTERS) is ComposerState.CHANGED
+
+
+def test_codex_submitted_notice_is_accepted_and_a_never_sent_one_is_not():
+    screen = codex_screen("submitted")
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.ACCEPTED
+    assert receipt(screen, OTHER, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED
+    assert classify(screen, OTHER, TUI_ADAPTERS) is ComposerState.EMPTY_SAFE
+
+
+def test_codex_running_turn_blocks_paste_and_return():
+    assert classify(codex_screen("busy"), QUEUED, TUI_ADAPTERS) is ComposerState.AMBIGUOUS
+    pasted = codex_screen("busy-pasted")
+    assert classify(pasted, QUEUED, TUI_ADAPTERS) is ComposerState.EXACT_BLOCKED
+    assert receipt(pasted, QUEUED, TUI_ADAPTERS) is ReceiptState.RETAINED_BLOCKED
+
+
+def test_codex_queued_notice_is_accepted_and_an_unqueued_one_is_not():
+    screen = codex_screen("queued")
+    assert receipt(screen, QUEUED, TUI_ADAPTERS) is ReceiptState.ACCEPTED
+    assert receipt(screen, OTHER, TUI_ADAPTERS) is ReceiptState.NOT_RETAINED
+    assert receipt(codex_screen("queued-submitted"), QUEUED, TUI_ADAPTERS) is ReceiptState.ACCEPTED
+
+
+def test_the_lowest_composer_decides_across_harnesses():
+    codex_then_claude = Screen.parse(codex_screen("pasted").raw + "\n" + claude_screen("draft").raw + "\n")
+    assert classify(codex_then_claude, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED  # Claude's live draft
+    claude_then_codex = Screen.parse(claude_screen("pasted").raw + "\n" + codex_screen("draft").raw + "\n")
+    assert classify(claude_then_codex, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED  # Codex's live draft
+    claude_then_codex_pasted = Screen.parse(claude_screen("draft").raw + "\n" + codex_screen("pasted").raw + "\n")
+    assert classify(claude_then_codex_pasted, FIRST, TUI_ADAPTERS) is ComposerState.EXACT_SAFE

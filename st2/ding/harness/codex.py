@@ -1,13 +1,19 @@
 """The Codex TUI composer, located on the raw screen by its styled ``›`` prompt.
 
 The styling is the evidence: the same character in transcript output is not a composer. The
-marker sets below are the sequences the Codex renderer emits for an empty composer and for one
-holding text (several renderer versions; the original documents them); the lowest occurrence is
-the live composer, reported as a row so it compares with adapters that match stripped text.
+marker sets below are the sequences the Codex renderer emits for an empty composer (the prompt
+followed by a dim placeholder) and for one holding text: the variants the original documents for
+earlier renderers, and the one 0.171.0 draws (``captures/codex/0.171.0/screens/``). The lowest
+occurrence is the live composer, reported as a row so it compares with adapters that match
+stripped text. 0.171.0 styles the transcript's submitted prompts ``ESC[1;2m› ESC[0m``, which an
+earlier renderer used for a typed composer; that variant is therefore not accepted as a composer
+(it would let an old submitted prompt stand in for the live one).
 
-Idle needs exactly one model status row (``gpt-…``) below the composer, as the last non-empty
-row, carrying an absolute or ``~/`` directory field or a ``Context <n>% left|used`` field.
-Submitted prompts are echoed as ``› <text>`` above the composer.
+Idle needs exactly one model status row (``gpt-…``) below the composer, carrying an absolute or
+``~/`` directory field or a ``Context <n>% left|used`` field, and nothing after it but, on
+0.171.0, one key-hint row (``… ? for shortcuts``). A running turn (``Working (… esc to
+interrupt)``) blocks. Submitted prompts are echoed as ``› <text>`` above the composer; a prompt
+queued during a turn is listed under ``Messages to be submitted after next tool call``.
 """
 
 from __future__ import annotations
@@ -21,13 +27,15 @@ EMPTY_MARKERS = (
     "\x1b[1;22m›\x1b[1C\x1b[22;2m",
     "\x1b[1m›\x1b[1C\x1b[22;2m",
     "\x1b[1m›\x1b[22m \x1b[2m",
+    "\x1b[1m›\x1b[0m\x1b[39m\x1b[49m \x1b[2m",     # 0.171.0
 )
 TYPED_MARKERS = (
     "\x1b[1;22m›\x1b[1C\x1b[0m",
-    "\x1b[1;2m› \x1b[0m",
     "\x1b[1m›\x1b[1C\x1b[0m",
     "\x1b[1m›\x1b[22m ",
+    "\x1b[1m›\x1b[0m\x1b[39m\x1b[49m ",             # 0.171.0
 )
+QUEUED_HEADING = "Messages to be submitted after next tool call"
 _BLOCKING_TEXT = ("esc to interrupt", "Esc to interrupt", "ctrl+c to interrupt", "Working (",
                   "press esc to interrupt and send")
 _CHOICE_ROW = re.compile(r"^\s*(?:›\s*)?[1-9]\.\s+\S")
@@ -44,7 +52,9 @@ class Codex:
             for markers, empty in ((EMPTY_MARKERS, True), (TYPED_MARKERS, False)):
                 for marker in markers:
                     offset = raw.rfind(marker)
-                    if offset >= 0 and (best is None or (row, offset) > (best[0], best[1])):
+                    # At one offset the empty marker (prompt + dim placeholder) is the longer
+                    # match of the same prefix, so it wins the tie.
+                    if offset >= 0 and (best is None or (row, offset, empty) > (best[0], best[1], best[2])):
                         best = (row, offset, empty, raw[offset + len(marker):])
         if best is None:
             return None
@@ -67,7 +77,10 @@ class Codex:
             return False
         below = [line.strip() for line in screen.lines[row + 1:] if line.strip()]
         status = [line for line in below if line.startswith("gpt-")]
-        if len(status) != 1 or below[-1] != status[0]:
+        if len(status) != 1 or below[0] != status[0]:
+            return False
+        trailing = below[1:]
+        if len(trailing) > 1 or (trailing and "? for shortcuts" not in trailing[0]):
             return False
         fields = status[0].split(" · ")[1:]
         return any(field.startswith(("/", "~/")) or _CONTEXT_FIELD.fullmatch(field) for field in fields)
@@ -93,8 +106,13 @@ class Codex:
             return ReceiptState.UNPROVEN
         row, empty, inputs = located
         if empty:
-            above = compact("".join(screen.lines[:row]))
-            return ReceiptState.ACCEPTED if "›" + compact(expected) in above else ReceiptState.NOT_RETAINED
+            above = "".join(screen.lines[:row])
+            wanted = compact(expected)
+            submitted = "›" + wanted in compact(above)
+            _, heading, queued = above.partition(QUEUED_HEADING)
+            if submitted or (heading and wanted in compact(queued)):
+                return ReceiptState.ACCEPTED
+            return ReceiptState.NOT_RETAINED
         candidates = soft_wrap_candidates(inputs)
         if candidates is None:
             return ReceiptState.UNPROVEN

@@ -1,0 +1,139 @@
+"""Capture real Codex TUI screens for DING's classifier fixtures (a tool, not a test).
+
+Runs the pinned Codex (tests/lab/harnesses.toml) interactive TUI in a private tmux server
+against the lab's loopback fake model (``approval_policy = "never"``, full-access sandbox, so a
+``sleep`` tool call keeps a turn busy without a modal) and saves each ``tmux capture-pane -p -e``
+verbatim (plus ``cursor_x cursor_y pane_width`` in ``<name>.cursor``) under
+``captures/codex/<version>/screens/`` — the same states as the Claude tool: empty, draft,
+pasted, submitted, busy, busy-pasted, queued, queued-submitted.
+
+Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py``
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.append(str(REPO / "tests" / "lab"))
+
+from fake_model import FakeModel  # noqa: E402
+from harnesses import install, load_manifest  # noqa: E402
+from lab_config import Lab, configure_codex  # noqa: E402
+
+FIRST = "[DING] new st2 message: [id:p3p3p3] build the parser (from demo.planner); check your inbox"
+QUEUED = "[DING] new st2 message: [id:q2q2q2] review the diff (from demo.planner); check your inbox"
+
+
+def end_lab_processes(root: Path) -> None:
+    """Codex starts a managed app-server daemon that outlives the TUI; end every process whose
+    command line names this run's own temp lab directory (by PID)."""
+    import signal
+
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(root) in command:
+            try:
+                os.kill(int(entry.name), signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+
+
+def main() -> int:
+    harness = load_manifest()["codex"]
+    install(harness)
+    output = REPO / "captures" / "codex" / harness.version / "screens"
+    output.mkdir(parents=True, exist_ok=True)
+    lab = Lab.create(Path(tempfile.mkdtemp(prefix="st2-ding-capture-")))
+    sockets = Path(tempfile.mkdtemp(prefix="st2dc-", dir="/tmp"))
+    socket = str(sockets / "s")
+
+    def tmux(*words: str) -> str:
+        return subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", *words], capture_output=True, text=True,
+                              timeout=30).stdout
+
+    def screen() -> str:
+        return tmux("capture-pane", "-p", "-t", "st2")
+
+    def wait(predicate, what: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate(screen()):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"never saw {what}:\n{screen()}")
+            time.sleep(0.2)
+
+    def save(name: str) -> None:
+        (output / f"{name}.ansi").write_text(tmux("capture-pane", "-p", "-e", "-t", "st2"))
+        (output / f"{name}.cursor").write_text(tmux("display-message", "-p", "-t", "st2",
+                                                    "#{cursor_x} #{cursor_y} #{pane_width}"))
+        print(f"saved {name}")
+
+    def paste(text: str) -> None:
+        tmux("set-buffer", "-b", "capture", "--", text)
+        tmux("paste-buffer", "-d", "-p", "-b", "capture", "-t", "st2")
+
+    with FakeModel() as fake:
+        environment = configure_codex(lab, harness, fake)
+        launcher = lab.root / "codex.sh"
+        exports = "".join(f"export {name}='{value}'\n" for name, value in environment.items())
+        launcher.write_text(f"#!/bin/sh\n{exports}cd '{lab.workspace}'\nexec '{harness.executable}'\n")
+        launcher.chmod(0o755)
+        subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "st2", "-x", "180",
+                        "-y", "50", str(launcher)], check=True, timeout=30,
+                       env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
+        try:
+            wait(lambda text: "? for shortcuts" in text and "gpt-" in text, "an idle composer")
+            time.sleep(1)
+            save("empty")
+            tmux("send-keys", "-t", "st2", "-l", "half a thought about the parser")
+            wait(lambda text: "half a thought" in text, "the draft")
+            save("draft")
+            tmux("send-keys", "-t", "st2", "C-u")
+            wait(lambda text: "Ask Codex to do anything" in text, "the draft cleared")
+            paste(FIRST)
+            wait(lambda text: "[id:p3p3p3]" in text, "the pasted notice")
+            time.sleep(0.5)
+            save("pasted")
+            tmux("send-keys", "-t", "st2", "Enter")
+            wait(lambda text: "Hello from the fake model" in text and "Ask Codex to do anything" in text, "the answer")
+            time.sleep(0.5)
+            save("submitted")
+            tmux("send-keys", "-t", "st2", "-l", "FAKE_TOOL: sleep 12")
+            wait(lambda text: "FAKE_TOOL: sleep 12" in text, "the tool prompt")
+            tmux("send-keys", "-t", "st2", "Enter")
+            wait(lambda text: "esc to interrupt" in text, "the busy turn")
+            time.sleep(1)
+            save("busy")
+            paste(QUEUED)
+            wait(lambda text: "[id:q2q2q2]" in text, "the notice pasted while busy")
+            time.sleep(0.3)
+            save("busy-pasted")
+            tmux("send-keys", "-t", "st2", "Enter")
+            wait(lambda text: "Messages to be submitted after next tool call" in text, "the queued notice")
+            save("queued")
+            wait(lambda text: text.count("Hello from the fake model") >= 2 and "esc to interrupt" not in text,
+                 "the queued notice submitted")
+            time.sleep(0.5)
+            save("queued-submitted")
+        finally:
+            tmux("kill-server")
+            shutil.rmtree(sockets, ignore_errors=True)
+            end_lab_processes(lab.root)
+    shutil.rmtree(lab.root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
