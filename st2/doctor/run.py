@@ -11,7 +11,10 @@ from st2.roster.build import build_roster
 
 # Further checks contributed by other parts ("module:function", each (catalog_root, host, now_ms)
 # -> list[Finding]). A part that is not installed yet is skipped, never faked.
-EXTRA_CHECKS: list[str] = []
+EXTRA_CHECKS: list[str] = [
+    "st2.supervisor.health:supervisor_health",
+    "st2.supervisor.health:task_health",
+]
 
 
 def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
