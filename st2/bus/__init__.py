@@ -16,3 +16,7 @@ Modules: :mod:`filename` (grammar), :mod:`envelope` (front matter, hostile-input
 
 class BusError(Exception):
     """A bus operation was refused; the message says why. Nothing was written unless stated."""
+
+
+class AmbiguousRecipient(BusError):
+    """A name matches more than one seat; the message names them."""

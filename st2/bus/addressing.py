@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from st2.bus import BusError
+from st2.bus import AmbiguousRecipient, BusError
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def _unique(candidates: list[Seat], shown: str, catalog: Path) -> Seat:
         raise BusError(f"no agent {shown} in catalog {catalog}")
     if len(candidates) > 1:
         named = ", ".join(seat.bus_id for seat in candidates)
-        raise BusError(
+        raise AmbiguousRecipient(
             f"ambiguous recipient {shown}: it names {named}; use <host>.<identity> or --to-id"
         )
     return candidates[0]

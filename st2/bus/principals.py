@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from st2.bus import BusError
+from st2.bus import AmbiguousRecipient, BusError
 from st2.bus.addressing import seats
 
 
@@ -86,9 +86,9 @@ def resolve_box_owner(catalog: Path, name: str, this_host: str):
 
     try:
         return resolve_seat(catalog, name, for_delivery=False)
+    except AmbiguousRecipient:
+        raise
     except BusError as seat_error:
-        if "ambiguous" in str(seat_error):
-            raise
         try:
             return resolve_principal(catalog, name, this_host)
         except BusError:

@@ -128,8 +128,9 @@ def _read_request(catalog: Path, this_host: str, agent: Seat, filename: str) -> 
         request = json.loads(message.body)
     except ValueError:
         raise BusError(f"{filename} is not a typed st2 request") from None
-    expected = ["version", "idempotencyKey", "from", "to", "replyTo", "tags", "body"]
-    if not isinstance(request, dict) or list(request) != expected:
+    # Exactly these members, in any order (unknown members are refused, as the original does).
+    expected = {"version", "idempotencyKey", "from", "to", "replyTo", "tags", "body"}
+    if not isinstance(request, dict) or set(request) != expected:
         raise BusError(f"{filename} is not a typed st2 request")
     if request["version"] != VERSION or request["to"] != agent.bus_id:
         raise BusError(f"request {filename} is not addressed to agent {agent.bus_id}")
