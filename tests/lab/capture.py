@@ -184,6 +184,7 @@ def scrub(text: str, lab: Lab, fake: FakeModel, serve_port: str | None) -> str:
 
 
 _MASKS = [
+    (re.compile(r"Chunk ID: \w+"), "Chunk ID: <ID>"),
     (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), "<UUID>"),
     (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}(?:[.-]\d+)?Z?"), "<TIME>"),
     (re.compile(r"\b(?:msg|toolu|call|resp|fc|chatcmpl|ses|prt|evt|per|req)_[A-Za-z0-9_]{6,}"), "<ID>"),

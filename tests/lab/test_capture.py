@@ -37,6 +37,21 @@ def test_scrub_replaces_local_paths_and_ports(tmp_path: Path) -> None:
             '"url": "http://127.0.0.1:FAKEPORT/v1"}')
 
 
+# Codex 0.171.0's app-server writes some frames from concurrent tasks: a request's reply and a
+# notification, and an `item/commandExecution/outputDelta` that appears only when the command's
+# output is read before it exits, land in either order run to run (seen over repeated runs).
+# For that one file the comparison is of the frames as a multiset without output deltas; every
+# other file, and every pi file, must match line for line.
+ORDER_RACES = {("codex", "app-server.harness.jsonl")}
+
+
+def comparable(name: str, file_name: str, text: str) -> str | list[str]:
+    normalized = normalize(text)
+    if (name, file_name) in ORDER_RACES:
+        return sorted(line for line in normalized.splitlines() if "commandExecution/outputDelta" not in line)
+    return normalized
+
+
 @pytest.mark.lab
 @pytest.mark.parametrize("name", ["codex", "pi"])
 def test_capture_twice_is_identical_apart_from_timestamps_and_ids(name: str, tmp_path: Path) -> None:
@@ -48,7 +63,7 @@ def test_capture_twice_is_identical_apart_from_timestamps_and_ids(name: str, tmp
     assert "fake_model_requests.jsonl" in names and "PROVENANCE.md" in names
     for file_name in names:
         one, two = (first / file_name).read_text(), (second / file_name).read_text()
-        assert normalize(one) == normalize(two), file_name
+        assert comparable(name, file_name, one) == comparable(name, file_name, two), file_name
         assert "/tmp/" not in one and "st2-capture-" not in one, f"{file_name} leaks a local path"
     provenance = (first / "PROVENANCE.md").read_text()
     assert '"input": 9900, "output": 42, "cache_read": 1200, "cache_creation": 300, "reasoning": 0' in provenance
