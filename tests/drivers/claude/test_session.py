@@ -103,14 +103,16 @@ def test_sigkill_of_the_provider_mid_turn_reads_ended_not_active(catalog, tmp_pa
 
 
 @pytest.mark.process
-def test_sigterm_to_the_group_is_survived_and_ends_with_claudes_real_exit(catalog, tmp_path) -> None:
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_to_the_group_is_survived_and_ends_with_claudes_real_exit(catalog, tmp_path, number) -> None:
+    # SIGHUP is what the pane's group gets when tmux kill-server closes the terminal.
     seat = make_seat(catalog)
     script = stand_in(tmp_path, f"echo up > '{tmp_path}/up'\nexec sleep 60\n")
     wrapper = start_wrapper(catalog, script)
     poll_for(lambda: (tmp_path / "up").exists(), "the stand-in")
-    os.killpg(wrapper.pid, signal.SIGTERM)
-    assert finish(wrapper) == 128 + signal.SIGTERM
-    assert state(seat) == ("ended", "signal 15")
+    os.killpg(wrapper.pid, number)
+    assert finish(wrapper) == 128 + number
+    assert state(seat) == ("ended", f"signal {int(number)}")
 
 
 @pytest.mark.process
@@ -165,6 +167,24 @@ def test_the_escalation_cover_lands_before_the_kill(catalog, clock, monkeypatch)
     assert run.run() == 128 + signal.SIGKILL
     assert run.child.killed_while == ("ended", "signal 9")
     assert run.phase is Phase.ENDED
+
+
+def test_a_reap_in_the_escalation_window_rewrites_the_cover_with_the_real_exit(catalog, clock, monkeypatch) -> None:
+    seat = make_seat(catalog)
+
+    class ExitsAsKilled(StubbornChild):
+        def kill(self) -> None:  # Claude exited on its own just as the kill was sent
+            self.killed_while = state(self.seat)
+            self.returncode = 0
+
+    run = ClaudeSession(seat, seat.agent, ["claude"], clock, environment={})
+    monkeypatch.setattr(session_module.subprocess, "Popen", lambda *args, **kwargs: ExitsAsKilled(seat))
+    monkeypatch.setattr(session_module.os, "getpgrp", lambda: -1)
+    run.start()
+    run.requests.append(signal.SIGHUP)
+    assert run.run() == 0
+    assert run.child.killed_while == ("ended", "signal 9")
+    assert state(seat) == ("ended", "exit 0")
 
 
 def test_presence_and_observed_state_are_refreshed_only_while_claude_lives(catalog, clock, monkeypatch) -> None:
