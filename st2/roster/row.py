@@ -15,7 +15,7 @@ from typing import Any
 from st2.catalog import layout
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
-MESSAGE_NAME = re.compile(r"^[0-9]+-[0-9a-z]{6}\.md$")
+MESSAGE_NAME = re.compile(r"^[0-9]{13}-[0-9a-z]{6}\.md$")  # the bus grammar (st2/bus/filename.py)
 
 
 @dataclass
