@@ -136,3 +136,17 @@ def test_the_inventory_never_creates_missing_roots(fleet):
     missing = fleet.st2("tasks", "--json", "--catalog", str(fleet.base / "nowhere"))
     assert missing.returncode == 1 and '"complete":false' in missing.stdout
     assert not (fleet.base / "nowhere").exists()
+
+
+def test_every_launched_task_carries_the_runner_owned_environment(fleet):
+    fleet.seat("one", '    argv "sleep" "600"\n    env { ST_AGENT "h.one"; EXTRA "kept"; }\n'
+               '    exec "worker" { argv "sleep" "600"; }')
+    assert fleet.st2("up", "--once").returncode == 0
+    for runtime_id in ("h.one", "h.one.worker"):
+        pid = fleet.record(runtime_id).pid
+        raw = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        environment = dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+        assert environment["ST_AGENT"] == "h.one", runtime_id
+        assert environment["CATALOG"] == environment["ST_ROOT"] == str(fleet.catalog)
+        assert environment["ST_HOOKS"] and environment["EXTRA"] == "kept"
+        assert "NOTIFY_SOCKET" not in environment
