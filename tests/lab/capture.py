@@ -63,10 +63,11 @@ def session_claude(harness: Harness, lab: Lab, fake: FakeModel) -> dict[str, str
     steps = [
         ("1-plain", "hi", ()),
         ("2-tool", "FAKE_TOOL: echo claude-tool-ok", ("--allowedTools", "Bash(echo:*)")),
+        ("3-subagent", "FAKE_SUBAGENT do it", ()),
         # Not allowed: print mode cannot ask, so the permission request is denied.
-        ("3-permission", "FAKE_TOOL: touch made-by-tool.txt", ()),
-        ("4-compact", "/compact", ()),
-        ("5-after-compact", "after compact", ()),
+        ("4-permission", "FAKE_TOOL: touch made-by-tool.txt", ()),
+        ("5-compact", "/compact", ()),
+        ("6-after-compact", "after compact", ()),
     ]
     files = {}
     for index, (name, prompt, extra) in enumerate(steps):
@@ -161,7 +162,7 @@ SESSIONS: dict[str, Session] = {
 }
 SESSION_STEPS = {
     "claude-code": "claude -p (stream-json, --model claude-sonnet-4-5, --continue): hi; FAKE_TOOL echo "
-                   "(allowed); FAKE_TOOL touch (permission denied in print mode); /compact; after compact",
+                   "(allowed); FAKE_SUBAGENT (Agent); FAKE_TOOL touch (permission denied in print mode); /compact; after compact",
     "codex": "app-server: initialize, thread/start; hi; FAKE_TOOL echo; FAKE_ESCALATE touch (approval accepted); "
              "thread/compact/start; after compact",
     "opencode": "serve: POST /session; hi; FAKE_TOOL echo (permission asked, replied once); summarize; after compact",

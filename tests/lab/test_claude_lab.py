@@ -7,6 +7,8 @@ the latest request; ``used_percentage`` is rounded (100500/200000 -> 50, not 50.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lab_support import require_harness
@@ -55,3 +57,20 @@ def test_status_line_reports_sonnet_window_200000_and_rounds_100500_to_50(lab, f
     assert line["model"]["id"] == "claude-sonnet-4-5"
     assert line["version"] == harness.version
     assert "rate_limits" not in line  # an API key session has no subscription windows
+
+
+def test_a_subagent_marker_dispatches_an_agent_seen_by_the_subagent_hooks(lab, fake_model) -> None:
+    harness = require_harness("claude-code")
+    env = configure_claude(lab, harness, fake_model)
+    events = claude_print(harness.executable, lab, env, "FAKE_SUBAGENT do it", "--model", "claude-sonnet-4-5",
+                          timeout=120)
+    assert events[-1]["result"] == "Hello from the fake model."
+    hooks = [json.loads(line) for line in (lab.logs / "hooks.jsonl").read_text().splitlines()]
+    labels = [hook["label"] for hook in hooks]
+    assert labels == ["SessionStart", "UserPromptSubmit", "PreToolUse", "SubagentStart", "SubagentStop",
+                      "PostToolUse", "Stop", "SessionEnd"]
+    start, stop = hooks[3]["payload"], hooks[4]["payload"]
+    assert (start["agent_type"], stop["agent_type"]) == ("general-purpose", "general-purpose")
+    assert start["agent_id"] == stop["agent_id"]
+    # The sub-agent's own request carried the fake's sub-agent prompt, not the marker.
+    assert any(entry["summary"]["last_user_text"].endswith("Say hello.") for entry in fake_model.model_requests())
