@@ -30,6 +30,13 @@ CLAUDE_HOOK_EVENTS = (
 )
 
 
+# opencode 1.18.33 was seen (strace) opening a TLS connection to the npm registry at start-up
+# even with every OPENCODE_DISABLE_* set. A proxy on a closed loopback port makes any such
+# attempt fail at once; loopback (the fake model, opencode's own server) bypasses it.
+DEAD_PROXY = {name: "http://127.0.0.1:9" for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")} | {
+    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+
+
 @dataclass(frozen=True)
 class Lab:
     root: Path
@@ -157,7 +164,7 @@ def configure_opencode(lab: Lab, harness: Harness, fake: FakeModel, *, context: 
     if permission is not None:
         config["permission"] = permission
     (lab.workspace / "opencode.json").write_text(json.dumps(config, indent=2))
-    return lab.base_environment(harness) | {
+    return lab.base_environment(harness) | DEAD_PROXY | {
         "OPENCODE_DISABLE_MODELS_FETCH": "1",
         "OPENCODE_DISABLE_AUTOUPDATE": "1",
         "OPENCODE_DISABLE_SHARE": "1",
