@@ -27,7 +27,7 @@ from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST = Path(__file__).with_name("harnesses.toml")
-INSTALL_TIMEOUT_SECONDS = 900
+INSTALL_TIMEOUT_SECONDS = 600
 # A recorded install failure younger than this is reported as is instead of retried, so that a
 # registry outage costs one npm timeout per harness, not one per test.
 FAILURE_MEMORY_SECONDS = 1800
@@ -130,6 +130,9 @@ def install(harness: Harness, *, retry_recorded_failure: bool = True) -> Path:
         command = [
             "npm", "install", "--prefix", str(harness.prefix), "--save-exact",
             "--no-audit", "--no-fund", "--loglevel=error",
+            # An unreachable registry should cost minutes, not npm's default of retries with
+            # five-minute request timeouts.
+            "--fetch-timeout=120000", "--fetch-retries=1",
             f"{harness.package}@{harness.version}", *harness.needs,
         ]
         try:

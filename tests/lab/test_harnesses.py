@@ -88,7 +88,8 @@ def test_install_runs_npm_once_then_finds_the_package(tmp_path: Path, monkeypatc
     assert install(harness) == harness.executable
     assert install(harness) == harness.executable
     calls = (npm / "calls").read_text().splitlines()
-    assert calls == [f"install --prefix {harness.prefix} --save-exact --no-audit --no-fund --loglevel=error @scope/thing@1.2.3"]
+    assert calls == [f"install --prefix {harness.prefix} --save-exact --no-audit --no-fund --loglevel=error "
+                     "--fetch-timeout=120000 --fetch-retries=1 @scope/thing@1.2.3"]
 
 
 def test_setup_never_fails_the_run_and_says_so_when_npm_is_missing(tmp_path: Path) -> None:
