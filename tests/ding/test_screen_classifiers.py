@@ -175,3 +175,38 @@ def test_the_lowest_composer_decides_across_harnesses():
     assert classify(claude_then_codex, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED  # Codex's live draft
     claude_then_codex_pasted = Screen.parse(claude_screen("draft").raw + "\n" + codex_screen("pasted").raw + "\n")
     assert classify(claude_then_codex_pasted, FIRST, TUI_ADAPTERS) is ComposerState.EXACT_SAFE
+
+
+# --- pi 0.73.1 (captures/pi/0.73.1/screens) -------------------------------------------------------
+
+PI = REPO / "captures" / "pi" / "0.73.1" / "screens"
+
+
+def pi_screen(name: str) -> Screen:
+    x, y, width = (int(field) for field in (PI / f"{name}.cursor").read_text().split())
+    return Screen.parse((PI / f"{name}.ansi").read_text(), x, y, width)
+
+
+@pytest.mark.parametrize("name, expected, state, receipt_state", [
+    ("empty", FIRST, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),
+    ("draft", FIRST, ComposerState.CHANGED, ReceiptState.NOT_RETAINED),
+    ("pasted", FIRST, ComposerState.EXACT_SAFE, ReceiptState.RETAINED_SAFE),
+    ("pasted", OTHER, ComposerState.CHANGED, ReceiptState.NOT_RETAINED),
+    ("submitted", FIRST, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),
+    ("submitted", OTHER, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),
+    ("busy", QUEUED, ComposerState.AMBIGUOUS, ReceiptState.NOT_RETAINED),           # empty but working
+    ("busy-pasted", QUEUED, ComposerState.EXACT_BLOCKED, ReceiptState.RETAINED_BLOCKED),
+    ("queued", QUEUED, ComposerState.AMBIGUOUS, ReceiptState.ACCEPTED),            # a steering message
+    ("queued", OTHER, ComposerState.AMBIGUOUS, ReceiptState.NOT_RETAINED),
+    ("queued-submitted", QUEUED, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),
+])
+def test_pi_screens(name, expected, state, receipt_state):
+    screen = pi_screen(name)
+    assert (classify(screen, expected, TUI_ADAPTERS), receipt(screen, expected, TUI_ADAPTERS)) == (state, receipt_state)
+
+
+def test_pi_is_never_located_on_a_claude_screen_and_claude_never_on_pi():
+    from st2.ding.harness.pi import Pi
+
+    assert Pi().locate(claude_screen("pasted")) is None
+    assert Claude().locate(pi_screen("pasted")) is None
