@@ -75,7 +75,7 @@ def test_claude_screen_in_scrollback_does_not_outrank_the_live_composer():
 
 def test_a_claude_screen_proves_nothing_to_a_harness_without_a_grammar():
     assert classify(claude_screen("empty"), FIRST, adapters_for("opencode")) is ComposerState.AMBIGUOUS
-    assert receipt(claude_screen("submitted"), FIRST, adapters_for("pi")) is ReceiptState.UNPROVEN
+    assert receipt(claude_screen("submitted"), FIRST, adapters_for("omp")) is ReceiptState.UNPROVEN
 
 
 # --- the line grammar (shell seats and the stand-in TUI) ----------------------------------------
