@@ -216,6 +216,15 @@ class Notifier:
                 return Outcome.HELD
             self._apply(Event.OWN, head=replace(head, terminal=self.terminal.server_pid))
             fresh = True
+        else:
+            # A resumed head: is it still the terminal it was pasted into? A new tmux server
+            # means the seat restarted and whatever was pasted died with the old terminal.
+            server = self.terminal.current_server()
+            if server is None:
+                return Outcome.HELD
+            if self.state.head.terminal is not None and server != self.state.head.terminal:
+                self.log("the target terminal was replaced; the owned notice goes to the new one")
+                self._apply(Event.TERMINAL_REPLACED, terminal=server)
         head = self.state.head
         archived = not any(name in unread for name in head.filenames)
         if self.state.phase in (Phase.OWNED, Phase.LOADED):
@@ -227,15 +236,7 @@ class Notifier:
     def _load_and_paste(self, head: Head, archived: bool, fresh: bool) -> Outcome | None:
         """Drive OWNED/LOADED to PASTED; None when the paste landed. A ``fresh`` head was owned a
         moment ago in this process (its token is new, so its buffer cannot exist yet); a resumed
-        one is first checked against the live terminal and the buffer."""
-        if not fresh:
-            server = self.terminal.current_server()
-            if server is None:
-                return Outcome.HELD
-            if head.terminal is not None and server != head.terminal:
-                self.log("the target terminal was replaced; the owned notice goes to the new one")
-                self._apply(Event.TERMINAL_REPLACED, terminal=server)
-                head = self.state.head
+        one is decided by whether its named buffer is still in the terminal."""
         if self.state.phase is Phase.OWNED:
             if archived:
                 self._apply(Event.RELEASED)  # read before any paste: nothing to notify
@@ -244,7 +245,9 @@ class Notifier:
             if present is None or (not present and not self.terminal.load_buffer(head.buffer_name, head.notice)):
                 return Outcome.HELD
             self._apply(Event.BUFFER_LOADED)
-        present = True if fresh else self.terminal.buffer_exists(head.buffer_name)
+            present = True
+        else:
+            present = self.terminal.buffer_exists(head.buffer_name)
         if present is None:
             return Outcome.HELD
         if present:

@@ -36,9 +36,9 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02, message: 
 class Pane:
     """One tmux server on a private short socket (the 104-byte sun_path bound), session ``st2``."""
 
-    def __init__(self, command: list[str], width: int = 320, height: int = 40) -> None:
+    def __init__(self, command: list[str], width: int = 320, height: int = 40, socket: str | None = None) -> None:
         self.directory = Path(tempfile.mkdtemp(prefix="st2d-", dir="/tmp"))
-        self.socket = str(self.directory / "s")
+        self.socket = socket or str(self.directory / "s")
         environment = dict(os.environ)
         environment.pop("TMUX", None)
         subprocess.run(["tmux", "-S", self.socket, "-f", "/dev/null", "new-session", "-d", "-s", "st2",
@@ -66,7 +66,7 @@ class Pane:
 class Standin:
     """The stand-in TUI in its own pane, with its byte log, event log and mode control file."""
 
-    def __init__(self, directory: Path, placeholder: str | None = None) -> None:
+    def __init__(self, directory: Path, placeholder: str | None = None, socket: str | None = None) -> None:
         self.bytes = directory / "standin.bytes"
         self.events_path = directory / "standin.events"
         self.control = directory / "standin.mode"
@@ -75,7 +75,7 @@ class Standin:
                    str(self.events_path), "--control", str(self.control)]
         if placeholder is not None:
             command += ["--placeholder", placeholder]
-        self.pane = Pane(command)
+        self.pane = Pane(command, socket=socket)
         wait_for(lambda: self.events_path.exists() and "ready" in self.events_path.read_text(),
                  message="the stand-in TUI to start")
 

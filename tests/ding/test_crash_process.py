@@ -136,3 +136,31 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
         print(f"RESULT kills={kills} notices={len(notices)}")
     finally:
         standin.close()
+
+
+def test_a_notice_staged_in_a_terminal_that_was_replaced_goes_once_to_the_new_one(tmp_path, catalog):
+    seat = make_seat(catalog, "builder")
+    first_directory, second_directory = tmp_path / "first", tmp_path / "second"
+    first_directory.mkdir()
+    second_directory.mkdir()
+    old = Standin(first_directory)
+    state = tmp_path / "state"
+    new = None
+    try:
+        notifier_with(Steps(None, False), catalog, old.socket, state).pass_once()
+        subject = "staged then restarted"
+        notice = notice_text(write_message(seat, subject), subject, "h.planner")
+        with pytest.raises(Crash):  # pasted into the old terminal, killed before its Return
+            notifier_with(Steps(5, True), catalog, old.socket, state).pass_once()
+        wait_for(lambda: notice in old.pane.capture())
+        old.pane.kill()  # the seat restarts: a new tmux server on the same socket
+        new = Standin(second_directory, socket=old.socket)
+        restarted = notifier_with(Steps(None, False), catalog, old.socket, state)
+        wait_for(lambda: (restarted.pass_once(), restarted.state.phase is Phase.IDLE)[1], timeout=10)
+        assert [text for _, text in new.events("submit")] == [notice]
+        assert new.received().count((PASTE_START + notice + PASTE_END).encode()) == 1
+        assert old.events("submit") == []  # the old terminal never submitted it
+    finally:
+        old.close()
+        if new is not None:
+            new.close()
