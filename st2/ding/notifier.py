@@ -293,6 +293,7 @@ class Notifier:
         if verdict == "accepted":
             self._apply(Event.ACCEPTED)
             self.deliveries += 1
+            self.log(f"delivered {head.notice[:100]!r}")
             return Outcome.SETTLED
         if last is ReceiptState.NOT_RETAINED and archived:
             self._apply(Event.RELEASED)
