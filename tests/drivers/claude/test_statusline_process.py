@@ -146,6 +146,12 @@ def test_rate_limits_write_the_usage_snapshot_and_their_absence_writes_nothing(c
     assert text.replace(f"updated_at={stamp.group(1)}", "updated_at=T") == (
         "five_hour_used_pct=23.5\nfive_hour_resets_at=1738425600\nupdated_at=T\n"
         "seven_day_used_pct=41.2\nseven_day_resets_at=1738857600\n")
+    # Account and tier come from the local account config, as the poll producer reads them.
+    (home / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {"subscriptionType": "max"}}))
+    (home / ".claude.json").write_text(json.dumps({"oauthAccount": {"accountUuid": "acct-1"}}))
+    tee(catalog, environment(home), data=WITH_RATE_LIMITS)
+    assert usage.read_text().splitlines()[3:] == [
+        "seven_day_used_pct=41.2", "seven_day_resets_at=1738857600", "account=acct-1", "tier=max"]
 
 
 def script_run(env: dict[str, str], data: bytes) -> tuple[int, bytes, bytes]:
