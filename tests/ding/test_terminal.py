@@ -1,0 +1,69 @@
+"""The tmux transport fails closed: a hung or failing tmux client is "not proven", never success,
+and every call is bounded by a real outer timeout."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from st2.ding import terminal as terminal_module
+from st2.ding.terminal import COMMAND_TIMEOUT_SECONDS, Terminal
+
+
+@pytest.fixture
+def fake_tmux(tmp_path: Path, monkeypatch):
+    """A `tmux` on PATH that behaves as $FAKE_TMUX says: `hang` sleeps far past any timeout,
+    `fail` exits 1."""
+    directory = tmp_path / "bin"
+    directory.mkdir()
+    script = directory / "tmux"
+    script.write_text('#!/bin/sh\ncase "$FAKE_TMUX" in hang) exec sleep 30;; *) exit 1;; esac\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{directory}:{os.environ['PATH']}")
+    return monkeypatch
+
+
+def test_the_outer_timeout_is_two_seconds():
+    assert COMMAND_TIMEOUT_SECONDS == 2.0
+    assert Terminal("/nonexistent").timeout == 2.0
+
+
+@pytest.mark.parametrize("mode", ["hang", "fail"])
+def test_a_hung_or_failing_tmux_proves_nothing(fake_tmux, mode):
+    fake_tmux.setenv("FAKE_TMUX", mode)
+    terminal = Terminal("/tmp/unused-socket", timeout=0.3)
+    assert terminal.capture() is None
+    assert terminal.alive() is False
+    assert terminal.current_server() is None
+    assert terminal.buffer_exists("st2-ding-x") is None
+    assert terminal.load_buffer("st2-ding-x", "[DING] n") is False
+    assert terminal.paste_buffer("st2-ding-x") is False
+    assert terminal.press_return() is False
+    assert terminal.probes == 7
+
+
+def test_a_real_server_answers(tmp_path):
+    import subprocess
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="st2dt-", dir="/tmp"))
+    socket = str(directory / "s")
+    subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", terminal_module.SESSION,
+                    "-x", "100", "-y", "10", "sleep", "30"], check=True, timeout=10)
+    try:
+        terminal = Terminal(socket)
+        screen = terminal.capture()
+        assert terminal.alive() is True
+        assert (screen.cursor_x, screen.cursor_y, screen.width) == (0, 0, 100)
+        assert terminal.current_server() == terminal.server_pid and terminal.server_pid > 0
+        assert terminal.buffer_exists("st2-ding-x") is False
+        assert terminal.load_buffer("st2-ding-x", "[DING] n") is True
+        assert terminal.buffer_exists("st2-ding-x") is True
+        assert terminal.paste_buffer("st2-ding-x") is True
+        assert terminal.buffer_exists("st2-ding-x") is False  # pasted and deleted in one command
+    finally:
+        subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=10)
+        subprocess.run(["rm", "-rf", str(directory)])
