@@ -21,7 +21,7 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     findings: list[Finding] = []
     if not catalog_root.is_dir():
         return [Finding(Severity.FAILURE, "catalog", "catalog-missing", f"{catalog_root} is not a directory")]
-    rows, problems = build_roster(catalog_root, now_ms)
+    rows, problems = build_roster(catalog_root, now_ms, host=host)
     for problem in problems:
         findings.append(Finding(Severity.FAILURE, "catalog", "declaration", problem))
     for row in rows:

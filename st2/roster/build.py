@@ -6,6 +6,7 @@ from pathlib import Path
 
 from st2.catalog.discovery import discover
 from st2.declarations import load_agent
+from st2.roster.liveness import SessionProbe
 from st2.roster.row import RosterRow, build_row
 
 
@@ -14,12 +15,16 @@ class RosterError(Exception):
 
 
 def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
-                 status_filter: str | None = None, identity_filter: str | None = None) -> tuple[list[RosterRow], list[str]]:
+                 status_filter: str | None = None, identity_filter: str | None = None,
+                 host: str | None = None) -> tuple[list[RosterRow], list[str]]:
     """Return ``(rows sorted by identity, problems)``. A declaration that does not load still
-    yields a row (its records are still worth showing); its problem is reported separately."""
+    yields a row (its records are still worth showing); its problem is reported separately.
+    ``host`` is this host: its seats' live observed states are cross-checked against their PTY
+    sessions' launch records."""
     found = discover(catalog_root)
     problems = [str(error) for error in getattr(found, "errors", [])]
     rows: list[RosterRow] = []
+    probe = SessionProbe(str(catalog_root), host) if host is not None else None
     for seat in found.seats:
         runtime_id = f"{seat.host}.{seat.identity}"
         if identity_filter is not None and identity_filter not in (runtime_id,):
@@ -28,7 +33,8 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
         for diagnostic in diagnostics:
             if getattr(diagnostic, "severity", "error") == "error":
                 problems.append(str(diagnostic))
-        row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich)
+        row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich,
+                        probe if seat.host == host else None)
         if status_filter is not None and row.status != status_filter:
             continue
         rows.append(row)

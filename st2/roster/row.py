@@ -89,7 +89,9 @@ def last_activity_ms(seat: layout.SeatPaths, status_activity_ms: int | None) -> 
 
 
 def build_row(host: str, identity: str, directory: Path, declaration: Any, catalog_root: Path,
-              now_ms: int, enrich: bool) -> RosterRow:
+              now_ms: int, enrich: bool, liveness=None) -> RosterRow:
+    """One seat's row. ``liveness`` is the same-host PTY session probe (None for another host's
+    seat: its records are judged by their own stamps alone)."""
     # Plain string paths: pathlib's per-join parsing was a fifth of a 627-seat roster's time.
     prefix = os.fspath(directory) + os.sep
     status_bytes, status_mtime_ms = status.load(prefix + layout.STATUS)
@@ -97,9 +99,9 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
     state_bytes = _read_bytes(prefix + layout.HARNESS_STATE)
     if state_bytes == b"":
         # Empty or unreadable: let the file reader tell an unreadable record from a malformed one.
-        observed = harness_state.read_file(prefix + layout.HARNESS_STATE, now_ms)
+        observed = harness_state.read_file(prefix + layout.HARNESS_STATE, now_ms, liveness)
     else:
-        observed = harness_state.read(state_bytes, now_ms)
+        observed = harness_state.read(state_bytes, now_ms, liveness)
     context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms)
     diagnostic = driver_diagnostic.read(_read_bytes(prefix + layout.DRIVER_DIAGNOSTIC), now_ms)
 

@@ -1,0 +1,104 @@
+"""The roster's same-host PTY liveness cross-check: a live observed state whose session is
+provably gone reads unknown(session-dead); anything short of proof downgrades nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from st2.roster.liveness import ALIVE, DEAD, INDETERMINATE, SessionProbe
+from support import run_st2, st2_env
+
+
+@pytest.fixture
+def short_root():
+    directory = Path(tempfile.mkdtemp(prefix="st2l-", dir="/tmp"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def write_launch_record(state: Path, catalog: Path, runtime_id: str, pid: int, start_time: float) -> None:
+    import hashlib
+
+    digest = hashlib.sha256(os.path.abspath(catalog).encode()).hexdigest()[:12]
+    tasks = state / "st2" / "scopes" / digest / "h" / "tasks"
+    tasks.mkdir(parents=True, exist_ok=True)
+    (tasks / f"{runtime_id}.json").write_text(json.dumps({
+        "schema": "st2.launch-record.v1", "runtimeId": runtime_id, "kind": "pty", "pid": pid,
+        "startTime": start_time}))
+
+
+def own_start_time(pid: int) -> float:
+    import psutil
+
+    return psutil.Process(pid).create_time()
+
+
+def test_the_probe_needs_proof_to_call_a_session_dead(short_root: Path, monkeypatch) -> None:
+    state, catalog = short_root / "state", short_root / "catalog"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        start = own_start_time(sleeper.pid)
+        write_launch_record(state, catalog, "h.alive", sleeper.pid, start)
+        write_launch_record(state, catalog, "h.reused", sleeper.pid, start - 30.0)
+        (state / "st2" / "scopes").mkdir(exist_ok=True)
+        probe = SessionProbe(str(catalog), "h")
+        assert probe("h.alive") == ALIVE
+        assert probe("h.reused") == DEAD  # the PID now belongs to another process
+        assert probe("h.unrecorded") == INDETERMINATE
+        assert probe("other.alive") == INDETERMINATE  # another host's session
+        tasks = next((state / "st2" / "scopes").glob("*/h/tasks"))
+        (tasks / "h.garbage.json").write_text("{not json")
+        assert probe("h.garbage") == INDETERMINATE
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert probe("h.alive") == DEAD  # reaped: no such process
+
+
+@pytest.mark.process
+def test_a_live_state_of_a_killed_session_reads_session_dead(short_root: Path) -> None:
+    catalog = short_root / "catalog"
+    for host in ("h", "other"):
+        seat = catalog / "agents" / host / "worker"
+        seat.mkdir(parents=True)
+        (seat / "agent.kdl").write_text('agent "worker" {\n    argv "sh" "-c" "while :; do sleep 60; done"\n}\n')
+    env = st2_env(catalog, XDG_STATE_HOME=str(short_root / "state"), ST2_TRANSPORT="setsid")
+    try:
+        up = run_st2("up", "--once", "--host", "h", env=env)
+        assert up.returncode == 0, up.stderr
+        now = int(time.time() * 1000)
+        for host in ("h", "other"):
+            (catalog / "agents" / host / "worker" / "harness-state").write_text(json.dumps({
+                "schema": "st2.harness-state.v1", "agent": "worker", "harness": "claude", "state": "active",
+                "blockedOn": "none", "inputBuffer": "empty", "ask": "none", "ptySession": f"{host}.worker",
+                "incarnation": "t", "seq": 1, "sinceMs": now, "writtenAtMs": now, "transitions": 1}) + "\n")
+
+        def observed() -> dict[str, str]:
+            result = run_st2("agents", "--json", "--host", "h", env=env)
+            assert result.returncode == 0, result.stderr
+            return {row["identity"]: (row["observedState"]["state"], row["observedState"]["reason"])
+                    for row in json.loads(result.stdout)}
+
+        assert observed() == {"h.worker": ("active", None), "other.worker": ("active", None)}
+        tasks = json.loads(run_st2("tasks", "--json", "--host", "h", env=env).stdout)["tasks"]
+        pid = next(task["runtime"]["pid"] for task in tasks if task["runtimeId"] == "h.worker")
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while observed()["h.worker"] != ("unknown", "session-dead"):
+            assert time.monotonic() < deadline, observed()
+            time.sleep(0.2)
+        # The other host's seat has no local evidence either way and keeps its own reading.
+        assert observed()["other.worker"] == ("active", None)
+    finally:
+        run_st2("down", "--host", "h", env=env)
