@@ -10,26 +10,19 @@ from __future__ import annotations
 
 import os
 
-_NOT_RUNNING_STATES = frozenset("ZXx")
+from st2.process import proc_stat
+
+_NOT_RUNNING_STATES = proc_stat.NOT_RUNNING_STATES
 
 
 def read_stat(pid: int) -> tuple[str, int] | None:
     """Return ``(state, start_ticks)`` from ``/proc/<pid>/stat``, or None when no such process
-    can be read. The command name (field 2) may hold spaces and parentheses, so fields are
-    counted after its last closing parenthesis."""
+    can be read."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat_file:
-            text = stat_file.read().decode("ascii", "replace")
-    except OSError:
+        stat = proc_stat.read(pid)
+    except proc_stat.ProcUnavailable:
         return None
-    _, parenthesis, rest = text.rpartition(")")
-    if not parenthesis:
-        return None
-    fields = rest.split()
-    # fields[0] is field 3 (state); field 22 (starttime) is fields[19].
-    if len(fields) < 20 or not fields[19].isdigit():
-        return None
-    return fields[0], int(fields[19])
+    return None if stat is None else (stat.state, stat.start_ticks)
 
 
 def start_ticks(pid: int) -> int | None:

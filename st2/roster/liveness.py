@@ -15,40 +15,12 @@ import json
 import os
 
 from st2.catalog.layout import runtime_state_dir
+from st2.process import proc_stat
 
 ALIVE, DEAD, INDETERMINATE = "alive", "dead", "indeterminate"
 LAUNCH_RECORD_SCHEMA = "st2.launch-record.v1"
 # The supervisor records start times as boot time + start ticks / CLK_TCK in float seconds.
 START_TIME_TOLERANCE_SECONDS = 0.02
-
-
-def _boot_time() -> float | None:
-    try:
-        with open("/proc/stat", "rb") as handle:
-            for line in handle:
-                if line.startswith(b"btime "):
-                    return float(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
-def _start_time(pid: int, boot_time: float) -> float | None | bool:
-    """The live process's start time; None when there is no such process (or a zombie); False
-    when /proc cannot tell."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return False
-    fields = data[data.rfind(b")") + 2:].split()
-    if len(fields) < 20:
-        return False
-    if fields[0] in (b"Z", b"X"):
-        return None
-    return boot_time + int(fields[19]) / os.sysconf("SC_CLK_TCK")
 
 
 class SessionProbe:
@@ -58,7 +30,6 @@ class SessionProbe:
         digest = hashlib.sha256(os.path.abspath(catalog_root).encode()).hexdigest()[:12]
         self.tasks = os.path.join(os.fspath(runtime_state_dir()), "scopes", digest, host, "tasks")
         self.host = host
-        self._boot_time: float | None | bool = False
 
     def __call__(self, pty_session: str) -> str:
         if not pty_session.startswith(self.host + ".") or "/" in pty_session:
@@ -73,13 +44,13 @@ class SessionProbe:
                 return INDETERMINATE
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return INDETERMINATE
-        if self._boot_time is False:
-            self._boot_time = _boot_time()
-        if self._boot_time is None:
+        try:
+            stat = proc_stat.read(pid)
+            if stat is None or not stat.running:
+                return DEAD
+            current = proc_stat.start_time_seconds(stat.start_ticks)
+        except proc_stat.ProcUnavailable:
             return INDETERMINATE
-        current = _start_time(pid, self._boot_time)
-        if current is False:
-            return INDETERMINATE
-        if current is None or abs(current - recorded_start) > START_TIME_TOLERANCE_SECONDS:
+        if abs(current - recorded_start) > START_TIME_TOLERANCE_SECONDS:
             return DEAD
         return ALIVE

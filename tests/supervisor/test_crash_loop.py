@@ -129,5 +129,5 @@ def test_an_adopted_exec_task_that_exits_is_restarted_without_waiting_for_the_in
     assert poll_for(lambda: fleet.log().count("adopted ") == 2, timeout=20), fleet.log()
     old = fleet.running()["h.one.job"]
     marker.write_text("")
-    assert poll_for(lambda: fleet.running().get("h.one.job") not in (None, old), timeout=10), fleet.log()
+    assert poll_for(lambda: fleet.running().get("h.one.job") not in (None, old), timeout=30), fleet.log()
     assert "restarted h.one.job" in fleet.log()

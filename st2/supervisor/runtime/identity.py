@@ -8,11 +8,12 @@ process first checks that the live process has the recorded start time.
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
 import psutil
+
+from st2.process import proc_stat
 
 # psutil derives the start time from boot time plus start ticks; two reads of one process agree
 # exactly, but round-tripping through JSON floats may lose the last digits.
@@ -35,31 +36,17 @@ def rfc3339_millis(seconds: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-_BOOT_TIME: float | None = None
-_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
 def _proc_stat(pid: int) -> ProcessIdentity | None | bool:
-    """Linux fast path: one read of ``/proc/<pid>/stat`` gives state and start ticks, computed
-    exactly as psutil computes ``create_time`` (boot time + ticks / CLK_TCK). Returns False when
-    /proc is not usable here, so the caller falls back to psutil."""
-    global _BOOT_TIME
+    """Linux fast path: one read of ``/proc/<pid>/stat`` gives state and start ticks (see
+    :mod:`st2.process.proc_stat`). Returns False when /proc is not usable here, so the caller
+    falls back to psutil."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            data = handle.read()
-    except FileNotFoundError:
-        return None
-    except OSError:
+        stat = proc_stat.read(pid)
+        if stat is None or not stat.running:
+            return None
+        return ProcessIdentity(pid, proc_stat.start_time_seconds(stat.start_ticks))
+    except proc_stat.ProcUnavailable:
         return False
-    # The command name may hold spaces and parentheses: fields resume after the last ')'.
-    fields = data[data.rfind(b")") + 2:].split()
-    if len(fields) < 20:
-        return False
-    if fields[0] in (b"Z", b"X"):
-        return None
-    if _BOOT_TIME is None:
-        _BOOT_TIME = psutil.boot_time()
-    return ProcessIdentity(pid, _BOOT_TIME + int(fields[19]) / _CLOCK_TICKS)
 
 
 def observe(pid: int) -> ProcessIdentity | None:
