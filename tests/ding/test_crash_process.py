@@ -120,7 +120,9 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
                 notices.append(notice_text(write_message(seat, subject), subject, "h.planner"))
             wait_for(lambda: b"watching" in notifier.log.read_bytes() or notifier.process.poll() is not None,
                      message="the notifier to start")
-            time.sleep(generator.uniform(0.0, 0.25))  # somewhere inside a transaction, or between
+            # After "watching", the notifier waits its 0.25 s startup grace, then works the head
+            # (a few hundred ms): kill anywhere from just before the first pass to mid-delivery.
+            time.sleep(generator.uniform(0.2, 0.9))
             notifier.kill()
             kills += 1
             notifier.log.write_bytes(b"")
@@ -133,6 +135,7 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
         assert [text for _, text in standin.events("submit")] == notices
         for notice in notices:
             assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, notice
+        assert len(notices) >= KILLS // 4  # the kills really interleaved with deliveries
         print(f"RESULT kills={kills} notices={len(notices)}")
     finally:
         standin.close()
