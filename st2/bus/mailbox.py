@@ -18,6 +18,7 @@ from st2.bus import BusError
 from st2.bus.envelope import Message, parse
 from st2.bus.filename import is_message_filename
 from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
+from st2.fs.atomic import fsync_directory
 
 
 def inbox_of(seat_directory: Path) -> Path:
@@ -115,14 +116,6 @@ class ArchiveOutcome(enum.Enum):
     ALREADY_ARCHIVED = "already-archived"  # the receipt existed; any inbox copy was removed
 
 
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def archive_message(seat_directory: Path, filename: str) -> ArchiveOutcome:
     """Move ``filename`` from the inbox to the archive.
 
@@ -157,7 +150,7 @@ def archive_message(seat_directory: Path, filename: str) -> ArchiveOutcome:
         if os.path.lexists(receipt):
             return ArchiveOutcome.ALREADY_ARCHIVED
         raise BusError(f"no message {filename} in {inbox}") from None
-    _fsync_directory(archive)
+    fsync_directory(archive)
     _remove_duplicate(source)
-    _fsync_directory(inbox)
+    fsync_directory(inbox)
     return ArchiveOutcome.ARCHIVED

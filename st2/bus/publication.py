@@ -16,6 +16,7 @@ from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
+from st2.fs.atomic import fsync_directory
 
 STAGING = "bus-staging"
 _TEMP_SUFFIX = ".tmp"
@@ -51,14 +52,6 @@ def ensure_box(directory: Path, catalog: Path) -> Path:
         if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
             raise BusError(f"unsafe mailbox {directory}: {current} is not a real directory")
     return directory
-
-
-def _fsync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def _write_temp(staging: Path, name: str, data: bytes, mode: int, durable: bool) -> Path:
@@ -106,7 +99,7 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
         except FileNotFoundError:
             pass
     if durable:
-        _fsync_directory(target.parent)
+        fsync_directory(target.parent)
     return True
 
 

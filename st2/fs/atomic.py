@@ -43,7 +43,8 @@ def check_real_directories(path: Path, root: Path | None = None) -> None:
         current = current.parent
 
 
-def _fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path) -> None:
+    """Make a directory's entries (a rename, a link, an unlink) durable."""
     descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(descriptor)
@@ -96,7 +97,7 @@ def publish(
         except FileNotFoundError:
             pass
         raise
-    _fsync_directory(directory)
+    fsync_directory(directory)
 
 
 def ensure_directory(path: Path, mode: int = 0o755) -> Path:
