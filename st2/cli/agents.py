@@ -23,6 +23,8 @@ def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filt
     rows, problems = build_roster(location.root, command_clock().wall_ms(), enrich=enrich,
                                   status_filter=status_filter, identity_filter=identity_filter,
                                   host=location.host)
+    if not location.root.is_dir():
+        click.echo(f"warning: no catalog at {location.root} (set --catalog or $CATALOG)", err=True)
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
     if identity_filter is not None and not rows and status_filter is None:
