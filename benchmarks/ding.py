@@ -11,6 +11,7 @@ Targets: median write→paste <= 250 ms, RSS <= 20 MiB. Last line:
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import sys
 import tempfile
@@ -58,6 +59,7 @@ def main() -> int:
     finally:
         notifier.stop()
         standin.close()
+        shutil.rmtree(directory, ignore_errors=True)
     latency = statistics.median(pastes)
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     print(f"write -> paste in pane: median {latency:.1f} ms, p90 {sorted(pastes)[int(RUNS * 0.9)]:.1f} ms "

@@ -20,7 +20,7 @@ Usage: ``.venv/bin/python tests/ding/capture_claude_screens.py``
 from __future__ import annotations
 
 import json
-import subprocess
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -100,11 +100,10 @@ def main() -> int:
                             60, "the queued notice submitted")
             time.sleep(0.5)
             save("queued-submitted")
-            requests = [json.dumps(entry)[:0] for entry in fake.model_requests()]
-            print(f"fake model answered {len(requests)} requests")
+            print(f"fake model answered {len(fake.model_requests())} requests")
         finally:
             tui.close()
-    subprocess.run(["rm", "-rf", str(lab.root)], check=False)
+            shutil.rmtree(lab.root, ignore_errors=True)
     return 0
 
 

@@ -131,7 +131,7 @@ def main() -> int:
             tmux("kill-server")
             shutil.rmtree(sockets, ignore_errors=True)
             end_lab_processes(lab.root)
-    shutil.rmtree(lab.root, ignore_errors=True)
+            shutil.rmtree(lab.root, ignore_errors=True)
     return 0
 
 

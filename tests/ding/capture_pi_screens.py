@@ -119,7 +119,7 @@ def main(name: str = "pi") -> int:
             tmux("kill-server")
             shutil.rmtree(sockets, ignore_errors=True)
             end_lab_processes(lab.root)
-    shutil.rmtree(lab.root, ignore_errors=True)
+            shutil.rmtree(lab.root, ignore_errors=True)
     return 0
 
 
