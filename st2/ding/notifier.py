@@ -30,7 +30,6 @@ import enum
 import socket as socket_module
 import sys
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Callable
 
 from st2.bus.mailbox import list_inbox

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import (HOST, Notifier, Standin, archive, make_seat, ownership_record, wait_for,
+from ding_support import (Notifier, Standin, archive, make_seat, ownership_record, wait_for,
                           write_message)
 from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text
 from st2.records import status as status_record

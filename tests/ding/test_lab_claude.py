@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import HOST, Notifier, make_seat, ownership_record, wait_for, write_message
+from ding_support import Notifier, make_seat, ownership_record, wait_for, write_message
 from st2.ding.notice import notice_text
 
 LAB = Path(__file__).resolve().parents[1] / "lab"
