@@ -1,6 +1,6 @@
-"""Lab tier: the real Claude Code TUI (pinned 2.1.197) in tmux, against the loopback fake model,
-receives a DING from the real ``st2 ding`` — and the notice reaches the model as a submitted
-prompt, exactly once."""
+"""Lab tier: the real Claude Code (pinned 2.1.197) and pi (0.73.1) TUIs in tmux, against the
+loopback fake model, receive a DING from the real ``st2 ding`` — and the notice reaches the model
+as a submitted prompt, exactly once."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ if str(LAB) not in sys.path:
 
 from fake_model import FakeModel  # noqa: E402
 from harnesses import InstallFailed, install, load_manifest, npm_available  # noqa: E402
-from lab_config import Lab, configure_claude  # noqa: E402
+from harnesses import environment_path  # noqa: E402
+from lab_config import Lab, configure_claude, configure_pi  # noqa: E402
 
 pytestmark = [pytest.mark.lab, pytest.mark.process]
 
@@ -90,6 +91,64 @@ def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, cata
             # Each request replays the conversation; the notice is one user turn in it.
             assert all(text.count(notice) == 1 for text in prompts)
             assert screen().count(notice) == 1
+        finally:
+            if notifier is not None:
+                notifier.stop()
+            subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=30)
+            try:
+                os.killpg(pane_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            shutil.rmtree(socket_directory, ignore_errors=True)
+
+
+def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
+    harness = load_manifest()["pi"]
+    if not npm_available():
+        pytest.skip("LAB TIER NOT RUN: npm is not on PATH")
+    try:
+        install(harness, retry_recorded_failure=False)
+    except InstallFailed as failure:
+        pytest.fail(f"lab harness pi is not installed:\n{failure}", pytrace=False)
+    seat = make_seat(catalog, "pi", 'agent "pi" {\n    argv "pi"\n    ding\n    harness "pi"\n}\n')
+    lab = Lab.create(tmp_path / "lab")
+    socket_directory = Path(tempfile.mkdtemp(prefix="st2dl-", dir="/tmp"))
+    socket = str(socket_directory / "s")
+    with FakeModel() as fake:
+        environment = configure_pi(lab, harness, fake)
+        environment["PATH"] = environment_path(harness)
+        launcher = lab.root / "pi.sh"
+        exports = "".join(f"export {name}='{value}'\n" for name, value in environment.items())
+        launcher.write_text(f"#!/bin/sh\n{exports}cd '{lab.workspace}'\n"
+                            f"exec '{harness.executable}' --provider fake-anthropic --model fake-claude\n")
+        launcher.chmod(0o755)
+        subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "st2", "-x", "180",
+                        "-y", "50", str(launcher)], check=True, timeout=30,
+                       env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
+        pane_pid = int(subprocess.run(["tmux", "-S", socket, "display-message", "-p", "-t", "st2", "#{pane_pid}"],
+                                      capture_output=True, text=True, timeout=10).stdout)
+        notifier = None
+        try:
+            def screen() -> str:
+                return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
+                                      capture_output=True, text=True, timeout=10).stdout
+
+            wait_for(lambda: "fake-claude" in screen() and "%/" in screen(), timeout=90, interval=0.3,
+                     message="pi's idle composer")
+            notifier = Notifier(catalog, "pi", socket, tmp_path / "state", retry_backoff=1.0)
+            wait_for(lambda: ownership_record(tmp_path / "state", catalog, "pi").exists(), timeout=20)
+            before = len(fake.model_requests())
+            name = write_message(seat, "review the parser", sender="h.planner")
+            notice = notice_text(name, "review the parser", "h.planner")
+            wait_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
+                                 for text in user_texts(entry)),
+                     timeout=60, interval=0.3, message="the notice in the fake model's request log")
+            wait_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())["settled"],
+                     timeout=30, interval=0.3, message="the notice settled")
+            record = json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())
+            assert (record["phase"], record["settled"]) == ("idle", [name])
+            assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
+                       for text in user_texts(entry) if notice in text)
         finally:
             if notifier is not None:
                 notifier.stop()
