@@ -13,6 +13,7 @@ each ``tmux capture-pane -p -e`` verbatim (plus ``cursor_x cursor_y pane_width``
     busy-pasted       a notice pasted while the turn runs
     queued            that notice after Return while the turn runs (queued; placeholder composer)
     queued-submitted  the turn over, the queued notice submitted
+    permission        a permission prompt for a Bash call that is not allowed (blocked on a human)
 
 Usage: ``.venv/bin/python tests/ding/capture_claude_screens.py``
 """
@@ -100,6 +101,11 @@ def main() -> int:
                             60, "the queued notice submitted")
             time.sleep(0.5)
             save("queued-submitted")
+            tui.type("FAKE_TOOL: touch st2-ding-denied.txt")
+            tui.wait_screen(lambda screen: "Do you want to proceed?" in screen, 60, "the permission prompt")
+            time.sleep(0.5)
+            save("permission")
+            tui._tmux("send-keys", "-t", "lab", "Escape")
             print(f"fake model answered {len(fake.model_requests())} requests")
         finally:
             tui.close()

@@ -65,6 +65,12 @@ def test_claude_queued_notice_is_accepted_and_its_placeholder_is_not_a_draft():
     assert receipt(claude_screen("queued-submitted"), QUEUED, TUI_ADAPTERS) is ReceiptState.ACCEPTED
 
 
+def test_claude_permission_prompt_is_never_a_composer_to_type_into():
+    screen = claude_screen("permission")
+    assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.AMBIGUOUS
+    assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.UNPROVEN
+
+
 def test_claude_screen_in_scrollback_does_not_outrank_the_live_composer():
     live = claude_screen("draft")
     transcript = claude_screen("empty")
