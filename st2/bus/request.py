@@ -11,7 +11,6 @@ The JSON shapes keep the original's field names and order.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from st2.bus.reservation import check_existing, deliver_reserved, payload_digest
 from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import RESOURCES
 from st2.clock import SYSTEM_CLOCK, Clock
+from st2.digest import sha256
 
 VERSION = 1
 REQUEST_TAG = "st2-request"
@@ -80,7 +80,7 @@ class PublishReceipt:
 
 
 def _record_path(directory: Path, key_material: str) -> Path:
-    return directory / f"{hashlib.sha256(key_material.encode('utf-8')).hexdigest()}.json"
+    return directory / f"{sha256(key_material.encode('utf-8')).hexdigest()}.json"
 
 
 def _publish_once(catalog: Path, record: Path, recipient_directory: Path, fields: dict,

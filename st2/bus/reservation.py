@@ -11,7 +11,6 @@ filename, so every attempt renders the same file and the inbox ends up with exac
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -20,13 +19,14 @@ from st2.bus import BusError
 from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import archive_of, inbox_of, read_raw
 from st2.bus.publication import publish_exclusive
+from st2.digest import sha256
 
 SCHEMA = "st2.bus-reservation.v1"
 
 
 def key_digest(*parts: str) -> str:
     """SHA-256 hex over the parts, each length-prefixed so ("ab","c") and ("a","bc") differ."""
-    hasher = hashlib.sha256()
+    hasher = sha256()
     for part in parts:
         encoded = part.encode("utf-8")
         hasher.update(len(encoded).to_bytes(8, "big"))
@@ -35,7 +35,7 @@ def key_digest(*parts: str) -> str:
 
 
 def payload_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256(data).hexdigest()
 
 
 def reserve(record: Path, fields: dict[str, str], candidate_filename: str, staging: Path,

@@ -28,7 +28,6 @@ from __future__ import annotations
 import enum
 import json
 import os
-import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -93,7 +92,7 @@ class Ownership:
 
 
 def new_token() -> str:
-    return secrets.token_hex(6)
+    return os.urandom(6).hex()  # not secrets: it loads OpenSSL (st2/digest.py)
 
 
 def transition(state: Ownership, event: Event, *, head: Head | None = None,

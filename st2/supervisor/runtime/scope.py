@@ -15,7 +15,6 @@ while two catalogs on one host never share a channel.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from st2.catalog.layout import runtime_state_dir
 from st2.fs.atomic import ensure_directory, publish
+from st2.digest import sha256
 
 SCOPE_SCHEMA = "st2.runtime-scope.v1"
 # Portable sun_path size (macOS/BSD); Linux allows 108. The path plus its NUL must fit.
@@ -31,7 +31,7 @@ SUN_PATH_BYTES = 104
 
 
 def catalog_digest(catalog: Path) -> str:
-    return hashlib.sha256(str(Path(os.path.abspath(catalog))).encode()).hexdigest()[:12]
+    return sha256(str(Path(os.path.abspath(catalog))).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
