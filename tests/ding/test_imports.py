@@ -1,0 +1,23 @@
+"""The notifier runs once per seat: it must not map OpenSSL (4.6 MiB each) for digests and temp
+names that CPython's own modules give."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def loaded(code: str) -> set[str]:
+    output = subprocess.run([sys.executable, "-c", code + "\nimport sys; print(' '.join(sys.modules))"],
+                            capture_output=True, text=True, check=True).stdout
+    return set(output.split())
+
+
+def test_the_notifier_does_not_load_openssl() -> None:
+    modules = loaded("import st2.ding.serve, st2.ding.notifier, st2.bus.reservation, st2.supervisor.runtime.scope")
+    assert "st2.ding.notifier" in modules
+    assert {"_hashlib", "_ssl", "hmac", "secrets"} & modules == set()
+
+
+def test_the_check_sees_openssl_when_it_is_loaded() -> None:
+    assert "_hashlib" in loaded("import hashlib")
