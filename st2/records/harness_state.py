@@ -401,6 +401,10 @@ class Writer:
                 return False  # a later session's record, or one this version does not own
             self.claimed_seq = seq
             own = on_disk if on_disk is not None and on_disk.incarnation == self.incarnation else None
+            if own is not None and own.state == ENDED and own.reason != SUPERSEDED and state != ENDED:
+                # The session's terminal record is final: a hook that fires after the wrapper
+                # wrote it (checked here, under the same lock as the write) never revives it.
+                return False
             now_ms = self.clock.wall_ms()
             unchanged = (
                 not self.interrupted and own is not None

@@ -172,6 +172,28 @@ def test_a_terminal_record_is_never_re_stamped(seat: Path, clock: FakeClock) -> 
     assert not w.heartbeat()
 
 
+def test_a_late_hook_never_revives_a_terminal_record(seat: Path, clock: FakeClock) -> None:
+    wrapper = session(seat, clock)
+    hook = Writer(seat, "host.worker", "claude", clock, pty_session="host.worker", incarnation="session-1")
+    wrapper.observe("active")
+    clock.advance(1)
+    assert wrapper.ended("signal 9")
+    terminal = on_disk(seat)
+    clock.advance(1)
+    assert not hook.observe("idle")  # e.g. a Stop hook that fired after the harness was reaped
+    assert on_disk(seat) == terminal
+    clock.advance(1)
+    assert wrapper.ended("exit 0")  # the terminal record itself may still be corrected
+    assert on_disk(seat)["exit"] == "exit 0"
+
+
+def test_the_claims_ended_placeholder_does_not_fence_its_own_session(seat: Path, clock: FakeClock) -> None:
+    writer = session(seat, clock)  # on disk: ended/superseded under this session's token
+    assert on_disk(seat)["state"] == "ended"
+    assert writer.observe("idle")
+    assert on_disk(seat)["state"] == "idle"
+
+
 def test_the_terminal_record_carries_the_real_exit_of_a_reaped_provider(seat: Path, clock: FakeClock) -> None:
     w = session(seat, clock)
     w.observe("active")
