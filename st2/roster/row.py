@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,8 @@ MESSAGE_NAME = re.compile(r"^[0-9]{13}-[0-9a-z]{6}\.md$")  # the bus grammar (st
 
 @dataclass
 class RosterRow:
+    """One seat as the roster shows it; :mod:`st2.roster.wire` fixes the JSON order."""
+
     identity: str  # <host>.<identity>
     host: str
     bare_identity: str
@@ -38,7 +40,6 @@ class RosterRow:
     bus_address: str | None
     last_activity_ms: float | None = None
     inbox: int = 0
-    problems: list[str] = field(default_factory=list)
 
 
 _RECORD_READ_LIMIT = 1 << 20  # records are small; a larger file is not one st2 wrote
