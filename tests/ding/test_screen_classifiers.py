@@ -81,7 +81,7 @@ def test_claude_screen_in_scrollback_does_not_outrank_the_live_composer():
 
 def test_a_claude_screen_proves_nothing_to_a_harness_without_a_grammar():
     assert classify(claude_screen("empty"), FIRST, adapters_for("opencode")) is ComposerState.AMBIGUOUS
-    assert receipt(claude_screen("submitted"), FIRST, adapters_for("omp")) is ReceiptState.UNPROVEN
+    assert receipt(claude_screen("submitted"), FIRST, adapters_for("opencode")) is ReceiptState.UNPROVEN
 
 
 # --- the line grammar (shell seats and the stand-in TUI) ----------------------------------------
@@ -216,3 +216,88 @@ def test_pi_is_never_located_on_a_claude_screen_and_claude_never_on_pi():
 
     assert Pi().locate(claude_screen("pasted")) is None
     assert Claude().locate(pi_screen("pasted")) is None
+
+
+# --- omp 18.2.3 (captures/omp/18.2.3/screens) -----------------------------------------------------
+
+OMP = REPO / "captures" / "omp" / "18.2.3" / "screens"
+OMP_STATES = ("empty", "draft", "pasted", "submitted", "busy", "busy-pasted", "queued", "queued-submitted")
+
+
+def omp_screen(name: str) -> Screen:
+    x, y, width = (int(field) for field in (OMP / f"{name}.cursor").read_text().split())
+    return Screen.parse((OMP / f"{name}.ansi").read_text(), x, y, width)
+
+
+@pytest.mark.parametrize("name, expected, state, receipt_state", [
+    ("empty", FIRST, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),
+    ("draft", FIRST, ComposerState.CHANGED, ReceiptState.NOT_RETAINED),
+    ("pasted", FIRST, ComposerState.EXACT_SAFE, ReceiptState.RETAINED_SAFE),
+    ("pasted", OTHER, ComposerState.CHANGED, ReceiptState.NOT_RETAINED),
+    ("submitted", FIRST, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),
+    ("submitted", OTHER, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),
+    ("busy", QUEUED, ComposerState.AMBIGUOUS, ReceiptState.NOT_RETAINED),           # empty but working
+    ("busy-pasted", QUEUED, ComposerState.EXACT_BLOCKED, ReceiptState.RETAINED_BLOCKED),
+    ("busy-pasted", FIRST, ComposerState.CHANGED, ReceiptState.NOT_RETAINED),      # the other notice
+    ("queued", QUEUED, ComposerState.AMBIGUOUS, ReceiptState.ACCEPTED),            # steered into the turn
+    ("queued", OTHER, ComposerState.AMBIGUOUS, ReceiptState.NOT_RETAINED),
+    ("queued-submitted", QUEUED, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),
+    ("queued-submitted", OTHER, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),
+])
+def test_omp_screens(name, expected, state, receipt_state):
+    screen = omp_screen(name)
+    for adapters in (TUI_ADAPTERS, adapters_for("omp")):
+        assert (classify(screen, expected, adapters), receipt(screen, expected, adapters)) == (state, receipt_state)
+
+
+def test_omp_seat_reads_its_screens_where_it_used_to_hold():
+    assert classify(omp_screen("empty"), FIRST, adapters_for("omp")) is ComposerState.EMPTY_SAFE
+    assert classify(omp_screen("empty"), FIRST, adapters_for("opencode")) is ComposerState.AMBIGUOUS
+
+
+@pytest.mark.parametrize("name", OMP_STATES)
+def test_omp_screens_are_omp_and_only_omp(name):
+    from st2.ding.harness.codex import Codex
+    from st2.ding.harness.omp import Omp
+    from st2.ding.harness.pi import Pi
+
+    screen = omp_screen(name)
+    assert Omp().locate(screen) is not None
+    assert [adapter.locate(screen) for adapter in (Claude(), Codex(), Pi())] == [None, None, None]
+
+
+@pytest.mark.parametrize("screen_of, name", [(claude_screen, "pasted"), (codex_screen, "pasted"),
+                                             (pi_screen, "pasted"), (pi_screen, "busy")])
+def test_omp_is_never_located_on_another_harness_screen(screen_of, name):
+    from st2.ding.harness.omp import Omp
+
+    assert Omp().locate(screen_of(name)) is None
+
+
+def test_omp_busy_band_without_a_working_row_is_still_busy():
+    """The spinner in the status band alone blocks: ``queued`` has no ``Working…`` row."""
+    screen = omp_screen("queued")
+    assert "Working…" not in screen.plain
+    assert classify(screen, OTHER, TUI_ADAPTERS) is ComposerState.AMBIGUOUS
+    spinner, rest = screen.lines[-2].split(" > ", 1)
+    assert spinner.strip().endswith("s") and "π" not in spinner  # a spinner and the elapsed time
+    idle_band = Screen.parse("\n".join(screen.lines[:-2] + (" π > " + rest, screen.lines[-1])))
+    assert classify(idle_band, OTHER, TUI_ADAPTERS) is ComposerState.EMPTY_SAFE  # its firing twin
+
+
+def test_omp_box_bottom_edge_is_not_a_prompt_row():
+    """A tool box's ``╰──…╯`` edge over the band never stands for the composer."""
+    screen = omp_screen("empty")
+    rows = list(screen.raw_lines)
+    prompt = next(index for index, line in enumerate(screen.lines) if line.rstrip() == "╰─")
+    rows[prompt] = "╰" + "─" * 60 + "╯"
+    assert classify(Screen.parse("\n".join(rows) + "\n"), FIRST, TUI_ADAPTERS) is ComposerState.AMBIGUOUS
+
+
+def test_omp_screen_in_scrollback_does_not_outrank_the_live_composer():
+    from st2.ding.harness.omp import Omp
+
+    live, transcript = omp_screen("draft"), omp_screen("pasted")
+    combined = Screen.parse(transcript.raw + "\n" + live.raw + "\n")
+    assert Omp().locate(combined) == len(transcript.raw_lines) + Omp().locate(live)
+    assert classify(combined, FIRST, TUI_ADAPTERS) is ComposerState.CHANGED

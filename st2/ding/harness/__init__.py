@@ -3,8 +3,8 @@
 A seat's adapters are chosen from its declaration: a seat with no harness driver is a plain
 terminal program (the demo ``shell`` seats) and gets only the line grammar, which claims the
 cursor row of any screen and so must never be dispatched against a TUI's screen. A seat driving
-Claude Code, Codex or pi gets positional dispatch over the TUI grammars. Any other harness (omp,
-opencode) has no maintained screen grammar here: its adapter list is empty, every screen is unproven, and DING
+Claude Code, Codex, pi or omp gets positional dispatch over the TUI grammars. Any other harness
+(opencode) has no maintained screen grammar here: its adapter list is empty, every screen is unproven, and DING
 holds rather than types into a surface it cannot read.
 """
 
@@ -12,19 +12,20 @@ from __future__ import annotations
 
 from st2.ding.harness.claude import Claude
 from st2.ding.harness.codex import Codex
+from st2.ding.harness.omp import Omp
 from st2.ding.harness.pi import Pi
 from st2.ding.harness.shell import Shell
 
 SHELL = "shell"
-TUI_ADAPTERS = (Codex(), Pi(), Claude())  # a row tie resolves to the later one
-MAINTAINED = ("shell", "claude", "codex", "pi")
+TUI_ADAPTERS = (Codex(), Pi(), Omp(), Claude())  # a row tie resolves to the later one
+MAINTAINED = ("shell", "claude", "codex", "pi", "omp")
 
 
 def adapters_for(harness: str | None) -> tuple:
     """The adapters to classify a seat's screens with (empty: nothing can be proven)."""
     if harness in (None, SHELL):
         return (Shell(),)
-    if harness in ("claude", "codex", "pi"):
+    if harness in ("claude", "codex", "pi", "omp"):
         return TUI_ADAPTERS
     return ()
 
