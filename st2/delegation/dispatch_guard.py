@@ -141,6 +141,12 @@ DEGRADED_ADVICE = (
 )
 
 
+def _raw_agent_dir(environ: Mapping[str, str]) -> str:
+    """The agent dir a block message names when the configuration did not resolve (only D1
+    can block then, and its message does not name it)."""
+    return environ.get(knobs.AGENT_DIR) or knobs.TABLE[knobs.AGENT_DIR].default
+
+
 def decide(payload_text: str | None, environ: Mapping[str, str], cwd: str) -> Decision:
     """Decide one dispatch from its PreToolUse payload text."""
     try:
@@ -153,19 +159,19 @@ def decide(payload_text: str | None, environ: Mapping[str, str], cwd: str) -> De
 
     notes: list[str] = []
     config = Config()
-    agent_dir = knobs.agent_dir(environ)
-    findings = knobs.validate(environ)
-    if findings:
+    resolved, findings = knobs.load(environ)
+    agent_dir = knobs.agent_dir(resolved) if resolved is not None else _raw_agent_dir(environ)
+    if resolved is None:
         notes.append(
             "D2 (the read-only claim), D4 (default isolation), D5 (the chosen tier) and D6 (the bound "
             "tier) went unenforced on this dispatch: the delegation knobs are malformed: "
             + "; ".join(findings) + "."
         )
     else:
-        config.readonly = knobs.readonly_types(environ)
-        config.mutating = knobs.mutating_types(environ)
-        config.require_tier = knobs.require_tier(environ)
-        config.binding = knobs.tier_model(environ)
+        config.readonly = knobs.readonly_types(resolved)
+        config.mutating = knobs.mutating_types(resolved)
+        config.require_tier = knobs.require_tier(resolved)
+        config.binding = knobs.tier_model(resolved)
         directory = agent_dir if os.path.isabs(agent_dir) else os.path.join(cwd, agent_dir)
 
         def is_tiered(subagent_type: str) -> bool:

@@ -108,8 +108,8 @@ def fire(
     clock: Clock = SYSTEM_CLOCK,
 ) -> Firing:
     """Run one firing over ``payload_text`` (stdin) and return what it decided."""
-    findings = knobs.validate(environ)
-    if findings:
+    resolved, findings = knobs.load(environ)
+    if resolved is None:
         message = (
             f"{NAME}: this turn end went unguarded — the delegation knobs are malformed: "
             + "; ".join(findings)
@@ -119,8 +119,8 @@ def fire(
     payload = parse_payload(payload_text)
     # Absolute against the firing's cwd, so the refusal names a command re-runnable anywhere.
     run_dir = os.path.join(cwd, checkout.scratch_dir(environ, cwd))
-    log_path = os.path.join(cwd, checkout.resolve(knobs.stop_log(environ), cwd))
-    command = knobs.indexed(environ, knobs.LIVENESS_CMD)
+    log_path = os.path.join(cwd, checkout.resolve(knobs.stop_log(resolved), cwd))
+    command = knobs.indexed(resolved, knobs.LIVENESS_CMD)
     reader = reader_spawn.resolve(command, run_dir, environ)
 
     outcome = None

@@ -1,25 +1,9 @@
-"""The DELEGATION_KIT_* knobs the usage budget reads: one static table, one knob file, one
-resolution.
+"""The DELEGATION_KIT_* knobs the usage budget reads, through st2's one knob table and reader
+(:mod:`st2.knobs`, shared with the delegation hooks so one knob file serves both), plus the usage
+side's one empty-means-derive fill for its three paths.
 
-Names and defaults are the delegation kit's, kept exactly so an existing setup carries over.
-A scalar knob resolves environment first (under its own name), then the knob file, then its
-default. An indexed knob (``DELEGATION_KIT_REFRESH_CMD``, an argv) has no environment spelling:
-it comes only from the knob file, one ``NAME[] = element`` line per element, and a file value
-replaces its default whole.
-
-The knob file is ``$DELEGATION_KIT_KNOB_FILE`` when set (it must then exist), else
-``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Grammar, one
-statement per line::
-
-    # comment                         (and blank lines) ignored
-    NAME = value                      a scalar
-    NAME[] = element                  one element of an indexed knob, in order
-    NAME = "value with edges "        double quotes keep leading/trailing spaces
-
-A malformed file — a line of neither shape, a name outside the table, a scalar written as an
-element or the reverse, a value the table validator refuses — is refused as a whole with every
-finding, so a broken machine gates nothing (:class:`KnobError`). Reading a name the table does
-not carry is a programming error (``KeyError``), never an empty value.
+Everything the table and the file grammar promise is :mod:`st2.knobs`'s docstring; this module
+re-exports that API under its historical names.
 
 Standard library only: hot paths import this.
 """
@@ -27,220 +11,26 @@ Standard library only: hot paths import this.
 from __future__ import annotations
 
 import os
-import re
 
-PREFIX = "DELEGATION_KIT_"
-KNOB_FILE = "DELEGATION_KIT_KNOB_FILE"
-DEFAULT_KNOB_FILE_NAME = "delegation-config.knobs"
-DEFAULT_ENDPOINT = "https://api.anthropic.com/api/oauth/usage"
+from st2.knobs import (  # noqa: F401 - re-exported: the usage side's historical names
+    DEFAULT_ENDPOINT,
+    DEFAULT_KNOB_FILE_NAME,
+    KNOB_FILE,
+    PREFIX,
+    TABLE,
+    Knob,
+    KnobError,
+    Knobs,
+    config_home,
+    home as _home,
+    knob_file_path,
+    parse_knob_file,
+    resolve,
+)
 
-# The knob-file line shape; compiled on first use, since most runs read no knob file and the
-# hot path's budget is counted in milliseconds.
-_LINE_PATTERN = r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<indexed>\[\])?\s*=\s?(?P<value>.*)$"
-
-
-def _digits(value: str) -> bool:
-    return value.isascii() and value.isdigit()
-
-
-def _non_negative_integer(value: str) -> str | None:
-    return None if _digits(value) else "must be a non-negative integer"
-
-
-def _positive_integer(value: str) -> str | None:
-    return None if _digits(value) and int(value) > 0 else "must be a positive integer"
-
-
-def _percentage(value: str) -> str | None:
-    whole, dot, fraction = value.partition(".")
-    valid = _digits(whole) and (not dot or _digits(fraction))
-    return None if valid else "must be a number (a percentage such as 80 or 92.5)"
-
-
-def _any(value: str) -> str | None:
-    return None
-
-
-class Knob:
-    """One row of the table: name, default (a tuple for an indexed knob) and validator.
-
-    Plain classes rather than dataclasses here: importing :mod:`dataclasses` costs ~15 ms, a
-    third of the hot path's whole budget (measured with ``python -X importtime``)."""
-
-    __slots__ = ("name", "default", "validate")
-
-    def __init__(self, name: str, default: str | tuple[str, ...], validate=_any) -> None:
-        self.name = name
-        self.default = default
-        self.validate = validate
-
-    @property
-    def indexed(self) -> bool:
-        return isinstance(self.default, tuple)
-
-
-# The static table (seed 002 §Layout and configuration). Empty path defaults mean "derive it"
-# (see :func:`usage_paths`); the derivation lives at the reader because the harness home comes
-# from the environment, which no table row can declare as its input.
-TABLE: dict[str, Knob] = {
-    knob.name: knob
-    for knob in (
-        Knob("DELEGATION_KIT_USAGE_FILE", ""),
-        Knob("DELEGATION_KIT_CRED_FILE", ""),
-        Knob("DELEGATION_KIT_ACCOUNT_CONFIG", ""),
-        Knob("DELEGATION_KIT_USAGE_ENDPOINT", DEFAULT_ENDPOINT),
-        Knob("DELEGATION_KIT_PAUSE_PCT", "80", _percentage),
-        Knob("DELEGATION_KIT_PAUSE_PCT_7D", "95", _percentage),
-        Knob("DELEGATION_KIT_STALE_AGE", "600", _non_negative_integer),
-        Knob("DELEGATION_KIT_LOGIN_WINDOW", "600", _non_negative_integer),
-        Knob("DELEGATION_KIT_LOGIN_SETTLE", "90", _non_negative_integer),
-        Knob("DELEGATION_KIT_REFRESH_CMD", ()),
-        Knob("DELEGATION_KIT_REFRESH_MIN_AGE", "60", _non_negative_integer),
-        Knob("DELEGATION_KIT_USAGE_HISTORY", ""),
-        Knob("DELEGATION_KIT_FAN_WIDTH", "2", _positive_integer),
-    )
-}
-
-
-class KnobError(Exception):
-    """The knob configuration is malformed. ``findings`` lists every problem found, each naming
-    its source (file and line, or the environment variable)."""
-
-    def __init__(self, findings: list[str]) -> None:
-        super().__init__("; ".join(findings))
-        self.findings = findings
-
-
-class Knobs:
-    """Resolved knob values. ``scalar(name)`` and ``indexed(name)`` raise ``KeyError`` for a name
-    the table does not carry, and ``TypeError`` for the wrong shape."""
-
-    __slots__ = ("scalars", "arrays", "source")
-
-    def __init__(self, scalars: dict[str, str], arrays: dict[str, tuple[str, ...]], source: str | None = None) -> None:
-        self.scalars = scalars
-        self.arrays = arrays
-        self.source = source
-
-    def scalar(self, name: str) -> str:
-        knob = TABLE[name]
-        if knob.indexed:
-            raise TypeError(f"{name} is an indexed knob")
-        return self.scalars[name]
-
-    def indexed(self, name: str) -> tuple[str, ...]:
-        knob = TABLE[name]
-        if not knob.indexed:
-            raise TypeError(f"{name} is a scalar knob")
-        return self.arrays[name]
-
-    def integer(self, name: str) -> int:
-        return int(self.scalar(name))
-
-
-def config_home(environ: Mapping[str, str]) -> str:
-    """The st2 config directory: ``${XDG_CONFIG_HOME:-~/.config}/st2``."""
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(_home(environ), ".config")
-    return os.path.join(base, "st2")
-
-
-def _home(environ: Mapping[str, str]) -> str:
-    return environ.get("HOME") or os.path.expanduser("~")
-
-
-def knob_file_path(environ: Mapping[str, str]) -> tuple[str, bool]:
-    """Return the knob file path and whether it was named explicitly (then it must exist)."""
-    named = environ.get(KNOB_FILE, "")
-    if named:
-        return named, True
-    return os.path.join(config_home(environ), DEFAULT_KNOB_FILE_NAME), False
-
-
-def _unquote(value: str) -> str:
-    value = value.strip()
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1]
-    return value
-
-
-def parse_knob_file(text: str, path: str) -> tuple[dict[str, str], dict[str, list[str]], list[str]]:
-    """Parse knob-file ``text``. Return (scalars, arrays, findings); findings name ``path:line``."""
-    scalars: dict[str, str] = {}
-    arrays: dict[str, list[str]] = {}
-    findings: list[str] = []
-    line_shape = re.compile(_LINE_PATTERN)
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        where = f"{path}:{number}"
-        match = line_shape.match(line)
-        if match is None:
-            findings.append(f"{where}: not a 'NAME = value' or 'NAME[] = element' line: {line!r}")
-            continue
-        name, is_element, value = match["name"], bool(match["indexed"]), _unquote(match["value"])
-        knob = TABLE.get(name)
-        if knob is None:
-            findings.append(f"{where}: {name} is not a knob st2 reads")
-            continue
-        if knob.indexed and not is_element:
-            findings.append(f"{where}: {name} is indexed; write one '{name}[] = <element>' line per element")
-            continue
-        if not knob.indexed and is_element:
-            findings.append(f"{where}: {name} is a scalar; write '{name} = <value>'")
-            continue
-        if knob.indexed:
-            arrays.setdefault(name, []).append(value)
-            continue
-        problem = knob.validate(value)
-        if problem:
-            findings.append(f"{where}: {name}={value!r} {problem}")
-            continue
-        scalars[name] = value
-    return scalars, arrays, findings
-
-
-def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
-    """Resolve every knob of the table from ``environ`` (default ``os.environ``) and the knob
-    file. Raise :class:`KnobError` with every finding when the configuration is malformed."""
-    environ = os.environ if environ is None else environ
-    findings: list[str] = []
-    path, named = knob_file_path(environ)
-    file_scalars: dict[str, str] = {}
-    file_arrays: dict[str, list[str]] = {}
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        text = None
-        if named:
-            findings.append(f"{KNOB_FILE}={path}: no such file (unset it to use the default location)")
-    except (OSError, UnicodeDecodeError) as error:
-        text = None
-        findings.append(f"{path}: cannot read the knob file ({error.__class__.__name__})")
-    if text is not None:
-        file_scalars, file_arrays, file_findings = parse_knob_file(text, path)
-        findings.extend(file_findings)
-    scalars: dict[str, str] = {}
-    arrays: dict[str, tuple[str, ...]] = {}
-    for name, knob in TABLE.items():
-        if knob.indexed:
-            arrays[name] = tuple(file_arrays[name]) if name in file_arrays else knob.default
-            continue
-        if name in environ:
-            value = environ[name]
-            problem = knob.validate(value)
-            if problem:
-                findings.append(f"environment {name}={value!r} {problem}")
-                continue
-        elif name in file_scalars:
-            value = file_scalars[name]
-        else:
-            value = knob.default
-        scalars[name] = value
-    if findings:
-        raise KnobError(findings)
-    return Knobs(scalars=scalars, arrays=arrays, source=path if text is not None else None)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
 class UsagePaths:

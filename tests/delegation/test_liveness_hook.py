@@ -209,7 +209,7 @@ def test_a_malformed_knob_declines_loudly_and_allows(tmp_path: Path, children) -
     assert (result.returncode, result.stderr, line) == (0, "", None)
     assert json.loads(result.stdout) == {
         "systemMessage": "subagent-stop-liveness: this turn end went unguarded — the delegation knobs are "
-        "malformed: DELEGATION_KIT_REQUIRE_TIER: 'sometimes' is neither on nor off"
+        "malformed: environment DELEGATION_KIT_REQUIRE_TIER='sometimes' must be on or off"
     }
 
 

@@ -1,0 +1,437 @@
+"""The one ``DELEGATION_KIT_*`` knob table and the one knob-file reader, shared by the usage
+budget (:mod:`st2.usage.knobs`) and the delegation hooks (:mod:`st2.delegation.knobs`), so both
+read the same file the same way and refuse the same malformed content with the same findings
+(seed 002 §Layout and configuration; names, shapes and defaults kept exactly).
+
+The table declares every knob the kit declares, so an existing delegation-kit knob file carries
+over whole. Some rows st2 reads nowhere yet (the gate-tamper globs, the foreign-vendor run, the
+statusline inboxes, the sessions dir); they are declared so a kit file naming them is not
+refused, and their values are validated for shape only.
+
+Where a value comes from, first match wins:
+
+- a scalar knob: the environment under its own name, then the knob file, then the default. For
+  ``STOP_LOG``, ``REQUIRE_TIER`` and ``AGENT_DIR`` an empty environment value reads as unset (the
+  delegation hooks always read them so);
+- an indexed knob: the knob file's ``NAME[] = element`` lines, which replace the default whole,
+  then the default. The seed gives an indexed knob no environment spelling, and
+  ``REFRESH_CMD`` keeps none. st2 had shipped one for five delegation knobs (``LIVENESS_CMD``,
+  ``READONLY_TYPES``, ``MUTATING_TYPES``, ``TIER_CLASSES``, ``TIER_MODEL``: one element per line
+  of the variable's value), and it is kept for setups that use it: set non-empty, it replaces
+  the file's value whole. The seed's ground for refusing it is a freshness gate over the tier
+  binding that a per-session override would red; st2 ships no such gate.
+
+The knob file is ``$DELEGATION_KIT_KNOB_FILE`` when set (it must then exist), else
+``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Grammar, one
+statement per line::
+
+    # comment                         (and blank lines) ignored
+    NAME = value                      a scalar
+    NAME[] = element                  one element of an indexed knob, in order
+    NAME = "value with edges "        double quotes keep leading/trailing spaces
+
+The table validator runs over the whole resolved configuration at every resolution: a line of
+neither shape, a name outside the table, a scalar written as an element or the reverse, a value
+a row refuses, a malformed tier roster or binding. Any finding refuses the configuration as a
+whole with every finding (:class:`KnobError`): a broken machine gates nothing, whichever side
+reads it. Reading a name the table does not carry is a programming error (``KeyError``).
+
+Standard library only, and no :mod:`re`/:mod:`dataclasses`/:mod:`typing` at import time: every
+hot path (the usage verdict, the budget guard, both delegation hooks) imports this.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+PREFIX = "DELEGATION_KIT_"
+KNOB_FILE = "DELEGATION_KIT_KNOB_FILE"
+DEFAULT_KNOB_FILE_NAME = "delegation-config.knobs"
+DEFAULT_ENDPOINT = "https://api.anthropic.com/api/oauth/usage"
+STOP_LOG_DEFAULT = "${GATE_SDK_WORKFLOW_DIR:-.workflow}/subagent-stop-liveness.log"
+TIER_CLASSES_DEFAULT = ("judgment", "routing", "mechanical")
+
+# The knob-file line shape; compiled on first use, since most runs read no knob file and the
+# hot path's budget is counted in milliseconds.
+_LINE_PATTERN = r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<indexed>\[\])?\s*=\s?(?P<value>.*)$"
+
+_CLASS_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_EFFORT_CHARACTERS = _LETTERS | frozenset("0123456789._-")
+
+
+def _digits(value: str) -> bool:
+    return value.isascii() and value.isdigit()
+
+
+def _non_negative_integer(value: str) -> str | None:
+    return None if _digits(value) else "must be a non-negative integer"
+
+
+def _positive_integer(value: str) -> str | None:
+    return None if _digits(value) and int(value) > 0 else "must be a positive integer"
+
+
+def _percentage(value: str) -> str | None:
+    whole, dot, fraction = value.partition(".")
+    valid = _digits(whole) and (not dot or _digits(fraction))
+    return None if valid else "must be a number (a percentage such as 80 or 92.5)"
+
+
+def _on_or_off(value: str) -> str | None:
+    return None if value in ("on", "off") else "must be on or off"
+
+
+def _non_empty(value: str) -> str | None:
+    return None if value else "must not be empty"
+
+
+def _any(value: str) -> str | None:
+    return None
+
+
+def _agent_type(element: str) -> str | None:
+    if any(character.isspace() for character in element):
+        return f"{element!r} carries whitespace; an agent-type name is one token"
+    return None
+
+
+def _word(element: str) -> str | None:
+    return None
+
+
+class Knob:
+    """One row of the table: name, default (a tuple for an indexed knob), the validator (of the
+    value for a scalar, of each element for an indexed knob), and the two delegation-side
+    reading rules named in the module docstring.
+
+    Plain classes rather than dataclasses here: importing :mod:`dataclasses` costs ~15 ms, a
+    third of the hot path's whole budget (measured with ``python -X importtime``)."""
+
+    __slots__ = ("name", "default", "validate", "environment_elements", "empty_is_unset", "non_empty_elements")
+
+    def __init__(
+        self,
+        name: str,
+        default: str | tuple[str, ...],
+        validate=_any,
+        environment_elements: bool = False,
+        empty_is_unset: bool = False,
+        non_empty_elements: bool = False,
+    ) -> None:
+        self.name = name
+        self.default = default
+        self.validate = validate
+        self.environment_elements = environment_elements
+        self.empty_is_unset = empty_is_unset
+        self.non_empty_elements = non_empty_elements
+
+    @property
+    def indexed(self) -> bool:
+        return isinstance(self.default, tuple)
+
+
+def _delegation_indexed(name: str, default: tuple[str, ...] = (), validate=_word) -> Knob:
+    return Knob(name, default, validate, environment_elements=True, non_empty_elements=True)
+
+
+# The static table (seed 002 §Layout and configuration), in the seed's order. Empty path
+# defaults mean "derive it" (st2.usage.knobs.usage_paths); the derivation lives at the reader
+# because the harness home comes from the environment, which no row can declare as its input.
+TABLE: dict[str, Knob] = {
+    knob.name: knob
+    for knob in (
+        Knob("DELEGATION_KIT_USAGE_FILE", ""),
+        Knob("DELEGATION_KIT_CRED_FILE", ""),
+        Knob("DELEGATION_KIT_ACCOUNT_CONFIG", ""),
+        Knob("DELEGATION_KIT_USAGE_ENDPOINT", DEFAULT_ENDPOINT),
+        Knob("DELEGATION_KIT_PAUSE_PCT", "80", _percentage),
+        Knob("DELEGATION_KIT_PAUSE_PCT_7D", "95", _percentage),
+        Knob("DELEGATION_KIT_STALE_AGE", "600", _non_negative_integer),
+        Knob("DELEGATION_KIT_LOGIN_WINDOW", "600", _non_negative_integer),
+        Knob("DELEGATION_KIT_LOGIN_SETTLE", "90", _non_negative_integer),
+        Knob("DELEGATION_KIT_REFRESH_CMD", ()),
+        Knob("DELEGATION_KIT_REFRESH_MIN_AGE", "60", _non_negative_integer),
+        Knob("DELEGATION_KIT_USAGE_HISTORY", ""),
+        Knob("DELEGATION_KIT_FAN_WIDTH", "2", _positive_integer),
+        Knob("DELEGATION_KIT_AGENT_DIR", ".claude/agents", _non_empty, empty_is_unset=True),
+        # Declared for carry-over; st2 has no gate-tamper check that reads them.
+        Knob("DELEGATION_KIT_GATE_FILES", ("${GATE_SDK_GATES_DIR}/check-*.sh", "${GATE_SDK_GATES_DIR}/check-*.gate")),
+        Knob("DELEGATION_KIT_META_PATHS", ("${GATE_SDK_GATES_DIR}/", "${GATE_SDK_WORKFLOW_DIR:-.workflow}/", ".claude/")),
+        Knob("DELEGATION_KIT_STOP_LOG", STOP_LOG_DEFAULT, empty_is_unset=True),
+        _delegation_indexed("DELEGATION_KIT_LIVENESS_CMD"),
+        _delegation_indexed("DELEGATION_KIT_READONLY_TYPES", validate=_agent_type),
+        _delegation_indexed("DELEGATION_KIT_MUTATING_TYPES", validate=_agent_type),
+        Knob("DELEGATION_KIT_REQUIRE_TIER", "off", _on_or_off, empty_is_unset=True),
+        _delegation_indexed("DELEGATION_KIT_TIER_CLASSES", TIER_CLASSES_DEFAULT),
+        _delegation_indexed("DELEGATION_KIT_TIER_MODEL"),
+        # Declared for carry-over; st2 reads none of these yet (no foreign-vendor run, no
+        # model verdict, no statusline inbox group).
+        Knob("DELEGATION_KIT_FOREIGN_TIER_MODEL", ()),
+        Knob("DELEGATION_KIT_FOREIGN_HARNESS", ()),
+        Knob("DELEGATION_KIT_SESSIONS_DIR", ""),
+        Knob("DELEGATION_KIT_STATUSLINE_INBOXES", ()),
+        Knob("DELEGATION_KIT_FOREIGN_ADAPTERS", ()),
+        Knob("DELEGATION_KIT_FOREIGN_TIMEOUT", "1800", _positive_integer),
+        Knob("DELEGATION_KIT_FOREIGN_RESUME", ()),
+        Knob("DELEGATION_KIT_FOREIGN_SESSION_MARKER", ()),
+        Knob("DELEGATION_KIT_FOREIGN_USAGE", ()),
+        Knob("DELEGATION_KIT_FOREIGN_USAGE_CMD", ()),
+        Knob("DELEGATION_KIT_FOREIGN_PAUSE_PCT", "${DELEGATION_KIT_PAUSE_PCT}", _percentage),
+        Knob("DELEGATION_KIT_FOREIGN_PAUSE_PCT_LONG", "${DELEGATION_KIT_PAUSE_PCT_7D}", _percentage),
+    )
+}
+
+
+class KnobError(ValueError):
+    """The knob configuration is malformed. ``findings`` lists every problem found, each naming
+    its source (file and line, the environment variable, or the file for a whole-knob check)."""
+
+    def __init__(self, findings: list[str]) -> None:
+        super().__init__("; ".join(findings))
+        self.findings = findings
+
+
+class Knobs:
+    """Resolved knob values. ``scalar(name)`` and ``indexed(name)`` raise ``KeyError`` for a name
+    the table does not carry, and ``TypeError`` for the wrong shape."""
+
+    __slots__ = ("scalars", "arrays", "source")
+
+    def __init__(self, scalars: dict[str, str], arrays: dict[str, tuple[str, ...]], source: str | None = None) -> None:
+        self.scalars = scalars
+        self.arrays = arrays
+        self.source = source
+
+    def scalar(self, name: str) -> str:
+        if TABLE[name].indexed:
+            raise TypeError(f"{name} is an indexed knob")
+        return self.scalars[name]
+
+    def indexed(self, name: str) -> tuple[str, ...]:
+        if not TABLE[name].indexed:
+            raise TypeError(f"{name} is a scalar knob")
+        return self.arrays[name]
+
+    def integer(self, name: str) -> int:
+        return int(self.scalar(name))
+
+
+def config_home(environ: Mapping[str, str]) -> str:
+    """The st2 config directory: ``${XDG_CONFIG_HOME:-~/.config}/st2``."""
+    base = environ.get("XDG_CONFIG_HOME") or os.path.join(home(environ), ".config")
+    return os.path.join(base, "st2")
+
+
+def home(environ: Mapping[str, str]) -> str:
+    return environ.get("HOME") or os.path.expanduser("~")
+
+
+def knob_file_path(environ: Mapping[str, str]) -> tuple[str, bool]:
+    """Return the knob file path and whether it was named explicitly (then it must exist)."""
+    named = environ.get(KNOB_FILE, "")
+    if named:
+        return named, True
+    return os.path.join(config_home(environ), DEFAULT_KNOB_FILE_NAME), False
+
+
+def _unquote(value: str) -> str:
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    return value
+
+
+def parse_knob_file(text: str, path: str) -> tuple[dict[str, str], dict[str, list[str]], list[str]]:
+    """Parse knob-file ``text``. Return (scalars, arrays, findings); findings name ``path:line``.
+    Whole-knob checks (the tier roster and binding) run at :func:`resolve`."""
+    import re
+
+    scalars: dict[str, str] = {}
+    arrays: dict[str, list[str]] = {}
+    findings: list[str] = []
+    line_shape = re.compile(_LINE_PATTERN)
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        where = f"{path}:{number}"
+        match = line_shape.match(line)
+        if match is None:
+            findings.append(f"{where}: not a 'NAME = value' or 'NAME[] = element' line: {line!r}")
+            continue
+        name, is_element, value = match["name"], bool(match["indexed"]), _unquote(match["value"])
+        knob = TABLE.get(name)
+        if knob is None:
+            findings.append(f"{where}: {name} is not a knob st2 reads")
+            continue
+        if knob.indexed and not is_element:
+            findings.append(f"{where}: {name} is indexed; write one '{name}[] = <element>' line per element")
+            continue
+        if not knob.indexed and is_element:
+            findings.append(f"{where}: {name} is a scalar; write '{name} = <value>'")
+            continue
+        if knob.indexed:
+            problem = "is empty" if knob.non_empty_elements and not value.strip() else knob.validate(value)
+            if problem:
+                findings.append(f"{where}: {name}: element {problem}" if problem == "is empty" else f"{where}: {name}: {problem}")
+                continue
+            arrays.setdefault(name, []).append(value)
+            continue
+        problem = knob.validate(value)
+        if problem:
+            findings.append(f"{where}: {name}={value!r} {problem}")
+            continue
+        scalars[name] = value
+    return scalars, arrays, findings
+
+
+def environment_elements(name: str, value: str, findings: list[str]) -> tuple[str, ...]:
+    """st2's environment spelling of an indexed delegation knob: one element per line of the
+    value, a trailing newline ignored; an empty element in between is a finding."""
+    elements = value.split("\n")
+    if elements[-1] == "":
+        elements.pop()
+    knob = TABLE[name]
+    for position, element in enumerate(elements, start=1):
+        if element.strip() == "":
+            findings.append(f"{name}: element {position} is empty (one element per line)")
+            continue
+        problem = knob.validate(element)
+        if problem:
+            findings.append(f"{name}: {problem}")
+    return tuple(elements)
+
+
+def _expand(template: str, scalars: Mapping[str, str], environ: Mapping[str, str]) -> str:
+    """Render a derived default: ``${NAME}`` and ``${NAME:-fallback}``, NAME read from the
+    resolved knobs first and the environment second (the seed's derived-default spelling)."""
+    rendered = ""
+    rest = template
+    while "${" in rest:
+        before, _, after = rest.partition("${")
+        expression, _, rest = after.partition("}")
+        name, separator, fallback = expression.partition(":-")
+        value = scalars.get(name, environ.get(name, ""))
+        rendered += before + (value if value or not separator else fallback)
+    return rendered + rest
+
+
+def tier_binding_findings(classes: tuple[str, ...], elements: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str, str | None]]]:
+    """The table validator over the tier roster and binding (seed 002 §Layout and configuration,
+    DELEGATION_KIT_TIER_CLASSES and DELEGATION_KIT_TIER_MODEL). Return (findings, rows), each
+    row ``(class, model, effort-or-None)``; findings carry no source prefix."""
+    roster, model = "DELEGATION_KIT_TIER_CLASSES", "DELEGATION_KIT_TIER_MODEL"
+    findings: list[str] = []
+    seen: set[str] = set()
+    for name in classes:
+        if not name or not set(name) <= _CLASS_CHARACTERS:
+            findings.append(f"{roster}: {name!r} is not a class name ([a-z0-9-])")
+        elif name in seen:
+            findings.append(f"{roster}: {name!r} is given twice")
+        seen.add(name)
+    rows: list[tuple[str, str, str | None]] = []
+    for element in elements:
+        tier_class, separator, value = element.partition("=")
+        bound, comma, effort = value.partition(",")
+        problem = None
+        if not separator:
+            problem = f"{element!r} is not <class>=<model>[,<effort>]"
+        elif tier_class not in classes:
+            problem = f"class {tier_class!r} is not in {roster}"
+        elif any(row[0] == tier_class for row in rows):
+            problem = f"class {tier_class!r} is bound twice"
+        elif not bound:
+            problem = f"class {tier_class!r} binds an empty model"
+        elif any(character.isspace() for character in bound):
+            problem = f"model {bound!r} carries whitespace"
+        elif bound == "inherit":
+            problem = "model 'inherit' binds no tier"
+        elif bound.isdigit():
+            problem = f"model {bound!r} is all digits, a version token that crosses families"
+        elif bound == "-":
+            problem = "a lone - is not a model"
+        elif comma and (not effort or "," in effort or any(c.isspace() for c in effort)):
+            problem = f"effort {effort!r} of class {tier_class!r} is empty, carries whitespace or a second comma"
+        elif comma and (effort[0] not in _LETTERS or not set(effort) <= _EFFORT_CHARACTERS):
+            problem = f"effort {effort!r} is not a letter followed by letters, digits, '.', '_' or '-'"
+        if problem:
+            findings.append(f"{model}: {problem}")
+            continue
+        rows.append((tier_class, bound, effort if comma else None))
+    for row in rows:
+        for other in rows:
+            if other is not row and row[1] == other[1].split("-", 1)[0] and row[1] != other[1]:
+                findings.append(f"{model}: model {row[1]!r} equals the leading token of {other[1]!r} and would match nothing")
+    return findings, rows
+
+
+def _read_knob_file(environ: Mapping[str, str], findings: list[str]) -> tuple[str, str | None]:
+    path, named = knob_file_path(environ)
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return path, handle.read()
+    except FileNotFoundError:
+        if named:
+            findings.append(f"{KNOB_FILE}={path}: no such file (unset it to use the default location)")
+    except (OSError, UnicodeDecodeError) as error:
+        findings.append(f"{path}: cannot read the knob file ({error.__class__.__name__})")
+    return path, None
+
+
+def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
+    """Resolve every knob of the table from ``environ`` (default ``os.environ``) and the knob
+    file, and run the table validator. Raise :class:`KnobError` with every finding when the
+    configuration is malformed."""
+    environ = os.environ if environ is None else environ
+    findings: list[str] = []
+    path, text = _read_knob_file(environ, findings)
+    file_scalars: dict[str, str] = {}
+    file_arrays: dict[str, list[str]] = {}
+    if text is not None:
+        file_scalars, file_arrays, file_findings = parse_knob_file(text, path)
+        findings.extend(file_findings)
+    scalars: dict[str, str] = {}
+    arrays: dict[str, tuple[str, ...]] = {}
+    array_sources: dict[str, str] = {}
+    derived: list[str] = []
+    for name, knob in TABLE.items():
+        if knob.indexed:
+            spelled = environ.get(name, "") if knob.environment_elements else ""
+            if spelled:
+                arrays[name] = environment_elements(name, spelled, findings)
+                array_sources[name] = ""
+            elif name in file_arrays:
+                arrays[name] = tuple(file_arrays[name])
+                array_sources[name] = f"{path}: "
+            else:
+                arrays[name] = knob.default
+                array_sources[name] = ""
+            continue
+        if name in environ and not (knob.empty_is_unset and environ[name] == ""):
+            value = environ[name]
+            problem = knob.validate(value)
+            if problem:
+                findings.append(f"environment {name}={value!r} {problem}")
+                continue
+        elif name in file_scalars:
+            value = file_scalars[name]
+        else:
+            value = knob.default
+            if "${" in value:
+                derived.append(name)
+        scalars[name] = value
+    for name in derived:
+        scalars[name] = _expand(scalars[name], scalars, environ)
+    classes, binding = "DELEGATION_KIT_TIER_CLASSES", "DELEGATION_KIT_TIER_MODEL"
+    tier_findings, _ = tier_binding_findings(arrays[classes], arrays[binding])
+    for finding in tier_findings:
+        source = array_sources[classes] if finding.startswith(classes) else array_sources[binding]
+        findings.append(source + finding)
+    if findings:
+        raise KnobError(findings)
+    return Knobs(scalars=scalars, arrays=arrays, source=path if text is not None else None)
