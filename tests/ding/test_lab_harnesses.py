@@ -1,4 +1,4 @@
-"""Lab tier: the real Claude Code (pinned 2.1.197) and pi (0.73.1) TUIs in tmux, against the
+"""Lab tier: the real Claude Code (pinned 2.1.197), pi (0.73.1) and omp (18.2.3) TUIs in tmux, against the
 loopback fake model, receive a DING from the real ``st2 ding`` — and the notice reaches the model
 as a submitted prompt, exactly once."""
 
@@ -149,6 +149,63 @@ def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
             assert (record["phase"], record["settled"]) == ("idle", [name])
             assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
                        for text in user_texts(entry) if notice in text)
+        finally:
+            if notifier is not None:
+                notifier.stop()
+            subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=30)
+            try:
+                os.killpg(pane_pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            shutil.rmtree(socket_directory, ignore_errors=True)
+
+
+def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
+    from capture_omp_screens import IDLE_MARKERS, configure_omp, omp_launcher
+
+    harness = load_manifest()["omp"]
+    if not npm_available():
+        pytest.skip("LAB TIER NOT RUN: npm is not on PATH")
+    try:
+        install(harness, retry_recorded_failure=False)
+    except InstallFailed as failure:
+        pytest.fail(f"lab harness omp is not installed:\n{failure}", pytrace=False)
+    seat = make_seat(catalog, "omp", 'agent "omp" {\n    argv "omp"\n    ding\n    harness "omp"\n}\n')
+    lab = Lab.create(tmp_path / "lab")
+    socket_directory = Path(tempfile.mkdtemp(prefix="st2dl-", dir="/tmp"))
+    socket = str(socket_directory / "s")
+    with FakeModel() as fake:
+        launcher = omp_launcher(lab, harness, configure_omp(lab, harness, fake))
+        subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "st2", "-x", "180",
+                        "-y", "50", str(launcher)], check=True, timeout=30,
+                       env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
+        pane_pid = int(subprocess.run(["tmux", "-S", socket, "display-message", "-p", "-t", "st2", "#{pane_pid}"],
+                                      capture_output=True, text=True, timeout=10).stdout)
+        notifier = None
+        try:
+            def screen() -> str:
+                return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
+                                      capture_output=True, text=True, timeout=10).stdout
+
+            wait_for(lambda: all(marker in screen() for marker in IDLE_MARKERS), timeout=90, interval=0.3,
+                     message="omp's idle composer (the setup wizard skipped)")
+            notifier = Notifier(catalog, "omp", socket, tmp_path / "state", retry_backoff=1.0)
+            wait_for(lambda: ownership_record(tmp_path / "state", catalog, "omp").exists(), timeout=20)
+            before = len(fake.model_requests())
+            name = write_message(seat, "review the parser", sender="h.planner")
+            notice = notice_text(name, "review the parser", "h.planner")
+            wait_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
+                                 for text in user_texts(entry)),
+                     timeout=60, interval=0.3, message="the notice in the fake model's request log")
+            wait_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "omp").read_text())["settled"],
+                     timeout=30, interval=0.3, message="the notice settled")
+            wait_for(lambda: "Hello from the fake model" in screen(), timeout=60, interval=0.3)
+            record = json.loads(ownership_record(tmp_path / "state", catalog, "omp").read_text())
+            assert (record["phase"], record["settled"]) == ("idle", [name])
+            prompts = [text for entry in fake.model_requests()[before:] for text in user_texts(entry)
+                       if notice in text]
+            assert prompts and all(text.count(notice) == 1 for text in prompts)
+            assert screen().count(notice) == 1  # one transcript row, nothing left in the composer
         finally:
             if notifier is not None:
                 notifier.stop()
