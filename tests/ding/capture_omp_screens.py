@@ -60,6 +60,17 @@ def omp_launcher(lab: Lab, harness, environment: dict[str, str]) -> Path:
     return launcher
 
 
+def wait_for_exit(pid: int, timeout: float = 10) -> None:
+    """Poll until ``pid`` is gone (or the timeout passes), so its last writes land before cleanup."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+
+
 def main() -> int:
     harness = load_manifest()["omp"]
     install(harness)
@@ -99,6 +110,7 @@ def main() -> int:
         subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", "st2", "-x", "180",
                         "-y", "50", str(launcher)], check=True, timeout=30,
                        env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
+        pane_pid = int(tmux("display-message", "-p", "-t", "st2", "#{pane_pid}"))
         try:
             wait(lambda text: all(marker in text for marker in IDLE_MARKERS), "an idle composer", 60)
             time.sleep(1.5)
@@ -137,6 +149,7 @@ def main() -> int:
             tmux("kill-server")
             shutil.rmtree(sockets, ignore_errors=True)
             end_lab_processes(lab.root)
+            wait_for_exit(pane_pid)  # omp writes its session file on the way out
             shutil.rmtree(lab.root, ignore_errors=True)
     return 0
 
