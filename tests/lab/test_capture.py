@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -44,12 +45,48 @@ def test_scrub_replaces_local_paths_and_ports(tmp_path: Path) -> None:
 # other file, and every pi file, must match line for line.
 ORDER_RACES = {("codex", "app-server.harness.jsonl")}
 
+# pi 0.73.1 emits an assistant `message_start` (and streams `message_update` frames) carrying the
+# partial message's usage as far as it has read the SSE stream: whether the Anthropic
+# `message_start` event (input 9900, cache 1200/300) was parsed before pi's own frame was
+# written depends on scheduling, so under load the same turn shows zeros in one run and the
+# real counts in the other (seen with two CPU burners beside the test). Only the streaming
+# frames' partial usage is masked; the `message_end` usage, the number st2 reads, must match.
+PARTIAL_USAGE = {("pi", "rpc.harness.jsonl")}
+STREAMING_FRAMES = ("message_start", "message_update")
+
+
+def _without_usage(value):
+    if isinstance(value, dict):
+        return {key: _without_usage(item) for key, item in value.items() if key != "usage"}
+    if isinstance(value, list):
+        return [_without_usage(item) for item in value]
+    return value
+
+
+def _mask_partial_usage(line: str) -> str:
+    try:
+        frame = json.loads(line)
+    except ValueError:
+        return line
+    if not isinstance(frame, dict) or frame.get("type") not in STREAMING_FRAMES:
+        return line
+    return json.dumps(_without_usage(frame))
+
 
 def comparable(name: str, file_name: str, text: str) -> str | list[str]:
+    if (name, file_name) in PARTIAL_USAGE:
+        text = "\n".join(_mask_partial_usage(line) for line in text.splitlines())
     normalized = normalize(text)
     if (name, file_name) in ORDER_RACES:
         return sorted(line for line in normalized.splitlines() if "commandExecution/outputDelta" not in line)
     return normalized
+
+
+def test_only_streaming_frames_lose_their_partial_usage() -> None:
+    start = '{"type": "message_start", "message": {"role": "assistant", "usage": {"input": 0}}}'
+    end = '{"type": "message_end", "message": {"role": "assistant", "usage": {"input": 9900}}}'
+    assert _mask_partial_usage(start) == '{"type": "message_start", "message": {"role": "assistant"}}'
+    assert _mask_partial_usage(end) == end
 
 
 @pytest.mark.lab
