@@ -56,7 +56,12 @@ class Pane:
         self.tmux("send-keys", "-t", "st2", "-l", text)
 
     def kill(self) -> None:
+        """End the tmux server and wait until it no longer answers on its socket: kill-server
+        returns before the server has exited, and a new server started on the same socket in
+        that window fails (seen under the full suite's load)."""
         self.tmux("kill-server")
+        wait_for(lambda: self.tmux("has-session").returncode != 0, timeout=10,
+                 message=f"the tmux server on {self.socket} to exit")
 
     def close(self) -> None:
         self.kill()
