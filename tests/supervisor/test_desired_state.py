@@ -81,7 +81,9 @@ def test_a_resident_supervisor_converges_suspension_and_resume_at_once(fleet):
     assert result.returncode == 0, result.stderr
     assert result.stdout == "h.x is now suspended (maintenance); `st2 up` converges its tasks\n"
     assert poll_for(lambda: sorted(fleet.running()) == ["h.peer"], timeout=10), fleet.log()
-    assert [f.line() for f in task_health(fleet.catalog, "h", 0, scope=fleet.scope)] == []
+    # The pass that stops the tasks removes their records just after the processes are gone.
+    assert poll_for(lambda: [f.line() for f in task_health(fleet.catalog, "h", 0, scope=fleet.scope)] == [],
+                    timeout=10), [f.line() for f in task_health(fleet.catalog, "h", 0, scope=fleet.scope)]
     assert fleet.st2("agent", "desired-state", "x", "running").returncode == 0
     assert poll_for(lambda: len(fleet.running()) == 3, timeout=10), fleet.log()
     assert fleet.running()["h.peer"] == peer
