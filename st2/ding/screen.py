@@ -23,7 +23,7 @@ import enum
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 
 class ComposerState(enum.Enum):
@@ -126,6 +126,37 @@ class Harness(Protocol):
     def classify(self, screen: Screen, expected: str) -> ComposerState: ...
 
     def receipt(self, screen: Screen, expected: str) -> ReceiptState: ...
+
+
+ComposerFacts = tuple  # (row, exact, empty, idle) about the live composer, or None
+
+
+def composer_verdict(facts: ComposerFacts | None) -> ComposerState:
+    """The composer verdict shared by the TUI grammars, from ``(row, exact, empty, idle)``:
+    the notice alone in an idle composer is safe to submit; an empty idle composer is safe to
+    paste into; anything busy or unlocated is ambiguous; other text is a human's change."""
+    if facts is None:
+        return ComposerState.AMBIGUOUS
+    _, exact, empty, idle = facts
+    if exact:
+        return ComposerState.EXACT_SAFE if idle else ComposerState.EXACT_BLOCKED
+    if empty:
+        return ComposerState.EMPTY_SAFE if idle else ComposerState.AMBIGUOUS
+    return ComposerState.CHANGED
+
+
+def receipt_verdict(facts: ComposerFacts | None, accepted: Callable[[int], bool]) -> ReceiptState:
+    """The receipt verdict shared by the TUI grammars: still in the composer is retained; an
+    empty composer with ``accepted(row)`` (the harness's own submitted/queued pattern above the
+    composer row) is accepted; an empty composer without it is not retained."""
+    if facts is None:
+        return ReceiptState.UNPROVEN
+    row, exact, empty, idle = facts
+    if exact:
+        return ReceiptState.RETAINED_SAFE if idle else ReceiptState.RETAINED_BLOCKED
+    if empty and accepted(row):
+        return ReceiptState.ACCEPTED
+    return ReceiptState.NOT_RETAINED
 
 
 def live_harness(screen: Screen, adapters: Sequence[Harness]) -> Harness | None:

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import re
 
-from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, soft_wrap_candidates)
+from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, composer_verdict, receipt_verdict,
+                             soft_wrap_candidates)
 
 PROMPT = "❯"
 _PROMPT_PREFIXES = ("❯\u00a0", "❯ ")
@@ -79,28 +80,10 @@ class Claude:
         return row, exact, empty, idle
 
     def classify(self, screen: Screen, expected: str) -> ComposerState:
-        facts = self._facts(screen, expected)
-        if facts is None:
-            return ComposerState.AMBIGUOUS
-        _, exact, empty, idle = facts
-        if exact:
-            return ComposerState.EXACT_SAFE if idle else ComposerState.EXACT_BLOCKED
-        if empty and idle:
-            return ComposerState.EMPTY_SAFE
-        if empty:
-            return ComposerState.AMBIGUOUS
-        return ComposerState.CHANGED
+        return composer_verdict(self._facts(screen, expected))
 
     def receipt(self, screen: Screen, expected: str) -> ReceiptState:
-        facts = self._facts(screen, expected)
-        if facts is None:
-            return ReceiptState.UNPROVEN
-        row, exact, empty, idle = facts
-        if exact:
-            return ReceiptState.RETAINED_SAFE if idle else ReceiptState.RETAINED_BLOCKED
-        if empty and accepted(screen.lines, row, expected):
-            return ReceiptState.ACCEPTED
-        return ReceiptState.NOT_RETAINED
+        return receipt_verdict(self._facts(screen, expected), lambda row: accepted(screen.lines, row, expected))
 
 
 QUEUED_PLACEHOLDER = "Press up to edit queued messages"

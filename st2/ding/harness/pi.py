@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, soft_wrap_candidates)
+from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, composer_verdict, receipt_verdict,
+                             soft_wrap_candidates)
 
 _USAGE_ROW = re.compile(r"\d+(?:\.\d+)?%/\d+(?:\.\d+)?[kM]")
 _WORKING_ROW = re.compile(r"^\s*\S\s+Working\.\.\.")
@@ -58,26 +59,10 @@ class Pi:
         return top, expected in candidates, empty, idle
 
     def classify(self, screen: Screen, expected: str) -> ComposerState:
-        facts = self._facts(screen, expected)
-        if facts is None:
-            return ComposerState.AMBIGUOUS
-        _, exact, empty, idle = facts
-        if exact:
-            return ComposerState.EXACT_SAFE if idle else ComposerState.EXACT_BLOCKED
-        if empty:
-            return ComposerState.EMPTY_SAFE if idle else ComposerState.AMBIGUOUS
-        return ComposerState.CHANGED
+        return composer_verdict(self._facts(screen, expected))
 
     def receipt(self, screen: Screen, expected: str) -> ReceiptState:
-        facts = self._facts(screen, expected)
-        if facts is None:
-            return ReceiptState.UNPROVEN
-        top, exact, empty, idle = facts
-        if exact:
-            return ReceiptState.RETAINED_SAFE if idle else ReceiptState.RETAINED_BLOCKED
-        if empty and _row_run(screen.lines[:top], expected):
-            return ReceiptState.ACCEPTED
-        return ReceiptState.NOT_RETAINED
+        return receipt_verdict(self._facts(screen, expected), lambda top: _row_run(screen.lines[:top], expected))
 
 
 def _row_run(lines, expected: str) -> bool:
