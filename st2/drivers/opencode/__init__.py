@@ -1,0 +1,3 @@
+"""The opencode driver: ``opencode serve`` driven natively by ``st2 driver opencode-session``."""
+
+HARNESS = "opencode"
