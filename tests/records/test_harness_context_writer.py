@@ -82,8 +82,43 @@ def test_the_heartbeat_rewrites_only_a_fresh_reading(seat: Path, clock: FakeCloc
 def test_a_heartbeat_is_measured_from_the_write_not_the_reading(seat: Path, clock: FakeClock) -> None:
     w = writer(seat, clock)
     w.publish(Reading(used_percent=10.0, observed_at_ms=clock.wall_ms() - 240_000))
-    clock.advance(10)
-    assert not w.publish(fill(10.5, clock))  # the reading was four minutes old; the write is not
+    # 70 s after the write the reading is 310 s old: past the 300 s heartbeat if it were measured
+    # from the reading, well inside it measured from the write.
+    clock.advance(70)
+    assert not w.publish(fill(10.5, clock))
+    clock.advance(229)
+    assert not w.publish(fill(10.6, clock))  # 299 s after the write: still not due
+    clock.advance(1)
+    assert w.publish(fill(10.7, clock))  # the twin: 300 s after the write the heartbeat lands
+
+
+def test_a_heartbeat_needs_a_reading_taken_since_the_write(seat: Path, clock: FakeClock) -> None:
+    w = writer(seat, clock)
+    w.publish(Reading(used_percent=10.0, observed_at_ms=clock.wall_ms() - 240_000))
+    clock.advance(300)
+    # Newer than the written reading, but taken before the write: re-publishing it would re-stamp
+    # old news as fresh.
+    assert not w.publish(Reading(used_percent=10.2, observed_at_ms=clock.wall_ms() - 400_000))
+    assert w.publish(fill(10.3, clock))  # the twin: taken now, it lands
+
+
+def plant_written_at(seat: Path, clock: FakeClock, ahead_ms: int) -> None:
+    """Rewrite the on-disk record's writtenAtMs to ``ahead_ms`` past the clock (a skewed writer)."""
+    record = on_disk(seat)
+    record["writtenAtMs"] = clock.wall_ms() + ahead_ms
+    (seat / "harness-context").write_text(json.dumps(record, separators=(",", ":")) + "\n")
+
+
+def test_a_record_stamped_beyond_the_future_skew_is_old_and_its_stamp_not_inherited(seat: Path,
+                                                                                    clock: FakeClock) -> None:
+    w = writer(seat, clock)
+    w.publish(fill(30.0, clock))
+    clock.advance(1)
+    plant_written_at(seat, clock, 59_000)  # inside the 60 s skew bound: a fresh record
+    assert not w.publish(fill(30.1, clock))
+    plant_written_at(seat, clock, 61_000)  # beyond it: counts as old, so the heartbeat is due
+    assert w.publish(fill(30.2, clock))
+    assert on_disk(seat)["writtenAtMs"] == clock.wall_ms()  # the future stamp is not continued
 
 
 def test_a_compaction_edge_always_lands(seat: Path, clock: FakeClock) -> None:
@@ -101,6 +136,11 @@ def test_a_compaction_edge_always_lands(seat: Path, clock: FakeClock) -> None:
     clock.advance(1)
     assert w.publish(fill(5.0, clock), CompactionEdge("sleepy"))
     assert (on_disk(seat)["compactions"], on_disk(seat)["lastCompactionTrigger"]) == (2, "unknown")
+    clock.advance(1)
+    # An edge beside a reading the policy alone would skip (same bucket, no heartbeat) still lands.
+    assert not w.publish(fill(5.1, clock))
+    assert w.publish(fill(5.2, clock), CompactionEdge("auto"))
+    assert (on_disk(seat)["compactions"], on_disk(seat)["usedPercent"]) == (3, 5.2)
 
 
 def test_a_harness_durable_count_is_carried_as_given(seat: Path, clock: FakeClock) -> None:
