@@ -286,6 +286,10 @@ def locate_syntax_error(text: str) -> tuple[int, int, str]:
     return _bisect_with_ckdl(text)
 
 
+# Tokenizer verdicts on a line prefix that only mean the prefix cut a multi-line construct.
+_CUT_CONSTRUCTS = ("unterminated multi-line string", "unterminated raw string", "unterminated block comment")
+
+
 def _bisect_with_ckdl(text: str) -> tuple[int, int, str]:
     import ckdl
 
@@ -297,7 +301,11 @@ def _bisect_with_ckdl(text: str) -> tuple[int, int, str]:
         try:
             walker.document()
             closing = ""
-        except KdlSyntaxError:
+        except KdlSyntaxError as error:
+            if error.message.startswith(_CUT_CONSTRUCTS):
+                # The prefix ends inside a multi-line string or comment that the whole text
+                # closes: it is incomplete, not wrong.
+                return False
             # Close whatever blocks were open where the prefix ends.
             closing = "\n" + "}" * len(walker.open_blocks)
         try:

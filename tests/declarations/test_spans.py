@@ -119,10 +119,32 @@ def test_when_the_tokenizer_misses_an_error_ckdl_bisection_finds_the_line() -> N
     assert text[start:end] == "wo\u200erd 1"
 
 
+MULTI_LINE = 'agent "x" {\n    render {\n        file "a" """\n            two\n            lines\n            """\n    }\n}\n'
+
+
 def test_a_valid_document_does_not_bisect_to_a_false_error() -> None:
-    text = 'agent "x" {\n    render {\n        file "a" """\n            two\n            lines\n            """\n    }\n}\n'
+    reference = ckdl.parse(MULTI_LINE, version=2)
+    tree = locate(MULTI_LINE)
+    assert [span_shape(node) for node in tree] == [shape(node) for node in reference.nodes]
+    body = tree[0].children[0].children[0].arguments[1]
+    assert MULTI_LINE[body.start:body.end] == '"""\n            two\n            lines\n            """'
+
+
+@pytest.mark.parametrize("opening, closing", [('"""', '"""'), ('#"""', '"""#'), ("/*", "*/")])
+def test_bisection_names_the_broken_line_past_a_multi_line_construct(opening: str, closing: str) -> None:
+    # Line prefixes that cut the multi-line string or comment (lines 3-5) are incomplete, not
+    # wrong; the error is on line 8.
+    text = MULTI_LINE.replace('"""\n            two', opening + "\n            two").replace(
+        '            """\n    }', "            " + closing + "\n    }")
+    if opening == "/*":
+        text = text.replace('file "a" /*', 'file "a" "b" /*')
     ckdl.parse(text, version=2)
-    locate(text)  # accepted by both
+    broken = text.replace("    }\n}\n", "    }\n    wo\u200erd 1\n}\n")
+    with pytest.raises(ckdl.ParseError):
+        ckdl.parse(broken, version=2)
+    start, end, message = locate_syntax_error(broken)
+    span = SourceText(broken).span(start, end)
+    assert (span.line, span.column, broken[start:end]) == (8, 5, "wo\u200erd 1")
 
 
 # -- generated documents ---------------------------------------------------------------------

@@ -33,6 +33,11 @@ def frame(text: str) -> bytes:
     return (PASTE_START + text + PASTE_END).encode()
 
 
+def message_id(name: str) -> str:
+    """The ``[id:<rand6>]`` tag a notice of message file ``name`` carries."""
+    return f"[id:{name.partition('-')[2][:6]}]"
+
+
 def expected_notice(seat: Path, name: str, subject: str, sender: str = "h.planner") -> str:
     return notice_text(name, subject, sender)
 
@@ -64,8 +69,7 @@ def test_fifty_messages_across_busy_and_idle_arrive_once_each_in_order(tmp_path,
 
 
 def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, catalog, seat, standin):
-    first = write_message(seat, "old one")
-    write_message(seat, "old two")
+    backlog = [write_message(seat, "old one"), write_message(seat, "old two")]
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
         wait_for(lambda: standin.events("submit"), message="the backlog notice")
@@ -74,7 +78,10 @@ def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, cata
         time.sleep(0.4)
         assert [text for _, text in standin.events("submit")] == [
             BACKLOG_NOTICE, expected_notice(seat, fresh, "new one")]
-        assert first  # the backlog's messages are not noticed one by one
+        # The backlog's messages are not noticed one by one: no frame names either of them.
+        received = standin.received()
+        assert [name for name in backlog if message_id(name).encode() in received] == []
+        assert message_id(fresh).encode() in received  # the twin: a noticed message is named
     finally:
         notifier.stop()
 

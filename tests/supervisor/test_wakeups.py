@@ -4,6 +4,8 @@ NOTIFY_SOCKET the test owns."""
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 import select
 import subprocess
@@ -15,7 +17,7 @@ from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK
 from st2.supervisor import loop
 from st2.supervisor.reconcile import Reconciler
-from st2.supervisor.watch import MUTATION_MASK, READ_MASK, CatalogWatch
+from st2.supervisor.watch import MUTATION_MASK, CatalogWatch
 
 
 @pytest.fixture
@@ -26,9 +28,33 @@ def listener(fleet):
     notify.close()
 
 
-def test_the_watch_mask_subscribes_to_mutations_only():
-    assert MUTATION_MASK & READ_MASK == 0
-    assert MUTATION_MASK != 0
+def mask_events(mask: int, directory, act) -> int:
+    """The union of inotify event bits a real watch with ``mask`` on ``directory`` reports for
+    ``act()`` (0 when none)."""
+    from inotify_simple import INotify
+
+    with INotify() as notify:
+        notify.add_watch(str(directory), mask)
+        act()
+        return functools.reduce(operator.or_, (event.mask for event in notify.read(timeout=0)), 0)
+
+
+def test_the_watch_mask_subscribes_to_mutations_only(tmp_path):
+    from inotify_simple import flags
+
+    assert MUTATION_MASK == (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_FROM
+                             | flags.MOVED_TO | flags.DELETE | flags.DELETE_SELF | flags.MOVE_SELF)
+    assert MUTATION_MASK & (flags.ACCESS | flags.OPEN | flags.CLOSE_NOWRITE) == 0
+    target = tmp_path / "agent.kdl"
+    target.write_text("old\n")
+    # Each mutation of a watched directory reports through the real mask; a read reports nothing.
+    assert mask_events(MUTATION_MASK, tmp_path, target.read_bytes) == 0
+    assert mask_events(MUTATION_MASK, tmp_path, lambda: target.write_text("new\n")) & flags.MODIFY
+    assert mask_events(MUTATION_MASK, tmp_path, lambda: (tmp_path / "x").write_text("")) & flags.CREATE
+    staged = tmp_path / ".agent.kdl.tmp"
+    staged.write_text("renamed\n")
+    assert mask_events(MUTATION_MASK, tmp_path, lambda: os.replace(staged, target)) & flags.MOVED_TO
+    assert mask_events(MUTATION_MASK, tmp_path, target.unlink) & flags.DELETE
 
 
 @pytest.mark.process
