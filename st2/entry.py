@@ -21,6 +21,7 @@ HOT_PATHS: dict[tuple[str, str], str] = {
     ("hook", "subagent-stop-liveness"): "st2.delegation.liveness_hook:main",
     ("hook", "dispatch-guard"): "st2.delegation.dispatch_guard:main",
     ("check", "producer-liveness"): "st2.delegation.producer_liveness:main",
+    ("check", "gate-tamper"): "st2.kit.gate_tamper:main",
     ("driver", "claude-statusline"): "st2.drivers.claude.statusline:main",
     ("driver", "claude-observe"): "st2.drivers.claude.observe:main",
 }

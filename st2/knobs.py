@@ -321,6 +321,9 @@ def _expand(template: str, scalars: Mapping[str, str], environ: Mapping[str, str
     return rendered + rest
 
 
+expand = _expand  # the derived-default renderer, for readers expanding an indexed default
+
+
 def tier_binding_findings(classes: tuple[str, ...], elements: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str, str | None]]]:
     """The table validator over the tier roster and binding (seed 002 §Layout and configuration,
     DELEGATION_KIT_TIER_CLASSES and DELEGATION_KIT_TIER_MODEL). Return (findings, rows), each

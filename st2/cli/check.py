@@ -10,11 +10,13 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import exit_with
+from st2.cli.usage import RawCommand
 
 
 @click.group()
 def check() -> None:
-    """Checks over records other processes write (launch records: producer-liveness)."""
+    """Checks over records other processes write (launch records: producer-liveness) and the
+    delegation kit's gates (gate-tamper, agent-tier-explicit)."""
 
 
 @check.command("producer-liveness", context_settings={"ignore_unknown_options": True})
@@ -37,3 +39,12 @@ def producer_liveness(path: str | None, record_key: str | None, pid: int | None)
             raise click.UsageError("--pid goes with --record")
         argv = [path]
     exit_with(core.main(argv))
+
+
+@check.command("gate-tamper", cls=RawCommand)
+def gate_tamper(words: tuple[str, ...]) -> None:
+    """[--fixture DIR]: a gate edit travels alone and carries no exemption for its own commit
+    (exit 0 clean, 1 findings, 2 no reading)."""
+    from st2.kit.gate_tamper import main
+
+    exit_with(main(list(words)))
