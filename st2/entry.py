@@ -27,14 +27,40 @@ HOT_PATHS: dict[tuple[str, str], str] = {
 }
 
 
+HELP_WORDS = ("-h", "--help")
+
+
+def asks_for_help(argv: list[str]) -> bool:
+    """True when ``-h``/``--help`` appears before any ``--`` (after it, a word is a path)."""
+    for word in argv:
+        if word == "--":
+            return False
+        if word in HELP_WORDS:
+            return True
+    return False
+
+
+def help_text(module) -> str:
+    """A hot path's help: its module docstring's first paragraph, then its ``USAGE`` if any."""
+    summary = (module.__doc__ or "").strip().split("\n\n", 1)[0]
+    usage = getattr(module, "USAGE", "")
+    return summary + ("\n\n" + usage.rstrip("\n") if usage else "") + "\n"
+
+
+def dispatch(verb: str, subverb: str, argv: list[str]) -> int:
+    """Run one hot path. ``--help`` prints its help and runs nothing (no stdin read, no write)."""
+    module_name, function_name = HOT_PATHS[(verb, subverb)].split(":")
+    module = importlib.import_module(module_name)
+    if asks_for_help(argv):
+        sys.stdout.write(help_text(module))
+        return 0
+    return int(getattr(module, function_name)(argv) or 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    if len(words) >= 2:
-        target = HOT_PATHS.get((words[0], words[1]))
-        if target is not None:
-            module_name, function_name = target.split(":")
-            function = getattr(importlib.import_module(module_name), function_name)
-            return int(function(words[2:]) or 0)
+    if len(words) >= 2 and (words[0], words[1]) in HOT_PATHS:
+        return dispatch(words[0], words[1], words[2:])
     from st2.cli import run
 
     return run(words)

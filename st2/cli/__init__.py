@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "service": "st2.cli.service:service",
     "driver": "st2.cli.driver:driver",
     "ding": "st2.cli.ding:ding",
+    "hook": "st2.cli.hook:hook",
 }
 
 
@@ -46,6 +47,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="st2", prog_name="st2", message="%(prog)s %(version)s")
 @click.option("--catalog", envvar="CATALOG", default=None, help="Catalog root (default $CATALOG, then the XDG state default).")
 @click.option("--host", default=None, help="Host name (default: the short hostname).")
 @click.pass_context
@@ -59,6 +61,10 @@ def run(words: list[str]) -> int:
         result = cli.main(args=words, prog_name="st2", standalone_mode=False)
     except click.exceptions.Exit as exit_:
         return int(exit_.exit_code or 0)
+    except click.exceptions.NoArgsIsHelpError as bare:
+        # `st2` or `st2 message` alone asks what there is: the help, on stdout, exit 0.
+        click.echo(bare.ctx.get_help() if bare.ctx is not None else cli.get_help(click.Context(cli)))
+        return 0
     except click.ClickException as error:
         error.show()
         return error.exit_code

@@ -14,17 +14,16 @@ PRESENCE = ["available", "busy", "away", "dnd", "offline", "unknown"]
 @click.option("--json", "as_json", is_flag=True, help="Print the stable JSON roster.")
 @click.option("--enrich", is_flag=True, help="Add lastActivity and inbox counts.")
 @click.option("--status", "status_filter", type=click.Choice(PRESENCE), default=None, help="Only seats with this presence.")
-@click.option("--identity", "identity_filter", default=None, metavar="HOST.IDENTITY", help="Only this seat.")
+@click.option("--identity", "identity_filter", default=None, metavar="[HOST.]IDENTITY", help="Only this seat (a bare identity is on this host).")
 @catalog_options
 def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filter: str | None, location) -> None:
     """List the catalog's seats with presence, desired state, observed state and context."""
     from st2.roster.build import build_roster
 
-    rows, problems = build_roster(location.root, command_clock().wall_ms(), enrich=enrich,
+    now_ms = command_clock().wall_ms()
+    rows, problems = build_roster(location.root, now_ms, enrich=enrich,
                                   status_filter=status_filter, identity_filter=identity_filter,
                                   host=location.host)
-    if not location.root.is_dir():
-        click.echo(f"warning: no catalog at {location.root} (set --catalog or $CATALOG)", err=True)
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
     if identity_filter is not None and not rows and status_filter is None:
@@ -37,4 +36,4 @@ def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filt
     else:
         from st2.roster.human import format_rows
 
-        click.echo(format_rows(rows))
+        click.echo(format_rows(rows, enrich=enrich, now_ms=now_ms))

@@ -20,6 +20,11 @@ def attach(identity: str, location) -> None:
     from st2.supervisor.runtime.tmux_backend import attach_argv
 
     runtime_id = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
+    if not _declared(location, runtime_id):
+        click.echo(f"st2 attach: no seat {runtime_id} is declared in {location.root} "
+                   f"(`st2 ls` lists the declared seats)", err=True)
+        exit_with(1)
+        return
     try:
         record = launch_record.read(RuntimeScope(location.root, location.host), runtime_id)
     except MalformedRecord as error:
@@ -32,3 +37,15 @@ def attach(identity: str, location) -> None:
         return
     argv = attach_argv(record.socket)
     os.execvp(argv[0], argv)
+
+
+def _declared(location, runtime_id: str) -> bool:
+    """True when ``runtime_id`` is a declared seat of this host or a task one of them declares
+    (its runtime id extends the seat's: ``<host>.<identity>.<task>``)."""
+    from st2.catalog.discovery import discover
+
+    for seat in discover(location.root).seats:
+        if seat.host == location.host and (runtime_id == seat.runtime_id
+                                           or runtime_id.startswith(seat.runtime_id + ".")):
+            return True
+    return False

@@ -9,7 +9,7 @@ from st2.clock import command_clock
 
 
 @click.command("doctor")
-@catalog_options
+@catalog_options(must_exist=False)
 def doctor(location) -> None:
     """Check the catalog, its records and its tasks. Advisories never change the exit status."""
     from st2.doctor.findings import exit_status

@@ -36,18 +36,18 @@ def claude_session(identity: str, runtime_id: str | None, claude_argv: tuple[str
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_observe(words: tuple[str, ...]) -> None:
     """Apply one Claude hook event (payload on stdin) to the seat's records (hot path)."""
-    from st2.drivers.claude.observe import main
+    from st2.entry import dispatch
 
-    exit_with(main(list(words)))
+    exit_with(dispatch("driver", "claude-observe", list(words)))
 
 
 @driver.command("claude-statusline", context_settings={"ignore_unknown_options": True, "help_option_names": []})
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_statusline(words: tuple[str, ...]) -> None:
     """The status-line tee: record the reading, then run the operator's renderer (hot path)."""
-    from st2.drivers.claude.statusline import main
+    from st2.entry import dispatch
 
-    exit_with(main(list(words)))
+    exit_with(dispatch("driver", "claude-statusline", list(words)))
 
 
 @driver.group("claude")

@@ -42,7 +42,7 @@ def service() -> None:
 
 
 @service.command()
-@catalog_options
+@catalog_options(must_exist=False)
 @_unit_options
 @click.option("--unit-dir", type=click.Path(path_type=Path), default=None,
               help="Where to write the units (default ${XDG_CONFIG_HOME:-~/.config}/systemd/user).")
@@ -67,7 +67,7 @@ def install(location, st2_path, memory_max, poll_interval, unit_dir, enable) -> 
 
 
 @service.command()
-@catalog_options
+@catalog_options(must_exist=False)
 @_unit_options
 @click.argument("unit")
 def render(location, st2_path, memory_max, poll_interval, unit) -> None:

@@ -22,7 +22,7 @@ def _interval(value: str) -> float:
 @click.option("--agent", default=None, help="Reconcile only this seat (identity or <host>.<identity>).")
 @click.option("--task", "task", default=None, help="Reconcile only this runtime id.")
 @click.option("--materialize-only", is_flag=True, help="Apply render blocks, launch nothing, exit.")
-@catalog_options
+@catalog_options(must_exist=False)
 def up(once: bool, interval: str, agent: str | None, task: str | None, materialize_only: bool, location) -> None:
     """Keep exactly the declared seats of this host running (one supervisor per catalog and host).
 

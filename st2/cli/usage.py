@@ -31,22 +31,22 @@ def usage() -> None:
 @usage.command(cls=RawCommand)
 def verdict(words: tuple[str, ...]) -> None:
     """[--] [usage-file [credentials-file]]: OK/RESET-OK exit 0, PAUSE 1, STALE 2."""
-    from st2.usage.verdict import main
+    from st2.entry import dispatch
 
-    exit_with(main(list(words)))
+    exit_with(dispatch("usage", "verdict", list(words)))
 
 
 @usage.command(cls=RawCommand)
 def poll(words: tuple[str, ...]) -> None:
     """[--timeout SECONDS]: one poll cycle of the usage endpoint into usage.txt (fail-soft)."""
-    from st2.usage.poll import main
+    from st2.entry import dispatch
 
-    exit_with(main(list(words)))
+    exit_with(dispatch("usage", "poll", list(words)))
 
 
 @usage.command(cls=RawCommand)
 def trend(words: tuple[str, ...]) -> None:
     """[--] [history-file]: the footprint trend over the sample history (exit 0 or 2)."""
-    from st2.usage.trend import main
+    from st2.entry import dispatch
 
-    exit_with(main(list(words)))
+    exit_with(dispatch("usage", "trend", list(words)))

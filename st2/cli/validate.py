@@ -16,7 +16,7 @@ from st2.cli.common import catalog_options, exit_with
 @click.command("validate")
 @click.option("--strict", is_flag=True, help="Treat every warning as an error.")
 @click.option("--json", "as_json", is_flag=True, help="Print the diagnostics as a JSON array.")
-@catalog_options
+@catalog_options(must_exist=False)
 def validate(strict: bool, as_json: bool, location) -> None:
     """Check the catalog's layout and declarations without changing anything."""
     from st2.catalog.validation import validate_catalog

@@ -12,6 +12,7 @@ from typing import Any
 
 from st2.doctor.findings import Finding, Severity
 from st2.records.harness_context import HARNESS_CONTEXT_WARN_PERCENT
+from st2.roster.human import percent_text
 from st2.roster.row import RosterRow
 
 
@@ -34,7 +35,7 @@ def record_findings(row: RosterRow) -> list[Finding]:
         percent = context.get("usedPercent")
         if isinstance(percent, (int, float)) and percent >= HARNESS_CONTEXT_WARN_PERCENT:
             findings.append(Finding(Severity.ADVISORY, row.identity, "context-fill",
-                                    f"context window {round(percent)}% full (reading {_age(context.get('ageMs'))})"))
+                                    f"context window {percent_text(percent)} full (reading {_age(context.get('ageMs'))})"))
         if context.get("stale") and running:
             findings.append(Finding(Severity.ADVISORY, row.identity, "context-stale",
                                     f"context reading is older than the horizon ({_age(context.get('ageMs'))}) while desired state is running"))

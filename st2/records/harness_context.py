@@ -153,6 +153,15 @@ def _trigger(record: dict[str, Any]) -> str | None:
     return value if value in TRIGGERS else "unknown"
 
 
+def percent_in_domain(percent: float | None) -> float | None:
+    """``usedPercent``'s domain is finite and >= 0; above 100 is a real overrun and is carried
+    unclamped (seed 000). Outside the domain the reading is absent (None), never a definite
+    value: ``-5`` must not read as a fill and ``-0.4`` must not round to ``0%``."""
+    if percent is None or not math.isfinite(percent) or percent < 0:
+        return None
+    return percent
+
+
 def decode(data: bytes) -> Record:
     """Decode the bytes into a :class:`Record` (any schema string, any harness word), or raise
     :class:`decoding.Malformed`."""
@@ -163,7 +172,7 @@ def decode(data: bytes) -> Record:
         harness=decoding.string(record, "harness"),
         used_tokens=decoding.optional_unsigned(record, "usedTokens"),
         window_tokens=decoding.optional_unsigned(record, "windowTokens"),
-        used_percent=decoding.optional_number(record, "usedPercent"),
+        used_percent=percent_in_domain(decoding.optional_number(record, "usedPercent")),
         model=decoding.optional_string(record, "model"),
         cost_usd=decoding.optional_number(record, "costUsd"),
         session_total_tokens=decoding.optional_unsigned(record, "sessionTotalTokens"),
@@ -204,23 +213,25 @@ class ContextReading:
         return not self.stale and proves_rate_limited(self.harness, self.rate_limits)
 
 
-def read(data: bytes | None, now_ms: int) -> ContextReading | None:
-    """Project the record at ``now_ms`` (table in the module docstring). Never raises."""
+def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | None:
+    """Project the record at ``now_ms`` (table in the module docstring). Never raises.
+    ``origin`` (the seat, ``<host>.<identity>``) names the record in every warning."""
+    where = f"{origin}: " if origin else ""
     if data is None:
         return None
     try:
         record = decode(data)
     except Exception as error:  # never raise, whatever the bytes
-        logger.warning("st2 harness-context: not a readable record: %s", error)
+        logger.warning("st2 harness-context: %snot a readable record: %s", where, error)
         return None
     if record.schema not in ACCEPTED_SCHEMAS:
-        logger.warning("st2 harness-context: schema %r is not one this reader accepts", record.schema)
+        logger.warning("st2 harness-context: %sschema %r is not one this reader accepts", where, record.schema)
         return None
     if record.harness not in HARNESSES:
-        logger.warning("st2 harness-context: harness %r is not one this reader can interpret", record.harness)
+        logger.warning("st2 harness-context: %sharness %r is not one this reader can interpret", where, record.harness)
         return None
     if record.observed_at_ms > now_ms + HARNESS_CONTEXT_FUTURE_SKEW_MS:
-        logger.warning("st2 harness-context: observedAtMs is beyond the future-skew bound")
+        logger.warning("st2 harness-context: %sobservedAtMs is beyond the future-skew bound", where)
         return None
     age_ms = max(0, now_ms - record.observed_at_ms)
     return ContextReading(
@@ -242,7 +253,7 @@ def read(data: bytes | None, now_ms: int) -> ContextReading | None:
     )
 
 
-def read_file(path: Path, now_ms: int) -> ContextReading | None:
+def read_file(path: Path, now_ms: int, origin: str = "") -> ContextReading | None:
     """:func:`read` applied to a file; an unreadable file reads absent with a warning."""
     try:
         data = Path(path).read_bytes()
@@ -251,7 +262,7 @@ def read_file(path: Path, now_ms: int) -> ContextReading | None:
     except OSError as error:
         logger.warning("st2 harness-context: reading %s failed: %s", path, error)
         return None
-    return read(data, now_ms)
+    return read(data, now_ms, origin)
 
 
 def to_wire(reading: ContextReading | None) -> dict[str, Any] | None:

@@ -75,6 +75,7 @@ REASON_LITERAL_UNKNOWN = "literal-unknown"
 REASON_CLAIMED = "claimed"
 REASON_UNFENCED = "unfenced-record"
 REASON_SESSION_DEAD = "session-dead"
+REASON_FOREIGN_AGENT = "foreign-agent"  # the record's `agent` names another seat
 
 
 @dataclass(frozen=True)
@@ -203,9 +204,13 @@ def _probe(liveness: LivenessProbe, session: str) -> str:
         return SESSION_INDETERMINATE
 
 
-def read(data: bytes | None, now_ms: int, liveness: LivenessProbe | None = None) -> ObservedState | None:
+def read(data: bytes | None, now_ms: int, liveness: LivenessProbe | None = None,
+         agent: str | None = None) -> ObservedState | None:
     """Project the record at ``now_ms``. ``None`` when there is no record. ``liveness`` is the
     optional same-host probe of the record's pty session; pass None for cross-host reads.
+    ``agent`` is the seat (``<host>.<identity>``) whose directory held the record: a record
+    naming another seat (neither ``agent`` nor its bare identity) is not this seat's
+    observation and reads unknown (``foreign-agent``).
     Never raises."""
     if data is None:
         return None
@@ -217,6 +222,8 @@ def read(data: bytes | None, now_ms: int, liveness: LivenessProbe | None = None)
         return _indeterminate(REASON_MALFORMED)
     if record.schema != SCHEMA:
         return _indeterminate(REASON_UNSUPPORTED_SCHEMA, record, with_evidence=False)
+    if agent is not None and record.agent not in (agent, agent.partition(".")[2]):
+        return _indeterminate(REASON_FOREIGN_AGENT, record, with_evidence=False)
     if record.written_at_ms > now_ms:
         if record.written_at_ms - now_ms > HARNESS_STATE_FUTURE_SKEW_MS:
             return _indeterminate(REASON_FUTURE_SKEW, record)
@@ -248,7 +255,8 @@ def read(data: bytes | None, now_ms: int, liveness: LivenessProbe | None = None)
     )
 
 
-def read_file(path: Path, now_ms: int, liveness: LivenessProbe | None = None) -> ObservedState | None:
+def read_file(path: Path, now_ms: int, liveness: LivenessProbe | None = None,
+              agent: str | None = None) -> ObservedState | None:
     """:func:`read` applied to a file. Only proven absence is absence: a file that exists but
     cannot be read is ``unknown`` with reason ``unreadable-record``."""
     try:
@@ -257,7 +265,7 @@ def read_file(path: Path, now_ms: int, liveness: LivenessProbe | None = None) ->
         return None
     except OSError:
         return _indeterminate(REASON_UNREADABLE)
-    return read(data, now_ms, liveness)
+    return read(data, now_ms, liveness, agent)
 
 
 def to_wire(observed: ObservedState | None) -> dict[str, Any] | None:

@@ -19,7 +19,8 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
                  host: str | None = None) -> tuple[list[RosterRow], list[str]]:
     """Return ``(rows sorted by identity, problems)``. A declaration that does not load still
     yields a row (its records are still worth showing); its problem is reported separately.
-    ``host`` is this host: its seats' live observed states are cross-checked against their PTY
+    ``identity_filter`` is ``<host>.<identity>`` or a bare identity on ``host``, as every other
+    verb accepts. ``host`` is this host: its seats' live observed states are cross-checked against their PTY
     sessions' launch records."""
     found = discover(catalog_root)
     problems = [str(error) for error in getattr(found, "errors", [])]
@@ -27,14 +28,16 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
     probe = SessionProbe(str(catalog_root), host) if host is not None else None
     for seat in found.seats:
         runtime_id = f"{seat.host}.{seat.identity}"
-        if identity_filter is not None and identity_filter not in (runtime_id,):
+        if identity_filter is not None and identity_filter != runtime_id and (
+                seat.host != host or identity_filter != seat.identity):
             continue
         declaration, diagnostics = load_agent(seat.declaration_path)
-        for diagnostic in diagnostics:
-            if getattr(diagnostic, "severity", "error") == "error":
-                problems.append(str(diagnostic))
+        errors = [str(diagnostic) for diagnostic in diagnostics
+                  if getattr(diagnostic, "severity", "error") == "error"]
+        problems.extend(errors)
         row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich,
-                        probe if seat.host == host else None)
+                        probe if seat.host == host else None,
+                        declaration_error=errors[0] if errors and declaration is None else None)
         if status_filter is not None and row.status != status_filter:
             continue
         rows.append(row)

@@ -24,13 +24,22 @@ def observed_column(observed: dict[str, Any] | None) -> str:
     return text
 
 
+PERCENT_SHOWN_MAX = 999  # the human column's bound: a larger (real, unclamped) overrun prints >999%
+
+
+def percent_text(percent: float) -> str:
+    """A context fill for a human column, bounded in width: rounded, ``>999%`` beyond."""
+    return f">{PERCENT_SHOWN_MAX}%" if percent > PERCENT_SHOWN_MAX else f"{round(percent)}%"
+
+
 def context_column(context: dict[str, Any] | None) -> str:
     """``ctx:-`` no record, ``ctx:?`` a record whose percent was withheld, else the percent
-    rounded for width (never clamped), ``⟳N`` compactions, ``stale`` suffix."""
+    rounded for width (never clamped below the bound of :func:`percent_text`), ``⟳N``
+    compactions, ``stale`` suffix."""
     if context is None:
         return "ctx:-"
     percent = context.get("usedPercent")
-    text = "ctx:?" if percent is None else f"ctx:{round(percent)}%"
+    text = "ctx:?" if percent is None else f"ctx:{percent_text(percent)}"
     compactions = context.get("compactions")
     if compactions:
         text += f" ⟳{compactions}"
@@ -39,19 +48,41 @@ def context_column(context: dict[str, Any] | None) -> str:
     return text
 
 
-def format_rows(rows: list[RosterRow]) -> str:
+HEADER = ["AGENT", "PRESENCE", "DESIRED", "OBSERVED", "CONTEXT"]
+ENRICHED_HEADER = ["LAST-ACTIVITY", "INBOX"]
+
+
+def activity_column(last_activity_ms: float | None, now_ms: int | None) -> str:
+    """``-`` none, else how long ago (``42s``, ``5m``, ``3h``, ``2d``)."""
+    if last_activity_ms is None or now_ms is None:
+        return "-"
+    seconds = max(0, int((now_ms - last_activity_ms) // 1000))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
+
+
+def format_rows(rows: list[RosterRow], *, enrich: bool = False, now_ms: int | None = None) -> str:
+    """A header row, then one aligned line per seat; the name (free text) comes last. With
+    ``enrich`` two columns follow the context: time since the last activity and unread mail."""
     if not rows:
         return "no agents"
-    cells = []
+    header = HEADER + (ENRICHED_HEADER if enrich else []) + ["NAME"]
+    cells = [header]
     for row in rows:
         desired = row.desired_state
         if row.desired_state_reason:
             desired += f" ({row.desired_state_reason})"
-        cells.append([row.identity, row.status, desired, observed_column(row.observed_state),
-                      context_column(row.context), row.name or ""])
-    widths = [max(len(cell[index]) for cell in cells) for index in range(5)]
+        cell = [row.identity, row.status, desired, observed_column(row.observed_state),
+                context_column(row.context)]
+        if enrich:
+            cell += [activity_column(row.last_activity_ms, now_ms), str(row.inbox)]
+        cells.append(cell + [row.name or ""])
+    count = len(header) - 1
+    widths = [max(len(cell[index]) for cell in cells) for index in range(count)]
     lines = []
     for cell in cells:
-        padded = [cell[index].ljust(widths[index]) for index in range(5)]
-        lines.append("  ".join(padded + [cell[5]]).rstrip())
+        padded = [cell[index].ljust(widths[index]) for index in range(count)]
+        lines.append("  ".join(padded + [cell[count]]).rstrip())
     return "\n".join(lines)

@@ -108,10 +108,17 @@ def last_activity_ms(seat: layout.SeatPaths, status_activity_ms: int | None) -> 
     return newest
 
 
+INVALID = "invalid"  # desiredState of a seat whose declaration does not load
+
+
 def build_row(host: str, identity: str, directory: Path, declaration: Any, catalog_root: Path,
-              now_ms: int, enrich: bool, liveness=None) -> RosterRow:
+              now_ms: int, enrich: bool, liveness=None, declaration_error: str | None = None) -> RosterRow:
     """One seat's row. ``liveness`` is the same-host PTY session probe (None for another host's
-    seat: its records are judged by their own stamps alone)."""
+    seat: its records are judged by their own stamps alone). ``declaration_error`` (the first
+    error of a declaration that does not load) makes ``desiredState`` ``invalid`` with the
+    error as its reason: nothing can be said of an intent that does not parse, least of all
+    ``running``."""
+    runtime_id = f"{host}.{identity}"
     # Plain string paths: pathlib's per-join parsing was a fifth of a 627-seat roster's time.
     prefix = os.fspath(directory) + os.sep
     status_bytes, status_mtime_ms = status.load(prefix + layout.STATUS)
@@ -119,15 +126,17 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
     state_bytes = _read_bytes(prefix + layout.HARNESS_STATE)
     if state_bytes == b"":
         # Empty or unreadable: let the file reader tell an unreadable record from a malformed one.
-        observed = harness_state.read_file(prefix + layout.HARNESS_STATE, now_ms, liveness)
+        observed = harness_state.read_file(prefix + layout.HARNESS_STATE, now_ms, liveness, runtime_id)
     else:
-        observed = harness_state.read(state_bytes, now_ms, liveness)
-    context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms)
+        observed = harness_state.read(state_bytes, now_ms, liveness, runtime_id)
+    context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms, runtime_id)
     diagnostic = driver_diagnostic.read(_read_bytes(prefix + layout.DRIVER_DIAGNOSTIC), now_ms)
 
     desired_state = getattr(declaration, "desired_state", None) or "running"
+    desired_state_reason = getattr(declaration, "desired_state_reason", None)
+    if declaration is None and declaration_error is not None:
+        desired_state, desired_state_reason = INVALID, declaration_error
     retired = desired_state == "retired"
-    runtime_id = f"{host}.{identity}"
     declared_id = getattr(declaration, "id", None)
     declared_address = getattr(declaration, "address", None)
     row = RosterRow(
@@ -140,7 +149,7 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
         retired=retired,
         resources=resource_descriptors(declaration),
         desired_state=desired_state,
-        desired_state_reason=getattr(declaration, "desired_state_reason", None),
+        desired_state_reason=desired_state_reason,
         observed_state=harness_state.to_wire(observed),
         driver_diagnostic=driver_diagnostic.to_wire(diagnostic),
         context=harness_context.to_wire(context),

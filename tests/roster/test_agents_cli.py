@@ -115,6 +115,7 @@ def test_human_output_shows_each_axis_independently(fixture_catalog: Path) -> No
     assert result.returncode == 0, result.stderr
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
     assert lines == [
+        "AGENT PRESENCE DESIRED OBSERVED CONTEXT NAME",
         "alpha.a-fresh busy running obs:idle ctx:33% ⟳3 Fresh",
         "alpha.b-stale unknown running obs:unknown(stale) ctx:586% ⟳1 stale",
         "alpha.c-legacy dnd running obs:unknown(future-skew) ctx:-",
