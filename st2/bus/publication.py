@@ -16,10 +16,9 @@ from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
-from st2.fs.atomic import fsync_directory
+from st2.fs.atomic import TEMP_SUFFIX, fsync_directory
 
 STAGING = "bus-staging"
-_TEMP_SUFFIX = ".tmp"
 
 
 def staging_directory(catalog: Path) -> Path:
@@ -55,7 +54,7 @@ def ensure_box(directory: Path, catalog: Path) -> Path:
 
 
 def _write_temp(staging: Path, name: str, data: bytes, mode: int, durable: bool) -> Path:
-    temp = staging / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{_TEMP_SUFFIX}"
+    temp = staging / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
@@ -101,35 +100,3 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
     if durable:
         fsync_directory(target.parent)
     return True
-
-
-def sweep_orphans(staging: Path) -> int:
-    """Remove temp files left by writers that died (their pid is gone). Return how many.
-
-    A live writer's temp is never touched: the pid in its name is still running. A reused pid
-    only delays the sweep of that one file.
-    """
-    removed = 0
-    try:
-        names = os.listdir(staging)
-    except FileNotFoundError:
-        return 0
-    for name in names:
-        if not name.endswith(_TEMP_SUFFIX):
-            continue
-        parts = name.rsplit(".", 3)
-        if len(parts) != 4 or not parts[1].isdigit():
-            continue
-        try:
-            os.kill(int(parts[1]), 0)
-            continue
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        try:
-            os.unlink(staging / name)
-            removed += 1
-        except FileNotFoundError:
-            pass
-    return removed

@@ -4,7 +4,8 @@ Given the target path, its bytes and a staging directory on the same filesystem:
 file with ``O_EXCL`` in the staging directory, write, fsync, rename it over the target, fsync
 the target's directory. A reader sees the old file or the new one, never a torn one; a writer
 killed at any point leaves the old file intact and at most an orphan temp file inside the
-staging directory (never beside the target). Standard library only: hot paths import this.
+staging directory (never beside the target), which the next publication through that staging
+directory sweeps (:func:`sweep_orphans`), so kills never accumulate residue. Standard library only: hot paths import this.
 """
 
 from __future__ import annotations
@@ -99,6 +100,40 @@ def publish(
             pass
         raise
     fsync_directory(directory)
+    sweep_orphans(staging_dir)
+
+
+TEMP_SUFFIX = ".tmp"
+
+
+def sweep_orphans(staging: Path) -> int:
+    """Remove the temp files ``.<name>.<pid>.<hex>.tmp`` of writers that died (their pid is
+    gone) from ``staging``. Return how many. A live writer's temp is never touched (its pid
+    still runs); a reused pid only delays the sweep of that one file."""
+    removed = 0
+    try:
+        names = os.listdir(staging)
+    except FileNotFoundError:
+        return 0
+    for name in names:
+        if not name.endswith(TEMP_SUFFIX):
+            continue
+        parts = name.rsplit(".", 3)
+        if len(parts) != 4 or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        try:
+            os.unlink(os.path.join(staging, name))
+            removed += 1
+        except FileNotFoundError:
+            pass
+    return removed
 
 
 def ensure_directory(path: Path, mode: int = 0o755) -> Path:

@@ -20,7 +20,8 @@ import pytest
 from st2.bus.envelope import parse
 from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import archive_of, inbox_of, list_inbox, message_names
-from st2.bus.publication import staging_directory, sweep_orphans
+from st2.bus.publication import staging_directory
+from st2.fs.atomic import sweep_orphans
 from support import REPO, st2_env
 
 DRIVER = Path(__file__).with_name("driver_sender.py")

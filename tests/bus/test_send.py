@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from st2.bus import BusError, sent
 from st2.bus.addressing import resolve_seat
 from st2.bus.mailbox import archive_message, archive_of, inbox_of, list_inbox, message_names
-from st2.bus.publication import publish_exclusive, staging_directory, sweep_orphans
+from st2.bus.publication import publish_exclusive, staging_directory
+from st2.fs.atomic import sweep_orphans
 from st2.bus.send import send
 
 
