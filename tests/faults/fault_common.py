@@ -7,8 +7,12 @@ calls the same function at scale 1 (the issue's full size) and prints the same R
 
 from __future__ import annotations
 
-import time
+import shutil
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from supervisor_support import poll_for  # noqa: F401  (every wait of the campaign is bounded by it)
 
 TIER_SCALE = 0.1
 
@@ -35,12 +39,13 @@ class Verdict:
         return "\n".join([self.line(), *self.evidence[:40]])
 
 
-def poll_for(predicate, timeout: float, step: float = 0.02):
-    """The first truthy value of ``predicate()`` within ``timeout`` seconds, else the last
-    (falsy) one. Every wait of the campaign is bounded by observable progress through this."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(step)
+def run_at_tier(part, prefix: str) -> Verdict:
+    """Run a campaign part at :data:`TIER_SCALE` in a fresh short temp directory (removed after)
+    and print its RESULT line, as the tier's tests do."""
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix=prefix))
+    try:
+        verdict = part.run(TIER_SCALE, base)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    print(verdict.line(), verdict.notes)
+    return verdict

@@ -4,24 +4,15 @@ once, and nothing is launched twice."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 import pytest
 
 import fault_supervisor
-from fault_common import TIER_SCALE
+from fault_common import run_at_tier
 
 pytestmark = [pytest.mark.faults, pytest.mark.process]
 
 
 def test_every_task_survives_rounds_of_supervisor_kills_and_replacement_builds():
-    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2f1-"))
-    try:
-        verdict = fault_supervisor.run(TIER_SCALE, base)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
-    print(verdict.line(), verdict.notes)
+    verdict = run_at_tier(fault_supervisor, "st2f1-")
     assert verdict.figures["lost"] == 0 and verdict.figures["duplicated"] == 0, verdict.explain()
     assert verdict.notes["mid_pass_kills"] >= 1 and verdict.notes["replaced_builds"] >= 1, verdict.notes
