@@ -14,12 +14,12 @@ Where a value comes from, first match wins:
   ``STOP_LOG``, ``REQUIRE_TIER`` and ``AGENT_DIR`` an empty environment value reads as unset (the
   delegation hooks always read them so);
 - an indexed knob: the knob file's ``NAME[] = element`` lines, which replace the default whole,
-  then the default. The seed gives an indexed knob no environment spelling, and
-  ``REFRESH_CMD`` keeps none. st2 had shipped one for five delegation knobs (``LIVENESS_CMD``,
-  ``READONLY_TYPES``, ``MUTATING_TYPES``, ``TIER_CLASSES``, ``TIER_MODEL``: one element per line
-  of the variable's value), and it is kept for setups that use it: set non-empty, it replaces
-  the file's value whole. The seed's ground for refusing it is a freshness gate over the tier
-  binding that a per-session override would red; st2 ships no such gate.
+  then the default. The seed gives an indexed knob no environment spelling. st2 had shipped one
+  for five delegation knobs (one element per line of the variable's value); it is kept for the
+  three that no gate reads (``LIVENESS_CMD``, ``READONLY_TYPES``, ``MUTATING_TYPES``: set
+  non-empty, it replaces the file's value whole) and is gone for ``TIER_CLASSES`` and
+  ``TIER_MODEL``, which the freshness gate check-agent-tier-explicit reads: a per-session
+  override would red that gate against an unchanged tree, so those two are file-only.
 
 The knob file is ``$DELEGATION_KIT_KNOB_FILE`` when set (it must then exist), else
 ``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Grammar, one
@@ -167,8 +167,10 @@ TABLE: dict[str, Knob] = {
         _delegation_indexed("DELEGATION_KIT_READONLY_TYPES", validate=_agent_type),
         _delegation_indexed("DELEGATION_KIT_MUTATING_TYPES", validate=_agent_type),
         Knob("DELEGATION_KIT_REQUIRE_TIER", "off", _on_or_off, empty_is_unset=True),
-        _delegation_indexed("DELEGATION_KIT_TIER_CLASSES", TIER_CLASSES_DEFAULT),
-        _delegation_indexed("DELEGATION_KIT_TIER_MODEL"),
+        # The tier knobs take no environment spelling: a freshness gate (check-agent-tier-explicit)
+        # reads the binding, and a per-session override would red it against an unchanged tree.
+        Knob("DELEGATION_KIT_TIER_CLASSES", TIER_CLASSES_DEFAULT, _word, non_empty_elements=True),
+        Knob("DELEGATION_KIT_TIER_MODEL", (), _word, non_empty_elements=True),
         # Declared for carry-over; st2 reads none of these yet (no foreign-vendor run, no
         # model verdict, no statusline inbox group).
         Knob("DELEGATION_KIT_FOREIGN_TIER_MODEL", ()),

@@ -27,6 +27,7 @@ VERBS: dict[str, str] = {
     "request": "st2.cli.request:request",
     "event": "st2.cli.event:event",
     "check": "st2.cli.check:check",
+    "emit": "st2.cli.emit:emit",
     "service": "st2.cli.service:service",
     "driver": "st2.cli.driver:driver",
     "ding": "st2.cli.ding:ding",

@@ -48,3 +48,12 @@ def gate_tamper(words: tuple[str, ...]) -> None:
     from st2.kit.gate_tamper import main
 
     exit_with(main(list(words)))
+
+
+@check.command("agent-tier-explicit", cls=RawCommand)
+def agent_tier_explicit(words: tuple[str, ...]) -> None:
+    """[--] [AGENT_DIR]: every agent definition states model:, and a tiered one holds its
+    class's bound model and effort (exit 0 clean, 1 findings, 2 no reading)."""
+    from st2.kit.agent_tiers import check as run
+
+    exit_with(run(list(words)))

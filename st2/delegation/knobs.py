@@ -7,8 +7,9 @@ Where a value comes from (:mod:`st2.knobs` owns the whole statement): a scalar k
 require tier, agent dir) is the environment under its own name (empty reads as unset), then the
 knob file, then the default. An indexed knob (liveness command, the two rosters, tier classes,
 tier binding) is its knob-file ``NAME[] = element`` lines, replacing the default whole; st2's
-earlier environment spelling, one element per line of the variable's value, is kept and, set
-non-empty, replaces the file's value whole.
+earlier environment spelling, one element per line of the variable's value, is kept for the
+liveness command and the two rosters (set non-empty, it replaces the file's value whole) and is
+gone for the tier classes and binding, which the freshness gate reads.
 
 The validator checks the whole table at once: a malformed knob is a broken machine, and a
 broken machine gates nothing. The dispatch guard turns a fault into loud non-enforcement of

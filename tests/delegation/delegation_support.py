@@ -27,6 +27,15 @@ def hermetic_env(**extra: str) -> dict[str, str]:
     return env
 
 
+def knob_file(path: Path, **indexed: str) -> dict[str, str]:
+    """Write each indexed knob (one element per line of its value) as ``NAME[] = element`` lines
+    of a knob file at ``path``; return the environment naming it. The tier knobs have no
+    environment spelling, so a case binding them writes them here."""
+    lines = [f"{name}[] = {element}" for name, value in indexed.items() for element in value.split("\n") if element != ""]
+    path.write_text("".join(line + "\n" for line in lines))
+    return {"DELEGATION_KIT_KNOB_FILE": str(path)}
+
+
 def run_hook(member: str, cwd: Path, payload: str | None, **extra: str) -> subprocess.CompletedProcess:
     """Run the real ``st2 hook <member>`` with ``payload`` on stdin from ``cwd``."""
     return subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from delegation_support import hermetic_env, run_hook
+from delegation_support import hermetic_env, knob_file, run_hook
 from st2.delegation import agent_definitions, dispatch_guard
 
 TABLE = Path(__file__).with_name("dispatch-guard-cases.tsv")
@@ -47,7 +47,7 @@ def scenario(type_column: str, agent_dir: Path) -> tuple[str, dict[str, str]]:
     elif prefix == "armed":
         env.update(DELEGATION_KIT_MUTATING_TYPES="mut-type", DELEGATION_KIT_REQUIRE_TIER="on")
     elif prefix == "bound":
-        env["DELEGATION_KIT_TIER_MODEL"] = "judgment=big-model\nmechanical=small"
+        env.update(knob_file(agent_dir.parent / "bound.knobs", DELEGATION_KIT_TIER_MODEL="judgment=big-model\nmechanical=small"))
     return bare, env
 
 
@@ -136,13 +136,13 @@ def test_a_tool_input_that_is_not_an_object_degrades(tmp_path: Path) -> None:
 
 
 def test_malformed_knobs_cost_the_roster_rules_loudly_and_never_the_dispatch(tmp_path: Path) -> None:
-    env = hermetic_env(DELEGATION_KIT_READONLY_TYPES="ro-type", DELEGATION_KIT_TIER_MODEL="judgment")
+    env = hermetic_env(DELEGATION_KIT_READONLY_TYPES="ro-type", **knob_file(tmp_path / "k.knobs", DELEGATION_KIT_TIER_MODEL="judgment"))
     decision = dispatch_guard.decide(payload_for("ro-type", "-", "no", "-"), env, str(tmp_path))
     assert decision.code == 0 and decision.stderr == ""
     assert json.loads(decision.stdout)["hookSpecificOutput"]["additionalContext"] == (
         "dispatch-guard: D2 (the read-only claim), D4 (default isolation), D5 (the chosen tier) and D6 "
         "(the bound tier) went unenforced on this dispatch: the delegation knobs are malformed: "
-        "DELEGATION_KIT_TIER_MODEL: 'judgment' is not <class>=<model>[,<effort>]."
+        f"{tmp_path / 'k.knobs'}: DELEGATION_KIT_TIER_MODEL: 'judgment' is not <class>=<model>[,<effort>]."
     )
 
 
@@ -172,7 +172,7 @@ def test_an_unreadable_definition_directory_costs_d5_alone(tmp_path: Path, monke
 
 
 def test_the_d6_block_names_the_bound_values(tmp_path: Path) -> None:
-    env = hermetic_env(DELEGATION_KIT_TIER_MODEL="judgment=big-model\nmechanical=small,low")
+    env = hermetic_env(**knob_file(tmp_path / "k.knobs", DELEGATION_KIT_TIER_MODEL="judgment=big-model\nmechanical=small,low"))
     decision = dispatch_guard.decide(payload_for("x", "-", "no", "opus"), env, str(tmp_path))
     assert decision.stderr == (
         "dispatch-guard: blocked by D6 (the bound tier): this dispatch names model 'opus', which matches "

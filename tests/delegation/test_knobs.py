@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from delegation_support import hermetic_env, run_hook
+from delegation_support import hermetic_env, knob_file, run_hook
 from st2.delegation import dispatch_guard, knobs, liveness_hook
 from st2.delegation.checkout import scratch_dir
 
@@ -35,6 +35,13 @@ def test_an_indexed_knob_is_one_element_per_line() -> None:
     assert knobs.indexed(environment, knobs.LIVENESS_CMD) == ["bash", "/path/reader.sh"]
     with pytest.raises(knobs.KnobError, match="DELEGATION_KIT_LIVENESS_CMD: element 2 is empty"):
         knobs.indexed({"DELEGATION_KIT_LIVENESS_CMD": "bash\n\nx"}, knobs.LIVENESS_CMD)
+
+
+def tier_knobs_in_a_file(environment: dict[str, str], path: Path) -> dict[str, str]:
+    """The tier knobs have no environment spelling: move them into a knob file at ``path``."""
+    tier = {name: value for name, value in environment.items() if name in (knobs.TIER_CLASSES, knobs.TIER_MODEL)}
+    rest = {name: value for name, value in environment.items() if name not in tier}
+    return rest | knob_file(path, **tier) if tier else rest
 
 
 @pytest.mark.parametrize(
@@ -61,16 +68,28 @@ def test_an_indexed_knob_is_one_element_per_line() -> None:
         ({"DELEGATION_KIT_TIER_MODEL": "judgment=claude\nmechanical=claude-haiku"}, "DELEGATION_KIT_TIER_MODEL: model 'claude' equals the leading token of 'claude-haiku' and would match nothing"),
     ],
 )
-def test_the_validator_refuses_each_malformed_value(environment, finding: str) -> None:
-    assert knobs.validate(environment) == [finding]
+def test_the_validator_refuses_each_malformed_value(environment, finding: str, tmp_path: Path) -> None:
+    path = tmp_path / "k.knobs"
+    moved = tier_knobs_in_a_file(environment, path)
+    expected = f"{path}: {finding}" if moved != environment else finding
+    assert knobs.validate(moved) == [expected]
 
 
-def test_the_validator_reports_every_finding_at_once() -> None:
-    assert len(knobs.validate({"DELEGATION_KIT_REQUIRE_TIER": "x", "DELEGATION_KIT_TIER_MODEL": "y"})) == 2
+def test_the_validator_reports_every_finding_at_once(tmp_path: Path) -> None:
+    environment = tier_knobs_in_a_file({"DELEGATION_KIT_REQUIRE_TIER": "x", "DELEGATION_KIT_TIER_MODEL": "y"}, tmp_path / "k.knobs")
+    assert len(knobs.validate(environment)) == 2
 
 
-def test_sound_bindings_pass() -> None:
-    environment = {"DELEGATION_KIT_TIER_MODEL": "judgment=opus,high\nmechanical=haiku\nrouting=opus"}
+def test_the_tier_knobs_take_no_environment_spelling(tmp_path: Path) -> None:
+    # A per-session override would red the freshness gate against an unchanged tree: ignored.
+    environment = knob_file(tmp_path / "k.knobs", DELEGATION_KIT_TIER_MODEL="judgment=big-model")
+    assert knobs.tier_model(environment | {"DELEGATION_KIT_TIER_MODEL": "judgment=other"}) == [knobs.TierRow("judgment", "big-model", None)]
+    assert knobs.tier_classes({"DELEGATION_KIT_TIER_CLASSES": "senior"}) == ["judgment", "routing", "mechanical"]
+    assert knobs.validate({"DELEGATION_KIT_TIER_MODEL": "not a binding"}) == []
+
+
+def test_sound_bindings_pass(tmp_path: Path) -> None:
+    environment = knob_file(tmp_path / "k.knobs", DELEGATION_KIT_TIER_MODEL="judgment=opus,high\nmechanical=haiku\nrouting=opus")
     assert knobs.validate(environment) == []
     assert knobs.tier_model(environment) == [
         knobs.TierRow("judgment", "opus", "high"), knobs.TierRow("mechanical", "haiku", None), knobs.TierRow("routing", "opus", None)

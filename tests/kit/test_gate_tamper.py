@@ -178,7 +178,7 @@ def test_st2s_own_registry_covers_its_own_declaration(sandbox) -> None:
     from st2.kit import gate_registry
 
     files = gate_registry.registered_gate_files(str(REPO), {})
-    assert files == ["st2/kit/checks/check-gate-tamper.gate", "st2/kit/gate_output.py"]
+    assert files == ["st2/kit/checks/check-agent-tier-explicit.gate", "st2/kit/checks/check-gate-tamper.gate", "st2/kit/gate_output.py"]
 
 
 def test_the_pre_commit_snippet_runs_the_gate(repo, sandbox) -> None:
