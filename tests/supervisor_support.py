@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -145,3 +146,15 @@ class NotifyListener:
 
     def close(self) -> None:
         self.socket.close()
+
+
+@contextlib.contextmanager
+def temporary_fleet(prefix: str):
+    """A :class:`Fleet` in a short temp directory, cleaned up (its processes killed) afterwards."""
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix=prefix))
+    group = Fleet(base)
+    try:
+        yield group
+    finally:
+        group.cleanup()
+        shutil.rmtree(base, ignore_errors=True)

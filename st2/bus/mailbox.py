@@ -19,6 +19,7 @@ from st2.bus.envelope import Message, parse
 from st2.bus.filename import is_message_filename
 from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
 from st2.fs.atomic import fsync_directory
+from st2.fs.regular import read_regular
 
 
 def inbox_of(seat_directory: Path) -> Path:
@@ -33,18 +34,9 @@ def _read_regular(path: Path) -> bytes | None:
     """The bytes of a regular file, or None when it vanished or is not a plain file (a symlink
     in a box is never followed)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except (FileNotFoundError, OSError):
+        return read_regular(path)[0]
+    except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            return None
-        chunks = []
-        while chunk := os.read(descriptor, 1 << 16):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(descriptor)
 
 
 def message_names(directory: Path) -> list[str]:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import NamedTuple
 
 from st2.catalog.catalog_declaration import load_catalog_declaration
-from st2.catalog.discovery import discover
-from st2.catalog.layout import TEMPLATES_DIR
-from st2.declarations import load_agent
+from st2.catalog.discovery import DiscoveredSeat, discover
+from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR
+from st2.declarations import load_agent, parse_agent
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
 from st2.declarations.principal import load_principal
 
@@ -26,9 +27,11 @@ TEMPLATE_RESERVED_NAMES = (".git", ".st2", "resources", "archive", "inbox", "sta
 
 
 def validate_catalog(root: Path, host: str, *, strict: bool = False,
-                     state_dir: Path | None = None) -> list[Diagnostic]:
+                     state_dir: Path | None = None, overlay: Overlay | None = None) -> list[Diagnostic]:
     """Every diagnostic for the catalog at ``root`` as seen from ``host``, sorted by source and
-    position. With ``strict`` every warning is promoted to an error."""
+    position. With ``strict`` every warning is promoted to an error. ``overlay`` judges the
+    prospective catalog in which one seat's ``agent.kdl`` holds the overlay's text (the seat is
+    added when it does not exist yet) without writing anything: the authoring gate."""
     root = Path(root)
     if not root.is_dir():
         # Discovery reads a missing catalog as empty (a fresh catalog is valid); validation is
@@ -36,23 +39,30 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
         return [Diagnostic(code="catalog-unreadable", severity=ERROR, layer=CATALOG, source=None, span=None,
                            field_path=None, message=f"there is no catalog directory at {root}")]
     found = discover(root)
+    if overlay is not None:
+        _apply_overlay(found, root, overlay)
     diagnostics: list[Diagnostic] = list(found.errors) + list(found.warnings)
     _, catalog_diagnostics = load_catalog_declaration(root)
     diagnostics.extend(catalog_diagnostics)
     declarations = []
     for seat in found.seats:
-        declaration, seat_diagnostics = load_agent(seat.declaration_path)
+        if overlay is not None and (seat.host, seat.identity) == (overlay.host, overlay.identity):
+            declaration, seat_diagnostics = parse_agent(
+                overlay.text, path=seat.declaration_path, source=f"agents/{seat.host}/{seat.identity}/agent.kdl",
+                host=seat.host, identity=seat.identity)
+        else:
+            declaration, seat_diagnostics = load_agent(seat.declaration_path)
         diagnostics.extend(seat_diagnostics)
         if declaration is not None:
             declarations.append((seat, declaration))
     for principal in found.principals:
         diagnostics.extend(load_principal(principal.declaration_path)[1])
     for seat, declaration in declarations:
-        diagnostics.extend(_driver_block_problems(seat, declaration, host))
-        diagnostics.extend(_render_problems(seat, declaration))
+        diagnostics.extend(_driver_block_problems(seat, declaration, host, overlay))
+        diagnostics.extend(_render_problems(seat, declaration, overlay))
     diagnostics.extend(_template_problems(root))
-    diagnostics.extend(_dangling_supervisors(found.seats, declarations))
-    diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir))
+    diagnostics.extend(_dangling_supervisors(found.seats, declarations, overlay))
+    diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     diagnostics.sort(key=lambda diagnostic: (diagnostic.source or "",
@@ -60,7 +70,25 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     return diagnostics
 
 
-def _driver_block_problems(seat, declaration, host: str) -> list[Diagnostic]:
+class Overlay(NamedTuple):
+    """One seat's prospective ``agent.kdl`` text, judged in place of what is on disk."""
+
+    host: str
+    identity: str
+    text: str
+    # Where the seat's other files are judged from (a staged bundle); default: the live seat.
+    directory: Path | None = None
+
+
+def _apply_overlay(found, root: Path, overlay: Overlay) -> None:
+    directory = overlay.directory or root / AGENTS_DIR / overlay.host / overlay.identity
+    found.seats[:] = [seat for seat in found.seats if (seat.host, seat.identity) != (overlay.host, overlay.identity)]
+    found.seats.append(DiscoveredSeat(overlay.host, overlay.identity, directory,
+                                      root / AGENTS_DIR / overlay.host / overlay.identity / DECLARATION))
+    found.seats.sort(key=lambda seat: (seat.host, seat.identity))
+
+
+def _driver_block_problems(seat, declaration, host: str, overlay: Overlay | None = None) -> list[Diagnostic]:
     """A typed driver block (``claude { … }``) the driver package cannot expand would stop the
     seat at launch; report it now, at the block."""
     if not declaration.drivers:
@@ -72,11 +100,11 @@ def _driver_block_problems(seat, declaration, host: str) -> list[Diagnostic]:
     except ValueError as error:
         # With one block the fault is in it; with several, point at the agent node.
         field = next(iter(declaration.drivers)) if len(declaration.drivers) == 1 else None
-        return [_located(seat, field, "driver-block-invalid", ERROR, str(error), None)]
+        return [_located(seat, field, "driver-block-invalid", ERROR, str(error), None, overlay)]
     return []
 
 
-def _render_problems(seat, declaration) -> list[Diagnostic]:
+def _render_problems(seat, declaration, overlay: Overlay | None = None) -> list[Diagnostic]:
     """Render operations materialization would refuse, and so the seat's launch: a target outside
     the workspace (absolute, or with a ``..`` component), or a ``copy`` whose source (relative to
     the seat directory) is not a regular file. The loader keeps these declarations loadable so
@@ -87,7 +115,7 @@ def _render_problems(seat, declaration) -> list[Diagnostic]:
         if target.startswith("/") or ".." in target.replace("\\", "/").split("/"):
             problems.append(_located(seat, "render", "render-invalid", ERROR,
                                      f"render {operation.operation} target \"{target}\" must be a relative path "
-                                     "inside the workspace", None))
+                                     "inside the workspace", None, overlay))
         if operation.operation != "copy":
             continue
         source = Path(operation.source)
@@ -95,11 +123,11 @@ def _render_problems(seat, declaration) -> list[Diagnostic]:
         if not source.is_file():
             problems.append(_located(seat, "render", "render-invalid", ERROR,
                                      f"render copy source {operation.source} is not a file (looked at {source})",
-                                     "copy sources are relative to the seat directory"))
+                                     "copy sources are relative to the seat directory", overlay))
     return problems
 
 
-def _dangling_supervisors(seats, declarations) -> list[Diagnostic]:
+def _dangling_supervisors(seats, declarations, overlay: Overlay | None = None) -> list[Diagnostic]:
     """A supervisor is a bare identity or ``<host>.<identity>`` of a seat in this catalog; a
     dangling one only means crash notices route nowhere, so it is a warning."""
     identities = {seat.identity for seat in seats}
@@ -111,11 +139,12 @@ def _dangling_supervisors(seats, declarations) -> list[Diagnostic]:
             continue
         problems.append(_located(seat, "supervisor", "dangling-supervisor", WARNING,
                                  f"supervisor \"{supervisor}\" is not a seat in this catalog",
-                                 "crash-loop notices for this seat will reach no one"))
+                                 "crash-loop notices for this seat will reach no one", overlay))
     return problems
 
 
-def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | None) -> list[Diagnostic]:
+def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | None,
+                        overlay: Overlay | None = None) -> list[Diagnostic]:
     """Only this host's PTY tasks are judged, against the socket path the supervisor would use."""
     try:
         from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
@@ -132,19 +161,23 @@ def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | N
             error = socket_admission_error(scope.socket(task.id))
             if error is not None:
                 problems.append(_located(seat, None, "socket-path-too-long", ERROR,
-                                         f"pty task {task.id}: {error}", None))
+                                         f"pty task {task.id}: {error}", None, overlay))
     return problems
 
 
-def _located(seat, field: str | None, code: str, severity: str, message: str, help_text: str | None) -> Diagnostic:
+def _located(seat, field: str | None, code: str, severity: str, message: str, help_text: str | None,
+             overlay: Overlay | None = None) -> Diagnostic:
     """A cross-seat diagnostic pointing at ``field``'s node in the seat's declaration (or at the
-    agent node when ``field`` is None)."""
+    agent node when ``field`` is None); an overlaid seat is located in the overlay's text."""
     from st2.declarations.spans import KdlSyntaxError, SourceText, locate
 
     source = f"agents/{seat.host}/{seat.identity}/agent.kdl"
     span = None
     try:
-        text = seat.declaration_path.read_text(encoding="utf-8")
+        if overlay is not None and (seat.host, seat.identity) == (overlay.host, overlay.identity):
+            text = overlay.text
+        else:
+            text = seat.declaration_path.read_text(encoding="utf-8")
         tree = locate(text)
         agent = next(node for node in tree if node.name == "agent")
         target = next((node for node in agent.children if node.name == field), agent) if field else agent

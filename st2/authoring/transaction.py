@@ -1,0 +1,110 @@
+"""One cooperative authoring transaction: the catalog authoring lock, the declaration reads and
+atomic writes made under it, and the catalog-generation commit that wakes a resident supervisor.
+
+``.st2/catalog-authoring.lock`` is a persistent file (never removed: removing a lock another
+process holds open would split the lock domain) taken with :mod:`filelock`; authoring is not a
+hot path. Verbs wait up to :data:`LOCK_SECONDS` for it; the supervisor's archive step asks with
+``timeout=0`` and skips when the lock is contended, never queueing behind an author. Every
+temporary lives under ``.st2/authoring-staging/`` on the catalog's own filesystem, so a crash
+leaves debris only in the control plane and never a torn declaration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+from filelock import FileLock, Timeout
+
+from st2.catalog.location import CatalogLocation
+from st2.fs.atomic import check_real_directories, ensure_directory, fsync_directory, publish
+from st2.fs.regular import read_regular
+
+LOCK_SECONDS = 10.0
+STAGING = "authoring-staging"
+
+
+class LockContended(Exception):
+    """The authoring lock is held by someone else (only raised for a non-waiting request)."""
+
+
+class Transaction:
+    """What an authoring verb may do while it holds the lock."""
+
+    def __init__(self, location: CatalogLocation) -> None:
+        self.location = location
+        self.committed = False
+
+    @property
+    def staging(self) -> Path:
+        return ensure_directory(self.location.paths.control / STAGING, mode=0o700)
+
+    def read_declaration(self, host: str, identity: str) -> bytes | None:
+        """The seat's ``agent.kdl`` bytes, ``None`` when absent; a symlinked or non-regular
+        declaration raises ``OSError`` (it is never followed)."""
+        path = self.location.paths.seat(host, identity).declaration
+        try:
+            return read_regular(path)[0]
+        except FileNotFoundError:
+            return None
+
+    def write_declaration(self, host: str, identity: str, data: bytes) -> Path:
+        """Publish ``data`` as the seat's ``agent.kdl`` atomically (its directory is created
+        through real directories when the seat is new). Mark the transaction committed."""
+        seat = self.location.paths.seat(host, identity)
+        for directory in (self.location.paths.agents, seat.directory.parent, seat.directory):
+            if not directory.exists():
+                directory.mkdir(mode=0o755)
+                fsync_directory(directory.parent)
+        check_real_directories(seat.directory, self.location.root)
+        mode = 0o644
+        try:
+            mode = os.lstat(seat.declaration).st_mode & 0o777
+        except FileNotFoundError:
+            pass
+        publish(seat.declaration, data, self.staging, root=self.location.root, mode=mode)
+        self.committed = True
+        return seat.declaration
+
+    def mark_committed(self) -> None:
+        self.committed = True
+
+
+def advance_generation(location: CatalogLocation) -> int:
+    """Advance ``.st2/catalog-generation`` by one (atomically) and return the new value; an
+    unreadable value restarts from zero, since the contract is change detection, not a count."""
+    target = location.paths.catalog_generation
+    try:
+        current = int(target.read_text().strip() or "0")
+    except (OSError, ValueError):
+        current = 0
+    control = ensure_directory(location.paths.control)
+    publish(target, f"{current + 1}\n".encode(), ensure_directory(control / STAGING, mode=0o700),
+            root=location.root)
+    return current + 1
+
+
+@contextlib.contextmanager
+def authoring(location: CatalogLocation, timeout: float = LOCK_SECONDS) -> Iterator[Transaction]:
+    """Hold the catalog authoring lock for one transaction; on a clean exit after a commit,
+    advance the catalog generation. ``timeout=0`` raises :class:`LockContended` at once."""
+    if not location.root.is_dir():
+        raise FileNotFoundError(f"there is no catalog directory at {location.root}")
+    check_real_directories(location.root)
+    control = location.paths.control
+    if not control.exists():
+        control.mkdir(mode=0o755)
+    lock = FileLock(str(location.paths.catalog_authoring_lock), timeout=timeout, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout as error:
+        raise LockContended(f"{location.paths.catalog_authoring_lock} is held by another author") from error
+    try:
+        transaction = Transaction(location)
+        yield transaction
+        if transaction.committed:
+            advance_generation(location)
+    finally:
+        lock.release()
