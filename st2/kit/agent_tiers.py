@@ -32,7 +32,7 @@ import sys
 
 from st2 import knobs as knob_table
 from st2.delegation.agent_definitions import front_matter
-from st2.kit import gate_output
+from st2.kit import argv as argv_grammar, gate_output
 
 GATE = "check-agent-tier-explicit"
 EMIT = "agent-tiers"
@@ -137,21 +137,9 @@ def expected(definition: Definition, bound: dict[str, tuple[str, str | None]]) -
 
 
 def _parse(argv: list[str], flags: tuple[str, ...]) -> tuple[set[str], str | None]:
-    words = list(argv)
-    seen: set[str] = set()
-    positional: list[str] = []
-    escaped = False
-    for word in words:
-        if not escaped and word == "--":
-            escaped = True
-        elif not escaped and word in flags:
-            seen.add(word)
-        elif not escaped and word.startswith("-"):
-            raise ValueError(f"unrecognized option: {word}")
-        else:
-            positional.append(word)
+    seen, _, positional = argv_grammar.parse(argv, flags)
     if len(positional) > 1:
-        raise ValueError(f"unexpected argument: {positional[1]}")
+        raise argv_grammar.ShapeRefusal(f"unexpected argument: {positional[1]}")
     return seen, (positional[0] if positional else None)
 
 

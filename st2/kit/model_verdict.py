@@ -29,6 +29,7 @@ import sys
 from st2 import knobs as knob_table
 from st2.delegation.knobs import model_matches
 from st2.drivers.claude import transcript
+from st2.kit import argv as argv_grammar
 
 USAGE = "usage: st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]"
 OFF_TIER = " — the session is not on its expected tier; stop before work that needs it and have it re-dispatched at that tier"
@@ -36,32 +37,11 @@ UNVERIFIED = " — tier unverified, not refused; the caller's rule says whether 
 STATUS = {"READ": 0, "OK": 0, "BELOW": 1, "UNBOUND": 1, "UNKNOWN": 2}
 
 
-class ShapeRefusal(Exception):
-    pass
-
-
 def parse_arguments(argv: list[str]) -> tuple[str | None, str | None]:
-    expect = None
-    operands: list[str] = []
-    words = list(argv)
-    escaped = False
-    while words:
-        word = words.pop(0)
-        if not escaped and word == "--":
-            escaped = True
-        elif not escaped and word == "--expect":
-            if not words:
-                raise ShapeRefusal("--expect needs a class")
-            expect = words.pop(0)
-        elif not escaped and word.startswith("--expect="):
-            expect = word[len("--expect="):]
-        elif not escaped and word.startswith("-"):
-            raise ShapeRefusal(f"unrecognized option: {word}")
-        else:
-            operands.append(word)
+    _, values, operands = argv_grammar.parse(argv, options=("--expect",))
     if len(operands) > 1:
-        raise ShapeRefusal(f"unexpected second operand: {operands[1]}")
-    return expect, (operands[0] if operands else None)
+        raise argv_grammar.ShapeRefusal(f"unexpected second operand: {operands[1]}")
+    return values.get("--expect"), (operands[0] if operands else None)
 
 
 def _line(model_id: str, effort: str | None, key: str, classes: list[str], expect: str | None, word: str, tail: str = "") -> tuple[str, int]:
@@ -83,7 +63,7 @@ def verdict(argv: list[str], environ=None, cwd: str | None = None, stderr=None) 
     stderr = sys.stderr if stderr is None else stderr
     try:
         expect, operand = parse_arguments(argv)
-    except ShapeRefusal as refusal:
+    except argv_grammar.ShapeRefusal as refusal:
         stderr.write(f"model-verdict: {refusal}\n{USAGE}\n")
         return "", 2
     try:

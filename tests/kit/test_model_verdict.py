@@ -156,7 +156,7 @@ def test_a_consumers_roster_ranks_its_classes(case) -> None:
 def test_shape_refusals_and_the_escape(case) -> None:
     usage = "usage: st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]\n"
     assert case.run("--bogus") == ("", 2, "model-verdict: unrecognized option: --bogus\n" + usage)
-    assert case.run("--expect") == ("", 2, "model-verdict: --expect needs a class\n" + usage)
+    assert case.run("--expect") == ("", 2, "model-verdict: --expect needs a value\n" + usage)
     assert case.run("a.jsonl", "b.jsonl") == ("", 2, "model-verdict: unexpected second operand: b.jsonl\n" + usage)
     dashed = case.transcript(assistant(HAIKU), name="-dash")
     assert case.run("--", str(dashed).replace(str(case.sessions) + "/", "")) [1] == 2  # relative, not found
