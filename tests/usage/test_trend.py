@@ -169,9 +169,12 @@ def test_cli_exit_codes_and_the_dash_escape(usage):
     unset = usage.run("usage", "trend")
     assert (unset.returncode, unset.stdout) == (2, "")
     assert "DELEGATION_KIT_USAGE_HISTORY unset" in unset.stderr
-    refused = usage.run("usage", "trend", "--help")
+    refused = usage.run("usage", "trend", "--bogus")
     assert refused.returncode == 2 and refused.stdout == ""
-    assert refused.stderr.startswith("usage-trend: unrecognized option: --help\nusage: st2 usage trend [--] [history-file]")
+    assert refused.stderr.startswith("usage-trend: unrecognized option: --bogus\nusage: st2 usage trend [--] [history-file]")
+    helped = usage.run("usage", "trend", "--help")
+    assert (helped.returncode, helped.stderr) == (0, "")
+    assert helped.stdout.startswith("`st2 usage trend [--] [history-file]`")
     escaped = subprocess_in(usage, ["usage", "trend", "--", "-history.log", "ignored-second"])
     assert escaped.returncode == 0
     assert escaped.stdout == (HERE / "trend-report.golden.txt").read_text()
