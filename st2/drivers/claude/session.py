@@ -29,7 +29,6 @@ cross-check and the staleness horizon are the only fallback. The supervisor's st
 
 from __future__ import annotations
 
-import enum
 import os
 import signal
 import subprocess
@@ -38,39 +37,13 @@ from collections import deque
 from pathlib import Path
 
 from st2.drivers.claude import HARNESS, RUNTIME_ID_ENV, SESSION_ENV, SESSION_SEQ_ENV
-from st2.drivers.claude.seat import Seat
-from st2.records import harness_state, status
+from st2.drivers.seat import Seat
+from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase, SessionRecords, returncode_status, say,
+                                        stop_with_cover, transition)
+from st2.records import status
 
 POLL_SECONDS = 0.25
-STOP_GRACE_SECONDS = 2.0
-HEARTBEAT_CHECK_SECONDS = 30.0
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-class Phase(enum.Enum):
-    STARTING = "starting"
-    RUNNING = "running"
-    STOPPING = "stopping"
-    ENDED = "ended"
-
-
-# Allowed edges, named: the loop asks transition() and never assigns a phase directly.
-EDGES = {
-    (Phase.STARTING, "spawned"): Phase.RUNNING,       # STARTING -> RUNNING
-    (Phase.STARTING, "spawn-failed"): Phase.ENDED,    # STARTING -> ENDED (exit 127)
-    (Phase.RUNNING, "stop-requested"): Phase.STOPPING,  # RUNNING -> STOPPING
-    (Phase.RUNNING, "reaped"): Phase.ENDED,           # RUNNING -> ENDED
-    (Phase.STOPPING, "reaped"): Phase.ENDED,          # STOPPING -> ENDED
-    (Phase.STOPPING, "grace-expired"): Phase.ENDED,   # STOPPING -> ENDED (escalation cover)
-}
-
-
-def transition(phase: Phase, event: str) -> Phase:
-    """The one transition function. Raise ValueError for an edge the machine does not have."""
-    try:
-        return EDGES[(phase, event)]
-    except KeyError:
-        raise ValueError(f"no edge from {phase.value} on {event!r}") from None
 
 
 def _st2_bin_directory() -> str | None:
@@ -97,17 +70,7 @@ def claude_environment(base: dict[str, str], runtime_id: str, token: str, seq: i
 
 
 def _say(message: str) -> None:
-    """Diagnostics go to stderr, which is the PTY; once the terminal is gone that may fail."""
-    try:
-        sys.stderr.write(f"st2 claude-session: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-def returncode_status(returncode: int) -> int:
-    """The wrapper's own exit status for Claude's return code (128 + n for signal n)."""
-    return 128 - returncode if returncode < 0 else returncode
+    say("st2 claude-session", message)
 
 
 class ClaudeSession:
@@ -127,7 +90,8 @@ class ClaudeSession:
         self.phase = Phase.STARTING
         self.requests: deque[int] = deque()
         self.child: subprocess.Popen | None = None
-        self.writer: harness_state.Writer | None = None
+        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
+                                      prefix="st2 claude-session")
 
     # Signal handlers only record; the loop acts.
     def _enqueue(self, number: int, frame) -> None:
@@ -143,39 +107,32 @@ class ClaudeSession:
     def _step(self, event: str) -> None:
         self.phase = transition(self.phase, event)
 
+    @property
+    def writer(self):
+        return self.records.writer
+
     def start(self) -> None:
-        token = harness_state.session_token()
-        seq = harness_state.claim(self.seat.directory, self.seat.agent, HARNESS, token, self.clock)
-        self.writer = harness_state.Writer(self.seat.directory, self.seat.agent, HARNESS, self.clock,
-                                           pty_session=self.runtime_id, incarnation=token, claimed_seq=seq)
-        self._refresh_presence()
+        self.records.claim()
+        token, seq = self.records.token, self.records.seq
         try:
             self.child = subprocess.Popen(self.claude_argv,
                                           env=claude_environment(self.environment, self.runtime_id, token, seq))
         except OSError as error:
             _say(f"cannot start {self.claude_argv[0]!r}: {error.strerror or error}")
             self._step("spawn-failed")
-            self.writer.ended("exit 127")
+            self.records.ended(127)
             raise
         self._step("spawned")
 
-    def _refresh_presence(self) -> None:
-        try:
-            status.refresh(self.seat.directory, self.clock)
-        except Exception as error:  # presence is best effort; the session goes on
-            _say(f"presence refresh failed: {error}")
-
     def _end(self, returncode: int) -> int:
         self._step("reaped")
-        self.writer.ended(harness_state.exit_description(returncode))
+        self.records.ended(returncode)
         return returncode_status(returncode)
 
     def run(self) -> int:
         """Run until Claude is reaped; return the wrapper's exit status."""
         if self.phase is Phase.STARTING:
             self.start()
-        next_presence = self.clock.monotonic() + status.STATUS_REFRESH_MS / 1000
-        next_heartbeat = self.clock.monotonic() + HEARTBEAT_CHECK_SECONDS
         while True:
             returncode = self.child.poll()
             if returncode is not None:
@@ -183,45 +140,22 @@ class ClaudeSession:
             if self.requests:
                 self.requests.clear()
                 return self._stop()
-            now = self.clock.monotonic()
-            if now >= next_presence:
-                self._refresh_presence()
-                next_presence = now + status.STATUS_REFRESH_MS / 1000
-            if now >= next_heartbeat:
-                try:
-                    self.writer.heartbeat()
-                except Exception as error:
-                    _say(f"observed-state heartbeat failed: {error}")
-                next_heartbeat = now + HEARTBEAT_CHECK_SECONDS
+            self.records.tick()
             self.clock.sleep(POLL_SECONDS)
 
     def _stop(self) -> int:
         self._step("stop-requested")
-        try:
+
+        def terminate() -> None:
             if os.getpgrp() == os.getpid():
                 # We lead the PTY's group: Claude and its tools hear it; ours is only enqueued.
                 os.killpg(os.getpgrp(), signal.SIGTERM)
             else:  # never signal a group we do not lead
                 self.child.terminate()
-        except OSError:
-            pass
-        deadline = self.clock.monotonic() + self.stop_grace
-        while self.clock.monotonic() < deadline:
-            returncode = self.child.poll()
-            if returncode is not None:
-                return self._end(returncode)
-            self.clock.sleep(0.05)
-        # The escalation cover lands before the kill.
-        self._step("grace-expired")
-        cover = -signal.SIGKILL
-        self.writer.ended(harness_state.exit_description(cover))
-        try:
-            self.child.kill()
-        except OSError:
-            pass
-        returncode = self.child.wait()
-        if returncode != cover:
-            self.writer.ended(harness_state.exit_description(returncode))
+
+        returncode, escalated = stop_with_cover(self.child, self.records, self.clock, self.stop_grace,
+                                                terminate, self.child.kill)
+        self._step("grace-expired" if escalated else "reaped")
         return returncode_status(returncode)
 
 
@@ -229,7 +163,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, claude_arg
     """The ``claude-session`` verb's core. Return the exit status (Claude's, or 2 when the seat
     does not resolve, 127 when claude cannot be started)."""
     from st2.clock import Clock
-    from st2.drivers.claude import seat as seat_module
+    from st2.drivers import seat as seat_module
 
     try:
         seat = seat_module.resolve(catalog, identity)
