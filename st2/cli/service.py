@@ -38,7 +38,7 @@ def _unit_options(function):
 
 @click.group()
 def service() -> None:
-    """The systemd user units: st2.service, st2-ding@, st2-pump@, the usage poll timer."""
+    """The systemd user units: st2.service, st2-ding@, the usage poll timer."""
 
 
 @service.command()

@@ -19,7 +19,7 @@ from st2.fs.atomic import ensure_directory, publish
 from st2.service.units import UnitSettings, render_all
 
 STAGING_NAME = ".st2-unit-staging"
-# What `--enable` starts: the supervisor and the poll timer. The templates (ding@, pump@) are
+# What `--enable` starts: the supervisor and the poll timer. The template (ding@) is
 # instantiated per seat by the operator.
 ENABLED_UNITS = ("st2.service", "st2-usage-poll.timer")
 

@@ -78,7 +78,7 @@ def test_the_cli_and_the_module_agree_through_the_real_command(flake: Path, tmp_
 
 def test_without_the_usage_poll_the_timer_is_not_installed(flake: Path) -> None:
     installed = module_units(flake, "nixosModules", {"usagePoll": False})
-    assert sorted(installed) == ["st2-ding@.service", "st2-pump@.service", "st2.service"]
+    assert sorted(installed) == ["st2-ding@.service", "st2.service"]
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ def test_the_templates_are_the_repository_units_directory() -> None:
 
 def test_every_shipped_unit_is_rendered() -> None:
     assert set(render_all(SETTINGS)) >= {
-        "st2.service", "st2-ding@.service", "st2-pump@.service", "st2-usage-poll.service", "st2-usage-poll.timer",
+        "st2.service", "st2-ding@.service", "st2-usage-poll.service", "st2-usage-poll.timer",
     }
 
 

@@ -16,7 +16,7 @@ from support import run_st2
 
 ST2 = str(Path(sys.executable).parent / "st2")
 HOST = "h"
-SERVICES = ("st2.service", "st2-usage-poll.service", "st2-ding@.service", "st2-pump@.service")
+SERVICES = ("st2.service", "st2-usage-poll.service", "st2-ding@.service")
 
 
 class Deployment:
