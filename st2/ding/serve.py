@@ -18,6 +18,7 @@ from st2.ding.notifier import Notifier, Settings, run
 from st2.ding.ownership import store_for
 from st2.ding.terminal import Terminal
 from st2.ding.watch import SeatWatch
+from st2.drivers import delivery_owner
 
 
 class TargetError(ValueError):
@@ -46,9 +47,12 @@ def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = Non
     scope = RuntimeScope(Path(os.path.abspath(catalog)), seat_host)
     socket_path = socket or str(scope.socket(target))
     harness, error = declared_harness(seat.declaration)
+    owner = delivery_owner(seat.declaration)
     notifier = Notifier(seat, Terminal(socket_path), store_for(catalog, seat_host, target),
-                        adapters_for(harness) if error is None else (), SYSTEM_CLOCK, settings)
-    if error is not None:
+                        adapters_for(harness) if error is None and owner is None else (), SYSTEM_CLOCK, settings)
+    if owner is not None:
+        notifier.log(f"delivery belongs to the {owner} driver's native pump; DING holds and never types here")
+    elif error is not None:
         notifier.log(f"{error}; no screen can be proven, so delivery holds")
     elif not notifier.adapters:
         notifier.log(f"no maintained screen grammar for harness {harness!r}; delivery holds")

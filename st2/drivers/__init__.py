@@ -25,3 +25,26 @@ def expand_driver_blocks(declaration, host: str, st2_command: list[str]):
             raise
         declaration = module.expand(declaration, host, st2_command)
     return declaration
+
+
+def owns_delivery(harness: str | None) -> bool:
+    """Whether ``harness``'s driver delivers mail natively (its package's ``OWNS_DELIVERY``), so
+    no DING may type into its seat."""
+    if not harness or not harness.isidentifier():
+        return False
+    try:
+        module = importlib.import_module(f"st2.drivers.{harness}")
+    except ModuleNotFoundError:
+        return False
+    return bool(getattr(module, "OWNS_DELIVERY", False))
+
+
+def delivery_owner(declaration_path) -> str | None:
+    """The harness whose driver block in ``declaration_path`` owns the seat's delivery, or None
+    (a plain seat, a render-only ``harness`` field, or an unreadable declaration)."""
+    from st2.declarations.agent import load_agent
+
+    declaration, _ = load_agent(declaration_path)
+    if declaration is None:
+        return None
+    return next((harness for harness in sorted(declaration.drivers) if owns_delivery(harness)), None)

@@ -1,3 +1,28 @@
-"""The Codex driver: ``codex app-server`` driven natively by ``st2 driver codex-session``."""
+"""The Codex driver: ``codex app-server`` driven natively by ``st2 driver codex-session``.
+
+- :mod:`.expansion` — the ``codex { … }`` block → the canonical PTY task's argv.
+- :mod:`.version` — the exact-version launch gate (:data:`SUPPORTED_VERSIONS`).
+- :mod:`.rpc` — JSON-RPC over the app-server's stdio with a bounded reader.
+- :mod:`.server_requests` — an explicit answer for every 0.171.0 server→client request.
+- :mod:`.control` — the control-state machine, persisted host-locally, and its production reader.
+- :mod:`.context` — harness-context from ``thread/tokenUsage/updated`` (Codex's own baseline
+  function, mirrored), rate limits by window duration, compactions deduped on (turnId, item id).
+- :mod:`.pump` — the delivery pump over :mod:`st2.delivery.ledger` (Codex profile).
+- :mod:`.session` — the wrapper itself; :mod:`.transcript` — the human view in the PTY.
+- :mod:`.replay` — ``st2 driver codex replay``: captured frames through the same producers.
+"""
+
+from __future__ import annotations
 
 HARNESS = "codex"
+
+OWNS_DELIVERY = True
+"""A codex seat is delivered by its pump only: ``ding`` is refused on it and DING holds it."""
+
+SUPPORTED_VERSIONS: tuple[str, ...] = ("0.171.0",)
+"""The exact codex-cli builds the wrapper drives. Every number the producers publish and every
+server-request answer was measured on these (captures/codex/0.171.0/); any other build is refused
+with a ``versionGate`` driver-diagnostic rather than driven on a guess."""
+
+CONTEXT_VERIFIED_VERSION = "0.171.0"
+"""The build the context arithmetic (the 12,000-token baseline function) was verified on."""

@@ -1,0 +1,122 @@
+"""The ``codex { … }`` driver block → the seat's argv.
+
+::
+
+    agent "coder" {
+        workspace "~/src/app"
+        codex {
+            model "gpt-5.1-codex"                // optional: -c model="…"
+            approval-policy "on-request"         // optional: -c approval_policy="…"
+            sandbox "workspace-write"            // optional: -c sandbox_mode="…"
+            config "model_context_window=200000" // optional, repeatable args: -c key=value each
+            executable "codex"                   // optional: the codex program (default "codex")
+        }
+    }
+
+expands to the canonical PTY task's argv::
+
+    <st2> driver codex-session --identity <host>.<identity> --runtime-id <host>.<identity>
+          -- codex app-server [-c model="M"] [-c approval_policy="P"] [-c sandbox_mode="S"] [-c k=v …]
+
+The wrapper owns the app-server over stdio, so nothing is rendered into the workspace (Codex reads
+no st2 hook). The driver block *is* the launch, so a seat declaring it beside ``argv``/``command``
+is refused; and the seat's delivery belongs to the wrapper's pump, so ``ding`` is refused too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+FIELDS = ("executable", "model", "approval-policy", "sandbox", "config")
+SINGLE_VALUE_FIELDS = ("executable", "model", "approval-policy", "sandbox")
+_CONFIG_KEYS = {"model": "model", "approval-policy": "approval_policy", "sandbox": "sandbox_mode"}
+
+
+class CodexBlock:
+    """The block's validated content."""
+
+    __slots__ = ("executable", "model", "approval_policy", "sandbox", "config")
+
+    def __init__(self, executable: str = "codex", model: str | None = None, approval_policy: str | None = None,
+                 sandbox: str | None = None, config: tuple[str, ...] = ()) -> None:
+        self.executable = executable
+        self.model = model
+        self.approval_policy = approval_policy
+        self.sandbox = sandbox
+        self.config = config
+
+    def codex_argv(self) -> list[str]:
+        argv = [self.executable, "app-server"]
+        for field, value in (("model", self.model), ("approval-policy", self.approval_policy),
+                             ("sandbox", self.sandbox)):
+            if value is not None:
+                # A TOML basic string: json.dumps gives the same escapes for printable text.
+                argv += ["-c", f"{_CONFIG_KEYS[field]}={json.dumps(value)}"]
+        for override in self.config:
+            argv += ["-c", override]
+        return argv
+
+
+def _plain(value: Any) -> Any:
+    return getattr(value, "value", value)
+
+
+def read_block(node: Any) -> CodexBlock:
+    """Validate the ckdl node of ``codex { … }``; raise ValueError naming the first problem."""
+    if getattr(node, "args", None) or getattr(node, "properties", None):
+        raise ValueError("`codex` takes no arguments or properties; put its fields in its block")
+    values: dict[str, Any] = {}
+    for child in getattr(node, "children", ()) or ():
+        name = child.name
+        if name not in FIELDS:
+            raise ValueError(f"unknown field `{name}` in `codex`; expected one of {', '.join(FIELDS)}")
+        if name in values:
+            raise ValueError(f"`{name}` is declared more than once in `codex`")
+        if child.properties or child.children:
+            raise ValueError(f"`codex {{ {name} }}` takes string arguments only")
+        words = [_plain(value) for value in child.args]
+        if not all(isinstance(word, str) for word in words):
+            raise ValueError(f"`codex {{ {name} }}` takes strings")
+        if not all(word.isprintable() for word in words):
+            raise ValueError(f"`codex {{ {name} }}` takes printable strings (no control characters)")
+        if name in SINGLE_VALUE_FIELDS:
+            if len(words) != 1 or not words[0]:
+                raise ValueError(f"`codex {{ {name} }}` takes exactly one non-empty string")
+            values[name] = words[0]
+        else:
+            if not words:
+                raise ValueError("`codex { config }` needs at least one key=value override")
+            for word in words:
+                key, equals, _ = word.partition("=")
+                if not equals or not key.strip():
+                    raise ValueError(f"`codex {{ config }}` override {word!r} is not key=value")
+            values[name] = tuple(words)
+    return CodexBlock(values.get("executable", "codex"), values.get("model"), values.get("approval-policy"),
+                      values.get("sandbox"), values.get("config", ()))
+
+
+def session_argv(st2_command: list[str], agent: str, runtime_id: str, block: CodexBlock) -> tuple[str, ...]:
+    return (*st2_command, "driver", "codex-session", "--identity", agent, "--runtime-id", runtime_id, "--",
+            *block.codex_argv())
+
+
+def expand(declaration, host: str, st2_command: list[str]):
+    """Return ``declaration`` with the ``codex`` block expanded (see the module docstring).
+    Raise ValueError when the block is invalid, or the seat also declares argv/command or ding."""
+    block = declaration.drivers.get("codex")
+    if block is None:
+        return declaration
+    label = f"{declaration.path}: agent \"{declaration.identity}\""
+    if declaration.argv is not None or declaration.command is not None:
+        raise ValueError(f"{label} declares `codex {{ … }}` and `argv`/`command`; the driver block is the "
+                         "launch, so remove one of them")
+    if declaration.ding:
+        raise ValueError(f"{label} declares `codex {{ … }}` and `ding`; a Codex seat is delivered by its "
+                         "wrapper's native pump only, so remove `ding`")
+    try:
+        content = read_block(block.node)
+    except ValueError as error:
+        raise ValueError(f"{label}: {error}") from None
+    agent = f"{host}.{declaration.identity}"
+    return declaration._replace(argv=session_argv(st2_command, agent, agent, content))
