@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from st2.drivers.block import read_fields
 from st2.drivers.claude import settings as claude_settings
 
 FIELDS = ("executable", "model", "permission-mode", "args")
@@ -55,34 +56,9 @@ class ClaudeBlock:
         return argv + list(self.args)
 
 
-def _plain(value: Any) -> Any:
-    return getattr(value, "value", value)
-
-
 def read_block(node: Any) -> ClaudeBlock:
     """Validate the ckdl node of ``claude { … }``; raise ValueError naming the first problem."""
-    if getattr(node, "args", None) or getattr(node, "properties", None):
-        raise ValueError("`claude` takes no arguments or properties; put its fields in its block")
-    values: dict[str, Any] = {}
-    for child in getattr(node, "children", ()) or ():
-        name = child.name
-        if name not in FIELDS:
-            raise ValueError(f"unknown field `{name}` in `claude`; expected one of {', '.join(FIELDS)}")
-        if name in values:
-            raise ValueError(f"`{name}` is declared more than once in `claude`")
-        if child.properties or child.children:
-            raise ValueError(f"`claude {{ {name} }}` takes string arguments only")
-        words = [_plain(value) for value in child.args]
-        if not all(isinstance(word, str) for word in words):
-            raise ValueError(f"`claude {{ {name} }}` takes strings")
-        if name in SINGLE_VALUE_FIELDS:
-            if len(words) != 1 or not words[0]:
-                raise ValueError(f"`claude {{ {name} }}` takes exactly one non-empty string")
-            values[name] = words[0]
-        else:
-            if not words:
-                raise ValueError("`claude { args }` needs at least one argument")
-            values[name] = tuple(words)
+    values = read_fields(node, "claude", FIELDS, SINGLE_VALUE_FIELDS)
     return ClaudeBlock(values.get("executable", "claude"), values.get("model"), values.get("permission-mode"),
                        values.get("args", ()))
 

@@ -28,6 +28,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from st2.drivers.block import read_fields
+
 FIELDS = ("executable", "model", "approval-policy", "sandbox", "config")
 SINGLE_VALUE_FIELDS = ("executable", "model", "approval-policy", "sandbox")
 _CONFIG_KEYS = {"model": "model", "approval-policy": "approval_policy", "sandbox": "sandbox_mode"}
@@ -58,42 +60,19 @@ class CodexBlock:
         return argv
 
 
-def _plain(value: Any) -> Any:
-    return getattr(value, "value", value)
-
-
 def read_block(node: Any) -> CodexBlock:
     """Validate the ckdl node of ``codex { … }``; raise ValueError naming the first problem."""
-    if getattr(node, "args", None) or getattr(node, "properties", None):
-        raise ValueError("`codex` takes no arguments or properties; put its fields in its block")
-    values: dict[str, Any] = {}
-    for child in getattr(node, "children", ()) or ():
-        name = child.name
-        if name not in FIELDS:
-            raise ValueError(f"unknown field `{name}` in `codex`; expected one of {', '.join(FIELDS)}")
-        if name in values:
-            raise ValueError(f"`{name}` is declared more than once in `codex`")
-        if child.properties or child.children:
-            raise ValueError(f"`codex {{ {name} }}` takes string arguments only")
-        words = [_plain(value) for value in child.args]
-        if not all(isinstance(word, str) for word in words):
-            raise ValueError(f"`codex {{ {name} }}` takes strings")
+    values = read_fields(node, "codex", FIELDS, SINGLE_VALUE_FIELDS)
+    for name, value in values.items():
+        words = value if isinstance(value, tuple) else (value,)
         if not all(word.isprintable() for word in words):
             raise ValueError(f"`codex {{ {name} }}` takes printable strings (no control characters)")
-        if name in SINGLE_VALUE_FIELDS:
-            if len(words) != 1 or not words[0]:
-                raise ValueError(f"`codex {{ {name} }}` takes exactly one non-empty string")
-            values[name] = words[0]
-        else:
-            if not words:
-                raise ValueError("`codex { config }` needs at least one key=value override")
-            for word in words:
-                key, equals, _ = word.partition("=")
-                if not equals or not key.strip():
-                    raise ValueError(f"`codex {{ config }}` override {word!r} is not key=value")
-            values[name] = tuple(words)
-    return CodexBlock(values.get("executable", "codex"), values.get("model"), values.get("approval-policy"),
-                      values.get("sandbox"), values.get("config", ()))
+    for word in values.get("config", ()):
+        key, equals, _ = word.partition("=")
+        if not equals or not key.strip():
+            raise ValueError(f"`codex {{ config }}` override {word!r} is not key=value")
+    return CodexBlock(values.get("executable", "codex"), values.get("model"),
+                      values.get("approval-policy"), values.get("sandbox"), values.get("config", ()))
 
 
 def session_argv(st2_command: list[str], agent: str, runtime_id: str, block: CodexBlock) -> tuple[str, ...]:
