@@ -22,8 +22,13 @@ Where a value comes from, first match wins:
   override would red that gate against an unchanged tree, so those two are file-only.
 
 The knob file is ``$DELEGATION_KIT_KNOB_FILE`` when set (it must then exist), else
-``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Grammar, one
-statement per line::
+``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Beside it, a
+gitignored ``delegation-config.local.knobs`` overlay (absent is fine) holds private values: a
+knob it names wins over the tracked file's (an indexed one replaced whole), and the environment
+still wins over both for a scalar. Refused with the other findings: a left-behind
+``delegation-config.sh`` or ``delegation-config.local.sh`` beside the knob file, and a
+non-empty file named by the retired ``DELEGATION_KIT_CONFIG_FILE``. Grammar, one statement per
+line::
 
     # comment                         (and blank lines) ignored
     NAME = value                      a scalar
@@ -104,6 +109,13 @@ def _word(element: str) -> str | None:
     return None
 
 
+def _label_path(element: str) -> str | None:
+    label, separator, path = element.partition("=")
+    if not separator or not label or not path:
+        return f"{element!r} is not <label>=<path> with a non-empty label and path"
+    return None
+
+
 class Knob:
     """One row of the table: name, default (a tuple for an indexed knob), the validator (of the
     value for a scalar, of each element for an indexed knob), and the two delegation-side
@@ -176,7 +188,7 @@ TABLE: dict[str, Knob] = {
         Knob("DELEGATION_KIT_FOREIGN_TIER_MODEL", ()),
         Knob("DELEGATION_KIT_FOREIGN_HARNESS", ()),
         Knob("DELEGATION_KIT_SESSIONS_DIR", ""),
-        Knob("DELEGATION_KIT_STATUSLINE_INBOXES", ()),
+        Knob("DELEGATION_KIT_STATUSLINE_INBOXES", (), _label_path),
         Knob("DELEGATION_KIT_FOREIGN_ADAPTERS", ()),
         Knob("DELEGATION_KIT_FOREIGN_TIMEOUT", "1800", _positive_integer),
         Knob("DELEGATION_KIT_FOREIGN_RESUME", ()),
@@ -375,17 +387,47 @@ def tier_binding_findings(classes: tuple[str, ...], elements: tuple[str, ...]) -
     return findings, rows
 
 
-def _read_knob_file(environ: Mapping[str, str], findings: list[str]) -> tuple[str, str | None]:
-    path, named = knob_file_path(environ)
+LOCAL_KNOB_FILE_NAME = "delegation-config.local.knobs"
+LEFT_BEHIND = ("delegation-config.sh", "delegation-config.local.sh")
+RETIRED_CONFIG_FILE = "DELEGATION_KIT_CONFIG_FILE"
+
+
+def _read_text(path: str, findings: list[str], named: bool) -> str | None:
     try:
         with open(path, encoding="utf-8") as handle:
-            return path, handle.read()
+            return handle.read()
     except FileNotFoundError:
         if named:
             findings.append(f"{KNOB_FILE}={path}: no such file (unset it to use the default location)")
     except (OSError, UnicodeDecodeError) as error:
         findings.append(f"{path}: cannot read the knob file ({error.__class__.__name__})")
-    return path, None
+    return None
+
+
+def _read_knob_file(environ: Mapping[str, str], findings: list[str]) -> tuple[str, str | None]:
+    path, named = knob_file_path(environ)
+    return path, _read_text(path, findings, named)
+
+
+def _retired_configuration(path: str, environ: Mapping[str, str], findings: list[str]) -> None:
+    """The refusals of a configuration st2 no longer reads: a shell config left beside the knob
+    file, and a non-empty file named by the retired ``DELEGATION_KIT_CONFIG_FILE``. Either would
+    otherwise be silently ignored, so a value the operator set would not hold."""
+    directory = os.path.dirname(path)
+    for name in LEFT_BEHIND:
+        left = os.path.join(directory, name)
+        if os.path.lexists(left):
+            findings.append(f"{left}: a left-behind shell config; st2 reads knob files only — move its values into "
+                            f"{DEFAULT_KNOB_FILE_NAME} (or {LOCAL_KNOB_FILE_NAME}) and delete it")
+    retired = environ.get(RETIRED_CONFIG_FILE, "")
+    if retired:
+        try:
+            size = os.stat(retired).st_size
+        except OSError:
+            size = 0
+        if size > 0:
+            findings.append(f"{RETIRED_CONFIG_FILE}={retired}: the retired config file is not read — move its values into "
+                            f"the knob file ({KNOB_FILE} or the default location) and unset {RETIRED_CONFIG_FILE}")
 
 
 def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
@@ -395,11 +437,24 @@ def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
     environ = os.environ if environ is None else environ
     findings: list[str] = []
     path, text = _read_knob_file(environ, findings)
+    _retired_configuration(path, environ, findings)
     file_scalars: dict[str, str] = {}
     file_arrays: dict[str, list[str]] = {}
+    array_files: dict[str, str] = {}
     if text is not None:
         file_scalars, file_arrays, file_findings = parse_knob_file(text, path)
         findings.extend(file_findings)
+        array_files = dict.fromkeys(file_arrays, path)
+    # The gitignored overlay beside the knob file: its values win over the tracked file's (an
+    # indexed knob it names is replaced whole).
+    local_path = os.path.join(os.path.dirname(path), LOCAL_KNOB_FILE_NAME)
+    local_text = _read_text(local_path, findings, named=False)
+    if local_text is not None:
+        local_scalars, local_arrays, local_findings = parse_knob_file(local_text, local_path)
+        findings.extend(local_findings)
+        file_scalars.update(local_scalars)
+        file_arrays.update(local_arrays)
+        array_files.update(dict.fromkeys(local_arrays, local_path))
     scalars: dict[str, str] = {}
     arrays: dict[str, tuple[str, ...]] = {}
     array_sources: dict[str, str] = {}
@@ -412,7 +467,7 @@ def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
                 array_sources[name] = ""
             elif name in file_arrays:
                 arrays[name] = tuple(file_arrays[name])
-                array_sources[name] = f"{path}: "
+                array_sources[name] = f"{array_files[name]}: "
             else:
                 arrays[name] = knob.default
                 array_sources[name] = ""

@@ -20,3 +20,19 @@ def agent_tiers(words: tuple[str, ...]) -> None:
     from st2.kit.agent_tiers import emit as run
 
     exit_with(run(list(words)))
+
+
+@emit.command("knob-roster", cls=RawCommand)
+def knob_roster(words: tuple[str, ...]) -> None:
+    """Every DELEGATION_KIT_* knob with its shape and rendered default."""
+    from st2.kit.knob_documents import roster
+
+    exit_with(roster(list(words)))
+
+
+@emit.command("knob-values", cls=RawCommand)
+def knob_values(words: tuple[str, ...]) -> None:
+    """[--] NAME: the knob's resolved value (an indexed knob one element per line)."""
+    from st2.kit.knob_documents import values
+
+    exit_with(values(list(words)))
