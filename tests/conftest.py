@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,3 +27,26 @@ def catalog(tmp_path: Path) -> Path:
 @pytest.fixture
 def st2():
     return run_st2
+
+
+SPAWNING_MARKERS = ("process", "lab", "systemd")
+
+
+def _refuse_spawn(nodeid: str):
+    def refuse(*arguments, **keywords):
+        raise AssertionError(f"{nodeid} starts a process but carries no `process` marker: mark it "
+                             "@pytest.mark.process (the unmarked tier is the fast, process-free unit tier)")
+    return refuse
+
+
+@pytest.fixture(autouse=True)
+def _unit_tests_spawn_nothing(request, monkeypatch):
+    """Enforce the tiers: a test without a process, lab or systemd marker may not start a process
+    (subprocess, fork or spawn), so ``-m "not process and not lab"`` is the fast unit tier."""
+    if any(request.node.get_closest_marker(name) for name in SPAWNING_MARKERS):
+        return
+    refuse = _refuse_spawn(request.node.nodeid)
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", refuse)
+    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "execv", "execve"):
+        if hasattr(os, name):
+            monkeypatch.setattr(os, name, refuse)

@@ -22,7 +22,11 @@ def tasks(as_json: bool, location) -> None:
         for row in envelope["tasks"]:
             runtime = row["runtime"]
             pid = f" pid {runtime['pid']}" if runtime["pid"] else ""
-            parked = "  PARKED: " + " ".join(row["parked"]["recovery"] or []) if row["parked"] else ""
+            parked = ""
+            if row["parked"] and row["parked"]["recovery"]:
+                parked = "  PARKED: " + " ".join(row["parked"]["recovery"])
+            elif row["parked"]:
+                parked = f"  PARKED (can never start as declared: {row['parked']['reason']})"
             click.echo(f"{row['runtimeId']:40} {row['kind']:4} {runtime['state']}{pid}{parked}")
         for error in envelope["errors"]:
             click.echo(f"incomplete: {error}", err=True)

@@ -24,7 +24,6 @@ from st2.supervisor import holds, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.exit_watch import ExitWatch
 from st2.supervisor.reconcile import Reconciler, Selection
-from st2.supervisor.runtime.process_group import reap_children
 from st2.supervisor.runtime.scope import RuntimeScope
 from st2.supervisor.watch import CatalogWatch
 
@@ -197,5 +196,5 @@ def _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, noti
 def _task_exited(reconciler: Reconciler) -> bool:
     """Reap exited children; True when one of them was a task (an exec task's exit must not
     wait for the interval)."""
-    reaped = reap_children()
-    return bool(reaped) and bool(set(reaped) & reconciler.launched_pids)
+    reaped = reconciler.reap()
+    return bool(reaped & reconciler.launched_pids)

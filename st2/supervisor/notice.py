@@ -22,14 +22,25 @@ class CrashLoopNotice:
     attempts: int
     parked_at_ms: int
     recovery: list[str] | None
+    reason: str | None = None
 
     @property
     def subject(self) -> str:
+        if self.recovery is None:
+            return f"parked: {self.runtime_id} can never start as declared"
         return f"crash-loop: {self.runtime_id} parked"
 
     @property
     def body(self) -> str:
-        recovery = " ".join(self.recovery) if self.recovery else "(fix the cause; unparking would fail the same way)"
+        if self.recovery is None:
+            # A structural park: unparking would relaunch into the identical failure.
+            return (
+                f"Task {self.runtime_id} of {self.agent} can never start as declared, so st2 parked it "
+                f"without launching it: {self.reason}.\n\n"
+                f"Unparking would relaunch into the same failure. Fix the cause (the declaration, or "
+                f"the catalog's pty-root); st2 up launches the task once it can start.\n"
+            )
+        recovery = " ".join(self.recovery)
         return (
             f"Task {self.runtime_id} of {self.agent} exited {self.attempts} times within its restart "
             f"interval and its restart policy is mode \"fail\", so st2 parked it and will not relaunch it.\n\n"

@@ -9,11 +9,17 @@ Rules a pass keeps:
   process proves the old generation gone, so it is replaced, never adopted;
 - evidence that cannot be trusted (malformed record, a live PID whose tmux server no longer
   answers) holds the task: launching could duplicate a survivor;
+- a task its backend refuses at admission (it could never start, e.g. an unbindable session
+  socket path) is parked without advising ``st2 unpark``, which would relaunch into the same
+  failure; it launches by itself once admission passes again;
 - a seat whose declaration does not load or lower is left exactly as it is;
 - companions (DING, launched streams) run only beside a running canonical agent task and are
   stopped while it is held, parked, suspended, retired or down;
 - suspended and retired seats have their tasks stopped; retirement also removes their records
   and logs, suspension keeps a dead record only when the task is ``keep``-pinned.
+
+Processes, terminals and signals are reached only through the :class:`Backend` of each task kind,
+so every rule above runs against a fake backend (tests/supervisor/test_reconcile_rules.py).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Callable, Mapping, TextIO
 
 from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK, Clock
@@ -33,12 +39,10 @@ from st2.supervisor.materialize import MaterializationRefused, materialize
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
 from st2.supervisor.runtime import launch_record
-from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
-from st2.supervisor.runtime.exec_backend import ExecBackend, remove_logs
+from st2.supervisor.runtime.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.runtime.exec_backend import remove_logs
 from st2.supervisor.runtime.launch_record import MalformedRecord
-from st2.supervisor.runtime.process_group import reap_children
 from st2.supervisor.runtime.scope import RuntimeScope
-from st2.supervisor.runtime.tmux_backend import TmuxBackend
 
 
 @dataclass(frozen=True)
@@ -93,12 +97,15 @@ class Reconciler:
 
     def __init__(self, location: CatalogLocation, *, clock: Clock = SYSTEM_CLOCK,
                  scope: RuntimeScope | None = None, output: TextIO | None = None,
-                 notify: Callable[[CrashLoopNotice], str | None] = send_crash_loop_notice) -> None:
+                 notify: Callable[[CrashLoopNotice], str | None] = send_crash_loop_notice,
+                 backends: Mapping[str, Backend] | None = None) -> None:
+        """``backends`` maps a task kind (``exec``, ``pty``) to its backend; by default the real
+        exec and tmux backends over ``scope``."""
         self.location = location
         self.clock = clock
         self.scope = scope or RuntimeScope(location.root, location.host)
-        self.exec_backend = ExecBackend(self.scope, location.paths.logs, clock)
-        self.tmux_backend = TmuxBackend(self.scope, clock)
+        self.backends: Mapping[str, Backend] = backends if backends is not None else _real_backends(
+            self.scope, location, clock)
         self.output = output or sys.stderr
         self.notify = notify
         self.states: dict[str, TaskState] = {}
@@ -109,8 +116,15 @@ class Reconciler:
         self.launched_pids: set[int] = set()   # exec tasks this supervisor started (its children)
 
     # -- helpers -------------------------------------------------------------------------
-    def backend(self, kind: str):
-        return self.tmux_backend if kind == "pty" else self.exec_backend
+    def backend(self, kind: str) -> Backend:
+        return self.backends[kind]
+
+    def reap(self) -> set[int]:
+        """Collect exited children of every backend; return their PIDs."""
+        reaped: set[int] = set()
+        for backend in self.backends.values():
+            reaped |= backend.reap()
+        return reaped
 
     def say(self, line: str) -> None:
         print(f"st2 up: {line}", file=self.output, flush=True)
@@ -129,13 +143,13 @@ class Reconciler:
                  materialize_only: bool = False) -> PassReport:
         self.passes += 1
         report = PassReport(number=self.passes)
-        reap_children()
+        self.reap()
         report.errors.extend(view.errors)
         for runtime_id in park.take_unpark_requests(self.scope):
             state = self.states.get(runtime_id, TaskState())
             park.clear(self.scope, runtime_id)
             self.noticed.discard(runtime_id)
-            if state.phase is Phase.PARKED or runtime_id in self.states:
+            if state.phase in (Phase.PARKED, Phase.REFUSED) or runtime_id in self.states:
                 self.states[runtime_id] = transition(state, Event.UNPARKED, _any_policy(view, runtime_id), self.clock.monotonic())
             report.unparked.append(runtime_id)
         held = holds.held(self.scope)
@@ -211,10 +225,10 @@ class Reconciler:
         state = self.states.get(rid, TaskState())
         observation = self.observe(rid)
         if observation.state is RuntimeState.RUNNING:
-            if state.phase is not Phase.RUNNING:
-                if state.phase is Phase.UNKNOWN:
-                    report.adopted.append(rid)
-                self.states[rid] = transition(state, Event.STARTED, task.restart, now)
+            adopted = transition(state, Event.ADOPTED, task.restart, now)
+            if adopted.phase is Phase.RUNNING and state.phase is not Phase.RUNNING:
+                report.adopted.append(rid)
+            self.states[rid] = adopted
             report.running.append(rid)
             report.running_identities[rid] = observation.record.identity
             return True
@@ -232,11 +246,21 @@ class Reconciler:
             return False
         if not launch_allowed:
             return False
-        if task.kind == "pty":
-            refusal = self.tmux_backend.admission_error(rid)
-            if refusal is not None:
-                report.errors.append(f"{rid}: refused at admission: {refusal}")
-                return False
+        refusal = self.backend(task.kind).admission_error(rid)
+        if refusal is not None:
+            report.errors.append(f"{rid}: refused at admission: {refusal}")
+            self.states[rid] = transition(state, Event.REFUSED, task.restart, now)
+            if self.states[rid].phase is Phase.REFUSED:
+                self._park(task, plan, report, reason=f"refused at admission: {refusal}", attempts=0,
+                           recoverable=False)
+            return False
+        if state.phase is Phase.REFUSED:
+            # The cause is gone (the declaration or the pty root changed): lift the park we wrote.
+            state = transition(state, Event.ADMITTED, task.restart, now)
+            self.states[rid] = state
+            park.clear(self.scope, rid)
+            self.noticed.discard(rid)
+            report.unparked.append(rid)
         if not state.launchable(now):
             if state.not_before is not None:
                 report.next_deadline = min(filter(None, (report.next_deadline, state.not_before)))
@@ -254,7 +278,7 @@ class Reconciler:
             elif state.not_before is not None:
                 report.next_deadline = min(filter(None, (report.next_deadline, state.not_before)))
             return False
-        self.states[rid] = transition(state, Event.STARTED, task.restart, now)
+        self.states[rid] = transition(state, Event.LAUNCHED, task.restart, now)
         if record.kind == "exec":
             self.launched_pids.add(record.pid)
         (report.restarted if restarting else report.launched).append(f"{rid}[{record.pid}]")
@@ -263,21 +287,33 @@ class Reconciler:
         return True
 
     def _parked(self, task: Task, plan: SeatPlan, state: TaskState, report: PassReport) -> None:
+        self._park(task, plan, report, attempts=len(state.exits), recoverable=True,
+                   reason=f"exited {len(state.exits)} times within {task.restart.interval_seconds:g}s (restart mode fail)")
+
+    def _park(self, task: Task, plan: SeatPlan, report: PassReport, *, reason: str, attempts: int,
+              recoverable: bool) -> None:
+        """Make sure this supervisor's park marker for ``task`` is on disk, and tell the seat's
+        supervising agent once. An unrecoverable park advises no ``st2 unpark``."""
         rid = task.runtime_id
         reading = park.read(self.scope, rid)
-        if reading.belief is not park.Belief.PARKED or reading.marker.supervisor != self.identity:
+        current = reading.marker if reading.belief is park.Belief.PARKED else None
+        if current is None or current.supervisor != self.identity or current.recoverable != recoverable:
             marker = park.ParkMarker(
                 runtime_id=rid, catalog=str(self.location.root), host=self.location.host,
                 supervisor=self.identity, parked_at_ms=self.clock.wall_ms(),
-                reason=f"exited {len(state.exits)} times within {task.restart.interval_seconds:g}s (restart mode fail)",
-                attempts=len(state.exits),
+                reason=reason, attempts=attempts, recoverable=recoverable,
             )
             park.write(self.scope, marker)
             report.parked.append(rid)
-            self.say(f"GAVE UP on {rid}: crash-looping past its restart policy (mode fail); parked. "
-                     f"Recover it with: {' '.join(marker.recovery_argv())}")
+            recovery = marker.recovery_argv()
+            if recovery is not None:
+                self.say(f"GAVE UP on {rid}: crash-looping past its restart policy (mode fail); parked. "
+                         f"Recover it with: {' '.join(recovery)}")
+            else:
+                self.say(f"PARKED {rid}: it can never start as declared ({reason}); unparking would "
+                         f"relaunch into the same failure, so fix the cause and st2 up launches it")
         else:
-            marker = reading.marker
+            marker = current
         if rid not in self.noticed:
             self.noticed.add(rid)
             if plan.supervisor:
@@ -285,6 +321,7 @@ class Reconciler:
                     catalog=self.location.root, runtime_id=rid, agent=plan.agent,
                     supervisor=plan.supervisor, attempts=marker.attempts,
                     parked_at_ms=marker.parked_at_ms, recovery=marker.recovery_argv(),
+                    reason=marker.reason,
                 ))
                 if failure is not None:
                     report.errors.append(f"{rid}: crash-loop notice to {plan.supervisor} not sent: {failure}")
@@ -334,6 +371,13 @@ class Reconciler:
             if error not in self.reported_errors:
                 self.say(f"error: {error}")
         self.reported_errors = current
+
+
+def _real_backends(scope: RuntimeScope, location: CatalogLocation, clock: Clock) -> dict[str, Backend]:
+    from st2.supervisor.runtime.exec_backend import ExecBackend
+    from st2.supervisor.runtime.tmux_backend import TmuxBackend
+
+    return {"exec": ExecBackend(scope, location.paths.logs, clock), "pty": TmuxBackend(scope, clock)}
 
 
 def _any_policy(view: CatalogView, runtime_id: str):

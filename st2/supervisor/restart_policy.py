@@ -3,7 +3,10 @@
 ``restart { attempts N; interval I; delay D; mode "delay"|"fail" }``: after an exit, the task is
 relaunched ``D`` seconds later as long as at most ``N`` exits fall within the last ``I``
 seconds. Past that, mode ``delay`` waits until the oldest exit leaves the window; mode ``fail``
-parks the task. Times are monotonic seconds from the :class:`~st2.clock.Clock`.
+parks the task. A task admission refuses (it could never start as declared, e.g. an unbindable
+session socket path) is REFUSED, not crash-counted, until admission passes again. Adoption of a
+live generation this supervisor did not start is its own event, distinct from a launch. Times are
+monotonic seconds from the :class:`~st2.clock.Clock`.
 """
 
 from __future__ import annotations
@@ -19,13 +22,18 @@ class Phase(enum.Enum):
     RUNNING = "running"     # launched or adopted, last seen alive
     WAITING = "waiting"     # exited; may relaunch at ``not_before``
     PARKED = "parked"       # fail-mode budget exhausted; only ``st2 unpark`` recovers it
+    REFUSED = "refused"     # can never start as declared (admission); relaunched once it can
 
 
 class Event(enum.Enum):
-    STARTED = "started"           # launched or adopted
+    LAUNCHED = "launched"         # this supervisor started a generation
+    ADOPTED = "adopted"           # a live generation this supervisor did not start was found
     EXITED = "exited"             # seen gone (or failed to launch)
     UNPARKED = "unparked"         # an explicit unpark request
     STOPPED = "stopped"           # desired absent; torn down
+    REFUSED = "refused"           # admission refused the task: it could never start as declared
+    ADMITTED = "admitted"         # admission passes again for a refused task
+
 
 
 @dataclass(frozen=True)
@@ -41,28 +49,47 @@ class TaskState:
 
 
 def transition(state: TaskState, event: Event, policy: Restart, now: float) -> TaskState:
-    """The only place a task's lifecycle changes."""
-    if event is Event.STARTED:
-        # UNKNOWN -> RUNNING, WAITING -> RUNNING (a relaunch); a parked task never starts
-        if state.phase is Phase.PARKED:
-            return state
-        return replace(state, phase=Phase.RUNNING, not_before=None)
+    """The only place a task's lifecycle changes. Every edge is named below; an event with no
+    edge from the current phase leaves the state unchanged."""
+    phase = state.phase
+    if event is Event.LAUNCHED:
+        # UNKNOWN -> RUNNING (first launch), WAITING -> RUNNING (a relaunch)
+        if phase in (Phase.UNKNOWN, Phase.WAITING):
+            return replace(state, phase=Phase.RUNNING, not_before=None)
+        return state
+    if event is Event.ADOPTED:
+        # UNKNOWN -> RUNNING: a survivor of an earlier supervisor (or one that came up while we
+        # waited, WAITING -> RUNNING) is adopted, never relaunched. A parked or refused task is
+        # not revived by being seen alive, and a running one is not adopted twice.
+        if phase in (Phase.UNKNOWN, Phase.WAITING):
+            return replace(state, phase=Phase.RUNNING, not_before=None)
+        return state
     if event is Event.EXITED:
-        if state.phase is Phase.PARKED:
+        if phase in (Phase.PARKED, Phase.REFUSED):
             return state
         exits = tuple(moment for moment in state.exits if now - moment < policy.interval_seconds) + (now,)
         if len(exits) > policy.attempts:
             if policy.mode == "fail":
-                # RUNNING|WAITING -> PARKED: the budget is spent
+                # RUNNING|WAITING|UNKNOWN -> PARKED: the budget is spent
                 return TaskState(Phase.PARKED, exits, None)
-            # RUNNING|WAITING -> WAITING until the oldest exit leaves the window
+            # RUNNING|WAITING|UNKNOWN -> WAITING until the oldest exit leaves the window
             return TaskState(Phase.WAITING, exits, max(exits[0] + policy.interval_seconds, now + policy.delay_seconds))
-        # RUNNING|WAITING -> WAITING for the restart delay
+        # RUNNING|WAITING|UNKNOWN -> WAITING for the restart delay
         return TaskState(Phase.WAITING, exits, now + policy.delay_seconds)
     if event is Event.UNPARKED:
-        # PARKED -> UNKNOWN with the spent budget cleared
+        # PARKED -> UNKNOWN with the spent budget cleared (any other phase: the same reset)
         return TaskState()
     if event is Event.STOPPED:
         # any -> UNKNOWN, keeping the exit history (a stop is not a crash, and not a reset either)
         return TaskState(Phase.UNKNOWN, state.exits, None)
+    if event is Event.REFUSED:
+        # UNKNOWN|WAITING -> REFUSED: no launch is attempted, so no exit is counted
+        if phase in (Phase.UNKNOWN, Phase.WAITING):
+            return TaskState(Phase.REFUSED, state.exits, None)
+        return state
+    if event is Event.ADMITTED:
+        # REFUSED -> UNKNOWN: the cause is gone, the task may launch
+        if phase is Phase.REFUSED:
+            return TaskState(Phase.UNKNOWN, state.exits, None)
+        return state
     raise ValueError(event)

@@ -14,6 +14,9 @@ def unpark(location: CatalogLocation, runtime_id: str, clock: Clock = SYSTEM_CLO
     is gone is removed (it already read as not parked); anything else is refused."""
     scope = RuntimeScope(location.root, location.host)
     reading = park.read(scope, runtime_id)
+    if reading.belief is park.Belief.PARKED and not reading.marker.recoverable:
+        return 1, (f"st2 unpark: {runtime_id} can never start as declared ({reading.marker.reason}); "
+                   "unparking would relaunch into the same failure: fix the cause and st2 up launches it")
     if reading.belief is park.Belief.PARKED:
         park.request_unpark(scope, runtime_id, clock.wall_ms())
         return 0, f"unpark requested for {runtime_id}; supervisor pid {reading.marker.supervisor.pid} relaunches it"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.process
+
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "checks" / "units-verify"
 

@@ -4,6 +4,7 @@ allows, and the captured Agent dispatch meets the dispatch guard's rules."""
 
 from __future__ import annotations
 
+import pytest
 import json
 from pathlib import Path
 
@@ -29,6 +30,7 @@ def fire_over_a_live_record(tmp_path: Path, payload: str, children) -> liveness_
     return liveness_hook.fire(payload, hermetic_env(), str(tmp_path), FakeClock(wall_ms=1_788_000_000_000))
 
 
+@pytest.mark.process
 def test_a_captured_dispatched_session_turn_end_refuses_on_red(tmp_path: Path, children) -> None:
     session_end = subagent_stops_2_1_197()[0]
     assert json.loads(session_end)["agent_type"] == "general-purpose"
@@ -40,6 +42,7 @@ def test_a_captured_dispatched_session_turn_end_refuses_on_red(tmp_path: Path, c
     )
 
 
+@pytest.mark.process
 def test_a_captured_helper_firing_allows_beside_red(tmp_path: Path, children) -> None:
     helper = subagent_stops_2_1_197()[1]
     assert task_view.helper_marks(json.loads(helper)) == (True, True, True)

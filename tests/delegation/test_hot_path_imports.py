@@ -11,6 +11,8 @@ import pytest
 
 from st2.entry import HOT_PATHS
 
+pytestmark = pytest.mark.process
+
 FORBIDDEN = ("click", "pydantic", "psutil", "filelock", "sdnotify", "inotify_simple", "ckdl", "subprocess")
 
 PROBE = """

@@ -45,6 +45,7 @@ def fire(tmp_path: Path, payload: str, **env: str) -> liveness_hook.Firing:
 LINE = "2026-08-29T10:40:00Z  event=SubagentStop  session=s-1  live={live}  verdict={verdict}  spawn=-  records={records}  runs={runs}  decision={decision}  keys=hook_event_name,session_id,stop_hook_active\n"
 
 
+@pytest.mark.process
 @pytest.mark.parametrize(
     ("code", "with_record", "payload", "verdict", "decision"),
     [
@@ -82,6 +83,7 @@ def test_each_stub_exit_class_decides_and_logs(tmp_path: Path, code, with_record
         assert f"Run `{stub(tmp_path, code)} {tmp_path}/.tmp`" in firing.stderr
 
 
+@pytest.mark.process
 def test_the_task_arm_refuses_beside_every_non_refusing_verdict_and_ignores_stop_hook_active(tmp_path: Path) -> None:
     payload = json.dumps({"stop_hook_active": True, "background_tasks": [{"id": "t1", "type": "shell", "status": "running"}]})
     for env in (
@@ -95,6 +97,7 @@ def test_the_task_arm_refuses_beside_every_non_refusing_verdict_and_ignores_stop
         assert firing.stderr.startswith("subagent-stop-liveness: turn-end refused: the harness's task view")
 
 
+@pytest.mark.process
 def test_a_helper_firing_allows_even_on_the_task_arm(tmp_path: Path) -> None:
     payload = json.dumps({
         "agent_type": "", "agent_id": "h1", "agent_transcript_path": str(tmp_path / "absent.jsonl"),
@@ -113,12 +116,14 @@ def test_the_empty_knob_resolves_to_the_running_st2_and_the_gate_name() -> None:
     assert reader.command_line() == f"PYTHONPATH={root}:/extra {sys.executable} -S -P -m st2 check producer-liveness .tmp"
 
 
+@pytest.mark.process
 def test_an_override_resolves_to_itself_with_the_run_dir_appended(tmp_path: Path) -> None:
     reader = stub(tmp_path, 0)
     assert reader_spawn.resolve([reader, "--quiet"], "/r", {}) == reader_spawn.Reader((reader, "--quiet", "/r"), reader)
     assert reader_spawn.resolve([reader], "/r", {}).command_line() == f"{reader} /r"
 
 
+@pytest.mark.process
 def test_an_interpreter_led_override_resolves_on_path(tmp_path: Path) -> None:
     (tmp_path / "bin").mkdir()
     interpreter = write_by_child(tmp_path / "bin" / "myinterp", "#!/bin/sh\n", executable=True)
@@ -126,6 +131,7 @@ def test_an_interpreter_led_override_resolves_on_path(tmp_path: Path) -> None:
     assert (reader.argv, reader.executable) == (("myinterp", "reader.py", ".tmp"), str(interpreter))
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("name", ["no-such-program-anywhere", "/nonexistent/reader", "LACKS_BIT"])
 def test_an_override_that_is_not_executable_resolves_to_no_reader(tmp_path: Path, name: str) -> None:
     if name == "LACKS_BIT":
@@ -137,6 +143,7 @@ def test_a_directory_is_not_an_executable_override(tmp_path: Path) -> None:
     assert reader_spawn.resolve([str(tmp_path)], ".tmp", {}) is None
 
 
+@pytest.mark.process
 def test_the_real_default_reader_answers_green_and_red(tmp_path: Path, children) -> None:
     (tmp_path / ".tmp").mkdir()
     assert reader_spawn.run_bounded(reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=0)
@@ -145,6 +152,7 @@ def test_the_real_default_reader_answers_green_and_red(tmp_path: Path, children)
     assert reader_spawn.run_bounded(reader_spawn.resolve([], str(tmp_path / ".tmp"), {}), hermetic_env(), 30) == Outcome(exit_status=1)
 
 
+@pytest.mark.process
 def test_a_reader_killed_by_a_signal_is_an_error(tmp_path: Path) -> None:
     reader = write_by_child(tmp_path / "r.sh", "#!/bin/sh\nkill -9 $$\n", executable=True)
     assert reader_spawn.run_bounded(reader_spawn.Reader((str(reader),), str(reader)), hermetic_env(), 30) == Outcome()
@@ -157,6 +165,7 @@ def test_an_invalid_bound_falls_back_to_the_default() -> None:
     assert reader_spawn.bound_seconds({"ST2_LIVENESS_READER_BOUND_SECONDS": "0.5"}) == 0.5
 
 
+@pytest.mark.process
 def test_a_record_appearing_during_the_reading_is_counted_so_exit_2_reads_corrupt(tmp_path: Path) -> None:
     creating = write_by_child(
         tmp_path / "creating-reader.sh", '#!/bin/sh\nmkdir -p "$1" && echo "pid=1 run=late" > "$1/late.run"\nexit 2\n', executable=True
@@ -167,6 +176,7 @@ def test_a_record_appearing_during_the_reading_is_counted_so_exit_2_reads_corrup
     assert "verdict=unresolved  spawn=-  records=0  runs=-  decision=refuse" in quiet.line
 
 
+@pytest.mark.process
 def test_no_value_of_the_view_or_the_transcript_reaches_the_log(tmp_path: Path) -> None:
     transcript = tmp_path / "agent.jsonl"
     transcript.write_text('{"backgroundTaskId":"t-secret-id","command":"rm -rf secret-dir"}\n')
@@ -186,6 +196,7 @@ def test_no_value_of_the_view_or_the_transcript_reaches_the_log(tmp_path: Path) 
     )
 
 
+@pytest.mark.process
 def test_without_pidfd_the_bounded_wait_still_reads_the_exit_and_the_bound(tmp_path: Path, monkeypatch) -> None:
     def no_pidfd(pid):
         raise OSError(38, "Function not implemented")

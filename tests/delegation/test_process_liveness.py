@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import os
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import time
 from st2.delegation import process_liveness
 
 
+@pytest.mark.process
 def test_a_running_child_is_alive_with_and_without_its_start_time(children) -> None:
     child = children.sleeper()
     ticks = process_liveness.start_ticks(child.pid)
@@ -18,16 +20,19 @@ def test_a_running_child_is_alive_with_and_without_its_start_time(children) -> N
     assert process_liveness.is_alive(child.pid, ticks)
 
 
+@pytest.mark.process
 def test_a_different_start_time_is_a_reused_pid_not_the_producer(children) -> None:
     child = children.sleeper()
     ticks = process_liveness.start_ticks(child.pid)
     assert not process_liveness.is_alive(child.pid, ticks - 1)
 
 
+@pytest.mark.process
 def test_an_exited_and_reaped_child_is_not_alive(children) -> None:
     assert not process_liveness.is_alive(children.exited())
 
 
+@pytest.mark.process
 def test_a_zombie_is_not_alive() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     try:
@@ -42,6 +47,7 @@ def test_a_zombie_is_not_alive() -> None:
         child.wait()
 
 
+@pytest.mark.process
 def test_a_command_name_with_spaces_and_parentheses_is_parsed(tmp_path) -> None:
     marker = tmp_path / "renamed"
     code = (
@@ -69,6 +75,7 @@ def test_nonpositive_and_absent_pids_are_not_alive() -> None:
     assert not process_liveness.is_alive(2**22 + 12345)
 
 
+@pytest.mark.process
 def test_without_proc_existence_is_read_by_signal_zero(children, monkeypatch) -> None:
     child = children.sleeper()
     real_isdir = os.path.isdir

@@ -31,6 +31,7 @@ def test_an_empty_or_absent_set_is_green(tmp_path: Path) -> None:
     assert (absent.status, absent.records) == (0, 0)
 
 
+@pytest.mark.process
 def test_exited_producers_are_green_with_their_count(tmp_path: Path, children) -> None:
     for key in ("a", "b"):
         (tmp_path / f"{key}.run").write_text(f"pid={children.exited()} run={key}\n")
@@ -40,6 +41,7 @@ def test_exited_producers_are_green_with_their_count(tmp_path: Path, children) -
     assert (reading.status, reading.lines()) == (0, ["check-producer-liveness: clean (2 records, no live producer)"])
 
 
+@pytest.mark.process
 def test_a_live_producer_is_red_with_one_finding_per_live_record(tmp_path: Path, children) -> None:
     live = children.sleeper()
     (tmp_path / "live.run").write_text(f"pid={live.pid} run=live\n")
@@ -53,6 +55,7 @@ def test_a_live_producer_is_red_with_one_finding_per_live_record(tmp_path: Path,
     ]
 
 
+@pytest.mark.process
 def test_a_malformed_record_wins_over_red(tmp_path: Path, children) -> None:
     live = children.sleeper()
     (tmp_path / "a-live.run").write_text(f"pid={live.pid} run=a-live\n")

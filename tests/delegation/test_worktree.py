@@ -29,6 +29,7 @@ def repositories(tmp_path: Path) -> tuple[Path, Path]:
     return main, linked
 
 
+@pytest.mark.process
 def test_a_linked_worktree_names_its_main_checkout(repositories) -> None:
     main, linked = repositories
     (linked / "sub" / "dir").mkdir(parents=True)
@@ -36,6 +37,7 @@ def test_a_linked_worktree_names_its_main_checkout(repositories) -> None:
     assert checkout.resolve(".tmp", str(linked)) == str(main / ".tmp")
 
 
+@pytest.mark.process
 def test_a_main_checkout_or_no_repository_resolves_as_given(repositories, tmp_path: Path) -> None:
     main, _ = repositories
     assert checkout.main_checkout_of_linked_worktree(str(main)) is None

@@ -3,6 +3,7 @@ wake-ups (the notifier's own reads of its inbox and status never wake it)."""
 
 from __future__ import annotations
 
+import pytest
 import os
 
 from ding_support import make_seat, write_message
@@ -88,6 +89,7 @@ def test_session_watch_needs_three_misses_after_being_seen_alive():
     assert [watch.step(False), watch.step(False), watch.step(False)] == [False, False, True]
 
 
+@pytest.mark.process
 def test_own_reads_never_wake_but_inbox_and_status_mutations_do(catalog):
     seat = make_seat(catalog, "builder")
     (seat / "status").write_text("available\n")

@@ -3,8 +3,11 @@ names that CPython's own modules give."""
 
 from __future__ import annotations
 
+import pytest
 import subprocess
 import sys
+
+pytestmark = pytest.mark.process
 
 
 def loaded(code: str) -> set[str]:

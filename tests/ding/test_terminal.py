@@ -31,6 +31,7 @@ def test_the_outer_timeout_is_two_seconds():
     assert Terminal("/nonexistent").timeout == 2.0
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("mode", ["hang", "fail"])
 def test_a_hung_or_failing_tmux_proves_nothing(fake_tmux, mode):
     fake_tmux.setenv("FAKE_TMUX", mode)
@@ -45,6 +46,7 @@ def test_a_hung_or_failing_tmux_proves_nothing(fake_tmux, mode):
     assert terminal.probes == 7
 
 
+@pytest.mark.process
 def test_a_real_server_answers(tmp_path):
     import subprocess
     import tempfile

@@ -32,6 +32,7 @@ def start_holder(record: Path) -> subprocess.Popen:
     return holder
 
 
+@pytest.mark.process
 def test_a_second_process_cannot_take_a_held_lock(tmp_path: Path) -> None:
     record = tmp_path / "harness-state"
     holder = start_holder(record)
@@ -43,6 +44,7 @@ def test_a_second_process_cannot_take_a_held_lock(tmp_path: Path) -> None:
         holder.wait()
 
 
+@pytest.mark.process
 def test_a_sigkilled_holder_releases_the_lock(tmp_path: Path) -> None:
     record = tmp_path / "harness-state"
     holder = start_holder(record)

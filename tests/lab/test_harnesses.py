@@ -67,6 +67,7 @@ def stand_in_npm(directory: Path, exit_status: int) -> Path:
     return directory
 
 
+@pytest.mark.process
 def test_npm_failure_is_recorded_and_reported_without_rerunning_npm(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ST2_LAB_CACHE", str(tmp_path / "cache"))
     npm = stand_in_npm(tmp_path / "bin", exit_status=1)
@@ -80,6 +81,7 @@ def test_npm_failure_is_recorded_and_reported_without_rerunning_npm(tmp_path: Pa
     assert len((npm / "calls").read_text().splitlines()) == 1
 
 
+@pytest.mark.process
 def test_install_runs_npm_once_then_finds_the_package(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("ST2_LAB_CACHE", str(tmp_path / "cache"))
     npm = stand_in_npm(tmp_path / "bin", exit_status=0)
@@ -92,6 +94,7 @@ def test_install_runs_npm_once_then_finds_the_package(tmp_path: Path, monkeypatc
                      "--fetch-timeout=120000 --fetch-retries=1 @scope/thing@1.2.3"]
 
 
+@pytest.mark.process
 def test_setup_never_fails_the_run_and_says_so_when_npm_is_missing(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

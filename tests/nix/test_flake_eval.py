@@ -15,6 +15,8 @@ import pytest
 
 from nix_support import REPO, copy_source, require_nix
 
+pytestmark = pytest.mark.process
+
 SCRIPT = REPO / "checks" / "flake-eval"
 
 

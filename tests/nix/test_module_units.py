@@ -13,6 +13,8 @@ from nix_support import NIX, copy_source, nix_eval_json, require_nix
 from st2.service.units import UnitSettingError, UnitSettings, render_all
 from support import run_st2
 
+pytestmark = pytest.mark.process
+
 SETTINGS = {
     "everything": {"catalog": "/srv/st2/catalog", "host": "box1", "memoryMax": "1G", "pollInterval": "*:0/10"},
     "defaults": {},

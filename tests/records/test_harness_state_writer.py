@@ -194,6 +194,7 @@ def test_the_claims_ended_placeholder_does_not_fence_its_own_session(seat: Path,
     assert on_disk(seat)["state"] == "idle"
 
 
+@pytest.mark.process
 def test_the_terminal_record_carries_the_real_exit_of_a_reaped_provider(seat: Path, clock: FakeClock) -> None:
     w = session(seat, clock)
     w.observe("active")

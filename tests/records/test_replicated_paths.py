@@ -99,6 +99,7 @@ def test_a_thousand_writes_create_only_canonical_names_and_locks_inside_the_seat
     assert watch.names <= CANONICAL | LOCKS, watch.names - CANONICAL - LOCKS
 
 
+@pytest.mark.process
 def test_the_watch_catches_a_sibling_temp_file(seat: Path) -> None:
     watch = Watch(seat)
     try:

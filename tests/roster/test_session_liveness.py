@@ -43,6 +43,7 @@ def own_start_time(pid: int) -> float:
     return psutil.Process(pid).create_time()
 
 
+@pytest.mark.process
 def test_the_probe_needs_proof_to_call_a_session_dead(short_root: Path, monkeypatch) -> None:
     state, catalog = short_root / "state", short_root / "catalog"
     monkeypatch.setenv("XDG_STATE_HOME", str(state))

@@ -35,6 +35,7 @@ def test_retired_declaration_is_healthy_when_tasks_and_presence_are_absent(fleet
     assert lines(fleet) == []
 
 
+@pytest.mark.process
 def test_retired_declaration_is_unhealthy_while_a_declared_task_is_alive(fleet):
     fleet.seat("old", '    desired-state "retired" reason="done"\n' + SEAT)
     live_record(fleet, "h.old.job")
@@ -42,6 +43,7 @@ def test_retired_declaration_is_unhealthy_while_a_declared_task_is_alive(fleet):
                             "retirement is complete only when every task record is gone"]
 
 
+@pytest.mark.process
 def test_retired_declaration_is_unhealthy_while_a_dead_task_record_remains(fleet):
     fleet.seat("old", '    desired-state "retired" reason="done"\n' + SEAT)
     dead_record(fleet, "h.old.cache")                 # even keep-pinned
@@ -54,6 +56,7 @@ def test_suspended_declaration_is_healthy_when_tasks_are_absent_without_presence
     assert lines(fleet) == []
 
 
+@pytest.mark.process
 def test_suspended_declaration_distinguishes_live_dead_keep_and_dead_nonkeep(fleet):
     fleet.seat("idle", '    desired-state "suspended" reason="later"\n' + SEAT)
     dead_record(fleet, "h.idle.cache")                # dead, keep-pinned: fine

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from st2.catalog.location import CatalogLocation
 from st2.supervisor import inventory as inventory_module
 from st2.supervisor.catalog_view import read_catalog
@@ -38,6 +39,7 @@ def test_a_runtime_id_declared_twice_makes_the_inventory_incomplete(fleet):
     assert "duplicate runtime id 'h.shared' is declared by h.alpha/job, h.beta/job" in envelope["errors"]
 
 
+@pytest.mark.process
 def test_the_supervisor_leaves_seats_that_claim_one_runtime_id_alone(fleet):
     fleet.seat("alpha", '    argv "sleep" "600"\n    exec "job" { id "h.shared"; argv "sleep" "600"; }')
     fleet.seat("beta", '    argv "sleep" "600"\n    exec "job" { id "h.shared"; argv "sleep" "600"; }')

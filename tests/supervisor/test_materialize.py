@@ -50,6 +50,7 @@ def snapshot(directory: Path) -> dict[str, bytes]:
             for path in sorted(directory.rglob("*")) if path.is_file()}
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("tracked", [".gitignore", ".claude/settings.local.json", ".st2/hooks.json"])
 def test_every_content_directive_refuses_to_change_a_tracked_target_before_any_write(tmp_path, repository, tracked):
     target = repository / tracked
@@ -64,6 +65,7 @@ def test_every_content_directive_refuses_to_change_a_tracked_target_before_any_w
     assert snapshot(repository) == before              # nothing at all was written
 
 
+@pytest.mark.process
 def test_byte_identical_tracked_target_is_allowed_without_modification(tmp_path, repository):
     (repository / ".gitignore").write_text(".st2/\n")
     git(repository, "add", ".gitignore")
@@ -73,6 +75,7 @@ def test_byte_identical_tracked_target_is_allowed_without_modification(tmp_path,
     assert (repository / ".gitignore").read_text() == ".st2/\n"
 
 
+@pytest.mark.process
 def test_untracked_and_non_git_targets_remain_materializable(tmp_path, repository):
     plain = tmp_path / "plain"
     plain.mkdir()
@@ -91,6 +94,7 @@ def test_untracked_and_non_git_targets_remain_materializable(tmp_path, repositor
     assert ".claude/" in (repository / ".git" / "info" / "exclude").read_text().splitlines()
 
 
+@pytest.mark.process
 def test_a_render_target_outside_the_workspace_is_refused(tmp_path, repository):
     with pytest.raises(MaterializationRefused):
         materialize(plan_for(tmp_path, repository, '        ensure-line "../escape" "x"'))

@@ -18,6 +18,8 @@ from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.reconcile import Reconciler, Selection
 from st2.supervisor.runtime.identity import observe
 
+pytestmark = pytest.mark.process
+
 STAYING_DING = ["sh", "-c", "exec sleep 600"]
 
 

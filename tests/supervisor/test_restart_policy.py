@@ -9,7 +9,7 @@ DELAY = Restart(attempts=2, interval_seconds=60.0, delay_seconds=5.0, mode="dela
 
 def exits(policy, moments, state=TaskState()):
     for moment in moments:
-        state = transition(state, Event.STARTED, policy, moment)
+        state = transition(state, Event.LAUNCHED, policy, moment)
         state = transition(state, Event.EXITED, policy, moment + 0.1)
     return state
 
@@ -19,7 +19,7 @@ def test_fail_mode_parks_only_after_attempts_exits_within_the_interval():
     parked = exits(FAIL, [0, 1, 2])
     assert parked.phase is Phase.PARKED
     assert not parked.launchable(1000)
-    assert transition(parked, Event.STARTED, FAIL, 5).phase is Phase.PARKED
+    assert transition(parked, Event.LAUNCHED, FAIL, 5).phase is Phase.PARKED
 
 
 def test_exits_spread_beyond_the_interval_never_park():
@@ -41,3 +41,33 @@ def test_unpark_clears_exactly_the_spent_budget():
     assert recovered == TaskState()
     assert recovered.launchable(3)
     assert exits(FAIL, [3, 4], recovered).phase is Phase.WAITING
+
+
+def test_adoption_is_a_named_event_that_happens_once():
+    adopted = transition(TaskState(), Event.ADOPTED, FAIL, 0)
+    assert adopted.phase is Phase.RUNNING
+    assert transition(adopted, Event.ADOPTED, FAIL, 1) == adopted           # never adopted twice
+    waiting = exits(FAIL, [0])
+    assert transition(waiting, Event.ADOPTED, FAIL, 1).phase is Phase.RUNNING  # found alive while waiting
+    parked = exits(FAIL, [0, 1, 2])
+    assert transition(parked, Event.ADOPTED, FAIL, 5) == parked             # being seen alive unparks nothing
+
+
+def test_a_refused_task_is_not_crash_counted_and_admission_releases_it():
+    refused = transition(TaskState(), Event.REFUSED, FAIL, 0)
+    assert (refused.phase, refused.exits, refused.launchable(100)) == (Phase.REFUSED, (), False)
+    assert transition(refused, Event.EXITED, FAIL, 1) == refused
+    assert transition(refused, Event.LAUNCHED, FAIL, 1) == refused
+    admitted = transition(refused, Event.ADMITTED, FAIL, 2)
+    assert admitted.phase is Phase.UNKNOWN and admitted.launchable(2)
+    assert transition(TaskState(), Event.ADMITTED, FAIL, 2) == TaskState()  # admission alone starts nothing
+
+
+def test_every_event_from_every_phase_has_a_defined_outcome():
+    states = {Phase.UNKNOWN: TaskState(), Phase.RUNNING: transition(TaskState(), Event.LAUNCHED, FAIL, 0),
+              Phase.WAITING: exits(FAIL, [0]), Phase.PARKED: exits(FAIL, [0, 1, 2]),
+              Phase.REFUSED: transition(TaskState(), Event.REFUSED, FAIL, 0)}
+    assert set(states) == set(Phase) and all(state.phase is phase for phase, state in states.items())
+    for state in states.values():
+        for event in Event:
+            assert isinstance(transition(state, event, FAIL, 10), TaskState)

@@ -39,6 +39,7 @@ def mask_events(mask: int, directory, act) -> int:
         return functools.reduce(operator.or_, (event.mask for event in notify.read(timeout=0)), 0)
 
 
+@pytest.mark.process
 def test_the_watch_mask_subscribes_to_mutations_only(tmp_path):
     from inotify_simple import flags
 

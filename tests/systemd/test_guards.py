@@ -90,6 +90,7 @@ def test_an_unchanged_machine_has_nothing_to_report() -> None:
     assert changed_memberships(before, dict(before), "ours") == ([], [])
 
 
+@pytest.mark.process
 def test_the_launcher_refuses_a_cgroup_that_is_not_the_dedicated_one(tmp_path: Path) -> None:
     result = subprocess.run([str(LAUNCHER), "st2-systemd-tier-x", "/bin/false", str(tmp_path)],
                             capture_output=True, text=True, timeout=30)
@@ -97,6 +98,7 @@ def test_the_launcher_refuses_a_cgroup_that_is_not_the_dedicated_one(tmp_path: P
     assert "is not a dedicated cgroup named st2-systemd-tier-x" in result.stderr
 
 
+@pytest.mark.process
 def test_the_launcher_refuses_to_start_while_outside_the_dedicated_cgroups() -> None:
     # Given no cgroup to move into, it is still where it started: it must not exec the manager.
     result = subprocess.run([str(LAUNCHER), "st2-systemd-tier-x", "/bin/false"], capture_output=True, text=True, timeout=30)

@@ -42,6 +42,7 @@ def invocations(usage) -> int:
     return marker.read_text().count("ran\n") if marker.exists() else 0
 
 
+@pytest.mark.process
 def test_armed_a_stale_snapshot_runs_the_command_and_reads_its_values(usage):
     usage.snapshot(pct="70", age=700)
     arm_stub(usage, "write", pct="12")
@@ -58,6 +59,7 @@ def test_short_circuit_a_snapshot_under_the_floor_never_runs_the_command(usage):
     assert status == 0 and "used=70% age=59s" in line, line
 
 
+@pytest.mark.process
 def test_the_floor_is_inclusive_at_its_age(usage):
     usage.snapshot(pct="70", age=60)
     arm_stub(usage, "write", pct="12")
@@ -65,12 +67,14 @@ def test_the_floor_is_inclusive_at_its_age(usage):
     assert invocations(usage) == 1
 
 
+@pytest.mark.process
 def test_a_missing_snapshot_runs_the_command(usage):
     arm_stub(usage, "write", pct="12")
     line, status = usage.verdict()
     assert invocations(usage) == 1 and status == 0 and "used=12%" in line, line
 
 
+@pytest.mark.process
 def test_fail_soft_leaves_the_snapshot_byte_identical_and_judges_the_cache(usage):
     before = usage.snapshot(pct="40", age=700)
     arm_stub(usage, "fail")
@@ -94,6 +98,7 @@ def test_fail_soft_no_refresh_diagnostic_reaches_the_merged_stream(usage_process
     assert result.stdout.count("\n") == 1 and "-> STALE (reading older than 600s" in result.stdout, result.stdout
 
 
+@pytest.mark.process
 def test_account_switch_forces_the_refresh_past_the_floor(usage):
     usage.live("acct-new")
     usage.snapshot(pct="70", age=5, account="acct-old")
@@ -103,6 +108,7 @@ def test_account_switch_forces_the_refresh_past_the_floor(usage):
     assert status == 0 and "used=33%" in line and "-> OK" in line, line
 
 
+@pytest.mark.process
 def test_account_switch_with_a_failing_refresh_stays_the_account_switch_stale(usage):
     usage.live("acct-new")
     before = usage.snapshot(pct="70", age=5, account="acct-old")
@@ -121,6 +127,7 @@ def test_matched_account_under_the_floor_is_not_refreshed(usage):
     assert invocations(usage) == 0
 
 
+@pytest.mark.process
 def test_an_unspawnable_refresh_command_is_fail_soft(usage):
     usage.snapshot(pct="40", age=700)
     usage.knobs(f"DELEGATION_KIT_REFRESH_CMD[] = {usage.root / 'no-such-program'}")

@@ -51,6 +51,7 @@ def test_the_timer_fires_every_five_minutes_persistently_with_a_randomized_delay
     assert unit("st2-usage-poll.timer")["Install"]["WantedBy"] == "timers.target"
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
 def test_systemd_analyze_verifies_both_units(tmp_path):
     write_rendered(tmp_path)
@@ -60,6 +61,7 @@ def test_systemd_analyze_verifies_both_units(tmp_path):
     assert (result.returncode, result.stderr) == (0, ""), result.stderr
 
 
+@pytest.mark.process
 @pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze is not installed")
 def test_systemd_analyze_rejects_a_broken_timer(tmp_path):
     """The non-firing case: verify does catch a malformed unit, so the check above means something."""

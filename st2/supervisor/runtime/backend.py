@@ -46,10 +46,30 @@ class LaunchError(RuntimeError):
 
 
 class Backend(Protocol):
+    """What the reconciler asks of a task backend, and all it asks: the reconciler reaches
+    processes, terminals and signals only through these methods, so its rules run against a
+    fake (tests/supervisor/test_reconcile_rules.py)."""
+
     kind: str
 
-    def launch(self, spec: TaskSpec) -> LaunchRecord: ...
+    def admission_error(self, runtime_id: str) -> str | None:
+        """None when a task of this backend could ever start under ``runtime_id``; otherwise
+        why it never could (a structural refusal: relaunching repeats the same failure)."""
+        ...
 
-    def observe(self, record: LaunchRecord) -> Observation: ...
+    def launch(self, spec: TaskSpec) -> LaunchRecord:
+        """Start ``spec`` and write its launch record before returning it. Raise
+        :class:`LaunchError` when nothing was started (and nothing recorded)."""
+        ...
 
-    def kill(self, record: LaunchRecord) -> None: ...
+    def observe(self, record: LaunchRecord) -> Observation:
+        """What ``record``'s process is now (PID **and** start time, plus the transport)."""
+        ...
+
+    def kill(self, record: LaunchRecord) -> None:
+        """Kill ``record``'s task and its whole process group."""
+        ...
+
+    def reap(self) -> set[int]:
+        """Collect exited children this backend started; return their PIDs."""
+        ...

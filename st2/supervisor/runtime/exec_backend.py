@@ -17,7 +17,7 @@ from st2.supervisor.runtime import launch_record, transport
 from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
 from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, generation_id, liveness
 from st2.supervisor.runtime.launch_record import LaunchRecord
-from st2.supervisor.runtime.process_group import kill_group
+from st2.supervisor.runtime.process_group import kill_group, reap_children
 from st2.supervisor.runtime.scope import RuntimeScope
 
 
@@ -53,6 +53,13 @@ class ExecBackend:
         self.scope = scope
         self.logs = logs
         self.clock = clock
+
+    def admission_error(self, runtime_id: str) -> str | None:
+        return None  # an exec task has no socket or terminal that could never be set up
+
+    def reap(self) -> set[int]:
+        """Reap every exited child of this process (exec tasks are our children until reaped)."""
+        return set(reap_children())
 
     def log_path(self, runtime_id: str) -> Path:
         return self.logs / f"{runtime_id}.log"

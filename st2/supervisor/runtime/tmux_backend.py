@@ -67,6 +67,9 @@ class TmuxBackend:
     def admission_error(self, runtime_id: str) -> str | None:
         return socket_admission_error(self.scope.socket(runtime_id))
 
+    def reap(self) -> set[int]:
+        return set()  # tmux daemonizes: its servers are never our children
+
     def launch(self, spec: TaskSpec) -> LaunchRecord:
         socket = self.scope.socket(spec.runtime_id)
         error = socket_admission_error(socket)

@@ -12,6 +12,8 @@ import pytest
 
 from st2.entry import HOT_PATHS
 
+pytestmark = pytest.mark.process
+
 FORBIDDEN = ("click", "pydantic", "psutil", "filelock", "sdnotify", "inotify_simple", "ckdl", "subprocess")
 ALLOWED_ST2 = ("st2.entry", "st2.clock", "st2.drivers", "st2.records", "st2.catalog.layout", "st2.fs", "st2.usage", "st2.knobs")
 

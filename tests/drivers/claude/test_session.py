@@ -220,6 +220,7 @@ def test_the_lifecycle_has_only_its_named_edges() -> None:
             transition(phase, event)
 
 
+@pytest.mark.process
 def test_a_missing_claude_ends_the_session_with_127(catalog, clock, tmp_path) -> None:
     seat = make_seat(catalog)
     run = ClaudeSession(seat, seat.agent, [str(tmp_path / "no-such-claude")], clock, environment={})

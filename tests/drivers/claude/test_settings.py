@@ -110,6 +110,7 @@ def test_a_seat_without_a_driver_block_is_lowered_unchanged(catalog) -> None:
     assert plan.errors == () and plan.agent_task.argv == ("sleep", "60") and plan.declaration.render == ()
 
 
+@pytest.mark.process
 def test_materialization_owns_only_st2s_entries_and_rerenders_idempotently(catalog, tmp_path) -> None:
     workspace = tmp_path / "workspace"
     (workspace / ".claude").mkdir(parents=True)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 import os
 import time
 
@@ -9,6 +10,8 @@ from st2.supervisor.runtime import launch_record
 from st2.supervisor.runtime.backend import RuntimeState, TaskSpec
 from st2.supervisor.runtime.identity import observe
 from st2.supervisor.runtime.process_group import group_alive, reap_children
+
+pytestmark = pytest.mark.process
 
 
 def poll_for(predicate, timeout: float = 5.0) -> bool:

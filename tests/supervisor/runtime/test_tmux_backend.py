@@ -25,6 +25,7 @@ def poll_for(predicate, timeout: float = 5.0) -> bool:
     return predicate()
 
 
+@pytest.mark.process
 def test_pty_task_gets_its_own_tmux_server_outside_our_group(tmux_backend, scope, launched, short_dir):
     marker = short_dir / "env"
     spec = TaskSpec("h.p", "pty", ("sh", "-c", f'echo "$ST_AGENT $$" > {marker}; exec sleep 60'),
@@ -42,6 +43,7 @@ def test_pty_task_gets_its_own_tmux_server_outside_our_group(tmux_backend, scope
     assert tmux_backend.observe(record).state is RuntimeState.RUNNING
 
 
+@pytest.mark.process
 def test_pty_kill_takes_down_the_server_and_the_pane_group(tmux_backend, launched, short_dir):
     marker = short_dir / "child"
     record = tmux_backend.launch(TaskSpec("h.k", "pty", ("sh", "-c", f"sleep 60 & echo $! > {marker}; wait")))
@@ -56,6 +58,7 @@ def test_pty_kill_takes_down_the_server_and_the_pane_group(tmux_backend, launche
     assert tmux_backend.observe(record).state is RuntimeState.EXITED
 
 
+@pytest.mark.process
 def test_a_pty_task_that_exits_ends_its_server(tmux_backend, launched):
     record = tmux_backend.launch(TaskSpec("h.e", "pty", ("sleep", "0.3")))
     launched.append(record)
@@ -63,6 +66,7 @@ def test_a_pty_task_that_exits_ends_its_server(tmux_backend, launched):
     assert poll_for(lambda: panes(record.socket) is None)
 
 
+@pytest.mark.process
 def test_a_pty_pid_alive_without_its_server_is_vanished_not_running(tmux_backend, launched):
     record = tmux_backend.launch(TaskSpec("h.v", "pty", ("sleep", "60")))
     launched.append(record)
@@ -72,6 +76,7 @@ def test_a_pty_pid_alive_without_its_server_is_vanished_not_running(tmux_backend
     assert tmux_backend.observe(record).state is RuntimeState.RUNNING
 
 
+@pytest.mark.process
 def test_a_reused_pty_pid_is_not_adopted(tmux_backend, launched):
     record = tmux_backend.launch(TaskSpec("h.u", "pty", ("sleep", "60")))
     launched.append(record)
