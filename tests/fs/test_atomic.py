@@ -3,12 +3,15 @@ publication through the same staging directory; a live writer's temp is never to
 
 from __future__ import annotations
 
+import pytest
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from st2.fs.atomic import publish, sweep_orphans
+
+pytestmark = pytest.mark.process
 
 
 def dead_pid() -> int:

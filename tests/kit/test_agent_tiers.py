@@ -10,6 +10,8 @@ import pytest
 
 from kit_support import hermetic_environment, run_st2
 
+pytestmark = pytest.mark.process
+
 FIXTURES = Path(__file__).resolve().parent / "agent-tiers"
 
 

@@ -31,11 +31,13 @@ def gate(args, sandbox, cwd=None, **extra):
 
 # --- the fixture pair ---------------------------------------------------------------------
 
+@pytest.mark.process
 def test_good_fixture_is_clean(sandbox) -> None:
     assert gate(["--fixture", str(FIXTURES / "good")], sandbox) == (
         0, "check-gate-tamper: clean (5 staged path(s), 1 registered gate file(s) covered)\n", "")
 
 
+@pytest.mark.process
 def test_bad_fixture_reaches_both_assertions(sandbox) -> None:
     status, out, err = gate(["--fixture", str(FIXTURES / "bad")], sandbox)
     assert (status, err) == (1, "")
@@ -46,6 +48,7 @@ def test_bad_fixture_reaches_both_assertions(sandbox) -> None:
     )
 
 
+@pytest.mark.process
 def test_the_own_declaration_is_covered_whatever_the_globs_say(sandbox, tmp_path) -> None:
     # A consumer value naming no glob that reaches checks/ cannot clear the registered gate.
     knobs = sandbox / "delegation-config.knobs"
@@ -61,6 +64,7 @@ def test_the_own_declaration_is_covered_whatever_the_globs_say(sandbox, tmp_path
         0, "check-gate-tamper: clean (3 staged path(s), 0 registered gate file(s) covered)\n")
 
 
+@pytest.mark.process
 def test_a_trailing_fixture_flag_without_a_directory_is_refused(sandbox) -> None:
     assert gate(["--fixture"], sandbox) == (
         2, "", "check-gate-tamper: --fixture needs a directory\nusage: st2 check gate-tamper [--fixture <dir>]\n")
@@ -68,6 +72,7 @@ def test_a_trailing_fixture_flag_without_a_directory_is_refused(sandbox) -> None
         2, "", "check-gate-tamper: unexpected argument: --bogus\nusage: st2 check gate-tamper [--fixture <dir>]\n")
 
 
+@pytest.mark.process
 def test_an_unreadable_registry_is_exit_2(sandbox, tmp_path) -> None:
     fixture = tmp_path / "fixture"
     shutil.copytree(FIXTURES / "good", fixture)
@@ -103,6 +108,7 @@ def repo(tmp_path: Path) -> Path:
     return repo
 
 
+@pytest.mark.process
 def test_live_clean_product_commit(repo, sandbox) -> None:
     (repo / "src" / "app.py").write_text("print(2)\n")
     git(repo, "add", "src/app.py")
@@ -110,6 +116,7 @@ def test_live_clean_product_commit(repo, sandbox) -> None:
         0, "check-gate-tamper: clean (1 staged path(s), 1 registered gate file(s) covered)\n", "")
 
 
+@pytest.mark.process
 def test_live_a_gate_edit_co_staged_with_product_code_is_refused(repo, sandbox) -> None:
     (repo / "checks" / "check-lint.sh").write_text("#!/bin/sh\n# exception-list: ( old/legacy.py )\nexit 1\n")
     (repo / "src" / "app.py").write_text("print(2)\n")
@@ -119,6 +126,7 @@ def test_live_a_gate_edit_co_staged_with_product_code_is_refused(repo, sandbox) 
     assert (status, out) == (1, "check-gate-tamper: A: src/app.py is product code staged with gate file(s) checks/check-lint.sh\n" + HELP_A)
 
 
+@pytest.mark.process
 def test_live_the_gates_own_declaration_reads_its_own_bytes(repo, sandbox) -> None:
     (sandbox / "delegation-config.knobs").write_text("DELEGATION_KIT_GATE_FILES[] = nowhere/*\n")
     with (repo / "checks" / "check-gate-tamper.gate").open("a") as handle:
@@ -130,6 +138,7 @@ def test_live_the_gates_own_declaration_reads_its_own_bytes(repo, sandbox) -> No
     assert out.startswith("check-gate-tamper: A: src/app.py is product code staged with gate file(s) checks/check-gate-tamper.gate\n")
 
 
+@pytest.mark.process
 def test_live_a_head_resident_exemption_is_not_added_even_when_a_costaged_file_matches(repo, sandbox) -> None:
     (repo / "checks" / "check-lint.sh").write_text("#!/bin/sh\n# exception-list: ( old/legacy.py )\nexit 0\n# tidy\n")
     (repo / "old" / "legacy.py").write_text("x = 2\n")
@@ -145,6 +154,7 @@ def meta_old(sandbox: Path) -> Path:
     return path
 
 
+@pytest.mark.process
 def test_live_a_newly_appended_exemption_matching_a_staged_file_is_refused(repo, sandbox) -> None:
     (repo / "checks" / "check-lint.sh").write_text("#!/bin/sh\n# exception-list: ( old/legacy.py old/*.txt rule-7 )\nexit 0\n")
     (repo / "old" / "notes.txt").write_text("n\n")
@@ -153,6 +163,7 @@ def test_live_a_newly_appended_exemption_matching_a_staged_file_is_refused(repo,
     assert (status, out) == (1, "check-gate-tamper: B: added exemption old/*.txt matches old/notes.txt, staged in the same commit\n" + HELP_B)
 
 
+@pytest.mark.process
 def test_live_an_added_exemption_matching_nothing_staged_stays_silent(repo, sandbox) -> None:
     (repo / "checks" / "check-lint.sh").write_text("#!/bin/sh\n# exception-list: ( old/legacy.py old/*.txt )\nexit 0\n")
     git(repo, "add", "-A")
@@ -160,12 +171,14 @@ def test_live_an_added_exemption_matching_nothing_staged_stays_silent(repo, sand
         0, "check-gate-tamper: clean (1 staged path(s), 1 registered gate file(s) covered)\n")
 
 
+@pytest.mark.process
 def test_live_a_staged_deletion_of_a_gate_file_reads_as_an_empty_set(repo, sandbox) -> None:
     git(repo, "rm", "-q", "checks/check-lint.sh")
     assert gate([], sandbox, cwd=repo) == (
         0, "check-gate-tamper: clean (1 staged path(s), 1 registered gate file(s) covered)\n", "")
 
 
+@pytest.mark.process
 def test_live_outside_a_repository_is_exit_2(sandbox, tmp_path) -> None:
     outside = tmp_path / "plain"
     outside.mkdir()
@@ -181,6 +194,7 @@ def test_st2s_own_registry_covers_its_own_declaration(sandbox) -> None:
     assert files == ["st2/kit/checks/check-agent-tier-explicit.gate", "st2/kit/checks/check-gate-tamper.gate", "st2/kit/gate_output.py"]
 
 
+@pytest.mark.process
 def test_the_pre_commit_snippet_runs_the_gate(repo, sandbox) -> None:
     hook = repo / ".git" / "hooks" / "pre-commit"
     shutil.copy(REPO / "hooks" / "pre-commit.gate-tamper", hook)
