@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import pytest
 from pathlib import Path
 
 from kit_support import hermetic_environment, run_st2
 from st2 import knobs
+
+pytestmark = pytest.mark.process
 
 
 def values(name: str, environ) -> tuple[int, str, str]:
