@@ -148,7 +148,8 @@ def publish(location: CatalogLocation, captured: Captured, source_name: str, inp
     seat = location.paths.seat(host, identity)
     with authoring(location) as transaction:
         try:
-            check_real_directories(location.paths.agents, location.root) if location.paths.agents.exists() else None
+            if location.paths.agents.exists():
+                check_real_directories(location.paths.agents, location.root)
             if seat.directory.parent.exists():
                 check_real_directories(seat.directory.parent, location.root)
             before = transaction.read_declaration(host, identity)
@@ -178,7 +179,9 @@ def publish(location: CatalogLocation, captured: Captured, source_name: str, inp
             gate.admit(location, host, identity, text, directory=staged)
             if not same:
                 if staged is not None:
-                    _place_bundle(location, staged, seat.directory)
+                    transaction.make_seat_parent(host)
+                    os.rename(staged, seat.directory)     # the seat appears whole or not at all
+                    fsync_directory(seat.directory.parent)
                     transaction.mark_committed()
                 else:
                     transaction.write_declaration(host, identity, captured.declaration)
@@ -206,17 +209,6 @@ def _stage_bundle(staging: Path, captured: Captured) -> Path:
             os.close(descriptor)
     fsync_directory(stage)
     return stage
-
-
-def _place_bundle(location: CatalogLocation, staged: Path, target: Path) -> None:
-    """Rename the staged bundle into place: the seat appears whole or not at all."""
-    for directory in (location.paths.agents, target.parent):
-        if not directory.exists():
-            directory.mkdir(mode=0o755)
-            fsync_directory(directory.parent)
-    check_real_directories(target.parent, location.root)
-    os.rename(staged, target)
-    fsync_directory(target.parent)
 
 
 def _bundle_matches(directory: Path, captured: Captured) -> bool:

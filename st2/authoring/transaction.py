@@ -54,10 +54,10 @@ class Transaction:
         """Publish ``data`` as the seat's ``agent.kdl`` atomically (its directory is created
         through real directories when the seat is new). Mark the transaction committed."""
         seat = self.location.paths.seat(host, identity)
-        for directory in (self.location.paths.agents, seat.directory.parent, seat.directory):
-            if not directory.exists():
-                directory.mkdir(mode=0o755)
-                fsync_directory(directory.parent)
+        self.make_seat_parent(host)
+        if not seat.directory.exists():
+            seat.directory.mkdir(mode=0o755)
+            fsync_directory(seat.directory.parent)
         check_real_directories(seat.directory, self.location.root)
         mode = 0o644
         try:
@@ -67,6 +67,16 @@ class Transaction:
         publish(seat.declaration, data, self.staging, root=self.location.root, mode=mode)
         self.committed = True
         return seat.declaration
+
+    def make_seat_parent(self, host: str) -> Path:
+        """Create ``agents/<host>/`` durably (through real directories) and return it."""
+        parent = self.location.paths.agents / host
+        for directory in (self.location.paths.agents, parent):
+            if not directory.exists():
+                directory.mkdir(mode=0o755)
+                fsync_directory(directory.parent)
+        check_real_directories(parent, self.location.root)
+        return parent
 
     def mark_committed(self) -> None:
         self.committed = True

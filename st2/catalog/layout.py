@@ -36,6 +36,7 @@ HARNESS_CONTEXT_STAGING = "harness-context-staging"
 CATALOG_GENERATION = "catalog-generation"
 CATALOG_AUTHORING_LOCK = "catalog-authoring.lock"
 RETIRED_OBSERVED = "retired-observed.json"
+CATALOG_ARCHIVE = "archive"                 # .st2/archive/<host>/<identity>/ + <identity>.tombstone.json
 
 
 def sync_include_rules() -> list[str]:
@@ -144,6 +145,11 @@ class CatalogPaths:
     @property
     def retired_observed(self) -> Path:
         return self.control / RETIRED_OBSERVED
+
+    @property
+    def archive_root(self) -> Path:
+        """``.st2/archive``: archived seats, out of discovery's reach by construction."""
+        return self.control / CATALOG_ARCHIVE
 
     def supervisor_lock(self, host: str) -> Path:
         return self.root / f".st2.{host}.lock"

@@ -16,6 +16,7 @@ VERBS: dict[str, str] = {
     "attach": "st2.cli.attach:attach",
     "agent": "st2.cli.agent:agent",
     "agents": "st2.cli.agents:agents",
+    "catalog": "st2.cli.catalog:catalog",
     "validate": "st2.cli.validate:validate",
     "ls": "st2.cli.ls:ls",
     "demo": "st2.cli.demo:demo",
