@@ -49,6 +49,8 @@ from __future__ import annotations
 
 import os
 
+from st2.fs.read import SNAPSHOT_LIMIT, read_text
+
 TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -394,8 +396,7 @@ RETIRED_CONFIG_FILE = "DELEGATION_KIT_CONFIG_FILE"
 
 def _read_text(path: str, findings: list[str], named: bool) -> str | None:
     try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read()
+        return read_text(path, SNAPSHOT_LIMIT)
     except FileNotFoundError:
         if named:
             findings.append(f"{KNOB_FILE}={path}: no such file (unset it to use the default location)")

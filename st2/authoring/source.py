@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from st2.digest import sha256
-from st2.fs.regular import NotRegular, read_regular
+from st2.fs.read import NotRegular, read_regular
 
 DIGEST_SCHEMA = "st2.agent-source-digest.v1"
 BUNDLE_DOMAIN = b"st2.agent-publish-bundle.v1\0"
@@ -47,7 +47,7 @@ class Captured:
 
 def _read_regular(path: Path) -> tuple[bytes, int]:
     try:
-        return read_regular(path)
+        return read_regular(path, BUNDLE_MAX_BYTES)
     except OSError as error:
         raise SourceRefused(str(error) if isinstance(error, NotRegular) else f"{path}: {error.strerror}") from error
 

@@ -20,7 +20,7 @@ from filelock import FileLock, Timeout
 
 from st2.catalog.location import CatalogLocation
 from st2.fs.atomic import check_real_directories, ensure_directory, fsync_directory, publish
-from st2.fs.regular import read_regular
+from st2.fs.read import DECLARATION_LIMIT, RUNTIME_LIMIT, read_bounded, read_regular
 
 LOCK_SECONDS = 10.0
 STAGING = "authoring-staging"
@@ -46,7 +46,7 @@ class Transaction:
         declaration raises ``OSError`` (it is never followed)."""
         path = self.location.paths.seat(host, identity).declaration
         try:
-            return read_regular(path)[0]
+            return read_regular(path, DECLARATION_LIMIT)[0]
         except FileNotFoundError:
             return None
 
@@ -87,7 +87,7 @@ def advance_generation(location: CatalogLocation) -> int:
     unreadable value restarts from zero, since the contract is change detection, not a count."""
     target = location.paths.catalog_generation
     try:
-        current = int(target.read_text().strip() or "0")
+        current = int(read_bounded(target, RUNTIME_LIMIT, follow_symlinks=False).decode().strip() or "0")
     except (OSError, ValueError):
         current = 0
     control = ensure_directory(location.paths.control)

@@ -19,7 +19,7 @@ from st2.bus.envelope import Message, parse
 from st2.bus.filename import is_message_filename
 from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
 from st2.fs.atomic import fsync_directory
-from st2.fs.regular import read_regular
+from st2.fs.read import MESSAGE_LIMIT, read_bounded
 
 
 def inbox_of(seat_directory: Path) -> Path:
@@ -31,12 +31,24 @@ def archive_of(seat_directory: Path) -> Path:
 
 
 def _read_regular(path: Path) -> bytes | None:
-    """The bytes of a regular file, or None when it vanished or is not a plain file (a symlink
-    in a box is never followed)."""
+    """The bytes of a regular file, or None when it vanished, is not a plain file (a symlink
+    in a box is never followed, a FIFO never opened for a writer) or is over the message bound."""
     try:
-        return read_regular(path)[0]
+        return read_bounded(path, MESSAGE_LIMIT, follow_symlinks=False)
     except OSError:
         return None
+
+
+def refusal(directory: Path, filename: str) -> str | None:
+    """Why a present message file is not read (a FIFO, a device, a symlink, over the bound), or
+    None when it reads or is simply absent."""
+    try:
+        read_bounded(Path(directory) / filename, MESSAGE_LIMIT, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return error.strerror or str(error)
+    return None
 
 
 def message_names(directory: Path) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from st2.bus import AmbiguousRecipient, BusError
 from st2.bus.addressing import seats
+from st2.fs.read import DECLARATION_LIMIT, read_text
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ def _load(declaration: Path) -> Principal:
     import ckdl
 
     try:
-        document = ckdl.parse(declaration.read_text(encoding="utf-8"))
+        document = ckdl.parse(read_text(declaration, DECLARATION_LIMIT))
     except (OSError, UnicodeDecodeError) as error:
         raise BusError(f"{declaration}: {error}") from None
     except ckdl.ParseError as error:

@@ -20,6 +20,7 @@ from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import archive_of, inbox_of, read_raw
 from st2.bus.publication import publish_exclusive
 from st2.digest import sha256
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 SCHEMA = "st2.bus-reservation.v1"
 
@@ -53,7 +54,7 @@ def reserve(record: Path, fields: dict[str, str], candidate_filename: str, stagi
     if publish_exclusive(record, data, staging, mode=0o644):
         return candidate_filename, True
     try:
-        existing = json.loads(Path(record).read_bytes())
+        existing = json.loads(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))
     except (OSError, ValueError) as error:
         raise BusError(f"reservation {record} is unreadable ({error}); refusing to publish") from None
     if not isinstance(existing, dict) or existing.get("schema") != SCHEMA:
@@ -77,7 +78,7 @@ def check_existing(record: Path, fields: dict[str, str], kind: str) -> None:
 
 def read_reservation(record: Path) -> dict | None:
     try:
-        existing = json.loads(Path(record).read_bytes())
+        existing = json.loads(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))
     except (OSError, ValueError):
         return None
     if not isinstance(existing, dict) or existing.get("schema") != SCHEMA:

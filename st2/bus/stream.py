@@ -31,6 +31,7 @@ from st2.catalog.layout import CONTROL_DIR
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.fs.atomic import publish
 from st2.fs.lock import record_lock
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 SCHEMA = "st2.stream-ring.v1"
 RING_CAPACITY = 128
@@ -145,7 +146,7 @@ def emit(
     ring.parent.mkdir(parents=True, exist_ok=True)
     with record_lock(ring):
         try:
-            existing = ring.read_bytes()
+            existing = read_bounded(ring, RUNTIME_LIMIT, follow_symlinks=False)
         except FileNotFoundError:
             existing = None
         receipts = read_ring(existing, stream)

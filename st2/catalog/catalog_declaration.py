@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from st2.catalog.layout import CATALOG_DECLARATION
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
+from st2.fs.read import DECLARATION_LIMIT, read_text
 
 DEFAULT_ARCHIVE_AFTER = "7d"
 CATALOG_FIELDS = ("pty-root", "archive-after")
@@ -48,7 +49,7 @@ def load_catalog_declaration(catalog_root: Path) -> tuple[CatalogDeclaration, li
     so runtime callers keep working while ``st2 validate`` reports the problem."""
     path = Path(catalog_root) / CATALOG_DECLARATION
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_text(path, DECLARATION_LIMIT)
     except FileNotFoundError:
         return CatalogDeclaration(), []
     except (OSError, UnicodeDecodeError) as error:

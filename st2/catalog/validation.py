@@ -18,6 +18,7 @@ from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR
 from st2.declarations import load_agent, parse_agent
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
 from st2.declarations.principal import load_principal
+from st2.fs.read import DECLARATION_LIMIT, read_text
 
 TEMPLATE_MAX_DEPTH = 8
 TEMPLATE_MAX_FILES = 256
@@ -177,7 +178,7 @@ def _located(seat, field: str | None, code: str, severity: str, message: str, he
         if overlay is not None and (seat.host, seat.identity) == (overlay.host, overlay.identity):
             text = overlay.text
         else:
-            text = seat.declaration_path.read_text(encoding="utf-8")
+            text = read_text(seat.declaration_path, DECLARATION_LIMIT)
         tree = locate(text)
         agent = next(node for node in tree if node.name == "agent")
         target = next((node for node in agent.children if node.name == field), agent) if field else agent

@@ -189,7 +189,7 @@ def sent_command(count, include_body, as_json, as_option, location) -> None:
 @catalog_options
 def read_command(first, second, archive, raw, as_json, as_option, location) -> None:
     """Show one message: `read FILENAME` (yours) or `read IDENTITY FILENAME`."""
-    from st2.bus.mailbox import archive_of, inbox_of, read_raw
+    from st2.bus.mailbox import archive_of, inbox_of, read_raw, refusal
     from st2.bus.envelope import parse
     from st2.bus.principals import resolve_box_owner
 
@@ -198,6 +198,10 @@ def read_command(first, second, archive, raw, as_json, as_option, location) -> N
     box = archive_of(owner.directory) if archive else inbox_of(owner.directory)
     data = bus_call(read_raw, box, filename)
     if data is None:
+        reason = refusal(box, filename)
+        if reason is not None:
+            raise click.ClickException(f"message {filename} in {owner.bus_id}'s {'archive' if archive else 'inbox'} "
+                                       f"{reason}; not read")
         hint = ""
         if not archive and bus_call(read_raw, archive_of(owner.directory), filename) is not None:
             hint = " (it is archived; add --archive)"

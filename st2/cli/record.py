@@ -15,11 +15,12 @@ from st2.records.placement import resolve_seat
 
 def show_seat(seat, now_ms: int, raw_only: bool) -> list[str]:
     """The lines `record show` prints for one seat directory."""
+    from st2.fs.read import RECORD_LIMIT, read_bounded
     from st2.records import driver_diagnostic, harness_context, harness_state, status
 
     def raw_text(name: str) -> str:
         try:
-            data = (seat / name).read_bytes()
+            data = read_bounded(seat / name, RECORD_LIMIT, follow_symlinks=False)
         except FileNotFoundError:
             return "(no record)"
         except OSError as error:

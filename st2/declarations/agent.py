@@ -19,6 +19,7 @@ from st2.declarations.model import (DESCRIPTION_MAX_CHARS, DESIRED_STATE_REASON_
                                     SUSPENDED, AgentDeclaration, DriverBlock)
 from st2.declarations.render import read_render, read_resource
 from st2.declarations.tasks import check_launch, read_argv, read_restart, read_task
+from st2.fs.read import DECLARATION_LIMIT, read_text
 
 STRING_FIELDS = frozenset(("identity", "host", "role", "type", "workspace", "supervisor", "command", "lifecycle",
                            "id", "address"))
@@ -39,7 +40,7 @@ def load_agent(path: Path | str, *, source: str | None = None) -> tuple[AgentDec
     if source is None:
         source = f"agents/{host}/{identity}/agent.kdl" if host is not None else str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_text(path, DECLARATION_LIMIT)
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         return None, [Diagnostic(code="unreadable-declaration", severity=ERROR, layer=CATALOG, source=source,

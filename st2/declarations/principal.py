@@ -19,6 +19,7 @@ from st2.declarations import fields
 from st2.declarations.context import NAME, Context, argument, plain, property_
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
 from st2.declarations.model import DESCRIPTION_MAX_CHARS, EMPTY, NAME_MAX_CHARS
+from st2.fs.read import DECLARATION_LIMIT, read_text
 
 PRINCIPAL_FIELDS = ("name", "description", "meta")
 
@@ -40,7 +41,7 @@ def load_principal(path: Path | str, *, source: str | None = None) -> tuple[Prin
     if source is None:
         source = f"principals/{host}/{directory_name}/principal.kdl" if host is not None else str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_text(path, DECLARATION_LIMIT)
     except (OSError, UnicodeDecodeError) as error:
         return None, [Diagnostic(code="unreadable-declaration", severity=ERROR, layer=CATALOG, source=source,
                                  span=None, field_path=None, message=f"cannot read the declaration: {error}")]

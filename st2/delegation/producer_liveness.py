@@ -23,6 +23,7 @@ import sys
 
 from st2.delegation import launch_record, process_liveness
 from st2.delegation.checkout import scratch_dir
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 GATE = "check-producer-liveness"
 GREEN, RED, UNREADABLE = 0, 1, 2
@@ -52,8 +53,7 @@ def read_record(path: str, reading: Reading) -> None:
     """Fold one record file into ``reading``."""
     reading.records += 1
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", "replace")
+        text = read_bounded(path, RUNTIME_LIMIT).decode("utf-8", "replace")
         record = launch_record.parse(text)
     except OSError as error:
         reading.status = UNREADABLE

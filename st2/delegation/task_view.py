@@ -25,6 +25,8 @@ from __future__ import annotations
 import os
 import re
 
+from st2.fs.read import TRANSCRIPT_LIMIT, read_bounded
+
 TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
 if TYPE_CHECKING:
     from typing import Any
@@ -44,8 +46,7 @@ def _read_transcript(payload: dict[str, Any]) -> str | None:
     if not isinstance(path, str) or not path:
         return None
     try:
-        with open(path, "rb") as handle:
-            return handle.read().decode("utf-8", "replace")
+        return read_bounded(path, TRANSCRIPT_LIMIT).decode("utf-8", "replace")
     except OSError:
         return None
 

@@ -51,6 +51,7 @@ from typing import Iterable
 
 from st2.bus.filename import is_message_filename
 from st2.fs.atomic import ensure_directory, publish
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 SCHEMA = "st2.delivery-ledger.v1"
 RECORD_NAME = "delivery-ledger.json"
@@ -291,7 +292,7 @@ class Ledger:
     def load(cls, path: Path, staging: Path, profile: Profile, agent: str, runtime_id: str) -> "Ledger":
         """The persisted ledger (empty when no file exists); raise :class:`Quarantined`."""
         try:
-            data = Path(path).read_bytes()
+            data = read_bounded(path, RUNTIME_LIMIT, follow_symlinks=False)
         except FileNotFoundError:
             return cls(path, staging, profile, agent, runtime_id)
         except OSError as error:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from st2.fs.atomic import ensure_directory, publish
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 SCHEMA = "st2.ding-ownership.v1"
 MAX_RETURNS = 2  # the combined Return plus at most one bare retry Return
@@ -202,7 +203,7 @@ class OwnershipStore:
     def load(self) -> Ownership | None:
         """The record, None when there is none yet; raise :class:`MalformedOwnership`."""
         try:
-            data = self.path.read_bytes()
+            data = read_bounded(self.path, RUNTIME_LIMIT, follow_symlinks=False)
         except FileNotFoundError:
             return None
         except OSError as error:

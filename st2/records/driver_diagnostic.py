@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from st2.catalog import layout
+from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
 
 SCHEMA = "st2.driver-diagnostic.v1"
@@ -163,7 +164,7 @@ def read(data: bytes | None, now_ms: int) -> Diagnostic:
 def read_file(path: Path, now_ms: int) -> Diagnostic:
     """:func:`read` applied to a file; a file that exists but cannot be read is indeterminate."""
     try:
-        data = Path(path).read_bytes()
+        data = read_bounded(path, RECORD_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return ABSENT_DIAGNOSTIC
     except OSError:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from st2.catalog import layout
+from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
 
 logger = logging.getLogger("st2.records")
@@ -256,7 +257,7 @@ def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | 
 def read_file(path: Path, now_ms: int, origin: str = "") -> ContextReading | None:
     """:func:`read` applied to a file; an unreadable file reads absent with a warning."""
     try:
-        data = Path(path).read_bytes()
+        data = read_bounded(path, RECORD_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -350,7 +351,7 @@ def _current(seat_dir: Path) -> Record | None:
     """The on-disk record this writer may continue, or None. A record no reader can interpret
     (unparseable, foreign schema, unrecognized harness) is not continued."""
     try:
-        record = decode((seat_dir / RECORD_NAME).read_bytes())
+        record = decode(read_bounded(seat_dir / RECORD_NAME, RECORD_LIMIT, follow_symlinks=False))
     except (OSError, decoding.Malformed):
         return None
     if record.schema not in ACCEPTED_SCHEMAS or record.harness not in HARNESSES:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from st2.catalog import layout
+from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
 
 SCHEMA = "st2.harness-state.v1"
@@ -260,7 +261,7 @@ def read_file(path: Path, now_ms: int, liveness: LivenessProbe | None = None,
     """:func:`read` applied to a file. Only proven absence is absence: a file that exists but
     cannot be read is ``unknown`` with reason ``unreadable-record``."""
     try:
-        data = Path(path).read_bytes()
+        data = read_bounded(path, RECORD_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError:
@@ -329,7 +330,7 @@ _UNREADABLE = object()
 def _stored(path: Path):
     """The on-disk record, or ``_ABSENT`` (proven absence only), or ``_UNREADABLE``."""
     try:
-        data = path.read_bytes()
+        data = read_bounded(path, RECORD_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return _ABSENT
     except OSError:

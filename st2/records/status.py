@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st2.catalog import layout
+from st2.fs.read import RECORD_LIMIT, read_with_status
 
 STATUS_STALE_MS = 15 * 60 * 1000
 """A v1 heartbeat (or legacy mtime) at least this old reads ``unknown``."""
@@ -162,9 +163,8 @@ def load(path: Path) -> tuple[bytes | None, int | None]:
     """Return the file's bytes and mtime in ms (None, None when absent). An unreadable file is
     returned as empty bytes, which reads ``offline`` like the original's failed read."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-            mtime_ms = os.fstat(handle.fileno()).st_mtime_ns // 1_000_000
+        data, status = read_with_status(path, RECORD_LIMIT, follow_symlinks=False)
+        mtime_ms = status.st_mtime_ns // 1_000_000
     except FileNotFoundError:
         return None, None
     except OSError:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from st2.catalog import layout
+from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
 MESSAGE_NAME = re.compile(r"^[0-9]{13}-[0-9a-z]{6}\.md$")  # the bus grammar (st2/bus/filename.py)
@@ -42,33 +43,16 @@ class RosterRow:
     inbox: int = 0
 
 
-_RECORD_READ_LIMIT = 1 << 20  # records are small; a larger file is not one st2 wrote
-
-
 def _read_bytes(path: str) -> bytes | None:
-    """The whole file, None when absent, ``b""`` when unreadable (present but untrustworthy).
-    Raw ``os.open``/``os.read``: a buffered ``open`` costs twice as much per record, and the
-    roster reads four records for each of hundreds of seats."""
+    """The whole record, None when absent, ``b""`` when unreadable, not a regular file or over
+    the record bound (present but untrustworthy). Through :func:`st2.fs.read.read_bounded`: a
+    planted FIFO never blocks the roster."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except (FileNotFoundError, NotADirectoryError):
+        return read_bounded(path, RECORD_LIMIT, follow_symlinks=False)
+    except FileNotFoundError:
         return None
     except OSError:
         return b""
-    try:
-        chunks = []
-        total = 0
-        while total <= _RECORD_READ_LIMIT:
-            chunk = os.read(descriptor, 65536)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return b""
-    finally:
-        os.close(descriptor)
 
 
 def unread_messages(seat: layout.SeatPaths) -> list[str]:

@@ -16,6 +16,7 @@ import json
 
 from st2.catalog.location import CatalogLocation
 from st2.declarations.model import RETIRED, RUNNING
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.supervisor import park
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.runtime import launch_record
@@ -30,7 +31,7 @@ SCHEMA = "st2.task-inventory.v1"
 
 def _generation(location: CatalogLocation) -> bytes | None:
     try:
-        return location.paths.catalog_generation.read_bytes()
+        return read_bounded(location.paths.catalog_generation, RUNTIME_LIMIT, follow_symlinks=False)
     except OSError:
         return None
 

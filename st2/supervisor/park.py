@@ -14,6 +14,7 @@ import enum
 import json
 from dataclasses import dataclass
 
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, liveness
 from st2.supervisor.runtime.scope import RuntimeScope
 
@@ -87,7 +88,7 @@ def parse(data: bytes, runtime_id: str) -> ParkMarker:
 def read(scope: RuntimeScope, runtime_id: str) -> ParkReading:
     """Read-only: what the park marker of ``runtime_id`` means now."""
     try:
-        data = scope.park_marker(runtime_id).read_bytes()
+        data = read_bounded(scope.park_marker(runtime_id), RUNTIME_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return ParkReading(Belief.NOT_PARKED)
     except OSError as error:
@@ -134,7 +135,7 @@ def take_unpark_requests(scope: RuntimeScope) -> list[str]:
             continue
         runtime_id = entry.name[: -len(".json")]
         try:
-            body = json.loads(entry.read_bytes())
+            body = json.loads(read_bounded(entry, RUNTIME_LIMIT, follow_symlinks=False))
             valid = body.get("schema") == REQUEST_SCHEMA and body.get("runtimeId") == runtime_id
         except (OSError, ValueError, AttributeError):
             valid = False

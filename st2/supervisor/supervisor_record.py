@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, liveness, observe
 from st2.supervisor.runtime.scope import RuntimeScope
 
@@ -32,7 +33,7 @@ def write(scope: RuntimeScope, identity: ProcessIdentity, started_at_ms: int) ->
 
 def read(scope: RuntimeScope) -> ProcessIdentity | None:
     try:
-        body = json.loads(path(scope).read_bytes())
+        body = json.loads(read_bounded(path(scope), RUNTIME_LIMIT, follow_symlinks=False))
         if body.get("schema") != SCHEMA:
             return None
         return ProcessIdentity(int(body["pid"]), float(body["startTime"]))

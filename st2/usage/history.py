@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+from st2.fs.read import HISTORY_LIMIT, read_bounded
 from st2.usage.snapshot import Snapshot, is_word
 
 
@@ -80,8 +81,7 @@ def previous_boundary(path: str, account: str) -> int | None:
     if not path:
         return None
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        text = read_bounded(path, HISTORY_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return None
     for line in reversed(text.splitlines()):

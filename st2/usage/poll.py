@@ -27,6 +27,7 @@ import os
 import sys
 import time
 
+from st2.fs.read import SNAPSHOT_LIMIT, read_bounded
 from st2.usage import knobs as knob_table, snapshot as usage_snapshot
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -54,8 +55,7 @@ def read_token(credentials_file: str) -> str:
     import json
 
     try:
-        with open(credentials_file, "rb") as handle:
-            document = json.loads(handle.read())
+        document = json.loads(read_bounded(credentials_file, SNAPSHOT_LIMIT))
     except FileNotFoundError:
         raise PollFailure(
             f"credentials file missing: {credentials_file}",

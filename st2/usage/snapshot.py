@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import os
 
+from st2.fs.read import SNAPSHOT_LIMIT, read_bounded
+
 FIVE_HOUR_USED_PCT = "five_hour_used_pct"
 FIVE_HOUR_RESETS_AT = "five_hour_resets_at"
 UPDATED_AT = "updated_at"
@@ -154,10 +156,10 @@ def read(data: bytes | None) -> Reading:
 def read_file(path: str) -> Reading:
     """:func:`read` over the file at ``path``."""
     try:
-        with open(path, "rb") as handle:
-            return read(handle.read())
+        data = read_bounded(path, SNAPSHOT_LIMIT)
     except OSError:
         return read(None)
+    return read(data)
 
 
 def write(path: str, snapshot: Snapshot) -> None:
@@ -222,8 +224,7 @@ def json_field(path: str, keys: tuple[str, ...]) -> str:
     import json
 
     try:
-        with open(path, "rb") as handle:
-            document = json.loads(handle.read())
+        document = json.loads(read_bounded(path, SNAPSHOT_LIMIT))
     except (OSError, ValueError):
         return ""
     for key in keys:

@@ -39,6 +39,7 @@ import os
 import re
 import sys
 
+from st2.fs.read import HISTORY_LIMIT, read_bounded
 from st2.usage import knobs as knob_table
 from st2.usage.history import fields_of
 
@@ -264,8 +265,7 @@ def trend(args: list[str], environ=None) -> str:
     if not path:
         raise TrendRefusal(f"usage-trend: {HISTORY_KNOB} unset — no history to report (enable sampling first)")
     try:
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        text = read_bounded(path, HISTORY_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         raise TrendRefusal(f"usage-trend: cannot read history {path}") from None
     return report(text, config.scalar(CEILING_KNOB), path)

@@ -40,6 +40,7 @@ import os
 import sys
 import time
 
+from st2.fs.read import SNAPSHOT_LIMIT, read_bounded
 from st2.usage import history, knobs as knob_table, snapshot as usage_snapshot
 
 NEVER_BLOCKS = "never blocks delegation — re-read or refresh before trusting the number"
@@ -132,8 +133,7 @@ def refresh(argv: tuple[str, ...], usage_file: str, live_account: str, min_age: 
     if not argv:
         return False
     try:
-        with open(usage_file, "rb") as handle:
-            text = handle.read().decode("utf-8", errors="replace")
+        text = read_bounded(usage_file, SNAPSHOT_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         text = None
     if text is not None:

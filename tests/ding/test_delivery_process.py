@@ -222,3 +222,26 @@ def test_hostile_subjects_and_senders_stay_inside_one_frame(tmp_path, catalog, s
         assert all(len(text) < 400 and "\x1b" not in text for text in expected)
     finally:
         notifier.stop()
+
+
+def test_a_fifo_in_the_inbox_never_mutes_the_notifier(tmp_path, catalog, seat, standin):
+    # A FIFO planted in the inbox never blocks the notifier, mail beside it is noticed, and
+    # noticing continues after the FIFO is removed.
+    import os
+
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
+                 message="the notifier to take its (empty) backlog")
+        fifo = seat / "resources" / "inbox" / "1788000000000-fifooo.md"
+        os.mkfifo(fifo)
+        first = write_message(seat, "beside the fifo")
+        wait_for(lambda: any(first.partition("-")[2][:6] in text for _, text in standin.events("submit")),
+                 timeout=20, message="the message beside the FIFO to be noticed")
+        fifo.unlink()
+        second = write_message(seat, "after the fifo")
+        wait_for(lambda: any(second.partition("-")[2][:6] in text for _, text in standin.events("submit")),
+                 timeout=20, message="the message after the FIFO's removal to be noticed")
+        assert notifier.process.poll() is None  # still serving
+    finally:
+        notifier.stop()

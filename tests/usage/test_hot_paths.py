@@ -27,6 +27,8 @@ ALLOWED_ST2 = {
     "st2.usage.verdict", "st2.usage.poll", "st2.usage.trend", "st2.hooks", "st2.hooks.budget_guard",
     # the poller's atomic rewrite (standard library only, by its own contract)
     "st2.fs", "st2.fs.atomic",
+    # the bounded read primitive every file reader goes through (standard library only)
+    "st2.fs.read",
 }
 FORBIDDEN = ("click", "pydantic", "pydantic_core", "filelock", "psutil")
 

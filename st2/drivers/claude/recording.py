@@ -11,6 +11,7 @@ from typing import Any
 
 from st2.drivers.claude import HARNESS, payload as statusline_payload
 from st2.drivers.claude.seat import Seat, Session
+from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import harness_context
 
 
@@ -19,7 +20,8 @@ def _ended_by(seat: Seat, token: str) -> bool:
     from st2.records import harness_state
 
     try:
-        record = harness_state.decode((seat.directory / harness_state.RECORD_NAME).read_bytes())
+        record = harness_state.decode(read_bounded(seat.directory / harness_state.RECORD_NAME, RECORD_LIMIT,
+                                                   follow_symlinks=False))
     except Exception:
         return False
     return record.state == harness_state.ENDED and record.incarnation == token and record.exit is not None

@@ -16,6 +16,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.supervisor.runtime.identity import ProcessIdentity
 from st2.supervisor.runtime.scope import RuntimeScope
 
@@ -119,7 +120,7 @@ def read(scope: RuntimeScope, runtime_id: str) -> LaunchRecord | None:
     (also for an unreadable file) so the caller fails closed."""
     path = scope.launch_record(runtime_id)
     try:
-        data = path.read_bytes()
+        data = read_bounded(path, RUNTIME_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as error:
