@@ -16,9 +16,15 @@ from st2.cli.common import exit_with
 
 class RawCommand(click.Command):
     """A command whose words reach the callback untouched as ``words`` (click would otherwise
-    eat the ``--`` the core grammar gives meaning to)."""
+    eat the ``--`` the core grammar gives meaning to), except that ``-h``/``--help`` before any
+    ``--`` prints the command's help and runs nothing, as for every other verb."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        from st2.entry import asks_for_help
+
+        if asks_for_help(args):  # `--help` before any `--` is help and runs nothing
+            click.echo(ctx.get_help())
+            ctx.exit(0)
         ctx.params = {"words": tuple(args)}
         return []
 
