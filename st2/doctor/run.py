@@ -14,6 +14,7 @@ from st2.roster.build import build_roster
 EXTRA_CHECKS: list[str] = [
     "st2.supervisor.health:supervisor_health",
     "st2.supervisor.health:task_health",
+    "st2.doctor.filesystem:filesystem_findings",
 ]
 
 
