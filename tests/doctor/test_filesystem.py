@@ -12,7 +12,9 @@ import pytest
 
 from st2.doctor.filesystem import faults_of, filesystem_findings
 
-root_only = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def root_only(test):
+    """Real mounts: root only, and a process test (mount and umount are processes)."""
+    return pytest.mark.process(pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")(test))
 
 
 @pytest.fixture
