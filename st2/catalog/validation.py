@@ -148,7 +148,7 @@ def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | N
                         overlay: Overlay | None = None) -> list[Diagnostic]:
     """Only this host's PTY tasks are judged, against the socket path the supervisor would use."""
     try:
-        from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
+        from st2.supervisor.runtime.scope import RuntimeScope
     except ImportError:  # the supervisor package is absent: nothing to judge against
         return []
     scope = RuntimeScope(root, host, state_dir)
@@ -159,7 +159,7 @@ def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | N
         for task in declaration.runtime_tasks(host):
             if task.kind != "pty":
                 continue
-            error = socket_admission_error(scope.socket(task.id))
+            error = scope.socket_admission_error(task.id)
             if error is not None:
                 problems.append(_located(seat, None, "socket-path-too-long", ERROR,
                                          f"pty task {task.id}: {error}", None, overlay))

@@ -26,7 +26,7 @@ from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.inventory import observe
 from st2.supervisor.runtime import launch_record
 from st2.supervisor.runtime.backend import RuntimeState
-from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
+from st2.supervisor.runtime.scope import RuntimeScope
 
 FAILURE = Severity.FAILURE
 ADVISORY = Severity.ADVISORY
@@ -75,7 +75,7 @@ def _task_findings(plan, task, observation, scope: RuntimeScope) -> list[Finding
         return []
     findings = []
     if task.kind == "pty":
-        refusal = socket_admission_error(scope.socket(rid))
+        refusal = scope.socket_admission_error(rid)
         if refusal is not None:
             return [Finding(FAILURE, plan.agent, "socket-admission", f"{rid}: {refusal}")]
     reading = park.read(scope, rid)
@@ -112,7 +112,7 @@ def admission_errors(location: CatalogLocation) -> list[str]:
     for plan in read_catalog(location).plans:
         for task in plan.tasks:
             if task.kind == "pty":
-                refusal = socket_admission_error(scope.socket(task.runtime_id))
+                refusal = scope.socket_admission_error(task.runtime_id)
                 if refusal is not None:
                     errors.append(f"{task.runtime_id}: {refusal}")
     return errors

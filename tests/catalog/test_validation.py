@@ -253,3 +253,28 @@ def test_a_render_target_outside_the_workspace_is_reported(catalog: Path, tmp_pa
     diagnostics = validate_catalog(catalog, "h", state_dir=tmp_path / "s")
     assert [(d.code, d.span.line, d.span.column) for d in diagnostics] == [("render-invalid", 3, 5)]
     assert "must be a relative path inside the workspace" in diagnostics[0].message
+
+
+def declare_pty_root(catalog: Path, value: str) -> None:
+    (catalog / "catalog.kdl").write_text(f'catalog {{\n    pty-root "{value}"\n}}\n')
+
+
+def test_the_socket_bound_is_judged_against_the_declared_pty_root(catalog: Path, tmp_path: Path) -> None:
+    # A short state directory, but a pty root long enough that h.a's socket cannot be bound:
+    # the bound follows the root the sockets really live under.
+    state = long_state_dir(tmp_path, 20)
+    root = tmp_path / ("r" * 80)
+    declare_pty_root(catalog, str(root))
+    write_seats(catalog, {"a": 'agent "a" { argv "true" }\n', "b": 'agent "b" {\n    exec "w" { argv "true" }\n}\n'})
+    write_seats(catalog, {"c": 'agent "c" { argv "true" }\n'}, host="other")
+    diagnostics = validate_catalog(catalog, "h", state_dir=state)
+    assert [(d.code, d.source) for d in diagnostics] == [("socket-path-too-long", "agents/h/a/agent.kdl")]
+    from st2.supervisor.runtime.scope import SUN_PATH_BYTES, catalog_digest
+
+    path = root / catalog_digest(catalog) / "h.a"
+    overage = len(os.fsencode(str(path))) + 1 - SUN_PATH_BYTES
+    assert f"session socket path {path} is" in diagnostics[0].message
+    assert f"by {overage} bytes" in diagnostics[0].message and "shorten the catalog's pty-root" in diagnostics[0].message
+    # The twin: a short declared root admits the same seat even under a long state directory.
+    declare_pty_root(catalog, "pty")
+    assert socket_codes(catalog, "h", long_state_dir(tmp_path, 100)) == []

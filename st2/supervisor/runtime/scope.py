@@ -5,7 +5,9 @@
 - ``tasks/<runtime-id>.json``    launch records
 - ``parks/<runtime-id>.json``    park markers
 - ``unpark/<runtime-id>.json``   unpark requests, consumed by the running supervisor
-- ``s/<runtime-id>``             tmux sockets (one tmux server per PTY task)
+- ``s/<runtime-id>``             tmux sockets (one tmux server per PTY task), unless the catalog
+                                 declares a ``pty-root``: then ``<pty-root>/<catalog-digest>/``
+                                 resolved on this host holds them
 - ``staging/``                   staging for atomic publication of the above
 - ``scope.json``                 names the catalog and host, so a digest is never guessed at
 
@@ -60,7 +62,21 @@ class RuntimeScope:
         return self.directory / "unpark"
 
     @cached_property
+    def pty_root(self) -> Path | None:
+        """The catalog's declared ``pty-root`` resolved on this host (``catalog.kdl``), or None
+        when undeclared. A malformed catalog.kdl resolves to None here: the runtime keeps
+        working on the default and ``st2 validate`` reports the declaration."""
+        from st2.catalog.catalog_declaration import load_catalog_declaration
+
+        declaration, _ = load_catalog_declaration(self.catalog)
+        return declaration.resolved_pty_root(Path(os.path.abspath(self.catalog)))
+
+    @cached_property
     def sockets(self) -> Path:
+        """The directory of this scope's PTY session sockets: under the declared pty root (one
+        directory per catalog, so catalogs sharing a root never share a socket), else ``s/``."""
+        if self.pty_root is not None:
+            return self.pty_root / catalog_digest(self.catalog)
         return self.directory / "s"
 
     @cached_property
@@ -78,6 +94,12 @@ class RuntimeScope:
 
     def socket(self, runtime_id: str) -> Path:
         return self.sockets / runtime_id
+
+    def socket_admission_error(self, runtime_id: str) -> str | None:
+        """None when ``runtime_id``'s session socket can be bound; otherwise the diagnostic
+        naming the resolved path, the byte overage and what to shorten."""
+        remedy = "the catalog's pty-root" if self.pty_root is not None else "XDG_STATE_HOME"
+        return socket_admission_error(self.socket(runtime_id), remedy)
 
     def exists(self) -> bool:
         return self.directory.is_dir()
@@ -101,9 +123,9 @@ def socket_path_overage(path: Path) -> int:
     return len(os.fsencode(str(path))) + 1 - SUN_PATH_BYTES
 
 
-def socket_admission_error(path: Path) -> str | None:
+def socket_admission_error(path: Path, remedy: str = "XDG_STATE_HOME") -> str | None:
     """None when a unix socket can be bound at ``path``; otherwise a diagnostic naming the
-    resolved path and the overage."""
+    resolved path and the overage, and ``remedy`` (what holds the path's prefix) to shorten."""
     overage = socket_path_overage(path)
     if overage <= 0:
         return None
@@ -111,5 +133,5 @@ def socket_admission_error(path: Path) -> str | None:
     return (
         f"session socket path {path} is {length} bytes; with its NUL it exceeds the portable "
         f"{SUN_PATH_BYTES}-byte sun_path bound by {overage} byte{'s' if overage != 1 else ''}, "
-        "so the PTY could never start (shorten XDG_STATE_HOME, the host or the identity)"
+        f"so the PTY could never start (shorten {remedy}, the host or the identity)"
     )

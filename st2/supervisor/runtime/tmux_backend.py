@@ -22,7 +22,7 @@ from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeStat
 from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, generation_id, liveness, observe
 from st2.supervisor.runtime.launch_record import LaunchRecord
 from st2.supervisor.runtime.process_group import kill_group
-from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
+from st2.supervisor.runtime.scope import RuntimeScope
 
 TMUX_TIMEOUT_SECONDS = 5.0
 SESSION_NAME = "st2"
@@ -65,14 +65,14 @@ class TmuxBackend:
         self.clock = clock
 
     def admission_error(self, runtime_id: str) -> str | None:
-        return socket_admission_error(self.scope.socket(runtime_id))
+        return self.scope.socket_admission_error(runtime_id)
 
     def reap(self) -> set[int]:
         return set()  # tmux daemonizes: its servers are never our children
 
     def launch(self, spec: TaskSpec) -> LaunchRecord:
         socket = self.scope.socket(spec.runtime_id)
-        error = socket_admission_error(socket)
+        error = self.scope.socket_admission_error(spec.runtime_id)
         if error is not None:
             raise LaunchError(f"{spec.runtime_id}: {error}")
         self.scope.ensure()
