@@ -130,4 +130,5 @@ def test_an_adopted_exec_task_that_exits_is_restarted_without_waiting_for_the_in
     old = fleet.running()["h.one.job"]
     marker.write_text("")
     assert poll_for(lambda: fleet.running().get("h.one.job") not in (None, old), timeout=30), fleet.log()
-    assert "restarted h.one.job" in fleet.log()
+    # The launch record is written before the pass prints its summary: wait for the line too.
+    assert poll_for(lambda: "restarted h.one.job" in fleet.log(), timeout=10), fleet.log()
