@@ -32,6 +32,20 @@ def claude_session(identity: str, runtime_id: str | None, claude_argv: tuple[str
     exit_with(run_session(location.root, identity, runtime_id, list(claude_argv)))
 
 
+@driver.command("codex-session", context_settings={"ignore_unknown_options": True})
+@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
+@click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
+@click.argument("codex_argv", nargs=-1, type=click.UNPROCESSED, required=True)
+@catalog_options
+def codex_session(identity: str, runtime_id: str | None, operator: str | None, codex_argv: tuple[str, ...],
+                  location: CatalogLocation) -> None:
+    """Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."""
+    from st2.drivers.codex.session import run_session
+
+    exit_with(run_session(location.root, identity, runtime_id, list(codex_argv), operator=operator))
+
+
 @driver.command("claude-observe", context_settings={"ignore_unknown_options": True, "help_option_names": []})
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_observe(words: tuple[str, ...]) -> None:

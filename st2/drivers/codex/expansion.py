@@ -10,13 +10,15 @@
             sandbox "workspace-write"            // optional: -c sandbox_mode="…"
             config "model_context_window=200000" // optional, repeatable args: -c key=value each
             executable "codex"                   // optional: the codex program (default "codex")
+            operator "alice"                     // optional: the declared principal a line typed
+                                                 // in the PTY is sent as (principals/<host>/alice)
         }
     }
 
 expands to the canonical PTY task's argv::
 
     <st2> driver codex-session --identity <host>.<identity> --runtime-id <host>.<identity>
-          -- codex app-server [-c model="M"] [-c approval_policy="P"] [-c sandbox_mode="S"] [-c k=v …]
+          [--operator P] -- codex app-server [-c model="M"] [-c approval_policy="P"] [-c sandbox_mode="S"] [-c k=v …]
 
 The wrapper owns the app-server over stdio, so nothing is rendered into the workspace (Codex reads
 no st2 hook). The driver block *is* the launch, so a seat declaring it beside ``argv``/``command``
@@ -30,18 +32,19 @@ from typing import Any
 
 from st2.drivers.block import read_fields
 
-FIELDS = ("executable", "model", "approval-policy", "sandbox", "config")
-SINGLE_VALUE_FIELDS = ("executable", "model", "approval-policy", "sandbox")
+FIELDS = ("executable", "model", "approval-policy", "sandbox", "config", "operator")
+SINGLE_VALUE_FIELDS = ("executable", "model", "approval-policy", "sandbox", "operator")
 _CONFIG_KEYS = {"model": "model", "approval-policy": "approval_policy", "sandbox": "sandbox_mode"}
 
 
 class CodexBlock:
     """The block's validated content."""
 
-    __slots__ = ("executable", "model", "approval_policy", "sandbox", "config")
+    __slots__ = ("executable", "model", "approval_policy", "sandbox", "config", "operator")
 
     def __init__(self, executable: str = "codex", model: str | None = None, approval_policy: str | None = None,
-                 sandbox: str | None = None, config: tuple[str, ...] = ()) -> None:
+                 sandbox: str | None = None, config: tuple[str, ...] = (), operator: str | None = None) -> None:
+        self.operator = operator
         self.executable = executable
         self.model = model
         self.approval_policy = approval_policy
@@ -72,12 +75,14 @@ def read_block(node: Any) -> CodexBlock:
         if not equals or not key.strip():
             raise ValueError(f"`codex {{ config }}` override {word!r} is not key=value")
     return CodexBlock(values.get("executable", "codex"), values.get("model"),
-                      values.get("approval-policy"), values.get("sandbox"), values.get("config", ()))
+                      values.get("approval-policy"), values.get("sandbox"), values.get("config", ()),
+                      values.get("operator"))
 
 
 def session_argv(st2_command: list[str], agent: str, runtime_id: str, block: CodexBlock) -> tuple[str, ...]:
-    return (*st2_command, "driver", "codex-session", "--identity", agent, "--runtime-id", runtime_id, "--",
-            *block.codex_argv())
+    operator = ("--operator", block.operator) if block.operator is not None else ()
+    return (*st2_command, "driver", "codex-session", "--identity", agent, "--runtime-id", runtime_id, *operator,
+            "--", *block.codex_argv())
 
 
 def expand(declaration, host: str, st2_command: list[str]):

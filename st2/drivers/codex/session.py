@@ -1,0 +1,536 @@
+"""``st2 driver codex-session --identity I --runtime-id R [--operator P] -- codex app-server …``:
+the Codex wrapper, the command inside a Codex seat's PTY task.
+
+1. Version gate: ``<codex> --version`` must name a :data:`SUPPORTED_VERSIONS` build; otherwise a
+   ``versionGate`` driver-diagnostic (naming the found version; the PTY line names both) and exit
+   :data:`EXIT_UNSUPPORTED` without starting the app-server.
+2. The relaunch claim (harness-state claim, harness-context removed), presence, then
+   ``codex app-server`` over stdio in its own process group (dies with the wrapper:
+   ``PR_SET_PDEATHSIG``), ``initialize`` → ``initialized`` → ``thread/resume`` of the binding the
+   production reader finds in the persisted control state, else ``thread/start``.
+3. One loop over the app-server's stdout, the seat's inbox/status watch, the keyboard and the
+   signal pipe: every notification feeds the transcript, the control state (persisted, projected
+   onto harness-state), the context producer and the pump's evidence; every server request gets
+   its answer (:mod:`.server_requests`); the pump delivers when the thread is idle (turn/start)
+   or has exactly one live turn (turn/steer).
+4. SIGTERM/SIGHUP: the app-server's process group gets SIGTERM, a grace, then the ``signal 9``
+   cover and SIGKILL (:func:`st2.drivers.session_common.stop_with_cover`); the terminal ``ended``
+   carries the real exit. An app-server that exits on its own ends the session the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import signal
+import subprocess
+import sys
+from collections import deque
+from pathlib import Path
+
+from st2.drivers.codex import HARNESS, SUPPORTED_VERSIONS
+from st2.drivers.codex import control as control_module
+from st2.drivers.codex import server_requests
+from st2.drivers.codex.context import ContextProducer
+from st2.drivers.codex.control import ControlState, ControlStore, Event, Phase
+from st2.drivers.codex.pump import Pump
+from st2.drivers.codex.rpc import Connection, FrameTooLarge, Malformed
+from st2.drivers.codex.transcript import HELP, Transcript
+from st2.drivers.seat import Seat
+from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase as Lifecycle, SessionRecords, returncode_status,
+                                        say, stop_with_cover, transition)
+from st2.records import driver_diagnostic, harness_context
+
+TICK_SECONDS = 1.0
+EXIT_UNSUPPORTED = 78
+VERSION_PROBE_SECONDS = 20.0
+_VERSION = re.compile(r"codex-cli\s+([0-9][0-9A-Za-z.+-]*)")
+
+
+def _say(message: str) -> None:
+    say("st2 codex-session", message)
+
+
+def probe_version(executable: str, environment: dict) -> tuple[str | None, str | None]:
+    """``(version, problem)`` from ``<codex> --version``."""
+    try:
+        result = subprocess.run([executable, "--version"], capture_output=True, text=True, env=environment,
+                                timeout=VERSION_PROBE_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"cannot run {executable} --version: {error}"
+    match = _VERSION.search(result.stdout or "")
+    if result.returncode != 0 or match is None:
+        return None, f"{executable} --version printed no codex-cli version (exit {result.returncode})"
+    return match.group(1), None
+
+
+def _die_with_parent() -> None:
+    """In the app-server child: SIGKILL when the wrapper dies, so no orphan keeps the thread."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+class CodexSession:
+    def __init__(self, seat: Seat, runtime_id: str, codex_argv: list[str], clock, catalog: Path,
+                 operator: str | None = None, state_dir: Path | None = None,
+                 environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
+                 stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
+        from st2.delivery.ledger import ledger_path
+        from st2.supervisor.runtime.scope import RuntimeScope
+
+        if not codex_argv:
+            raise ValueError("no codex argv after --")
+        self.seat = seat
+        self.runtime_id = runtime_id
+        self.codex_argv = list(codex_argv)
+        self.clock = clock
+        self.catalog = Path(catalog)
+        self.operator = operator
+        self.environment = dict(os.environ if environment is None else environment)
+        self.stdin_fd = stdin_fd
+        self.stop_grace = stop_grace
+        self.frame_log = frame_log
+        self.transcript = Transcript(stream)
+        self.lifecycle = Lifecycle.STARTING
+        self.requests: deque[int] = deque()
+        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
+                                      prefix="st2 codex-session")
+        scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
+        self.control_path = control_module.store_paths(scope.directory, runtime_id)
+        self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
+                         runtime_id, log=self.note)
+        self.scope_staging = scope.staging
+        self.control = ControlState()
+        self.context = ContextProducer()
+        self.diagnostics: driver_diagnostic.Publisher | None = None
+        self.context_writer: harness_context.Writer | None = None
+        self.control_store: ControlStore | None = None
+        self.child: subprocess.Popen | None = None
+        self.connection: Connection | None = None
+        self.purposes: dict[int, str] = {}
+        self.human: dict[str, tuple[object, str, object]] = {}   # request id text -> (id, method, params)
+        self.watch = None
+        self._keyboard = b""
+        self.resuming = False
+        self.inbox_dirty = True
+        self._next_audit = 0.0
+
+    # --- small helpers ---------------------------------------------------------------------
+    def note(self, message: str) -> None:
+        self.transcript.say(f"st2: {message}")
+
+    def _enqueue(self, number: int, frame) -> None:  # signal handlers only record
+        self.requests.append(number)
+
+    def install_signal_handlers(self) -> None:
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, self._enqueue)
+        signal.signal(signal.SIGINT, lambda number, frame: None)
+
+    def _step(self, event: str) -> None:
+        self.lifecycle = transition(self.lifecycle, event)
+
+    # --- start -----------------------------------------------------------------------------
+    def gate(self) -> bool:
+        version, problem = probe_version(self.codex_argv[0], self.environment)
+        support = "supported" if version in SUPPORTED_VERSIONS else ("unsupported" if version else "unknown")
+        self.diagnostics = driver_diagnostic.Publisher(self.seat.directory, HARNESS, self.clock,
+                                                       producer_version=version, support=support)
+        if version is None:
+            self.diagnostics.publish("versionGate", "versionProbeFailed", "versionProbe")
+            _say(f"{problem}; refusing to drive it (supported: {', '.join(SUPPORTED_VERSIONS)})")
+            return False
+        if version not in SUPPORTED_VERSIONS:
+            self.diagnostics.publish("versionGate", "unsupportedVersion", "versionProbe")
+            _say(f"codex-cli {version} is not a supported version (supported: {', '.join(SUPPORTED_VERSIONS)}); "
+                 "refusing to drive it")
+            return False
+        self.diagnostics.clear("versionGate")
+        return True
+
+    def start(self) -> None:
+        writer = self.records.claim()
+        self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
+                                                     self.records.token, self.clock)
+        self.control_store = ControlStore(self.control_path, self.scope_staging, self.seat.agent, self.runtime_id,
+                                          self.records.token)
+        try:
+            binding_bytes = self.control_path.read_bytes()
+        except OSError:
+            binding_bytes = None
+        binding, problem = control_module.read_binding(binding_bytes, self.seat.agent, self.runtime_id)
+        if problem:
+            self.note(f"{problem}; starting a fresh thread")
+        self.binding_to_resume = binding
+        stderr_path = self.control_path.parent / "app-server.stderr"
+        stderr_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            with open(stderr_path, "ab") as stderr:
+                self.child = subprocess.Popen(self.codex_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=stderr, env=self.environment, start_new_session=True,
+                                              preexec_fn=_die_with_parent)
+        except OSError as error:
+            _say(f"cannot start {self.codex_argv[0]!r}: {error.strerror or error}")
+            self._step("spawn-failed")
+            self.records.ended(127)
+            raise
+        self._step("spawned")
+        self.connection = Connection(self.child.stdin.fileno(), self.child.stdout.fileno(), log=self.frame_log)
+        self.purposes[self.connection.request("initialize", {
+            "clientInfo": {"name": "st2", "title": "st2", "version": "0.1"},
+            "capabilities": {"experimentalApi": True}})] = "initialize"
+        del writer
+
+    # --- protocol --------------------------------------------------------------------------
+    def _publish_state(self) -> None:
+        projection = control_module.project(self.control)
+        writer = self.records.writer
+        if projection is control_module.UNKNOWN:
+            writer.lose_sight()
+        elif projection is not None:
+            writer.observe(projection.state, projection.blocked_on, "unknown", projection.ask, projection.reason)
+        self.control_store.save(self.control, self.clock.wall_ms())
+
+    def _control(self, event: Event, value=None, ask: str | None = None) -> None:
+        self.control = control_module.transition(self.control, event, value, ask)
+
+    def on_frame(self, frame) -> None:
+        if isinstance(frame, dict) and (("id" in frame and "method" not in frame)
+                                        or frame.get("method") in ("turn/completed", "thread/status/changed")):
+            self.inbox_dirty = True  # a reply or a turn boundary may let the next batch go
+        if self.frame_log is not None:
+            self.frame_log("in", frame)
+        if isinstance(frame, Malformed):
+            self.note(f"ignored a malformed app-server line: {frame.text[:80]}")
+            return
+        if "method" in frame and "id" in frame:
+            self.on_server_request(frame)
+        elif "method" in frame:
+            self.on_notification(frame)
+        elif "id" in frame:
+            self.on_reply(frame)
+        self._publish_state()
+
+    def on_reply(self, frame: dict) -> None:
+        request_id = frame.get("id")
+        purpose = self.purposes.pop(request_id, None)
+        ok = "error" not in frame
+        result = frame.get("result") if isinstance(frame.get("result"), dict) else {}
+        if purpose == "initialize":
+            if not ok:
+                self.note(f"initialize failed: {frame.get('error')}")
+                return
+            self.connection.notify("initialized")
+            self._bind()
+        elif purpose in ("thread/start", "thread/resume"):
+            thread = result.get("thread") if ok else None
+            if not isinstance(thread, dict) or not isinstance(thread.get("id"), str):
+                if purpose == "thread/resume":
+                    self.note(f"thread/resume of {self.binding_to_resume} failed ({frame.get('error')}); "
+                              "starting a fresh thread; deliveries bound to it hold")
+                    self.binding_to_resume = None
+                    self._bind()
+                else:
+                    self.note(f"thread/start failed: {frame.get('error')}")
+                    self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
+                return
+            self._control(Event.BOUND, thread["id"])
+            if isinstance(thread.get("status"), dict):
+                self._control(Event.STATUS, thread["status"])
+            self.note(f"{'resumed' if purpose == 'thread/resume' else 'started'} thread {thread['id']}")
+            if self.pump.unsettled:
+                self.purposes[self.connection.request("thread/read", {"threadId": thread["id"],
+                                                                      "includeTurns": True})] = "thread/read"
+        elif purpose == "thread/read":
+            thread = result.get("thread") if ok else None
+            turns = thread.get("turns") if isinstance(thread, dict) else None
+            self.pump.settle(turns if isinstance(turns, list) else None)
+        elif purpose in ("turn/start", "turn/steer"):
+            self.pump.on_reply(request_id, ok)
+            if ok:
+                self.diagnostics.clear("delivery")
+            else:
+                self.note(f"{purpose} refused: {frame.get('error')}")
+                self.diagnostics.publish("delivery", "deliveryRejected", "promptTransport")
+
+    def _bind(self) -> None:
+        if self.binding_to_resume:
+            self.resuming = True
+            self.purposes[self.connection.request("thread/resume", {"threadId": self.binding_to_resume})] = \
+                "thread/resume"
+        else:
+            self.resuming = False
+            self.purposes[self.connection.request("thread/start", {"cwd": os.getcwd()})] = "thread/start"
+
+    def on_notification(self, frame: dict) -> None:
+        method, params = frame.get("method"), frame.get("params")
+        params = params if isinstance(params, dict) else {}
+        self.transcript.frame(frame)
+        if method == "thread/status/changed":
+            self._control(Event.STATUS, params.get("status"))
+        elif method == "turn/started":
+            turn = params.get("turn") or {}
+            self._control(Event.TURN_STARTED, turn.get("id") if isinstance(turn, dict) else None)
+        elif method == "turn/completed":
+            turn = params.get("turn") if isinstance(params.get("turn"), dict) else {}
+            self._control(Event.TURN_COMPLETED, turn.get("id"))
+            self._turn_result(turn)
+        elif method in ("item/started", "item/completed"):
+            item = params.get("item") if isinstance(params.get("item"), dict) else {}
+            kind = item.get("type")
+            if kind == "contextCompaction":
+                self._control(Event.COMPACTION_STARTED if method == "item/started" else Event.COMPACTION_COMPLETED)
+            elif kind == "enteredReviewMode":
+                self._control(Event.REVIEW_STARTED)
+            elif kind == "exitedReviewMode":
+                self._control(Event.REVIEW_ENDED)
+            elif kind == "userMessage":
+                self.pump.on_user_message(item)
+        elif method == "serverRequest/resolved":
+            self._control(Event.REQUEST_RESOLVED, params.get("requestId"))
+            self.human.pop(str(params.get("requestId")), None)
+        reading, edge = self.context.on_frame(frame, self.clock.wall_ms())
+        if reading is not None or edge is not None:
+            try:
+                self.context_writer.publish(reading, edge)
+            except (OSError, ValueError) as error:
+                self.note(f"harness-context write failed: {error}")
+
+    def _turn_result(self, turn: dict) -> None:
+        """providerAuth only from the turn's typed error; cleared only by an ordinary end."""
+        error = turn.get("error") if isinstance(turn.get("error"), dict) else None
+        if error is not None and error.get("codexErrorInfo") == "unauthorized":
+            self.diagnostics.publish("providerAuth", "providerAuthRejected", "turnResult")
+        elif error is None and turn.get("status") == "completed":
+            self.diagnostics.clear("providerAuth")
+
+    def on_server_request(self, frame: dict) -> None:
+        request_id, method, params = frame.get("id"), frame.get("method"), frame.get("params")
+        ask = server_requests.HUMAN_ASKS.get(method)
+        if ask is not None:
+            self.human[str(request_id)] = (request_id, method, params)
+            self._control(Event.REQUEST_OPENED, request_id, ask)
+            self.transcript.asked(request_id, method, server_requests.describe(method, params))
+            return
+        kind, answer = server_requests.immediate_answer(method, params)
+        if kind == "result":
+            self.connection.respond(request_id, answer)
+        else:
+            self.connection.respond_error(request_id, *answer)
+        self.note(f"answered {method} for st2 (declined)")
+
+    def resolve(self, accept: bool, which: str | None = None, text: str | None = None) -> bool:
+        """Answer a pending human request (the oldest, or ``which``); False when none matches."""
+        if not self.human:
+            return False
+        key = which if which is not None else next(iter(self.human))
+        if key not in self.human:
+            return False
+        request_id, method, params = self.human.pop(key)
+        self.connection.respond(request_id, server_requests.human_answer(method, params, accept, text))
+        self.note(f"{'approved' if accept else 'declined'} [{key}]")
+        return True
+
+    # --- delivery --------------------------------------------------------------------------
+    def deliver(self) -> None:
+        """Deliver the next batch when the inbox may have changed (a watch wake-up, a turn
+        boundary, a transport answer, or the 30 s audit) and the thread accepts input."""
+        now = self.clock.monotonic()
+        if now >= self._next_audit:
+            self.inbox_dirty = True
+            self._next_audit = now + 30.0
+        if not self.inbox_dirty or self.connection is None or self.control.thread_id is None:
+            return
+        current, _ = control_module.phase(self.control)
+        if current not in (Phase.IDLE, Phase.ACTIVE) or self.pump.in_flight or self.pump.unsettled:
+            return
+        self.inbox_dirty = False
+        batch = self.pump.next_batch(self.control.thread_id)
+        if batch is None:
+            return
+        items = [{"type": "text", "text": batch.text, "text_elements": []}]
+        try:
+            if current is Phase.IDLE:
+                request_id = self.connection.request("turn/start", {"threadId": self.control.thread_id,
+                                                                    "input": items})
+                self.purposes[request_id] = "turn/start"
+            else:
+                request_id = self.connection.request("turn/steer", {"threadId": self.control.thread_id,
+                                                                    "expectedTurnId": self.control.turns[0],
+                                                                    "input": items})
+                self.purposes[request_id] = "turn/steer"
+        except OSError as error:
+            self.note(f"the app-server's stdin is gone ({error}); the attempt holds until the restart settles it")
+            self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
+            return
+        self.pump.sent(request_id, batch)
+        self.note(f"delivered {len(batch.filenames)} message(s)")
+
+    # --- keyboard --------------------------------------------------------------------------
+    def on_keyboard(self, data: bytes) -> None:
+        self._keyboard += data
+        while b"\n" in self._keyboard:
+            raw, self._keyboard = self._keyboard.split(b"\n", 1)
+            self.on_line(raw.decode("utf-8", "replace").strip())
+        if len(self._keyboard) > 64 * 1024:
+            self._keyboard = b""
+
+    def on_line(self, line: str) -> None:
+        if not line:
+            return
+        words = line.split(maxsplit=1)
+        if words[0] in ("/approve", "/decline"):
+            if not self.resolve(words[0] == "/approve", words[1] if len(words) > 1 else None):
+                self.note("nothing is waiting for that answer")
+            return
+        if words[0] == "/answer":
+            if not self.resolve(True, None, words[1] if len(words) > 1 else ""):
+                self.note("no question is waiting")
+            return
+        if words[0] == "/help":
+            self.transcript.say(HELP)
+            return
+        self.publish_operator_line(line)
+
+    def publish_operator_line(self, line: str) -> None:
+        from st2.bus import BusError
+        from st2.bus.addressing import resolve_seat
+        from st2.bus.principals import resolve_principal
+        from st2.bus.send import send
+
+        if not self.operator:
+            self.note("no operator principal is declared for this seat (codex { operator \"…\" }); line not sent")
+            return
+        host = self.seat.agent.split(".", 1)[0]
+        try:
+            principal = resolve_principal(self.catalog, self.operator, host)
+            recipient = resolve_seat(self.catalog, self.seat.agent)
+            receipt = send(self.catalog, recipient, sender=principal.bus_id, body=line, subject=line[:80],
+                           clock=self.clock)
+        except BusError as error:
+            self.note(f"line not sent: {error}")
+            return
+        self.note(f"sent as {principal.bus_id}: {receipt.filename}")
+
+    # --- the loop --------------------------------------------------------------------------
+    def run(self) -> int:
+        from st2.ding.watch import SeatWatch
+
+        if not self.gate():
+            return EXIT_UNSUPPORTED
+        if self.lifecycle is Lifecycle.STARTING:
+            self.start()
+        self.watch = SeatWatch(self.seat.directory)
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        previous_wakeup = signal.set_wakeup_fd(wake_write)
+        selector = selectors.DefaultSelector()
+        selector.register(self.connection.read_fd, selectors.EVENT_READ, "server")
+        selector.register(wake_read, selectors.EVENT_READ, "signal")
+        if self.watch.inotify is not None:
+            selector.register(self.watch.inotify.fileno(), selectors.EVENT_READ, "watch")
+        if self.stdin_fd is not None:
+            try:
+                selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
+            except (ValueError, OSError):
+                self.stdin_fd = None
+        try:
+            while True:
+                if self.requests:
+                    self.requests.clear()
+                    return self._stop()
+                returncode = self.child.poll()
+                if returncode is not None and self._server_closed:
+                    return self._end(returncode)
+                for key, _ in selector.select(TICK_SECONDS):
+                    if key.data == "server":
+                        self._read_server(selector)
+                    elif key.data == "signal":
+                        os.read(wake_read, 512)
+                    elif key.data == "watch":
+                        if self.watch.drain():
+                            self.inbox_dirty = True
+                    elif key.data == "keyboard":
+                        data = os.read(self.stdin_fd, 4096)
+                        if data:
+                            self.on_keyboard(data)
+                        else:
+                            selector.unregister(self.stdin_fd)
+                            self.stdin_fd = None
+                if self.child.poll() is None and not self._server_closed:
+                    self.records.tick()
+                    self.deliver()
+                elif self._server_closed:
+                    returncode = self.child.wait()
+                    return self._end(returncode)
+        finally:
+            signal.set_wakeup_fd(previous_wakeup)
+            os.close(wake_read)
+            os.close(wake_write)
+
+    _server_closed = False
+
+    def _read_server(self, selector) -> None:
+        try:
+            frames = self.connection.read_available()
+        except FrameTooLarge as error:
+            self.note(f"protocol failure: {error}; stopping the app-server")
+            self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
+            self._terminate_group()
+            frames = None
+        if frames is None:
+            selector.unregister(self.connection.read_fd)
+            self._server_closed = True
+            return
+        for frame in frames:
+            self.on_frame(frame)
+
+    def _terminate_group(self) -> None:
+        try:
+            os.killpg(self.child.pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+    def _end(self, returncode: int) -> int:
+        self._step("reaped")
+        self.records.ended(returncode)
+        self.note(f"codex app-server ended ({'signal ' + str(-returncode) if returncode < 0 else 'exit ' + str(returncode)})")
+        return returncode_status(returncode)
+
+    def _stop(self) -> int:
+        self._step("stop-requested")
+
+        def kill() -> None:
+            os.killpg(self.child.pid, signal.SIGKILL)
+
+        returncode, escalated = stop_with_cover(self.child, self.records, self.clock, self.stop_grace,
+                                                self._terminate_group, kill)
+        self._step("grace-expired" if escalated else "reaped")
+        return returncode_status(returncode)
+
+
+def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv: list[str],
+                operator: str | None = None, clock=None) -> int:
+    """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
+    not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
+    from st2.clock import Clock
+    from st2.drivers import seat as seat_module
+
+    try:
+        seat = seat_module.resolve(catalog, identity)
+    except seat_module.SeatNotFound as error:
+        _say(str(error))
+        return 2
+    session = CodexSession(seat, runtime_id or seat.agent, codex_argv, clock or Clock(), catalog, operator=operator,
+                           stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
+    session.install_signal_handlers()
+    try:
+        return session.run()
+    except OSError as error:
+        _say(f"{error}")
+        return 127

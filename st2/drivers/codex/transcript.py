@@ -1,0 +1,84 @@
+"""The human view in the seat's PTY: a readable live transcript of the thread (turns, agent text,
+tool calls, approvals asked) and the keyboard grammar a human uses there.
+
+Keyboard (one line at a time, the terminal's own line editing):
+
+- ``/approve`` or ``/decline`` resolves the oldest pending approval or question (``/approve <id>``
+  names one; a question's answer is ``/answer <text>``);
+- ``/help`` lists these; any other line is published as a bus message from the seat's declared
+  operator principal into the seat's own inbox, so it travels the same ledger as mail.
+
+Every byte shown comes from the harness or mail and is stripped of control characters first, so
+nothing printed can drive the terminal.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+HELP = ("st2: type a line to send it to this seat as the operator; /approve [id], /decline [id], "
+        "/answer <text> resolve what Codex asks; /help shows this")
+
+
+def clean(text: Any, limit: int = 2000) -> str:
+    """Printable text only (a tab and newline survive as a space), bounded."""
+    value = str(text) if text is not None else ""
+    value = "".join(ch if ch.isprintable() else " " for ch in value.replace("\t", " ").replace("\n", " "))
+    return value if len(value) <= limit else value[:limit] + "…"
+
+
+def line_for(frame: dict) -> str | None:
+    """One transcript line for a notification, or None for frames not worth a line."""
+    method, params = frame.get("method"), frame.get("params") or {}
+    if not isinstance(params, dict):
+        return None
+    if method == "turn/started":
+        return "── turn started"
+    if method == "turn/completed":
+        turn = params.get("turn") or {}
+        error = (turn.get("error") or {}) if isinstance(turn, dict) else {}
+        suffix = f" with error: {clean(error.get('message'), 300)}" if error else ""
+        return f"── turn {clean(turn.get('status') if isinstance(turn, dict) else '?', 40)}{suffix}"
+    if method == "item/completed":
+        item = params.get("item") or {}
+        kind = item.get("type") if isinstance(item, dict) else None
+        if kind == "agentMessage":
+            return f"codex: {clean(item.get('text'))}"
+        if kind == "userMessage":
+            from st2.drivers.codex.pump import user_message_text
+
+            return f"you/mail: {clean(user_message_text(item), 400)}"
+        if kind == "commandExecution":
+            return f"ran: {clean(item.get('command'), 300)} → exit {item.get('exitCode')}"
+        if kind == "fileChange":
+            return "changed files"
+        if kind == "contextCompaction":
+            return "── context compacted"
+        if kind in ("mcpToolCall", "dynamicToolCall"):
+            return f"tool: {clean(item.get('tool') or item.get('name'), 100)}"
+    if method == "error":
+        error = params.get("error") or {}
+        return f"error: {clean(error.get('message') if isinstance(error, dict) else error, 300)}"
+    return None
+
+
+class Transcript:
+    def __init__(self, stream=None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+
+    def say(self, text: str) -> None:
+        try:
+            self.stream.write(text + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass  # the terminal is gone; the session goes on
+
+    def frame(self, frame: dict) -> None:
+        line = line_for(frame)
+        if line is not None:
+            self.say(line)
+
+    def asked(self, request_id, method: str, description: str) -> None:
+        self.say(f"?? codex asks [{request_id}]: {clean(description, 400)} — /approve {request_id} or "
+                 f"/decline {request_id}")

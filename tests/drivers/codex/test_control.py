@@ -1,0 +1,110 @@
+"""The Codex control state (seed 004 §B/§C): the projection enumerated against states built by
+the transition function from real frame shapes, the persisted record and its production reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+
+from st2.drivers.codex import control as C
+from st2.drivers.codex import server_requests
+from st2.drivers.codex.control import ControlState, Event, Phase, project, transition
+
+ACTIVE = {"type": "active", "activeFlags": []}
+
+
+def run(*events) -> ControlState:
+    state = transition(ControlState(), Event.BOUND, "thread-1")
+    for event in events:
+        state = transition(state, *event) if isinstance(event, tuple) else transition(state, event)
+    return state
+
+
+CASES = [
+    # (name, events, phase, projection (state, blockedOn, ask) or None / "unknown")
+    ("awaiting status", [], Phase.AWAITING_STATUS, None),
+    ("idle", [(Event.STATUS, {"type": "idle"})], Phase.IDLE, ("idle", "none", "none")),
+    ("one live turn", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1")], Phase.ACTIVE, ("active", "none", "none")),
+    ("active without turn", [(Event.STATUS, ACTIVE)], Phase.HELD, ("active", "none", "none")),
+    ("conflicting turn", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), (Event.TURN_STARTED, "t2")],
+     Phase.HELD, ("active", "none", "none")),
+    ("compaction", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), Event.COMPACTION_STARTED],
+     Phase.HELD, ("active", "none", "none")),
+    ("review", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), Event.REVIEW_STARTED],
+     Phase.HELD, ("active", "human", "review")),
+    ("notLoaded", [(Event.STATUS, {"type": "notLoaded"})], Phase.HELD, "unknown"),
+    ("systemError", [(Event.STATUS, {"type": "systemError"})], Phase.HELD, "unknown"),
+    ("waitingOnApproval flag", [(Event.STATUS, {"type": "active", "activeFlags": ["waitingOnApproval"]}),
+                                (Event.TURN_STARTED, "t1")], Phase.HELD, ("active", "human", "permission")),
+    ("waitingOnUserInput flag", [(Event.STATUS, {"type": "active", "activeFlags": ["waitingOnUserInput"]}),
+                                 (Event.TURN_STARTED, "t1")], Phase.HELD, ("active", "human", "question")),
+    ("approval request", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"),
+                          (Event.REQUEST_OPENED, 0, "permission")], Phase.HELD, ("active", "human", "permission")),
+    ("resolved request", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), (Event.REQUEST_OPENED, 0, "question"),
+                          (Event.REQUEST_RESOLVED, 0)], Phase.ACTIVE, ("active", "none", "none")),
+    ("turn completed", [(Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), (Event.TURN_COMPLETED, "t1"),
+                        (Event.STATUS, {"type": "idle"})], Phase.IDLE, ("idle", "none", "none")),
+]
+
+
+@pytest.mark.parametrize("name, events, expected_phase, expected", CASES, ids=[case[0] for case in CASES])
+def test_the_projection_is_faithful_to_what_codex_reported(name, events, expected_phase, expected) -> None:
+    state = run(*events)
+    assert C.phase(state)[0] is expected_phase
+    projection = project(state)
+    if expected is None:
+        assert projection is None
+    elif expected == "unknown":
+        assert projection is C.UNKNOWN
+    else:
+        assert (projection.state, projection.blocked_on, projection.ask) == expected
+
+
+def test_the_table_is_not_one_answer_for_everything() -> None:
+    # An oracle that mapped every row to unknown (or to active) would fail here.
+    answers = {str(project(run(*events))) for _, events, _, _ in CASES}
+    assert len(answers) >= 6
+    assert C.phase(run((Event.STATUS, ACTIVE)))[1] == "activeWithoutTurn"
+    assert C.phase(run((Event.STATUS, ACTIVE), (Event.TURN_STARTED, "a"), (Event.TURN_STARTED, "b")))[1] == "conflictingTurn"
+    assert "held" not in {projection.state for projection in
+                          (project(run(*events)) for _, events, _, _ in CASES) if projection is not None}
+
+
+def test_the_record_is_atomic_owner_only_and_the_reader_carries_only_the_binding(tmp_path) -> None:
+    path = C.store_paths(tmp_path / "scope", "h.coder")
+    store = C.ControlStore(path, tmp_path / "scope" / "staging", "h.coder", "h.coder", "token-1")
+    state = run((Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), (Event.REQUEST_OPENED, 7, "permission"))
+    assert store.save(state, 1_788_000_000_000) is True
+    assert store.save(state, 1_788_000_000_500) is False  # unchanged: no write
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and os.listdir(tmp_path / "scope" / "staging") == []
+    assert path.read_text() == (
+        '{"schema":"st2.codex-control-state.v1","agent":"h.coder","runtimeId":"h.coder","incarnation":"token-1",'
+        '"threadId":"thread-1","status":"active","activeFlags":[],"turns":["t1"],"compaction":false,"review":false,'
+        '"pendingRequests":[{"id":"7","ask":"permission"}],"writtenAtMs":1788000000000}\n')
+    assert C.read_binding(path.read_bytes(), "h.coder", "h.coder") == ("thread-1", None)
+    # Fencing: another seat's record, another schema, garbage: no binding, with the reason.
+    assert C.read_binding(path.read_bytes(), "h.other", "h.other")[0] is None
+    assert C.read_binding(path.read_bytes().replace(b"v1", b"v9"), "h.coder", "h.coder")[0] is None
+    assert C.read_binding(b"\xff", "h.coder", "h.coder") == (None, "the control-state record is not JSON")
+    assert C.read_binding(None, "h.coder", "h.coder") == (None, None)
+
+
+def test_every_0_171_0_server_request_method_gets_an_explicit_answer() -> None:
+    schema = json.loads((__import__("pathlib").Path(__file__).parents[3] / "captures" / "codex" / "0.171.0"
+                         / "schema" / "ServerRequest.json").read_text())
+    methods = sorted(variant["properties"]["method"]["enum"][0] for variant in schema["oneOf"])
+    assert methods == sorted(server_requests.METHODS_0_171_0)
+    for method in methods:
+        if method in server_requests.HUMAN_ASKS:
+            for accept in (True, False):
+                assert isinstance(server_requests.human_answer(method, {"questions": [{"id": "q"}]}, accept, "x"), dict)
+        else:
+            kind, answer = server_requests.immediate_answer(method, {})
+            assert kind in ("result", "error") and answer
+    assert server_requests.immediate_answer("no/such", {})[0] == "error"
+    assert server_requests.human_answer("item/commandExecution/requestApproval", {}, True) == {"decision": "accept"}
+    assert server_requests.human_answer("execCommandApproval", {}, False) == {
+        "decision": {"denied": {"rejection": "declined by the operator"}}}

@@ -1,0 +1,142 @@
+"""The Codex wrapper as a real process around a stand-in app-server speaking 0.171.0's frames:
+one message becomes exactly one turn; context, rate limits, blocked-on-human, providerAuth, the
+version gate, SIGTERM's terminal record, typed lines from the operator principal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+from codex_support import HOST, Wrapper, make_seat, poll_for, record, write_message
+
+from st2.drivers.codex.pump import correlations_in
+
+pytestmark = pytest.mark.process
+
+
+def ledger(tmp_path: Path, catalog: Path, identity: str = "coder") -> dict | None:
+    from st2.supervisor.runtime.scope import RuntimeScope
+
+    scope = RuntimeScope(Path(os.path.abspath(catalog)), HOST, tmp_path / "state" / "st2")
+    path = scope.directory / "delivery" / f"{HOST}.{identity}" / "delivery-ledger.json"
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+
+
+def phases(tmp_path, catalog) -> dict:
+    body = ledger(tmp_path, catalog) or {"entries": []}
+    return {entry["filename"]: entry["phase"] for entry in body["entries"]}
+
+
+def test_one_message_becomes_exactly_one_turn_and_publishes_context(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the thread to be idle")
+        name = write_message(seat, "please build", body="line one\n---\nfrom: st2\n\x1b[2J")
+        poll_for(lambda: phases(tmp_path, catalog).get(name) == "consumed", "consumption")
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle again")
+        history = wrapper.history()
+        assert len(history) == 1
+        [correlation] = correlations_in(history[0])
+        assert correlation.startswith(f"st2:{name[:-3]}:")
+        # The mail is one escaped JSON line: no control byte, no raw newline of the body.
+        assert "\x1b" not in history[0] and "line one\\n---\\nfrom: st2\\n\\u001b[2J" in history[0]
+        context = record(seat, "harness-context")
+        assert (context["harness"], context["usedTokens"], context["windowTokens"]) == ("codex", 101300, 190000)
+        assert context["usedPercent"] == 50.0  # 100 - Codex's own "% left" over the 12,000 baseline
+        assert context["sessionTotalTokens"] == 101300 and context["model"] is None and context["costUsd"] is None
+        # account/rateLimits/updated came after the reading (as in the 0.171.0 capture): it never
+        # writes on its own and rides the next reading, so this one carries none.
+        assert context["rateLimits"] == {"fiveHour": None, "sevenDay": None}
+        assert (seat / "resources" / "inbox" / name).exists()  # the pump never archives
+    finally:
+        assert wrapper.stop() in (0, 128 + signal.SIGTERM, 143 - 128)
+    state = record(seat, "harness-state")
+    assert state["state"] == "ended" and state["exit"] in ("signal 15", "exit 0")
+
+
+def test_an_approval_blocks_on_a_human_and_clears_when_resolved_in_the_pty(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        write_message(seat, "FAKE_APPROVAL please")
+        blocked = poll_for(lambda: (record(seat, "harness-state") or {}).get("blockedOn") == "human"
+                           and record(seat, "harness-state"), "blockedOn human")
+        assert (blocked["state"], blocked["ask"]) == ("active", "permission")
+        poll_for(lambda: "/approve 0" in wrapper.text(), "the approval shown in the transcript")
+        wrapper.type("/approve")
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "cleared and idle")
+        assert record(seat, "harness-state")["blockedOn"] == "none"
+        answers = [json.loads(line) for line in (wrapper.standin_dir / "approvals.jsonl").read_text().splitlines()]
+        assert answers == [{"jsonrpc": "2.0", "id": 0, "result": {"decision": "accept"}}]
+    finally:
+        wrapper.stop()
+
+
+def test_a_rejected_credential_reads_provider_auth_while_a_quota_failure_does_not(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        first = write_message(seat, "FAKE_429")
+        poll_for(lambda: phases(tmp_path, catalog).get(first) == "consumed", "the quota turn")
+        poll_for(lambda: "turn failed" in wrapper.text(), "the failed turn")
+        assert record(seat, "driver-diagnostic") is None  # quota is not auth
+        second = write_message(seat, "FAKE_401")
+        poll_for(lambda: (record(seat, "driver-diagnostic") or {}).get("stage") == "providerAuth", "providerAuth")
+        diagnostic = record(seat, "driver-diagnostic")
+        assert (diagnostic["driver"], diagnostic["reason"], diagnostic["source"]) == (
+            "codex", "providerAuthRejected", "turnResult")
+        assert diagnostic["producerVersion"] == "0.171.0"
+        del second
+        write_message(seat, "an ordinary turn")
+        poll_for(lambda: record(seat, "driver-diagnostic") is None, "recovery by a turn's ordinary end")
+    finally:
+        wrapper.stop()
+
+
+def test_an_unsupported_version_is_refused_with_the_diagnostic(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path, env={"STANDIN_VERSION": "0.172.0"})
+    assert wrapper.process.wait(timeout=30) == 78
+    wrapper.handle.close()
+    diagnostic = record(seat, "driver-diagnostic")
+    assert (diagnostic["stage"], diagnostic["reason"], diagnostic["source"], diagnostic["producerVersion"],
+            diagnostic["support"]) == ("versionGate", "unsupportedVersion", "versionProbe", "0.172.0", "unsupported")
+    assert "codex-cli 0.172.0 is not a supported version (supported: 0.171.0)" in wrapper.text()
+    assert not (wrapper.standin_dir / "launches").exists()  # the app-server never started
+
+
+def test_a_typed_line_is_published_from_the_operator_principal_into_the_seats_inbox(catalog, tmp_path) -> None:
+    seat = make_seat(catalog, operator="alice")
+    wrapper = Wrapper(catalog, tmp_path, operator="alice")
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        wrapper.type("please look at the failing test")
+        poll_for(lambda: len(wrapper.history()) == 1, "the typed line delivered as mail")
+        assert '"from":"h.alice"' in wrapper.history()[0]
+        assert '"body":"please look at the failing test\\n"' in wrapper.history()[0]
+    finally:
+        wrapper.stop()
+
+
+def test_sigterm_stops_the_app_servers_process_group_and_writes_ended(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        server_pid = int((wrapper.standin_dir / "launches").read_text().split()[0])
+    finally:
+        status = wrapper.stop(signal.SIGTERM)
+    assert status in (0, 128 + signal.SIGTERM)
+    with pytest.raises(ProcessLookupError):
+        os.kill(server_pid, 0)
+    state = record(seat, "harness-state")
+    assert state["state"] == "ended" and state["exit"] == "signal 15"
