@@ -36,3 +36,17 @@ def run_st2(*args: str, catalog: Path | None = None, input: str | None = None,
 
 def compact(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def poll_for(predicate, what: str = "the condition", timeout: float = 30.0):
+    """Poll ``predicate`` until it returns a truthy value (returned) or ``timeout`` seconds pass
+    (AssertionError naming ``what``): observable progress, never a bare sleep."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support import poll_for
 from support_claude import make_seat, record
 
 from st2.drivers.claude import session as session_module
@@ -20,16 +21,6 @@ from st2.drivers.claude.session import ClaudeSession, Phase, transition
 from st2.records import harness_context
 
 POLL_TIMEOUT = 30.0
-
-
-def poll_for(predicate, what: str, timeout: float = POLL_TIMEOUT):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def stand_in(tmp_path: Path, body: str) -> Path:

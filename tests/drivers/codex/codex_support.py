@@ -13,21 +13,12 @@ from pathlib import Path
 
 from st2.bus.envelope import render
 from st2.bus.filename import new_filename
+from support import poll_for  # noqa: F401 (re-exported for the tests)
 
 HERE = Path(__file__).parent
 STANDIN = HERE / "standin_app_server.py"
 REPO = HERE.parents[2]
 HOST = "h"
-
-
-def poll_for(predicate, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def make_seat(catalog: Path, identity: str = "coder", operator: str | None = None) -> Path:
