@@ -61,6 +61,11 @@ DEFAULT_KNOB_FILE_NAME = "delegation-config.knobs"
 DEFAULT_ENDPOINT = "https://api.anthropic.com/api/oauth/usage"
 STOP_LOG_DEFAULT = "${GATE_SDK_WORKFLOW_DIR:-.workflow}/subagent-stop-liveness.log"
 TIER_CLASSES_DEFAULT = ("judgment", "routing", "mechanical")
+FOREIGN_TABLES = (
+    "DELEGATION_KIT_FOREIGN_ADAPTERS", "DELEGATION_KIT_FOREIGN_RESUME", "DELEGATION_KIT_FOREIGN_SESSION_MARKER",
+    "DELEGATION_KIT_FOREIGN_HARNESS", "DELEGATION_KIT_FOREIGN_USAGE", "DELEGATION_KIT_FOREIGN_USAGE_CMD",
+    "DELEGATION_KIT_FOREIGN_TIER_MODEL",
+)
 
 # The knob-file line shape; compiled on first use, since most runs read no knob file and the
 # hot path's budget is counted in milliseconds.
@@ -489,6 +494,12 @@ def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
     for name in derived:
         scalars[name] = _expand(scalars[name], scalars, environ)
     classes, binding = "DELEGATION_KIT_TIER_CLASSES", "DELEGATION_KIT_TIER_MODEL"
+    if any(arrays[name] for name in FOREIGN_TABLES):
+        # Only a configuration naming a foreign adapter pays for this import.
+        from st2.kit.foreign import tables as foreign_tables
+
+        for finding in foreign_tables.findings(arrays, arrays[classes]):
+            findings.append(array_sources.get(finding.split(":", 1)[0], "") + finding)
     tier_findings, _ = tier_binding_findings(arrays[classes], arrays[binding])
     for finding in tier_findings:
         source = array_sources[classes] if finding.startswith(classes) else array_sources[binding]

@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "check": "st2.cli.check:check",
     "emit": "st2.cli.emit:emit",
     "model-verdict": "st2.cli.kit:model_verdict",
+    "foreign": "st2.cli.kit:foreign",
     "service": "st2.cli.service:service",
     "driver": "st2.cli.driver:driver",
     "ding": "st2.cli.ding:ding",

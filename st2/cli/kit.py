@@ -17,3 +17,33 @@ def model_verdict(words: tuple[str, ...]) -> None:
     from st2.kit.model_verdict import main
 
     exit_with(main(list(words)))
+
+
+@click.group()
+def foreign() -> None:
+    """The foreign-vendor run: an audit or sweep on another vendor's agent in a throwaway clone."""
+
+
+@foreign.command("run", cls=RawCommand)
+def foreign_run(words: tuple[str, ...]) -> None:
+    """ADAPTER PROMPT_FILE [--mode audit|sweep] [--class CLASS] [--key KEY] | ADAPTER --budget
+    (exit 0 OK, 1 REFUSED or PAUSE, 2 FAILED)."""
+    from st2.kit.foreign.executor import run
+
+    exit_with(run(list(words)))
+
+
+@foreign.command("resume", cls=RawCommand)
+def foreign_resume(words: tuple[str, ...]) -> None:
+    """KEY PROMPT_FILE: the next turn of an open session."""
+    from st2.kit.foreign.executor import resume
+
+    exit_with(resume(list(words)))
+
+
+@foreign.command("close", cls=RawCommand)
+def foreign_close(words: tuple[str, ...]) -> None:
+    """KEY: end an open session (its clone removed, every report kept)."""
+    from st2.kit.foreign.executor import close
+
+    exit_with(close(list(words)))

@@ -98,16 +98,40 @@ def at_or_over(percentage: str, threshold: str) -> bool:
         return False
 
 
-def judge(reading: usage_snapshot.Snapshot, now: int, pause: str, pause_7d: str, stale_age: int) -> str:
-    """The checks over a parsed snapshot in the account-keyed order: RESET-OK, age-STALE, then
-    the two pause axes (weekly named when both fire). ``JUDGED_CLEAR`` is an OK the post-login
-    reroute may still suppress."""
+ACCOUNT_KEYED = "account-keyed"
+KEYED = "keyed"
+JUDGED_PAUSE_LONG_DEAD_SHORT = "pause-long-dead-short"
+
+
+def judge(reading: usage_snapshot.Snapshot, now: int, pause: str, pause_7d: str, stale_age: int, order: str = ACCOUNT_KEYED) -> str:
+    """The checks over a parsed snapshot, one function taking the order as a parameter.
+
+    * ``ACCOUNT_KEYED`` (usage verdict): RESET-OK, age-STALE, then the two pause axes (weekly
+      named when both fire). ``JUDGED_CLEAR`` is an OK the post-login reroute may suppress.
+    * ``KEYED`` (the foreign run's keyed verdict, seed 002 §The keyed verdict): long-axis pause,
+      RESET-OK, short-axis pause, age-STALE, clear. An at-or-over reading of a live window
+      pauses at any age; the long axis is read before RESET-OK because a dead short window
+      says nothing of a live long one (``JUDGED_PAUSE_LONG_DEAD_SHORT`` names that case).
+
+    The weekly pair is the long axis, the 5h triple the short one; a passed long reset disarms
+    the long axis in both orders."""
     weekly = (
         reading.weekly_armed()
         and int(reading.seven_day_resets_at) > now
         and at_or_over(reading.seven_day_used_pct, pause_7d)
     )
-    if int(reading.five_hour_resets_at) <= now:
+    short_dead = int(reading.five_hour_resets_at) <= now
+    if order == KEYED:
+        if weekly:
+            return JUDGED_PAUSE_LONG_DEAD_SHORT if short_dead else JUDGED_PAUSE_7D
+        if short_dead:
+            return JUDGED_RESET_OK
+        if at_or_over(reading.five_hour_used_pct, pause):
+            return JUDGED_PAUSE_5H
+        if now - int(reading.updated_at) > stale_age:
+            return JUDGED_AGE_STALE
+        return JUDGED_CLEAR
+    if short_dead:
         return JUDGED_RESET_OK
     if now - int(reading.updated_at) > stale_age:
         return JUDGED_AGE_STALE

@@ -1,0 +1,395 @@
+"""``st2 foreign run|resume|close`` (seed 002 §The foreign-vendor run, §Resuming a session).
+
+run: ``st2 foreign run <adapter> <prompt-file> [--mode audit|sweep] [--class <class>] [--key <key>]``
+and its budget form ``st2 foreign run <adapter> --budget``; resume: ``st2 foreign resume <key>
+<prompt-file>``; close: ``st2 foreign close <key>``. The run directory is
+``<top level>/${GATE_SDK_TMP_DIR:-.tmp}/foreign/<key>/``: ``tree/`` (the clone), ``report.txt``
+and ``stderr.txt`` (the adapter's two streams), ``change.patch`` (a sweep's whole change),
+``session.txt`` and ``refs.txt`` (an open session), ``report.<n>.txt``/``stderr.<n>.txt`` (the
+rotated reports of earlier turns).
+
+Order of a run: the shape of the argv; the pre-spawn checks (adapter, class, prompt file, key) —
+a failure there prints ``budget=-``; the keyed verdict, read before anything is written (a PAUSE
+clones nothing, spawns nothing and leaves no run directory); then the clone, the spawn (no
+shell, cwd the clone, stdin the prompt file, GIT_* location variables removed, bounded by
+``DELEGATION_KIT_FOREIGN_TIMEOUT``), the shape check (a moved ref is REFUSED committed; a dirty
+audit is REFUSED audit wrote; a refusal outranks a failure), and the cleanup or the session.
+
+Exits: 0 OK, 1 REFUSED, 2 FAILED and every shape refusal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from st2 import knobs as knob_table
+from st2.kit import argv as argv_grammar
+from st2.kit.foreign import clone, keyed_verdict, session, tables as foreign_tables
+
+RUN_USAGE = ("usage: st2 foreign run <adapter> <prompt-file> [--mode audit|sweep] [--class <class>] [--key <key>]\n"
+             "       st2 foreign run <adapter> --budget")
+RESUME_USAGE = "usage: st2 foreign resume [--] <key> <prompt-file>"
+CLOSE_USAGE = "usage: st2 foreign close [--] <key>"
+ID_CHARACTERS = re.compile(rb"[A-Za-z0-9._:-]+")
+ROTATED = re.compile(r"^(report|stderr)\.\d+\.txt$")
+
+
+class Outcome:
+    """What one command did, rendered as its verdict line."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.fields: dict[str, str] = {}
+        self.verdict = ""
+        self.status = 2
+
+    def failed(self, why: str) -> "Outcome":
+        self.verdict, self.status = f"FAILED ({why})", 2
+        return self
+
+    def line(self) -> str:
+        return f"{self.prefix}: " + " ".join(f"{key}={value}" for key, value in self.fields.items()) + f" -> {self.verdict}"
+
+
+class Context:
+    def __init__(self, config, tables, toplevel: str, environ) -> None:
+        self.config = config
+        self.tables = tables
+        self.toplevel = toplevel
+        self.environ = environ
+
+    def run_dir(self, key: str) -> str:
+        scratch = self.environ.get("GATE_SDK_TMP_DIR") or ".tmp"
+        base = scratch if os.path.isabs(scratch) else os.path.join(self.toplevel, scratch)
+        return os.path.join(base, "foreign", key)
+
+    @property
+    def timeout(self) -> float:
+        return float(self.config.integer("DELEGATION_KIT_FOREIGN_TIMEOUT"))
+
+
+def _context(environ, cwd: str, err, name: str):
+    try:
+        config = knob_table.resolve(environ)
+    except knob_table.KnobError as error:
+        for finding in error.findings:
+            err.write(f"{name}: {finding}\n")
+        return None
+    tables = foreign_tables.read(config.arrays, config.indexed("DELEGATION_KIT_TIER_CLASSES"))
+    try:
+        top = clone.toplevel(cwd)
+    except clone.CloneError:
+        top = os.path.abspath(cwd)
+    return Context(config, tables, top, environ)
+
+
+def substitute(words: list[str], values: dict[str, str]) -> list[str]:
+    out = []
+    for word in words:
+        for token, value in values.items():
+            word = word.replace(token, value)
+        out.append(word)
+    return out
+
+
+def capture_id(marker: str | None, stdout: bytes, stderr: bytes) -> str | None:
+    """The run of [A-Za-z0-9._:-] after the marker's first occurrence, past blanks; stdout first."""
+    if not marker:
+        return None
+    for stream in (stdout, stderr):
+        at = stream.find(marker.encode())
+        if at < 0:
+            continue
+        rest = stream[at + len(marker.encode()):].lstrip(b" \t")
+        match = ID_CHARACTERS.match(rest)
+        if match:
+            return match.group().decode()
+    return None
+
+
+def spawn(argv: list[str], tree: str, prompt: str, run_dir: str, timeout: float) -> str:
+    """Run the adapter; return its exit field (the status, ``timeout``) — raise OSError when it
+    cannot start."""
+    with open(prompt, "rb") as stdin, open(os.path.join(run_dir, "report.txt"), "wb") as stdout, \
+            open(os.path.join(run_dir, "stderr.txt"), "wb") as stderr:
+        process = subprocess.Popen(argv, cwd=tree, stdin=stdin, stdout=stdout, stderr=stderr,
+                                   env=clone.clean_environment())
+        try:
+            return str(process.wait(timeout=timeout))
+        except subprocess.TimeoutExpired:
+            process.kill()  # the adapter's own process; a program it started may outlive it
+            process.wait()
+            return "timeout"
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _write_patch(context_tree: str, base: str, run_dir: str) -> str:
+    data = clone.patch(context_tree, base, os.path.join(run_dir, "patch.index"))
+    path = os.path.join(run_dir, "change.patch")
+    if data:
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return path
+    if os.path.exists(path):
+        os.unlink(path)
+    return "none"
+
+
+def _resolve_class(context: Context, adapter: str, tier_class: str | None, forms: list[list[str]]):
+    """``(class, model, effort, failure)``: the pair a class-taking adapter rides, or the
+    pre-spawn failure; a plain adapter takes none (``class=-``)."""
+    harness = context.tables.harness.get(adapter)
+    if harness is None:
+        return None, None, None, None
+    row = context.tables.tier_model.get((harness, tier_class))
+    if row is None:
+        return tier_class, None, None, f"class: {harness} binds no model to {tier_class}"
+    model, effort = row
+    if effort is None and any(foreign_tables.EFFORT in word for form in forms for word in form):
+        return tier_class, model, None, f"class: {harness}/{tier_class} binds no effort for @EFFORT@"
+    return tier_class, model, effort, None
+
+
+def _budget(context: Context, adapter: str, outcome: Outcome) -> bool:
+    """Read the keyed verdict into the line; return False (and fail the outcome) on a PAUSE."""
+    word, line, status = keyed_verdict.read(adapter, context.config, context.tables, context.toplevel)
+    outcome.fields["budget"] = word
+    if status == 1:
+        outcome.failed("budget: " + line[line.index("used="):])
+        return False
+    return True
+
+
+def run(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
+    environ = os.environ if environ is None else environ
+    cwd = os.getcwd() if cwd is None else cwd
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        seen, values, operands = argv_grammar.parse(argv, ("--budget",), ("--mode", "--class", "--key"))
+        if "--budget" in seen:
+            if values:
+                raise argv_grammar.ShapeRefusal(f"--budget takes no {' or '.join(sorted(values))}")
+            if len(operands) != 1:
+                raise argv_grammar.ShapeRefusal("--budget takes exactly one operand, the adapter")
+        elif len(operands) != 2:
+            raise argv_grammar.ShapeRefusal(f"takes two operands (<adapter> <prompt-file>), not {len(operands)}")
+        mode = values.get("--mode", "audit")
+        if mode not in ("audit", "sweep"):
+            raise argv_grammar.ShapeRefusal(f"--mode {mode}: the mode is audit or sweep")
+        adapter = operands[0]
+        prompt = operands[1] if len(operands) > 1 else ""
+        key = values.get("--key") or os.path.splitext(os.path.basename(prompt))[0]
+        if "--budget" not in seen and (not key or "/" in key or key in (".", "..")):
+            raise argv_grammar.ShapeRefusal(f"--key {key!r} is not one path component")
+    except argv_grammar.ShapeRefusal as refusal:
+        err.write(f"foreign-run: {refusal}\n{RUN_USAGE}\n")
+        return 2
+    context = _context(environ, cwd, err, "foreign-run")
+    if context is None:
+        return 2
+    if "--budget" in seen:
+        if adapter not in context.tables.adapters:
+            err.write(f"foreign-run: adapter {adapter!r} is not configured in {foreign_tables.ADAPTERS}\n{RUN_USAGE}\n")
+            return 2
+        _, line, status = keyed_verdict.read(adapter, context.config, context.tables, context.toplevel)
+        out.write(line + "\n")
+        return status
+    roster = context.config.indexed("DELEGATION_KIT_TIER_CLASSES")
+    if adapter in context.tables.harness:
+        tier_class = values.get("--class")
+        if tier_class is None or tier_class not in roster:
+            why = "takes a class: --class <class> is required" if tier_class is None else f"--class {tier_class} is not in DELEGATION_KIT_TIER_CLASSES"
+            err.write(f"foreign-run: adapter {adapter} {why}\n{RUN_USAGE}\n")
+            return 2
+    outcome = Outcome("foreign-run")
+    outcome.fields.update(adapter=adapter, mode=mode, **{"class": "-"}, key=key, budget="-", exit="-", report="none", patch="none")
+    status = _open(context, adapter, mode, values.get("--class"), key, prompt, outcome)
+    out.write(outcome.line() + "\n")
+    return status
+
+
+def _open(context: Context, adapter: str, mode: str, tier_class: str | None, key: str, prompt: str, outcome: Outcome) -> int:
+    form = context.tables.adapters.get(adapter)
+    if form is None:
+        return outcome.failed(f"unknown adapter {adapter}").status
+    resume_form = context.tables.resume.get(adapter)
+    tier_class, model, effort, class_failure = _resolve_class(context, adapter, tier_class, [form, resume_form or []])
+    if tier_class is not None and context.tables.harness.get(adapter):
+        outcome.fields["class"] = tier_class
+    if class_failure:
+        return outcome.failed(class_failure).status
+    prompt_path = os.path.abspath(prompt)
+    if not os.access(prompt_path, os.R_OK) or not os.path.isfile(prompt_path):
+        return outcome.failed(f"cannot read the prompt file {prompt}").status
+    run_dir = context.run_dir(key)
+    if os.path.exists(os.path.join(run_dir, session.NAME)):
+        return outcome.failed(f"key {key} holds an open session: resume or close it").status
+    if os.path.exists(os.path.join(run_dir, "tree")):
+        return outcome.failed(f"key {key} holds a kept clone at {os.path.join(run_dir, 'tree')}: inspect and remove it").status
+    if not _budget(context, adapter, outcome):
+        return outcome.status
+    os.makedirs(run_dir, exist_ok=True)
+    for name in os.listdir(run_dir):
+        if ROTATED.match(name) or name in ("change.patch", "refs.txt"):
+            os.unlink(os.path.join(run_dir, name))
+    tree = os.path.join(run_dir, "tree")
+    try:
+        base = clone.make(context.toplevel, tree)
+    except clone.CloneError as error:
+        clone.remove(tree)
+        return outcome.failed(f"clone: {error}").status
+    before = clone.refs(tree)
+    words = substitute(form, {foreign_tables.PROMPT_FILE: prompt_path, foreign_tables.MODEL: model or "",
+                              foreign_tables.EFFORT: effort or ""})
+    try:
+        exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout)
+    except OSError as error:
+        clone.remove(tree)
+        return outcome.failed(f"spawn: {error.strerror or error}").status
+    outcome.fields["exit"] = exit_field
+    outcome.fields["report"] = os.path.join(run_dir, "report.txt")
+    refusal = _shape(tree, before, mode)
+    if refusal:
+        outcome.verdict, outcome.status = f"REFUSED ({refusal}) — clone kept at {tree}", 1
+        return 1
+    if mode == "sweep" and exit_field == "0":
+        outcome.fields["patch"] = _write_patch(tree, base, run_dir)
+    if exit_field != "0":
+        clone.remove(tree)
+        return outcome.failed("timeout" if exit_field == "timeout" else f"adapter exited {exit_field}").status
+    outcome.verdict, outcome.status = "OK", 0
+    if resume_form is None:
+        clone.remove(tree)
+        return 0
+    session_id = capture_id(context.tables.marker.get(adapter), _read_bytes(os.path.join(run_dir, "report.txt")),
+                            _read_bytes(os.path.join(run_dir, "stderr.txt")))
+    if session_id is None and any(foreign_tables.SESSION_ID in word for word in resume_form):
+        clone.remove(tree)
+        outcome.verdict += f" — not resumable (no session id after the marker {context.tables.marker.get(adapter)!r})"
+        return 0
+    with open(os.path.join(run_dir, "refs.txt"), "w", encoding="utf-8") as handle:
+        handle.write(before)
+    session.write(run_dir, {"adapter": adapter, "mode": mode, "class": tier_class if model else None, "model": model,
+                            "effort": effort, "base": base, "turn": "1", "id": session_id})
+    outcome.verdict += f" — resumable: st2 foreign resume {os.path.basename(run_dir)} <prompt-file>"
+    return 0
+
+
+def _shape(tree: str, before: str, mode: str) -> str | None:
+    try:
+        if clone.refs(tree) != before:
+            return "committed"
+        if mode == "audit" and clone.dirty(tree):
+            return "audit wrote"
+    except clone.CloneError as error:
+        return f"shape unreadable: {error}"
+    return None
+
+
+def resume(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
+    environ = os.environ if environ is None else environ
+    cwd = os.getcwd() if cwd is None else cwd
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        _, _, operands = argv_grammar.parse(argv)
+        if len(operands) != 2:
+            raise argv_grammar.ShapeRefusal(f"takes two operands (<key> <prompt-file>), not {len(operands)}")
+    except argv_grammar.ShapeRefusal as refusal:
+        err.write(f"foreign-resume: {refusal}\n{RESUME_USAGE}\n")
+        return 2
+    key, prompt = operands
+    context = _context(environ, cwd, err, "foreign-resume")
+    if context is None:
+        return 2
+    outcome = Outcome("foreign-resume")
+    run_dir = context.run_dir(key)
+    record = session.read(run_dir) if "/" not in key else None
+    outcome.fields.update(adapter=(record or {}).get("adapter", "-"), mode=(record or {}).get("mode", "-"),
+                          **{"class": (record or {}).get("class", "-")}, key=key,
+                          turn=(record or {}).get("turn", "-"), budget="-", exit="-", report="none", patch="none")
+    status = _resume(context, record, run_dir, key, prompt, outcome)
+    out.write(outcome.line() + "\n")
+    return status
+
+
+def _resume(context: Context, record, run_dir: str, key: str, prompt: str, outcome: Outcome) -> int:
+    if record is None:
+        return outcome.failed(f"no open session under {key}").status
+    adapter = record["adapter"]
+    form = context.tables.resume.get(adapter)
+    if adapter not in context.tables.adapters or form is None:
+        return outcome.failed(f"adapter {adapter} has no resume form in {foreign_tables.RESUME}").status
+    for token, field in ((foreign_tables.MODEL, "model"), (foreign_tables.EFFORT, "effort"), (foreign_tables.SESSION_ID, "id")):
+        if any(token in word for word in form) and record[field] == "-":
+            label = "class" if field != "id" else "session"
+            return outcome.failed(f"{label}: the session recorded no {field} for {token}").status
+    prompt_path = os.path.abspath(prompt)
+    if not os.access(prompt_path, os.R_OK) or not os.path.isfile(prompt_path):
+        return outcome.failed(f"cannot read the prompt file {prompt}").status
+    if not _budget(context, adapter, outcome):
+        return outcome.status
+    turn = int(record["turn"])
+    for stream in ("report", "stderr"):
+        current = os.path.join(run_dir, f"{stream}.txt")
+        if os.path.exists(current):
+            os.replace(current, os.path.join(run_dir, f"{stream}.{turn}.txt"))
+    tree = os.path.join(run_dir, "tree")
+    words = substitute(form, {foreign_tables.PROMPT_FILE: prompt_path, foreign_tables.SESSION_ID: record["id"],
+                              foreign_tables.MODEL: record["model"], foreign_tables.EFFORT: record["effort"]})
+    before = _read_bytes(os.path.join(run_dir, "refs.txt")).decode()
+    try:
+        exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout)
+    except OSError as error:
+        return outcome.failed(f"spawn: {error.strerror or error}").status
+    outcome.fields.update(exit=exit_field, report=os.path.join(run_dir, "report.txt"), turn=str(turn + 1))
+    refusal = _shape(tree, before, record["mode"])
+    if record["mode"] == "sweep" and refusal != "committed":
+        outcome.fields["patch"] = _write_patch(tree, record["base"], run_dir)
+    if refusal:
+        os.unlink(os.path.join(run_dir, session.NAME))
+        outcome.verdict, outcome.status = f"REFUSED ({refusal}) — clone kept at {tree}", 1
+        return 1
+    session.write(run_dir, record | {"turn": str(turn + 1)})
+    if exit_field != "0":
+        return outcome.failed("timeout" if exit_field == "timeout" else f"adapter exited {exit_field}").status
+    outcome.verdict, outcome.status = f"OK — resumable: st2 foreign resume {key} <prompt-file>", 0
+    return 0
+
+
+def close(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
+    environ = os.environ if environ is None else environ
+    cwd = os.getcwd() if cwd is None else cwd
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    try:
+        _, _, operands = argv_grammar.parse(argv)
+        if len(operands) != 1:
+            raise argv_grammar.ShapeRefusal(f"takes one operand (<key>), not {len(operands)}")
+    except argv_grammar.ShapeRefusal as refusal:
+        err.write(f"foreign-resume: {refusal}\n{CLOSE_USAGE}\n")
+        return 2
+    key = operands[0]
+    context = _context(environ, cwd, err, "foreign-resume")
+    if context is None:
+        return 2
+    run_dir = context.run_dir(key)
+    if "/" in key or session.read(run_dir) is None:
+        out.write(f"foreign-resume: key={key} -> FAILED (no open session under {key})\n")
+        return 2
+    clone.remove(os.path.join(run_dir, "tree"))
+    for name in (session.NAME, "refs.txt"):
+        os.unlink(os.path.join(run_dir, name))
+    out.write(f"foreign-resume: key={key} -> CLOSED\n")
+    return 0
