@@ -149,11 +149,8 @@ def _setup(argv, flags, environ, err, name, usage):
     except ValueError as error:
         err.write(f"{name}: {error}\n{usage}\n")
         return None
-    try:
-        config = knob_table.resolve(environ)
-    except knob_table.KnobError as error:
-        for finding in error.findings:
-            err.write(f"{name}: {finding}\n")
+    config = argv_grammar.resolve_knobs(environ, err, name)
+    if config is None:
         return None
     return seen, directory or config.scalar("DELEGATION_KIT_AGENT_DIR"), config
 

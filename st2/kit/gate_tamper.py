@@ -31,7 +31,7 @@ import subprocess
 import sys
 
 from st2 import knobs as knob_table
-from st2.kit import gate_output, gate_registry
+from st2.kit import argv as argv_grammar, gate_output, gate_registry
 
 GATE = "check-gate-tamper"
 MANIFEST = "st2-kit.lock"
@@ -174,11 +174,8 @@ def run(argv: list[str], environ=None, cwd: str | None = None, out=None, err=Non
     except ValueError as error:
         err.write(f"{GATE}: {error}\n{USAGE}\n")
         return gate_output.UNREADABLE
-    try:
-        config = knob_table.resolve(environ)
-    except knob_table.KnobError as error:
-        for finding in error.findings:
-            err.write(f"{GATE}: {finding}\n")
+    config = argv_grammar.resolve_knobs(environ, err, GATE)
+    if config is None:
         return gate_output.UNREADABLE
     gate_globs = _expanded(config.indexed("DELEGATION_KIT_GATE_FILES"), environ)
     meta_prefixes = _expanded(config.indexed("DELEGATION_KIT_META_PATHS"), environ)

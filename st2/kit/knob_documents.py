@@ -61,11 +61,8 @@ def values(argv: list[str], environ=None, out=None, err=None) -> int:
     if knob is None:
         err.write(f"knob-values: {name} is not a knob of the table (st2 emit knob-roster lists them)\n")
         return 2
-    try:
-        config = knob_table.resolve(environ)
-    except knob_table.KnobError as error:
-        for finding in error.findings:
-            err.write(f"knob-values: {finding}\n")
+    config = argv_grammar.resolve_knobs(environ, err, "knob-values")
+    if config is None:
         return 2
     if knob.indexed:
         out.write("".join(element + "\n" for element in config.indexed(name)))

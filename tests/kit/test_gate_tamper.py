@@ -11,6 +11,8 @@ import pytest
 
 from kit_support import REPO, hermetic_environment, run_st2
 
+pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
+
 FIXTURES = Path(__file__).resolve().parent / "gate-tamper"
 DECLARATION = REPO / "st2" / "kit" / "checks" / "check-gate-tamper.gate"
 HELP_A = (

@@ -164,6 +164,7 @@ def test_shape_refusals_and_the_escape(case) -> None:
 
 
 @pytest.mark.process
+@pytest.mark.process
 def test_the_cli_prints_the_line_and_exits_with_the_status(case, sandbox) -> None:
     case.transcript(assistant(HAIKU))
     environ = hermetic_environment(sandbox, DELEGATION_KIT_KNOB_FILE=str(case.knobs))

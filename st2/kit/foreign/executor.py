@@ -25,7 +25,6 @@ import re
 import subprocess
 import sys
 
-from st2 import knobs as knob_table
 from st2.kit import argv as argv_grammar
 from st2.kit.foreign import clone, keyed_verdict, session, tables as foreign_tables
 
@@ -72,11 +71,8 @@ class Context:
 
 
 def _context(environ, cwd: str, err, name: str):
-    try:
-        config = knob_table.resolve(environ)
-    except knob_table.KnobError as error:
-        for finding in error.findings:
-            err.write(f"{name}: {finding}\n")
+    config = argv_grammar.resolve_knobs(environ, err, name)
+    if config is None:
         return None
     tables = foreign_tables.read(config.arrays, config.indexed("DELEGATION_KIT_TIER_CLASSES"))
     try:
@@ -297,22 +293,26 @@ def _shape(tree: str, before: str, mode: str) -> str | None:
     return None
 
 
-def resume(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
-    environ = os.environ if environ is None else environ
-    cwd = os.getcwd() if cwd is None else cwd
-    out = sys.stdout if out is None else out
-    err = sys.stderr if err is None else err
+def _session_command(argv: list[str], shape: str, usage: str, environ, cwd, err):
+    """The operands and context of a resume or close, or None after a refusal on ``err``."""
     try:
         _, _, operands = argv_grammar.parse(argv)
-        if len(operands) != 2:
-            raise argv_grammar.ShapeRefusal(f"takes two operands (<key> <prompt-file>), not {len(operands)}")
+        if len(operands) != len(shape.split()):
+            raise argv_grammar.ShapeRefusal(f"takes {shape}, not {len(operands)} operand(s)")
     except argv_grammar.ShapeRefusal as refusal:
-        err.write(f"foreign-resume: {refusal}\n{RESUME_USAGE}\n")
+        err.write(f"foreign-resume: {refusal}\n{usage}\n")
+        return None
+    context = _context(os.environ if environ is None else environ, os.getcwd() if cwd is None else cwd, err, "foreign-resume")
+    return None if context is None else (operands, context)
+
+
+def resume(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    prepared = _session_command(argv, "<key> <prompt-file>", RESUME_USAGE, environ, cwd, err)
+    if prepared is None:
         return 2
-    key, prompt = operands
-    context = _context(environ, cwd, err, "foreign-resume")
-    if context is None:
-        return 2
+    (key, prompt), context = prepared
     outcome = Outcome("foreign-resume")
     run_dir = context.run_dir(key)
     record = session.read(run_dir) if "/" not in key else None
@@ -369,21 +369,12 @@ def _resume(context: Context, record, run_dir: str, key: str, prompt: str, outco
 
 
 def close(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
-    environ = os.environ if environ is None else environ
-    cwd = os.getcwd() if cwd is None else cwd
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    try:
-        _, _, operands = argv_grammar.parse(argv)
-        if len(operands) != 1:
-            raise argv_grammar.ShapeRefusal(f"takes one operand (<key>), not {len(operands)}")
-    except argv_grammar.ShapeRefusal as refusal:
-        err.write(f"foreign-resume: {refusal}\n{CLOSE_USAGE}\n")
+    prepared = _session_command(argv, "<key>", CLOSE_USAGE, environ, cwd, err)
+    if prepared is None:
         return 2
-    key = operands[0]
-    context = _context(environ, cwd, err, "foreign-resume")
-    if context is None:
-        return 2
+    (key,), context = prepared
     run_dir = context.run_dir(key)
     if "/" in key or session.read(run_dir) is None:
         out.write(f"foreign-resume: key={key} -> FAILED (no open session under {key})\n")

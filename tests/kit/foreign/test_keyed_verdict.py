@@ -10,6 +10,8 @@ import pytest
 
 from st2.usage import snapshot as usage_snapshot, verdict as usage_verdict
 
+pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
+
 HOLD = "spawn nothing on this adapter until it resets"
 
 

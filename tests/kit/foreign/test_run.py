@@ -4,9 +4,13 @@ adapter, unreadable prompt, non-zero exit, timeout), the argv and the spawn's sh
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
 
 from foreign_support import git
+
+pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 
 
 def line(foreign, verdict: str, *, adapter="scout", mode="audit", budget="OFF", exit="0", report=True, patch="none", key="audit-7", cls="-") -> str:

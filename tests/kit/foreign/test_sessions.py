@@ -3,7 +3,11 @@ stand-in adapters whose resume forms are scripts too."""
 
 from __future__ import annotations
 
+import pytest
+
 import subprocess
+
+pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 
 
 def fields(out: str) -> dict[str, str]:
