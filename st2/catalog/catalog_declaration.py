@@ -12,6 +12,7 @@ library only until a file is parsed (then ckdl).
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
@@ -75,6 +76,13 @@ def parse_catalog_declaration(text: str) -> tuple[CatalogDeclaration, list[Diagn
         return CatalogDeclaration(), [Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX,
                                                  source=CATALOG_DECLARATION, span=SourceText(text).span(start, end),
                                                  field_path=None, message=message)]
+    from st2.declarations.spans import nesting_refusal
+
+    deep = nesting_refusal(text, document.nodes)
+    if deep is not None:
+        return CatalogDeclaration(), [Diagnostic(code="nesting-too-deep", severity=ERROR, layer=SYNTAX,
+                                                 source=CATALOG_DECLARATION, span=SourceText(text).span(deep[0], deep[1]),
+                                                 field_path=None, message=deep[2])]
     values: dict[str, str] = {}
     blocks = 0
     for index, node in enumerate(document.nodes):
@@ -96,7 +104,7 @@ def parse_catalog_declaration(text: str) -> tuple[CatalogDeclaration, list[Diagn
             if child.name not in CATALOG_FIELDS:
                 context.report("unknown-node", child_path, NAME, field_path,
                                f"unknown catalog field `{child.name}` (expected pty-root or archive-after)",
-                               layer=CATALOG, help=fields.suggestion(child.name, CATALOG_FIELDS))
+                               layer=CATALOG, help=partial(fields.suggestion, child.name, CATALOG_FIELDS))
                 continue
             if child.name in values:
                 context.report("duplicate-field", child_path, NAME, field_path,

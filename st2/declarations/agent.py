@@ -8,6 +8,7 @@ the offending token). Unknown nodes are errors; a wrong value never silently bec
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +73,12 @@ def parse_agent(text: str, *, path: Path, source: str | None, host: str | None =
         context.add(Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX, source=source,
                                span=SourceText(text).span(start, end), field_path=None, message=message))
         return None, context.diagnostics()
+    from st2.declarations.spans import SourceText, nesting_refusal
+
+    deep = nesting_refusal(text, document.nodes)
+    if deep is not None:
+        return None, [Diagnostic(code="nesting-too-deep", severity=ERROR, layer=SYNTAX, source=source,
+                                 span=SourceText(text).span(deep[0], deep[1]), field_path=None, message=deep[2])]
 
     agents = [index for index, node in enumerate(document.nodes) if node.name == "agent"]
     for index, node in enumerate(document.nodes):
@@ -120,7 +127,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         if name not in KNOWN_FIELDS:
             context.report_shape("unknown-node", child_path, NAME, field_path,
                                  f"unknown node `{name}` in agent \"{label}\"",
-                                 help=fields.suggestion(name, AGENT_FIELDS))
+                                 help=partial(fields.suggestion, name, AGENT_FIELDS))
             continue
         if name not in REPEATABLE:
             if name in seen:

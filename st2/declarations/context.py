@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from st2.declarations.diagnostics import CORE, DECLARATION, ERROR, Diagnostic, Span
+from st2.declarations.diagnostics import CORE, DECLARATION, ERROR, WARNING, Diagnostic, Span
 
 # What part of a node a diagnostic points at.
 WHOLE = None
@@ -26,18 +26,33 @@ def property_(key: str) -> tuple[str, str]:
     return ("property", key)
 
 
+MAX_DIAGNOSTICS = 100  # per file: past it problems are counted, not listed (nor located)
+
+
 class Context:
-    """Collects diagnostics for one source text and resolves their spans on demand."""
+    """Collects diagnostics for one source text and resolves their spans on demand.
+
+    At most :data:`MAX_DIAGNOSTICS` are kept per file; the rest are counted and reported as one
+    ``diagnostics-truncated`` diagnostic, so a generated file with 280k unknown nodes costs a
+    count, not 280k located messages. ``help`` may be a callable, called only for a kept one."""
 
     def __init__(self, text: str, source: str | None) -> None:
         self.text = text
         self.source = source
         self._pending: list[tuple] = []
         self._fixed: list[Diagnostic] = []
+        self._suppressed = 0
+        self._suppressed_errors = 0
 
     def report(self, code: str, node_path: tuple[int, ...] | None, part: Any,
                field_path: tuple[str, ...] | None, message: str, *, severity: str = ERROR,
-               layer: str = CORE, help: str | None = None) -> None:
+               layer: str = CORE, help: Any = None) -> None:
+        if len(self._pending) + len(self._fixed) >= MAX_DIAGNOSTICS:
+            self._suppressed += 1
+            self._suppressed_errors += severity == ERROR
+            return
+        if callable(help):
+            help = help()
         self._pending.append((code, severity, layer, node_path, part, field_path, message, help))
 
     def report_shape(self, code: str, node_path: tuple[int, ...], part: Any,
@@ -45,18 +60,30 @@ class Context:
         self.report(code, node_path, part, field_path, message, layer=DECLARATION, help=help)
 
     def add(self, diagnostic: Diagnostic) -> None:
+        if len(self._pending) + len(self._fixed) >= MAX_DIAGNOSTICS:
+            self._suppressed += 1
+            self._suppressed_errors += diagnostic.severity == ERROR
+            return
         self._fixed.append(diagnostic)
 
     @property
     def has_errors(self) -> bool:
-        return any(entry[1] == ERROR for entry in self._pending) or any(
+        return self._suppressed_errors > 0 or any(entry[1] == ERROR for entry in self._pending) or any(
             diagnostic.severity == ERROR for diagnostic in self._fixed)
+
+    def _truncation(self) -> list[Diagnostic]:
+        if not self._suppressed:
+            return []
+        return [Diagnostic(code="diagnostics-truncated", severity=ERROR if self._suppressed_errors else WARNING,
+                           layer=DECLARATION, source=self.source, span=None, field_path=None,
+                           message=f"{self._suppressed} more problem(s) in this file are not listed "
+                                   f"(at most {MAX_DIAGNOSTICS} per file); fix these and validate again")]
 
     def diagnostics(self) -> list[Diagnostic]:
         """Every reported problem with its span, in report order."""
         resolved = list(self._fixed)
         if not self._pending:
-            return resolved
+            return resolved + self._truncation()
         # Imported here: a clean declaration never pays for the tokenizer.
         from st2.declarations.spans import KdlSyntaxError, SourceText, locate
 
@@ -71,7 +98,7 @@ class Context:
                                        span=span, field_path=field_path, message=message, help=help_text))
         # Document order reads best; the sort is stable, so same-token problems keep report order.
         resolved.sort(key=lambda diagnostic: diagnostic.span.offset if diagnostic.span is not None else -1)
-        return resolved
+        return resolved + self._truncation()
 
 
 def _resolve(tree: list | None, source_text: Any, node_path: tuple[int, ...] | None, part: Any) -> Span | None:

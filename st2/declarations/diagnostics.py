@@ -66,6 +66,8 @@ CODES: dict[str, str] = {
     "driver-block-invalid": "a typed driver block (claude, codex, pi, omp, opencode) its driver cannot expand",
     "dangling-supervisor": "`supervisor` names no seat in this catalog",
     "templates-invalid": "_templates breaks its bounds (depth, count, size) or holds a symlink or special file",
+    "diagnostics-truncated": "more problems than one file lists; the rest are counted",
+    "nesting-too-deep": "children blocks nested deeper than a declaration may be",
     "socket-path-too-long": "a pty task's session socket path exceeds the portable 104-byte sun_path bound",
 }
 

@@ -12,6 +12,7 @@ nothing is launched for it and it has no presence. Its name is its directory nam
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
 
@@ -56,6 +57,12 @@ def load_principal(path: Path | str, *, source: str | None = None) -> tuple[Prin
         start, end, message = locate_syntax_error(text)
         return None, [Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX, source=source,
                                  span=SourceText(text).span(start, end), field_path=None, message=message)]
+    from st2.declarations.spans import nesting_refusal
+
+    deep = nesting_refusal(text, document.nodes)
+    if deep is not None:
+        return None, [Diagnostic(code="nesting-too-deep", severity=ERROR, layer=SYNTAX, source=source,
+                                 span=SourceText(text).span(deep[0], deep[1]), field_path=None, message=deep[2])]
     principals = [index for index, node in enumerate(document.nodes) if node.name == "principal"]
     for index, node in enumerate(document.nodes):
         if node.name != "principal":
@@ -92,7 +99,7 @@ def load_principal(path: Path | str, *, source: str | None = None) -> tuple[Prin
         if child.name not in PRINCIPAL_FIELDS:
             context.report_shape("unknown-node", child_path, NAME, field_path,
                                  f"unknown node `{child.name}` in principal",
-                                 help=fields.suggestion(child.name, PRINCIPAL_FIELDS))
+                                 help=partial(fields.suggestion, child.name, PRINCIPAL_FIELDS))
             continue
         if child.name in values:
             context.report_shape("duplicate-field", child_path, NAME, field_path,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from st2.declarations import fields
@@ -29,7 +30,7 @@ def read_render(context: Context, node: Any, path: tuple[int, ...], field_path: 
         if child.name not in RENDER_OPERATIONS:
             context.report("unknown-render-operation", child_path, NAME, child_field,
                            f"unknown render operation `{child.name}`; expected one of {', '.join(RENDER_OPERATIONS)}",
-                           layer="declaration", help=fields.suggestion(child.name, RENDER_OPERATIONS))
+                           layer="declaration", help=partial(fields.suggestion, child.name, RENDER_OPERATIONS))
             continue
         operations.extend(_read_operation(context, child, child_path, child_field))
     return tuple(operations)

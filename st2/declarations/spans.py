@@ -26,7 +26,12 @@ from dataclasses import dataclass, field
 from st2.declarations.diagnostics import Span
 from st2.declarations.kdl_lexer import DIGITS, KEYWORDS, NEWLINES, NON_IDENTIFIER, SPACES, KdlSyntaxError, Lexer
 
-__all__ = ["EntrySpan", "KdlSyntaxError", "NodeSpan", "SourceText", "locate", "locate_syntax_error"]
+__all__ = ["EntrySpan", "KdlSyntaxError", "MAX_NESTING", "NodeSpan", "SourceText", "locate", "locate_syntax_error",
+           "nesting_refusal"]
+
+# How deep children blocks may nest in a declaration (st2's own grammars use at most four).
+# Deeper documents are refused with a position instead of exhausting the recursion limit.
+MAX_NESTING = 32
 
 
 @dataclass(slots=True)
@@ -58,6 +63,8 @@ class SourceText:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._ascii = text.isascii()
+        self._byte_starts: list[int] | None = None
         self._line_starts = [0]
         index = 0
         length = len(text)
@@ -76,9 +83,23 @@ class SourceText:
         end = max(start, min(end, len(self.text)))
         line_index = _bisect_right(self._line_starts, start) - 1
         column = start - self._line_starts[line_index] + 1
-        offset = len(self.text[:start].encode("utf-8", "surrogatepass"))
-        length = len(self.text[start:end].encode("utf-8", "surrogatepass"))
-        return Span(offset=offset, length=length, line=line_index + 1, column=column)
+        if self._ascii:  # one byte per character: no encoding at all
+            return Span(offset=start, length=end - start, line=line_index + 1, column=column)
+        line_start = self._line_starts[line_index]
+        offset = self._line_byte_starts()[line_index] + _utf8_length(self.text[line_start:start])
+        return Span(offset=offset, length=_utf8_length(self.text[start:end]), line=line_index + 1, column=column)
+
+    def _line_byte_starts(self) -> list[int]:
+        """The byte offset of each line start, computed once: a span then encodes only the part
+        of its own line before it, never the whole text before it (O(1) per diagnostic instead of
+        O(file))."""
+        if self._byte_starts is None:
+            starts = self._line_starts
+            byte_starts = [0]
+            for index in range(1, len(starts)):
+                byte_starts.append(byte_starts[-1] + _utf8_length(self.text[starts[index - 1]:starts[index]]))
+            self._byte_starts = byte_starts
+        return self._byte_starts
 
     def line_count(self) -> int:
         return len(self._line_starts)
@@ -88,6 +109,10 @@ class SourceText:
         if line_number >= len(self._line_starts):
             return len(self.text)
         return self._line_starts[line_number]
+
+
+def _utf8_length(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def _bisect_right(values: list[int], target: int) -> int:
@@ -210,6 +235,8 @@ class _Walker(Lexer):
 
     def children_block(self, record: bool) -> list[NodeSpan]:
         open_position = self.position
+        if len(self.open_blocks) >= MAX_NESTING:
+            raise KdlSyntaxError(open_position, 1, f"children blocks nest deeper than {MAX_NESTING} levels")
         self.position += 1
         self.open_blocks.append(open_position)
         children = self.nodes(top_level=False)
@@ -263,6 +290,29 @@ class _Walker(Lexer):
         if record is not None:
             record.arguments.append(EntrySpan(key=None, start=start, end=self.position, value_start=value_start))
             record.end = self.position
+
+
+def nesting_depth(nodes: list) -> int:
+    """How deep the children blocks of a ckdl document go (iterative: never recursion)."""
+    deepest = 0
+    stack = [(node, 1) for node in nodes]
+    while stack:
+        node, depth = stack.pop()
+        children = node.children
+        if children:
+            deepest = max(deepest, depth)
+            if depth > MAX_NESTING:
+                return depth
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def nesting_refusal(text: str, nodes: list) -> tuple[int, int, str] | None:
+    """``(start, end, message)`` of the first block nested past :data:`MAX_NESTING` in a
+    document ckdl accepted, or None when it nests within the bound."""
+    if nesting_depth(nodes) <= MAX_NESTING:
+        return None
+    return locate_syntax_error(text)
 
 
 def locate(text: str) -> list[NodeSpan]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from st2.declarations import fields
@@ -30,7 +31,7 @@ def read_task(context: Context, node: Any, path: tuple[int, ...], agent_field_pa
         if child.name not in TASK_FIELDS:
             context.report_shape("unknown-node", child_path, NAME, child_field,
                                  f"unknown node `{child.name}` in {kind} task \"{name}\"",
-                                 help=fields.suggestion(child.name, TASK_FIELDS))
+                                 help=partial(fields.suggestion, child.name, TASK_FIELDS))
             continue
         if child.name in seen:
             context.report_shape("duplicate-field", child_path, NAME, child_field,
@@ -126,7 +127,7 @@ def read_restart(context: Context, node: Any, path: tuple[int, ...], field_path:
         if child.name not in RESTART_FIELDS:
             context.report_shape("unknown-node", child_path, NAME, child_field,
                                  f"unknown node `{child.name}` in `restart`",
-                                 help=fields.suggestion(child.name, RESTART_FIELDS))
+                                 help=partial(fields.suggestion, child.name, RESTART_FIELDS))
             valid = False
             continue
         if child.name in seen:
