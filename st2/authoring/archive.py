@@ -36,7 +36,7 @@ from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
 from st2.declarations import load_agent
 from st2.fs.atomic import ensure_directory, fsync_directory, publish
-from st2.fs.regular import read_regular
+from st2.fs.read import RECORD_LIMIT, read_regular
 
 ARCHIVE_SCHEMA = "st2.catalog-archive.v1"
 UNARCHIVE_SCHEMA = "st2.catalog-unarchive.v1"
@@ -160,10 +160,12 @@ def eligibility(location: CatalogLocation, seat, declaration, seats, recorded: s
 
 
 def plan(location: CatalogLocation, identities: list[str] | None, recorded_ids: RecordedIds,
-         limit: int | None = None, only: set[str] | None = None) -> tuple[list[Candidate], list[Refusal]]:
+         limit: int | None = None, only: set[str] | None = None,
+         seats: list | None = None) -> tuple[list[Candidate], list[Refusal]]:
     """Decide, moving nothing, which seats of the selected host leave. ``identities`` ``None``
-    selects every retired seat (narrowed to ``only`` when given); at most ``limit`` candidates."""
-    seats = read_declarations(location)
+    selects every retired seat (narrowed to ``only`` when given); at most ``limit`` candidates.
+    ``seats`` is :func:`read_declarations`'s result when the caller already has it."""
+    seats = read_declarations(location) if seats is None else seats
     host = location.host
     local = {seat.identity: (seat, declaration) for seat, declaration in seats if seat.host == host}
     refused: list[Refusal] = []
@@ -344,7 +346,7 @@ def recover(transaction: Transaction) -> list[str]:
 
 def _read_optional(path: Path) -> bytes | None:
     try:
-        return read_regular(path)[0]
+        return read_regular(path, RECORD_LIMIT)[0]
     except OSError:
         return None
 

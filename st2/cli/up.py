@@ -29,9 +29,12 @@ def up(once: bool, interval: str, agent: str | None, task: str | None, materiali
     Stopping or killing `st2 up` never stops a task; only `st2 down` does."""
     if agent and task:
         raise click.UsageError("--agent and --task are exclusive")
+    from st2.clock import command_clock
     from st2.supervisor.loop import run
     from st2.supervisor.reconcile import Selection
 
-    status = run(location, once=once, interval=_interval(interval),
-                 selection=Selection(agent=agent, task=task), materialize_only=materialize_only)
+    # The archive step's grace period reads the command clock, which ST2_CLOCK_WALL_MS pins for
+    # the process tests (seven days are not slept out).
+    status = run(location, once=once, interval=_interval(interval), selection=Selection(agent=agent, task=task),
+                 materialize_only=materialize_only, archive_clock=command_clock())
     exit_with(status)

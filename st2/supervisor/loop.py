@@ -20,6 +20,7 @@ from filelock import FileLock, Timeout
 
 from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK, Clock
+from st2.declarations.model import RETIRED
 from st2.supervisor import holds, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.exit_watch import ExitWatch
@@ -51,7 +52,7 @@ class Notifier:
 
 def run(location: CatalogLocation, *, once: bool = False, interval: float = 30.0,
         selection: Selection = Selection(), materialize_only: bool = False,
-        clock: Clock = SYSTEM_CLOCK, output: TextIO | None = None) -> int:
+        clock: Clock = SYSTEM_CLOCK, output: TextIO | None = None, archive_clock: Clock | None = None) -> int:
     output = output or sys.stderr
     if not location.root.is_dir():
         print(f"st2 up: catalog {location.root} does not exist", file=output)
@@ -64,12 +65,13 @@ def run(location: CatalogLocation, *, once: bool = False, interval: float = 30.0
         print(f"st2 up: another supervisor holds {lock_path}; one per catalog and host", file=output)
         return 1
     try:
-        return _supervise(location, once, interval, selection, materialize_only, clock, output)
+        return _supervise(location, once, interval, selection, materialize_only, clock, output,
+                          archive_clock or clock)
     finally:
         lock.release()
 
 
-def _supervise(location, once, interval, selection, materialize_only, clock, output) -> int:
+def _supervise(location, once, interval, selection, materialize_only, clock, output, archive_clock) -> int:
     scope = RuntimeScope(location.root, location.host)
     scope.ensure()
     identity = supervisor_record.own_identity()
@@ -112,6 +114,9 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 watch.drain()
             view = read_catalog(location)
             report = reconciler.run_pass(view, selection, materialize_only)
+            if selection.everything and not materialize_only:
+                _archive_step(location, scope, archive_clock, reconciler,
+                              {plan.identity for plan in view.plans if plan.desired_state == RETIRED})
             status = report.summary()
             notifier.send(f"STATUS={status}")
             if not ready_sent:
@@ -135,6 +140,18 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 signal.signal(number, handler)
         os.close(read_end)
         os.close(write_end)
+
+
+def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, reconciler: Reconciler,
+                  retired: set[str]) -> None:
+    """Archive the seats retired past ``archive-after`` (skipped, never waited for, when an author
+    holds the catalog authoring lock)."""
+    from st2.authoring.auto_archive import archive_step
+    from st2.supervisor.runtime import launch_record
+
+    for line in archive_step(location, clock.wall_ms(), lambda: launch_record.recorded_ids(scope),
+                             retired_hint=retired).lines():
+        reconciler.say(line)
 
 
 def _drain(descriptor: int) -> None:
