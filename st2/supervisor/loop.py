@@ -97,6 +97,12 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
         previous_wakeup = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
     watch = CatalogWatch(location, scope) if not once else None
     exits = ExitWatch()
+    if not once:
+        # Which build supervises matters after a binary replacement (R11): say it once.
+        import st2
+
+        reconciler.say(f"supervising {location.root} on {location.host} as pid {identity.pid} "
+                       f"(st2 {st2.__version__} from {os.path.dirname(os.path.abspath(st2.__file__))})")
     if watch is not None and watch.error:
         reconciler.say(watch.error)
     try:

@@ -6,9 +6,11 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sys
+from pathlib import Path
 
 import pytest
+
+import st2
 
 from supervisor_support import poll_for
 from st2.supervisor.runtime.identity import observe
@@ -38,30 +40,45 @@ def first_generation(fleet) -> dict:
     return live
 
 
-def replacement_command(fleet) -> list[str]:
-    """A copy of the `st2` console script at a new path, as an atomic binary replacement
-    leaves it."""
-    installed = shutil.which("st2", path=os.path.dirname(sys.executable))
-    assert installed, "the venv's st2 entry point is missing"
-    replacement = fleet.base / "new-bin" / "st2"
-    replacement.parent.mkdir()
-    shutil.copy2(installed, replacement)
-    return [str(replacement)]
+REPLACEMENT_VERSION = "0.1.0+r11-replacement"
 
 
-@pytest.mark.parametrize("how", ["sigterm", "sigkill", "replaced-binary"])
-def test_every_task_survives_the_supervisor_and_is_adopted_exactly_once(fleet, how):
-    live = first_generation(fleet)
+def replacement_build(fleet) -> Path:
+    """A different build of st2 beside the running one, as a package upgrade leaves it: a copy of
+    the package tree whose version differs. Returns the directory to run it from."""
+    build = fleet.base / "new-build"
+    shutil.copytree(Path(st2.__file__).parent, build / "st2", ignore=shutil.ignore_patterns("__pycache__"))
+    init = build / "st2" / "__init__.py"
+    text = init.read_text()
+    assert f'__version__ = "{st2.__version__}"' in text
+    init.write_text(text.replace(f'__version__ = "{st2.__version__}"', f'__version__ = "{REPLACEMENT_VERSION}"'))
+    return build
+
+
+def stop_first(fleet, how: str) -> None:
     first = fleet.supervisors[0]
-    if how == "sigkill":
+    if how.startswith("sigkill"):
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
     else:
         assert fleet.stop(first, signal.SIGTERM) == 0
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigkill", "replaced-build", "sigkill-then-replaced-build"])
+def test_every_task_survives_the_supervisor_and_is_adopted_exactly_once(fleet, how):
+    live = first_generation(fleet)
+    assert poll_for(lambda: f"(st2 {st2.__version__} from {Path(st2.__file__).parent})" in fleet.log(), timeout=10)
+    stop_first(fleet, how)
     assert fleet.running() == live, "stopping the supervisor must not touch a task"
 
-    command = replacement_command(fleet) if how == "replaced-binary" else None
-    fleet.up("--interval", "60s", command=command)
+    if how.endswith("replaced-build"):
+        build = replacement_build(fleet)
+        # `python -m st2` from the build's directory imports the build, not the tested tree.
+        fleet.up("--interval", "60s", cwd=build)
+        announced = f"(st2 {REPLACEMENT_VERSION} from {build / 'st2'})"
+        assert poll_for(lambda: announced in fleet.log(), timeout=20), fleet.log()
+    else:
+        fleet.up("--interval", "60s")
     assert poll_for(lambda: fleet.log().count("adopted ") == 6, timeout=20), fleet.log()
     log = fleet.log()
     assert "launched" not in log and "restarted" not in log, log
