@@ -66,7 +66,7 @@ class Snapshot:
     """A parsed snapshot: every interpreted key as its verbatim text ("" when absent), plus the
     uninterpreted ``extra`` pairs in file order."""
 
-    __slots__ = KEYS + ("extra",)
+    __slots__ = KEYS + ("extra", "duplicates")
 
     def __init__(self, **values: str) -> None:
         unknown = set(values) - set(KEYS)
@@ -75,6 +75,7 @@ class Snapshot:
         for key in KEYS:
             setattr(self, key, values.get(key) or "")
         self.extra: list[tuple[str, str]] = []
+        self.duplicates: list[str] = []  # interpreted keys written more than once, in file order
 
     def weekly_present(self) -> bool:
         """Both weekly keys ride (the sample line and the trend read the weekly axis only then)."""
@@ -113,6 +114,17 @@ READ = "read"
 UNREADABLE = "unreadable"
 MISSING_KEYS = "missing-keys"
 NON_NUMERIC = "non-numeric"
+DUPLICATE_KEY = "duplicate-key"  # an interpreted key written twice: which one is the reading?
+
+# An ``updated_at`` this far past the reader's clock is not a reading of now (a producer writing
+# milliseconds, a skewed clock): it would read fresh for ever, so it reads STALE instead. The
+# same bound as the JSON records' future skew.
+FUTURE_SKEW_SECONDS = 60
+
+
+def future_skewed(snapshot: "Snapshot", now: int) -> bool:
+    """``updated_at`` is more than :data:`FUTURE_SKEW_SECONDS` ahead of ``now``."""
+    return int(snapshot.updated_at) > now + FUTURE_SKEW_SECONDS
 
 
 class Reading:
@@ -129,9 +141,13 @@ def parse(text: str) -> Snapshot:
     snapshot = Snapshot()
     lines = text.split("\n")
     lines.pop()  # the unterminated remainder (empty when the file ends with a newline)
+    seen: set[str] = set()
     for line in lines:
         key, separator, value = line.partition("=")
         if key in KEYS:
+            if key in seen and key not in snapshot.duplicates:
+                snapshot.duplicates.append(key)
+            seen.add(key)
             setattr(snapshot, key, value)
         elif separator:
             snapshot.extra.append((key, value))
@@ -143,6 +159,8 @@ def read(data: bytes | None) -> Reading:
     if data is None:
         return Reading(UNREADABLE, None)
     snapshot = parse(data.decode("utf-8", errors="replace"))
+    if snapshot.duplicates:
+        return Reading(DUPLICATE_KEY, snapshot, snapshot.duplicates[0])
     if not (snapshot.five_hour_used_pct and snapshot.five_hour_resets_at and snapshot.updated_at):
         return Reading(MISSING_KEYS, snapshot)
     if not is_percentage(snapshot.five_hour_used_pct):

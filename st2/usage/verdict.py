@@ -242,6 +242,11 @@ def verdict(args: list[str], environ=None, now: int | None = None, stderr=None) 
     if reading.outcome == usage_snapshot.NON_NUMERIC:
         value = getattr(parsed, reading.detail)
         return _stale(f"usage-verdict: non-numeric {reading.detail}={value!r} in {usage_file} width={width}")
+    if reading.outcome == usage_snapshot.DUPLICATE_KEY:
+        return _stale(f"usage-verdict: duplicate key {reading.detail} in {usage_file} width={width}")
+    if usage_snapshot.future_skewed(parsed, now):
+        return _stale(f"usage-verdict: updated_at={parsed.updated_at} is {int(parsed.updated_at) - now}s in the future"
+                      f" in {usage_file} width={width}")
 
     age = now - int(parsed.updated_at)
     resets_in = int(parsed.five_hour_resets_at) - now

@@ -55,9 +55,13 @@ def read(adapter: str, config, tables, toplevel: str, now: int | None = None) ->
     if reading.outcome != usage_snapshot.READ:
         why = {usage_snapshot.UNREADABLE: f"cannot read {usage_file}",
                usage_snapshot.MISSING_KEYS: f"missing key(s) in {usage_file}",
-               usage_snapshot.NON_NUMERIC: f"non-numeric {reading.detail} in {usage_file}"}[reading.outcome]
+               usage_snapshot.NON_NUMERIC: f"non-numeric {reading.detail} in {usage_file}",
+               usage_snapshot.DUPLICATE_KEY: f"duplicate key {reading.detail} in {usage_file}"}[reading.outcome]
         return STALE, f"foreign-budget: adapter={adapter} -> {STALE} ({why}; {UNKNOWN})", STATUS[STALE]
     parsed = reading.snapshot
+    if usage_snapshot.future_skewed(parsed, now):
+        why = f"updated_at is {int(parsed.updated_at) - now}s in the future in {usage_file}"
+        return STALE, f"foreign-budget: adapter={adapter} -> {STALE} ({why}; {UNKNOWN})", STATUS[STALE]
     short, long_ = config.scalar("DELEGATION_KIT_FOREIGN_PAUSE_PCT"), config.scalar("DELEGATION_KIT_FOREIGN_PAUSE_PCT_LONG")
     stale_age = config.integer("DELEGATION_KIT_STALE_AGE")
     judged = usage_verdict.judge(parsed, now, short, long_, stale_age, order=usage_verdict.KEYED)
