@@ -106,13 +106,13 @@ def capture_id(marker: str | None, stdout: bytes, stderr: bytes) -> str | None:
     return None
 
 
-def spawn(argv: list[str], tree: str, prompt: str, run_dir: str, timeout: float) -> str:
+def spawn(argv: list[str], tree: str, prompt: str, run_dir: str, timeout: float, environ) -> str:
     """Run the adapter; return its exit field (the status, ``timeout``) — raise OSError when it
     cannot start."""
     with open(prompt, "rb") as stdin, open(os.path.join(run_dir, "report.txt"), "wb") as stdout, \
             open(os.path.join(run_dir, "stderr.txt"), "wb") as stderr:
         process = subprocess.Popen(argv, cwd=tree, stdin=stdin, stdout=stdout, stderr=stderr,
-                                   env=clone.clean_environment())
+                                   env=clone.clean_environment(environ))
         try:
             return str(process.wait(timeout=timeout))
         except subprocess.TimeoutExpired:
@@ -249,7 +249,7 @@ def _open(context: Context, adapter: str, mode: str, tier_class: str | None, key
     words = substitute(form, {foreign_tables.PROMPT_FILE: prompt_path, foreign_tables.MODEL: model or "",
                               foreign_tables.EFFORT: effort or ""})
     try:
-        exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout)
+        exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout, context.environ)
     except OSError as error:
         clone.remove(tree)
         return outcome.failed(f"spawn: {error.strerror or error}").status
@@ -350,7 +350,7 @@ def _resume(context: Context, record, run_dir: str, key: str, prompt: str, outco
                               foreign_tables.MODEL: record["model"], foreign_tables.EFFORT: record["effort"]})
     before = _read_bytes(os.path.join(run_dir, "refs.txt")).decode()
     try:
-        exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout)
+        exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout, context.environ)
     except OSError as error:
         return outcome.failed(f"spawn: {error.strerror or error}").status
     outcome.fields.update(exit=exit_field, report=os.path.join(run_dir, "report.txt"), turn=str(turn + 1))
