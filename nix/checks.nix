@@ -45,7 +45,8 @@ in
   '';
 }
 // lib.optionalAttrs hasExtensions {
-  extension-smoke = inSource "extension-smoke" [ pkgs.nodejs ] ''
-    sh checks/extension-smoke
+  # Installs the pinned TypeScript toolchain and harness builds from npm when they are missing.
+  extension-smoke = inSource "extension-smoke" [ pkgs.python3 pkgs.nodejs ] ''
+    python3 checks/extension-smoke
   '';
 }

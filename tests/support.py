@@ -50,3 +50,18 @@ def poll_for(predicate, what: str = "the condition", timeout: float = 30.0):
             return value
         time.sleep(0.02)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def make_seat(catalog: Path, host: str = "host", identity: str = "worker"):
+    """A seat directory under ``catalog`` (created) as the drivers' :class:`~st2.drivers.seat.Seat`."""
+    from st2.drivers.seat import Seat
+
+    directory = catalog / "agents" / host / identity
+    directory.mkdir(parents=True, exist_ok=True)
+    return Seat(directory, f"{host}.{identity}")
+
+
+def record(seat, name: str):
+    """The seat's record ``name`` decoded, or None when absent."""
+    path = seat.directory / name
+    return json.loads(path.read_text()) if path.exists() else None

@@ -46,6 +46,26 @@ def codex_session(identity: str, runtime_id: str | None, operator: str | None, c
     exit_with(run_session(location.root, identity, runtime_id, list(codex_argv), operator=operator))
 
 
+def _channel_session(harness: str):
+    @driver.command(f"{harness}-session", context_settings={"ignore_unknown_options": True},
+                    help=f"Run `{harness} …` (after --) in this PTY with st2's channel extension injected.")
+    @click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+    @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
+    @click.argument("harness_argv", nargs=-1, type=click.UNPROCESSED, required=True)
+    @catalog_options
+    def session(identity: str, runtime_id: str | None, harness_argv: tuple[str, ...], location: CatalogLocation) -> None:
+        import importlib
+
+        module = importlib.import_module(f"st2.drivers.{harness}.session")
+        exit_with(module.run_session(location.root, identity, runtime_id, list(harness_argv)))
+
+    return session
+
+
+pi_session = _channel_session("pi")
+omp_session = _channel_session("omp")
+
+
 @driver.command("claude-observe", context_settings={"ignore_unknown_options": True, "help_option_names": []})
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_observe(words: tuple[str, ...]) -> None:
@@ -88,3 +108,37 @@ def replay(capture: Path, identity: str, runtime_id: str | None, location: Catal
         return
     for row in run_replay(capture, seat, Clock(), runtime_id):
         sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
+def _channel_replay(harness: str):
+    @driver.group(harness, help=f"{harness} driver tools.")
+    def group() -> None:
+        pass
+
+    @group.command("replay", help=f"Feed a captured {harness} channel (frames JSONL) through the consumer into the seat.")
+    @click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+    @click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
+    @catalog_options
+    def channel_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
+        from st2.clock import Clock
+        from st2.drivers import seat as seat_module
+        from st2.drivers.pi.replay import replay as run_replay
+
+        try:
+            seat = seat_module.resolve(location.root, identity)
+        except seat_module.SeatNotFound as error:
+            click.echo(f"st2 driver {harness} replay: {error}", err=True)
+            exit_with(2)
+            return
+        diagnostics: list[str] = []
+        for row in run_replay(capture, seat, harness, Clock(), runtime_id, diagnostics.append):
+            sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+        for line in diagnostics:
+            click.echo(f"st2 driver {harness} replay: {line}", err=True)
+
+    return group
+
+
+pi = _channel_replay("pi")
+omp = _channel_replay("omp")

@@ -147,3 +147,163 @@ def stop_with_cover(child, records: SessionRecords, clock, grace: float, termina
     if returncode != cover:
         records.ended(returncode)
     return returncode, True
+
+
+POLL_SECONDS = 0.25
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+class ChildSession:
+    """The wrapper loop every PTY harness wrapper runs (Claude, pi, omp): the harness is this
+    process's child, in this PTY and this process group (it must stay the terminal's foreground
+    group to read the keyboard).
+
+    - STARTING → RUNNING: :meth:`SessionRecords.claim`, then spawn ``argv`` with
+      :meth:`child_environment` and :meth:`spawn_options`; :meth:`spawned` once it runs.
+    - RUNNING: poll the child; :meth:`SessionRecords.tick` while it lives; :meth:`wait` between
+      polls (a plain sleep, or a channel reader's ``select``).
+    - RUNNING → STOPPING on SIGTERM/SIGHUP (handlers only enqueue; the loop acts): signal the
+      group we lead (or the child alone) and :func:`stop_with_cover`.
+    - → ENDED on the reap: :meth:`drain` (a channel's last frames), then the terminal ``ended``.
+
+    Subclasses set :attr:`harness` and :attr:`label` and override the hooks they need."""
+
+    harness = ""
+    label = "session"
+
+    def __init__(self, seat, runtime_id: str, argv: list[str], clock, environment: dict[str, str] | None = None,
+                 stop_grace: float = STOP_GRACE_SECONDS) -> None:
+        import os
+        from collections import deque
+
+        if not argv:
+            raise ValueError(f"no {self.harness} argv after --")
+        self.seat = seat
+        self.runtime_id = runtime_id
+        self.argv = list(argv)
+        self.clock = clock
+        self.environment = dict(os.environ if environment is None else environment)
+        self.stop_grace = stop_grace
+        self.phase = Phase.STARTING
+        self.requests: deque[int] = deque()
+        self.child = None
+        self.records = SessionRecords(seat.directory, seat.agent, self.harness, runtime_id, clock,
+                                      prefix=f"st2 {self.label}")
+
+    # ------------------------------------------------------------------ the subclass's hooks
+    def child_environment(self) -> dict[str, str]:
+        return dict(self.environment)
+
+    def spawn_options(self) -> dict:
+        """Extra :class:`subprocess.Popen` keyword arguments (e.g. ``pass_fds``)."""
+        return {}
+
+    def spawned(self) -> None:
+        """The child runs (e.g. close its end of a channel)."""
+
+    def spawn_failed(self) -> None:
+        """The child could not be started (e.g. close a channel)."""
+
+    def wait(self, seconds: float) -> None:
+        """Wait up to ``seconds`` between polls of the child."""
+        self.clock.sleep(seconds)
+
+    def drain(self) -> None:
+        """Take what the child left behind, before the terminal record of a reap."""
+
+    # ------------------------------------------------------------------ the loop
+    def say(self, message: str) -> None:
+        say(f"st2 {self.label}", message)
+
+    def _enqueue(self, number: int, frame) -> None:  # signal handlers only record; the loop acts
+        self.requests.append(number)
+
+    def install_signal_handlers(self) -> None:
+        for number in STOP_SIGNALS:
+            signal.signal(number, self._enqueue)
+        # ^C reaches the whole foreground group; it is the harness's key, never the wrapper's
+        # end. A Python handler (not SIG_IGN, which exec would pass on) keeps us running.
+        signal.signal(signal.SIGINT, lambda number, frame: None)
+
+    def _step(self, event: str) -> None:
+        self.phase = transition(self.phase, event)
+
+    @property
+    def writer(self):
+        return self.records.writer
+
+    def start(self) -> None:
+        import subprocess
+
+        self.records.claim()
+        try:
+            self.child = subprocess.Popen(self.argv, env=self.child_environment(), **self.spawn_options())
+        except OSError as error:
+            self.say(f"cannot start {self.argv[0]!r}: {error.strerror or error}")
+            self.spawn_failed()
+            self._step("spawn-failed")
+            self.records.ended(127)
+            raise
+        self.spawned()
+        self._step("spawned")
+
+    def run(self) -> int:
+        """Run until the harness is reaped; return the wrapper's exit status."""
+        if self.phase is Phase.STARTING:
+            self.start()
+        while True:
+            returncode = self.child.poll()
+            if returncode is not None:
+                self._step("reaped")
+                self._drain_safely()
+                self.records.ended(returncode)
+                return returncode_status(returncode)
+            if self.requests:
+                self.requests.clear()
+                return self._stop()
+            self.records.tick()
+            self.wait(POLL_SECONDS)
+
+    def _drain_safely(self) -> None:
+        try:
+            self.drain()
+        except Exception as error:  # the terminal record must still be written
+            self.say(f"draining the harness's output failed: {error}")
+
+    def _stop(self) -> int:
+        import os
+
+        self._step("stop-requested")
+
+        def terminate() -> None:
+            if os.getpgrp() == os.getpid():
+                # We lead the PTY's group: the harness and its tools hear it; ours is only enqueued.
+                os.killpg(os.getpgrp(), signal.SIGTERM)
+            else:  # never signal a group we do not lead
+                self.child.terminate()
+
+        returncode, escalated = stop_with_cover(self.child, self.records, self.clock, self.stop_grace,
+                                                terminate, self.child.kill)
+        self._step("grace-expired" if escalated else "reaped")
+        self._drain_safely()
+        return returncode_status(returncode)
+
+
+def run_child_session(session_class, catalog, identity: str, runtime_id: str | None, argv: list[str],
+                      clock=None) -> int:
+    """A ``<harness>-session`` verb's core. Return the exit status (the harness's, or 2 when the
+    seat does not resolve, 127 when the harness cannot be started)."""
+    from st2.clock import Clock
+    from st2.drivers import seat as seat_module
+
+    try:
+        seat = seat_module.resolve(catalog, identity)
+    except seat_module.SeatNotFound as error:
+        say(f"st2 {session_class.label}", str(error))
+        return 2
+    session = session_class(seat, runtime_id or seat.agent, argv, clock or Clock())
+    session.install_signal_handlers()
+    try:
+        return session.run()
+    except OSError:
+        return 127

@@ -59,13 +59,14 @@ class JsonLinesProcess:
     ``transcript`` keeps every frame in order as ``{"dir": "out"|"in", "msg": …}``.
     """
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, stderr_path: Path) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path, stderr_path: Path,
+                 pass_fds: tuple[int, ...] = ()) -> None:
         self.transcript: list[dict[str, Any]] = []
         self._inbox: queue.Queue = queue.Queue()
         self._stderr = stderr_path.open("w")
         self.process = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
-            cwd=cwd, text=True, start_new_session=True, bufsize=1,
+            cwd=cwd, text=True, start_new_session=True, bufsize=1, pass_fds=pass_fds,
         )
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -174,10 +175,12 @@ class PiRpc(JsonLinesProcess):
     """``pi``/``omp --mode rpc -e <extension>``: commands with ids, events without."""
 
     def __init__(self, executable: Path, lab: Lab, env: dict[str, str], provider: str, model: str,
-                 offline: bool = True) -> None:
+                 offline: bool = True, extensions: tuple[Path, ...] = (EXTENSION,),
+                 pass_fds: tuple[int, ...] = ()) -> None:
+        loaded = [word for extension in extensions for word in ("-e", str(extension))]
         argv = [str(executable)] + (["--offline"] if offline else []) + [
-            "--mode", "rpc", "-e", str(EXTENSION), "--provider", provider, "--model", model]
-        super().__init__(argv, env, lab.workspace, lab.logs / "rpc.stderr")
+            "--mode", "rpc", *loaded, "--provider", provider, "--model", model]
+        super().__init__(argv, env, lab.workspace, lab.logs / "rpc.stderr", pass_fds)
         self._next_id = 0
 
     def command(self, body: dict[str, Any], timeout: float = 90) -> dict[str, Any]:

@@ -56,7 +56,7 @@ MUTATIONS = {
         "nix/checks.nix",
         '  units-verify = inSource "units-verify" [ pkgs.python3 pkgs.systemd ] \'\'\n    python3 checks/units-verify\n  \'\';\n',
         "",
-        "checks.x86_64-linux has ['fixtures', 'pytest'], expected ['fixtures', 'pytest', 'units-verify']",
+        "checks.x86_64-linux has ['extension-smoke', 'fixtures', 'pytest'], expected ['extension-smoke', 'fixtures', 'pytest', 'units-verify']",
     ),
     "module-output-renamed": (
         "flake.nix",

@@ -30,20 +30,12 @@ cross-check and the staleness horizon are the only fallback. The supervisor's st
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-from collections import deque
 from pathlib import Path
 
 from st2.drivers.claude import HARNESS, RUNTIME_ID_ENV, SESSION_ENV, SESSION_SEQ_ENV
-from st2.drivers.seat import Seat
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase, SessionRecords, returncode_status, say,
-                                        stop_with_cover, transition)
-from st2.records import status
-
-POLL_SECONDS = 0.25
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+from st2.drivers.session_common import (POLL_SECONDS, STOP_GRACE_SECONDS, ChildSession, Phase, returncode_status,
+                                        run_child_session, transition)
 
 
 def _st2_bin_directory() -> str | None:
@@ -69,113 +61,23 @@ def claude_environment(base: dict[str, str], runtime_id: str, token: str, seq: i
     return environment
 
 
-def _say(message: str) -> None:
-    say("st2 claude-session", message)
+class ClaudeSession(ChildSession):
+    """One run of Claude under the wrapper (the loop is :class:`ChildSession`'s). Claude's own part:
+    the child environment exports the token, the claimed sequence and the runtime id, so every
+    hook writes as this session."""
 
+    harness = HARNESS
+    label = "claude-session"
 
-class ClaudeSession:
-    """One run of Claude under the wrapper. ``clock`` is the time seam (wall stamps for records,
-    monotonic for the cadences)."""
-
-    def __init__(self, seat: Seat, runtime_id: str, claude_argv: list[str], clock,
-                 environment: dict[str, str] | None = None, stop_grace: float = STOP_GRACE_SECONDS) -> None:
-        if not claude_argv:
-            raise ValueError("no claude argv after --")
-        self.seat = seat
-        self.runtime_id = runtime_id
-        self.claude_argv = list(claude_argv)
-        self.clock = clock
-        self.environment = dict(os.environ if environment is None else environment)
-        self.stop_grace = stop_grace
-        self.phase = Phase.STARTING
-        self.requests: deque[int] = deque()
-        self.child: subprocess.Popen | None = None
-        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
-                                      prefix="st2 claude-session")
-
-    # Signal handlers only record; the loop acts.
-    def _enqueue(self, number: int, frame) -> None:
-        self.requests.append(number)
-
-    def install_signal_handlers(self) -> None:
-        for number in STOP_SIGNALS:
-            signal.signal(number, self._enqueue)
-        # ^C reaches the whole foreground group; it is Claude's key, never the wrapper's end. A
-        # Python handler (not SIG_IGN, which exec would pass on to Claude) keeps us running.
-        signal.signal(signal.SIGINT, lambda number, frame: None)
-
-    def _step(self, event: str) -> None:
-        self.phase = transition(self.phase, event)
-
-    @property
-    def writer(self):
-        return self.records.writer
-
-    def start(self) -> None:
-        self.records.claim()
-        token, seq = self.records.token, self.records.seq
-        try:
-            self.child = subprocess.Popen(self.claude_argv,
-                                          env=claude_environment(self.environment, self.runtime_id, token, seq))
-        except OSError as error:
-            _say(f"cannot start {self.claude_argv[0]!r}: {error.strerror or error}")
-            self._step("spawn-failed")
-            self.records.ended(127)
-            raise
-        self._step("spawned")
-
-    def _end(self, returncode: int) -> int:
-        self._step("reaped")
-        self.records.ended(returncode)
-        return returncode_status(returncode)
-
-    def run(self) -> int:
-        """Run until Claude is reaped; return the wrapper's exit status."""
-        if self.phase is Phase.STARTING:
-            self.start()
-        while True:
-            returncode = self.child.poll()
-            if returncode is not None:
-                return self._end(returncode)
-            if self.requests:
-                self.requests.clear()
-                return self._stop()
-            self.records.tick()
-            self.clock.sleep(POLL_SECONDS)
-
-    def _stop(self) -> int:
-        self._step("stop-requested")
-
-        def terminate() -> None:
-            if os.getpgrp() == os.getpid():
-                # We lead the PTY's group: Claude and its tools hear it; ours is only enqueued.
-                os.killpg(os.getpgrp(), signal.SIGTERM)
-            else:  # never signal a group we do not lead
-                self.child.terminate()
-
-        returncode, escalated = stop_with_cover(self.child, self.records, self.clock, self.stop_grace,
-                                                terminate, self.child.kill)
-        self._step("grace-expired" if escalated else "reaped")
-        return returncode_status(returncode)
+    def child_environment(self) -> dict[str, str]:
+        return claude_environment(self.environment, self.runtime_id, self.records.token, self.records.seq)
 
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, claude_argv: list[str], clock=None) -> int:
     """The ``claude-session`` verb's core. Return the exit status (Claude's, or 2 when the seat
     does not resolve, 127 when claude cannot be started)."""
-    from st2.clock import Clock
-    from st2.drivers import seat as seat_module
-
-    try:
-        seat = seat_module.resolve(catalog, identity)
-    except seat_module.SeatNotFound as error:
-        _say(str(error))
-        return 2
-    session = ClaudeSession(seat, runtime_id or seat.agent, claude_argv, clock or Clock())
-    session.install_signal_handlers()
-    try:
-        return session.run()
-    except OSError:
-        return 127
+    return run_child_session(ClaudeSession, catalog, identity, runtime_id, claude_argv, clock)
 
 
-__all__ = ["ClaudeSession", "Phase", "transition", "run_session"]
+__all__ = ["ClaudeSession", "Phase", "POLL_SECONDS", "STOP_GRACE_SECONDS", "transition", "returncode_status",
+           "run_session"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from st2.drivers.claude.seat import Seat
+from support import make_seat, record  # noqa: F401 (the Claude tests import them from here)
 
 REPO = Path(__file__).resolve().parents[3]
 CAPTURES = REPO / "captures" / "claude-code"
@@ -18,14 +18,3 @@ def capture(relative: str):
 
 def capture_lines(relative: str) -> list:
     return [json.loads(line) for line in (CAPTURES / relative).read_text().splitlines() if line.strip()]
-
-
-def make_seat(catalog: Path, host: str = "host", identity: str = "worker") -> Seat:
-    directory = catalog / "agents" / host / identity
-    directory.mkdir(parents=True, exist_ok=True)
-    return Seat(directory, f"{host}.{identity}")
-
-
-def record(seat: Seat, name: str):
-    path = seat.directory / name
-    return json.loads(path.read_text()) if path.exists() else None

@@ -15,7 +15,7 @@ import pytest
 from support import poll_for
 from support_claude import make_seat, record
 
-from st2.drivers.claude import session as session_module
+from st2.drivers import session_common
 from st2.drivers.claude.seat import Seat
 from st2.drivers.claude.session import ClaudeSession, Phase, transition
 from st2.records import harness_context
@@ -151,8 +151,8 @@ class StubbornChild:
 def test_the_escalation_cover_lands_before_the_kill(catalog, clock, monkeypatch) -> None:
     seat = make_seat(catalog)
     run = ClaudeSession(seat, seat.agent, ["claude"], clock, environment={})
-    monkeypatch.setattr(session_module.subprocess, "Popen", lambda *args, **kwargs: StubbornChild(seat))
-    monkeypatch.setattr(session_module.os, "getpgrp", lambda: -1)  # never signal the test's own group
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: StubbornChild(seat))
+    monkeypatch.setattr(os, "getpgrp", lambda: -1)  # never signal the test's own group
     run.start()
     run.requests.append(signal.SIGTERM)
     assert run.run() == 128 + signal.SIGKILL
@@ -169,8 +169,8 @@ def test_a_reap_in_the_escalation_window_rewrites_the_cover_with_the_real_exit(c
             self.returncode = 0
 
     run = ClaudeSession(seat, seat.agent, ["claude"], clock, environment={})
-    monkeypatch.setattr(session_module.subprocess, "Popen", lambda *args, **kwargs: ExitsAsKilled(seat))
-    monkeypatch.setattr(session_module.os, "getpgrp", lambda: -1)
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: ExitsAsKilled(seat))
+    monkeypatch.setattr(os, "getpgrp", lambda: -1)
     run.start()
     run.requests.append(signal.SIGHUP)
     assert run.run() == 0
@@ -191,10 +191,10 @@ def test_presence_and_observed_state_are_refreshed_only_while_claude_lives(catal
             return 0 if self.polls > 11 * 60 * 4 else None
 
     run = ClaudeSession(seat, seat.agent, ["claude"], clock, environment={})
-    monkeypatch.setattr(session_module.subprocess, "Popen", lambda *args, **kwargs: Child())
+    monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: Child())
     stamps = []
-    real_refresh = session_module.status.refresh
-    monkeypatch.setattr(session_module.status, "refresh",
+    real_refresh = session_common.status.refresh
+    monkeypatch.setattr(session_common.status, "refresh",
                         lambda directory, clock_: stamps.append(clock_.wall_ms()) or real_refresh(directory, clock_))
     start_ms = clock.wall_ms()
     assert run.run() == 0

@@ -1,0 +1,68 @@
+// st2's channel extension for omp (admitted minor 18.2, measured on 18.2.3), injected by
+// `st2 driver omp-session` with `-e`; the wire and its guards are hooks/st2-channel.ts. What omp's
+// frames mean (seed 000 §omp, re-measured on 18.2.3):
+//
+// - getContextUsage().tokens is omp's prompt figure (input + cacheRead + cacheWrite of the last
+//   assistant message, 11400 in the lab) only when that message is the last one: at agent_end.
+//   At session_start, message_end and turn_end it reads an estimate (15125..15135 in the lab:
+//   a tokenizer count of the transcript, or the anchor plus an estimated tail), and after a
+//   compaction an estimate again (15157). An estimate is never published as omp's prompt figure,
+//   so a reading goes out only at an agent_end whose last message is a settled assistant reply;
+//   session_start and session_compact send the window with the numerator withheld; the other
+//   events send none.
+// - session_compact carries no reason (compactionEntry and fromExtension), so the trigger is
+//   unknown; the count comes from sessionManager.getEntries().
+// - omp has no agent_settled; agent_end with willContinue is not a settle. Tool approvals are
+//   events here (tool_approval_requested / _resolved): blocked on a human, asked for permission.
+import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
+import { Producer, channelFromEnvironment, compactionCount, field, guarded, type Channel } from "./st2-channel.ts";
+
+type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Pin<T extends true> = T;
+export type Pins = [
+  Pin<Mutual<ReturnType<ExtensionContext["getContextUsage"]>,
+    { tokens: number; contextWindow: number; percent: number } | undefined>>,
+  Pin<Mutual<NonNullable<ExtensionContext["model"]>["id"], string>>,
+  Pin<"compaction" extends ReturnType<ExtensionContext["sessionManager"]["getEntries"]>[number]["type"] ? true : false>,
+];
+
+/** Whether the last message of an agent_end is a settled assistant reply (the usage anchor). */
+export function settledOnAssistant(event: unknown): boolean {
+  if (field(event, "willContinue") === true) return false;
+  const messages = field(event, "messages");
+  if (!Array.isArray(messages) || messages.length === 0) return false;
+  const last: unknown = messages[messages.length - 1];
+  const stop = field(last, "stopReason");
+  return field(last, "role") === "assistant" && field(last, "usage") !== undefined && stop !== "error" && stop !== "aborted";
+}
+
+export function install(pi: ExtensionAPI, channel: Channel | null): void {
+  if (channel === null) return;
+  const producer = new Producer(channel);
+  pi.on("session_start", (event, ctx) => guarded(() => {
+    producer.forget();
+    producer.context("session_start", producer.reading(ctx, true));
+    producer.state("session_start", "idle");
+  }));
+  pi.on("session_switch", (event, ctx) => guarded(() => {
+    producer.forget();
+    producer.context("session_switch", producer.reading(ctx, true));
+  }));
+  pi.on("message_end", (event, ctx) => guarded(() => producer.hold(field(event, "message"))));
+  pi.on("agent_start", (event, ctx) => guarded(() => producer.state("agent_start", "active")));
+  pi.on("agent_end", (event, ctx) => guarded(() => {
+    if (field(event, "willContinue") === true) return;
+    if (settledOnAssistant(event)) producer.context("agent_end", producer.reading(ctx));
+    producer.state("agent_end", "idle");
+  }));
+  pi.on("tool_approval_requested", (event, ctx) => guarded(() =>
+    producer.state("tool_approval_requested", "active", "human", "permission")));
+  pi.on("tool_approval_resolved", (event, ctx) => guarded(() => producer.state("tool_approval_resolved", "active")));
+  pi.on("session_compact", (event, ctx: ExtensionContext) => guarded(() => {
+    producer.context("session_compact", producer.reading(ctx, true), { trigger: "unknown", count: compactionCount(ctx) });
+  }));
+}
+
+export default function (pi: ExtensionAPI): void {
+  guarded(() => install(pi, channelFromEnvironment(process.env)));
+}

@@ -1,0 +1,110 @@
+"""checks/extension-smoke passes on the shipped pi and omp channel extensions and fails on each
+kind of broken one — the mutations below are the proof it is not vacuous: a flattened envelope
+(every Python fixture would stay green while no record is ever written), a lifecycle event the
+pinned build does not declare, a moved declaration, a use before declaration inside a handler
+body (only a populated context reaches it), an estimate published as omp's prompt figure, and a
+countless edge turned into a count.
+
+It type-checks against the lab's pinned pi and omp builds and installs the pinned TypeScript
+toolchain from npm when missing, so it runs with the lab tier (``scripts/dev test``, CI)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.lab
+
+
+def cache() -> str:
+    return os.environ.get("ST2_LAB_CACHE") or str(REPO / ".lab")
+
+
+def run_check(root: Path = REPO) -> subprocess.CompletedProcess:
+    if shutil.which("npm") is None and not Path(cache(), "typescript-5.9.3").is_dir():
+        pytest.skip("LAB TIER NOT RUN: npm is not on PATH")
+    return subprocess.run([sys.executable, str(root / "checks" / "extension-smoke")], capture_output=True, text=True,
+                          timeout=900, env=os.environ | {"ST2_LAB_CACHE": cache()})
+
+
+def test_the_shipped_extensions_pass_the_smoke() -> None:
+    result = run_check()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "extension-smoke: type-checked with typescript 5.9.3 against pi 0.73.1 and omp 18.2.3",
+        "extension-smoke: pi: 6 handlers x 4 contexts, 32 frames",
+        "extension-smoke: omp: 8 handlers x 4 contexts, 36 frames",
+    ]
+
+
+MUTATIONS = {
+    "flattened-envelope": (
+        "st2-channel.ts",
+        'this.channel?.send({ type: "context", event, reading, compaction });',
+        'this.channel?.send({ type: "context", event, ...reading, compaction });',
+        'envelope ["type","event","tokens","contextWindow","percent","model","costUsd","compaction"]',
+    ),
+    "an-event-pi-0.73.1-does-not-have": (
+        "pi-channel.ts",
+        '  pi.on("turn_end",',
+        '  pi.on("agent_settled", (event, ctx) => guarded(() => producer.state("agent_end", "idle")));\n  pi.on("turn_end",',
+        "Argument of type '\"agent_settled\"' is not assignable",
+    ),
+    "a-moved-declaration": (
+        "pi-channel.ts",
+        "{ tokens: number | null; contextWindow: number; percent: number | null } | undefined",
+        "{ tokens: number; contextWindow: number; percent: number } | undefined",
+        "error TS2344: Type 'false' does not satisfy the constraint 'true'",
+    ),
+    "use-before-declaration": (
+        "pi-channel.ts",
+        '    producer.hold(field(event, "message"));',
+        # Through a closure: the type check cannot see the order, only running the body can.
+        '    const peek = () => pending;\n    if (peek() === undefined) return;\n'
+        '    const pending: unknown = field(event, "message");\n    producer.hold(field(event, "message"));',
+        "pi: message_end (populated context): 0 context frames, expected one",
+    ),
+    "an-estimate-as-omps-prompt-figure": (
+        "omp-channel.ts",
+        '    if (settledOnAssistant(event)) producer.context("agent_end", producer.reading(ctx));',
+        '    producer.context("agent_end", producer.reading(ctx));\n'
+        '    producer.context("turn_end", producer.reading(ctx));',
+        "omp: agent_end (populated context): 2 context frames, expected one",
+    ),
+    "a-countless-edge-counted": (
+        "st2-channel.ts",
+        "  if (!Array.isArray(entries)) return null;",
+        "  if (!Array.isArray(entries)) return 0;",
+        "count 0, expected null (a countless edge when the session store cannot be read)",
+    ),
+}
+
+
+def mutated(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    root = tmp_path / "source"
+    shutil.copytree(REPO / "hooks", root / "hooks")
+    shutil.copytree(REPO / "checks", root / "checks")
+    (root / "tests" / "lab").mkdir(parents=True)
+    for file in ("harnesses.toml", "harnesses.py"):
+        shutil.copy(REPO / "tests" / "lab" / file, root / "tests" / "lab" / file)
+    path = root / "hooks" / name
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} not once in {name}: the mutation would prove nothing"
+    path.write_text(text.replace(old, new))
+    return root
+
+
+@pytest.mark.parametrize("mutation", sorted(MUTATIONS))
+def test_a_broken_extension_fails_the_smoke(tmp_path: Path, mutation: str) -> None:
+    name, old, new, finding = MUTATIONS[mutation]
+    result = run_check(mutated(tmp_path, name, old, new))
+    assert result.returncode == 1, result.stdout
+    assert finding in result.stderr
+    assert result.stdout == ""

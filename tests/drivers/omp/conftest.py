@@ -1,0 +1,14 @@
+"""The omp driver tests' helper module sits beside them; put this folder and the pi tests folder (the shared channel helpers) on sys.path
+(appended, so its names never shadow another folder's)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+HERE = str(Path(__file__).resolve().parent)
+if HERE not in sys.path:
+    sys.path.append(HERE)
+PI = str(Path(__file__).resolve().parent.parent / "pi")
+if PI not in sys.path:
+    sys.path.append(PI)
