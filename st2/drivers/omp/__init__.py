@@ -10,3 +10,6 @@ admit (a build measured but refused would be evidence for a version the fleet ca
 HARNESS = "omp"
 SUPPORTED_OMP_MINORS = ("18.2",)
 MEASURED_CONTEXT_BUILDS = ("18.2.3",)
+
+# DING types notices into the omp TUI: the driver delivers nothing natively (DESIGN §8).
+OWNS_DELIVERY = False

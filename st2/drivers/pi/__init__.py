@@ -15,3 +15,6 @@ type-checks and runs against (tests pin the three to one literal).
 
 HARNESS = "pi"
 MEASURED_VERSION = "0.73.1"
+
+# DING types notices into the pi TUI: the driver delivers nothing natively (DESIGN §8).
+OWNS_DELIVERY = False
