@@ -82,9 +82,7 @@ def digest(spec: str | None, bundle: str | None, as_json: bool) -> None:
 @catalog_options
 def publish(spec, bundle, input_sha256, expect_absent, expect_sha256, managed_by, as_json, location) -> None:
     """Publish one declaration by compare-and-swap through the full-catalog validation gate."""
-    from st2.authoring.authority import AuthorityRefused
-    from st2.authoring.gate import GateRefused
-    from st2.authoring.publication import CasLost, PublishRefused, publish as publish_captured
+    from st2.authoring.publication import CasLost, publish as publish_captured
 
     if expect_absent == (expect_sha256 is not None):
         raise click.UsageError("give exactly one of --expect-absent or --expect-sha256 H")
@@ -100,10 +98,147 @@ def publish(spec, bundle, input_sha256, expect_absent, expect_sha256, managed_by
             click.echo(lost.current or "absent")
         exit_with(CAS_LOST_EXIT)
         return
-    except (PublishRefused, AuthorityRefused, GateRefused, OSError) as refusal:
+    except _refusals() as refusal:
         _refuse("publish", refusal)
         return
     if as_json:
         _emit(receipt.wire())
     else:
         click.echo(receipt.line())
+
+
+def _refusals():
+    from st2.authoring.authority import AuthorityRefused
+    from st2.authoring.gate import GateRefused
+    from st2.authoring.publication import PublishRefused
+
+    return (PublishRefused, AuthorityRefused, GateRefused, OSError)
+
+
+def _author(verb: str, as_json: bool, call) -> None:
+    """Run one authoring call and print its receipt (JSON or one line), or its refusal."""
+    try:
+        receipt = call()
+    except _refusals() as refusal:
+        _refuse(verb, refusal)
+        return
+    _emit(receipt.wire()) if as_json else click.echo(receipt.line())
+
+
+def _harness_choices():
+    from st2.drivers import available_harnesses
+
+    return available_harnesses()
+
+
+class _Harness(click.ParamType):
+    """Offers exactly the harnesses whose driver exists, read when the verb runs."""
+
+    name = "harness"
+
+    def convert(self, value, param, ctx):
+        choices = _harness_choices()
+        if value not in choices:
+            self.fail(f"{value!r} has no driver; choose one of {', '.join(choices)}", param, ctx)
+        return value
+
+
+@agent.command("new")
+@click.argument("identity")
+@click.option("--harness", required=True, type=_Harness(), help="shell, or a harness whose driver exists.")
+@click.option("--workspace", default=None, help="The seat's working directory.")
+@click.option("--json", "as_json", is_flag=True, help="Print st2.agent-publish.v2.")
+@catalog_options
+def new(identity: str, harness: str, workspace: str | None, as_json: bool, location) -> None:
+    """Declare a new seat from a valid starter declaration (published like `agent publish`)."""
+    from st2.authoring.publication import CasLost
+    from st2.authoring.starter import new_seat
+
+    try:
+        receipt = new_seat(location, identity, harness, workspace)
+    except CasLost as lost:
+        click.echo(f"st2 agent new: [seat-exists] {lost.agent} is already declared at {lost.path}", err=True)
+        exit_with(1)
+        return
+    except _refusals() as refusal:
+        _refuse("new", refusal)
+        return
+    if as_json:
+        _emit(receipt.wire())
+    elif receipt.status == "unchanged":
+        click.echo(f"{receipt.agent} is already declared exactly so at {receipt.path}")
+    else:
+        click.echo(f"declared {receipt.agent} at {receipt.path}; `st2 up` launches it")
+
+
+@agent.command("describe")
+@click.argument("identity")
+@click.option("--name", default=None, help="The seat's display name (at most 160 characters).")
+@click.option("--description", default=None, help="What the seat is for (at most 1000 characters).")
+@click.option("--clear-name", is_flag=True, help="Remove the name.")
+@click.option("--clear-description", is_flag=True, help="Remove the description.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def describe(identity, name, description, clear_name, clear_description, as_json, location) -> None:
+    """Set or clear a seat's presentation: its name and description (never its identity)."""
+    from st2.authoring.presentation import KEEP, describe as describe_seat
+
+    if (name is not None and clear_name) or (description is not None and clear_description):
+        raise click.UsageError("a field is either set or cleared, not both")
+    if name is None and description is None and not clear_name and not clear_description:
+        raise click.UsageError("give --name, --description, --clear-name or --clear-description")
+    _author("describe", as_json, lambda: describe_seat(
+        location, identity, name=None if clear_name else (KEEP if name is None else name),
+        description=None if clear_description else (KEEP if description is None else description)))
+
+
+@agent.command("address")
+@click.argument("identity")
+@click.argument("value", required=False)
+@click.option("--clear", is_flag=True, help="Remove the address (the bare identity answers again).")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def address(identity, value, clear, as_json, location) -> None:
+    """Set or clear a seat's bus address (never its identity or directory)."""
+    from st2.authoring.presentation import address as address_seat
+
+    if (value is None) == (not clear):
+        raise click.UsageError("give an ADDRESS or --clear")
+    _author("address", as_json, lambda: address_seat(location, identity, None if clear else value))
+
+
+@agent.group("stream")
+def stream() -> None:
+    """Declare or remove a seat's streams."""
+
+
+@stream.command("add", context_settings={"ignore_unknown_options": True})
+@click.argument("identity")
+@click.argument("name")
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+@click.option("--command", default=None, help="A shell command the stream's adapter runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def stream_add(identity, name, argv, command, as_json, location) -> None:
+    """Declare stream NAME on IDENTITY: external ingress, or an adapter given as `-- ARGV…` or
+    --command."""
+    import os
+
+    from st2.authoring.streams import add
+
+    _author("stream add", as_json, lambda: add(location, identity, name, argv=tuple(argv) if argv else None,
+                                               command=command, actor=os.environ.get("ST_AGENT")))
+
+
+@stream.command("rm")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def stream_rm(identity, name, as_json, location) -> None:
+    """Remove stream NAME from IDENTITY (unchanged when it is not declared)."""
+    import os
+
+    from st2.authoring.streams import remove
+
+    _author("stream rm", as_json, lambda: remove(location, identity, name, actor=os.environ.get("ST_AGENT")))

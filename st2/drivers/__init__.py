@@ -27,6 +27,27 @@ def expand_driver_blocks(declaration, host: str, st2_command: list[str]):
     return declaration
 
 
+SHELL = "shell"
+
+
+def available_harnesses() -> tuple[str, ...]:
+    """The harnesses a new seat can be declared with: ``shell`` (a plain ``argv`` seat, which the
+    core runs itself) and every harness whose driver package expands its typed block. This is the
+    one place that answers it: a driver that lands is offered without any other change."""
+    import importlib.util
+
+    from st2.declarations.model import DRIVER_HARNESSES
+
+    found = [SHELL]
+    for harness in DRIVER_HARNESSES:
+        try:
+            if importlib.util.find_spec(f"st2.drivers.{harness}.expansion") is not None:
+                found.append(harness)
+        except ModuleNotFoundError:
+            continue
+    return tuple(found)
+
+
 def owns_delivery(harness: str | None) -> bool:
     """Whether ``harness``'s driver delivers mail natively (its package's ``OWNS_DELIVERY``), so
     no DING may type into its seat."""

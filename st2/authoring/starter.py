@@ -1,0 +1,39 @@
+"""``st2 agent new <identity> --harness <h> [--workspace W]``: a valid starter declaration,
+published through the same compare-and-swap path as ``st2 agent publish --expect-absent``.
+
+Only harnesses whose driver exists are offered (:func:`st2.drivers.available_harnesses`). The
+starter is the smallest seat that runs: ``shell`` gets ``argv "sh"``; a driver harness its bare
+typed block (``claude``), which its driver expands; ``ding`` is declared unless the driver
+delivers mail natively. Edit it later with ``st2 agent digest`` / ``publish``.
+"""
+
+from __future__ import annotations
+
+from st2.authoring.publication import PublishRefused, Published, publish
+from st2.authoring.source import Captured
+from st2.authoring.source_edit import quote
+from st2.catalog.location import CatalogLocation
+from st2.digest import sha256
+from st2.drivers import SHELL, available_harnesses, owns_delivery
+
+
+def starter_text(identity: str, host: str, harness: str, workspace: str | None) -> str:
+    lines = [f"agent {quote(identity)} {{", f"    host {quote(host)}"]
+    if workspace is not None:
+        lines.append(f"    workspace {quote(workspace)}")
+    lines.append('    argv "sh"' if harness == SHELL else f"    {harness}")
+    if harness == SHELL or not owns_delivery(harness):
+        lines.append("    ding")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def new_seat(location: CatalogLocation, identity: str, harness: str, workspace: str | None) -> Published:
+    offered = available_harnesses()
+    if harness not in offered:
+        raise PublishRefused("unknown-harness", f"no driver for harness {harness!r}; choose one of "
+                                                f"{', '.join(offered)}")
+    data = starter_text(identity, location.host, harness, workspace).encode()
+    digest = sha256(data).hexdigest()
+    return publish(location, Captured("spec", data, digest), f"agents/{location.host}/{identity}/agent.kdl",
+                   digest, expect_sha256=None)
