@@ -34,18 +34,27 @@ class StepReport:
                 + [f"not archived: {refusal}" for refusal in self.refused])
 
 
+def _has_work(location: CatalogLocation, retired: set[str], grace_ms: int, now_ms: int) -> bool:
+    """Advisory, without the lock: whether the ledger would change or a seat is due, or an
+    interrupted archive move may await recovery."""
+    if any(path.name.endswith(archive.PENDING_SUFFIX) for path in location.paths.archive_root.glob("*/.*")):
+        return True
+    rows = retired_ledger.load(location).get(location.host, {})
+    observed = retired_ledger.observe(rows, retired, now_ms)
+    return observed != rows or bool(retired_ledger.due(observed, grace_ms, now_ms))
+
+
 def archive_step(location: CatalogLocation, now_ms: int, recorded_ids: archive.RecordedIds,
                  limit: int = PASS_LIMIT, retired_hint: set[str] | None = None) -> StepReport:
     """Run one archive step. Never blocks on the authoring lock and never raises for a bad
     catalog: every outcome is in the report. ``retired_hint`` (the retired seats the pass just
-    read) lets a catalog with no retirement, no ledger row and no archive skip the lock entirely;
-    the decision that moves anything is re-made under the lock."""
+    read) lets a step with nothing to record and nothing due skip the lock and the second catalog
+    read entirely; the decision that moves anything is re-made under the lock."""
     declaration, _ = load_catalog_declaration(location.root)
     grace = declaration.archive_after_seconds
     if grace is None:
         return StepReport(skipped="disabled")
-    if retired_hint is not None and not retired_hint and not location.paths.retired_observed.exists() \
-            and not location.paths.archive_root.exists():
+    if retired_hint is not None and not _has_work(location, retired_hint, int(grace * 1000), now_ms):
         return StepReport()
     try:
         with authoring(location, timeout=0) as transaction:

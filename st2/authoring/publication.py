@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Callable
 
 from st2.authoring import authority, gate
+from st2.authoring.faults import checkpoint
 from st2.authoring.source import Captured
-from st2.authoring.transaction import authoring
+from st2.authoring.transaction import BUNDLE_STAGE_PREFIX, authoring
 from st2.catalog.location import CatalogLocation
 from st2.declarations.agent import parse_agent
 from st2.digest import sha256
@@ -196,7 +197,7 @@ def publish(location: CatalogLocation, captured: Captured, source_name: str, inp
 
 
 def _stage_bundle(staging: Path, captured: Captured) -> Path:
-    stage = staging / f"bundle-{os.getpid()}-{os.urandom(6).hex()}"
+    stage = staging / f"{BUNDLE_STAGE_PREFIX}{os.getpid()}-{os.urandom(6).hex()}"
     stage.mkdir(mode=0o755)
     for relative, (data, mode) in sorted(captured.files.items()):
         target = stage / relative
@@ -208,6 +209,7 @@ def _stage_bundle(staging: Path, captured: Captured) -> Path:
         finally:
             os.close(descriptor)
     fsync_directory(stage)
+    checkpoint("publish-bundle-staged")
     return stage
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from pathlib import Path
 from typing import Iterator
 
@@ -24,6 +25,7 @@ from st2.fs.read import DECLARATION_LIMIT, RUNTIME_LIMIT, read_bounded, read_reg
 
 LOCK_SECONDS = 10.0
 STAGING = "authoring-staging"
+BUNDLE_STAGE_PREFIX = "bundle-"
 
 
 class LockContended(Exception):
@@ -96,6 +98,19 @@ def advance_generation(location: CatalogLocation) -> int:
     return current + 1
 
 
+def _sweep_orphan_stages(location: CatalogLocation) -> None:
+    """Only the lock holder stages, so under the lock every staged bundle directory left in the
+    staging area belongs to an author that was killed mid-publication: remove it."""
+    staging = location.paths.control / STAGING
+    try:
+        entries = list(os.scandir(staging))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        if entry.name.startswith(BUNDLE_STAGE_PREFIX) and entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def authoring(location: CatalogLocation, timeout: float = LOCK_SECONDS) -> Iterator[Transaction]:
     """Hold the catalog authoring lock for one transaction; on a clean exit after a commit,
@@ -113,6 +128,7 @@ def authoring(location: CatalogLocation, timeout: float = LOCK_SECONDS) -> Itera
         raise LockContended(f"{location.paths.catalog_authoring_lock} is held by another author") from error
     try:
         transaction = Transaction(location)
+        _sweep_orphan_stages(location)
         yield transaction
         if transaction.committed:
             advance_generation(location)

@@ -243,3 +243,21 @@ def test_a_published_declaration_is_launched_by_a_running_supervisor_within_a_se
     published = time.monotonic()
     assert poll_for(lambda: "h.fresh" in fleet.running(), timeout=5, step=0.02), fleet.log()
     assert time.monotonic() - published < 1.0, "the publication was not converged within a second"
+
+
+def test_a_publisher_killed_with_a_staged_bundle_leaves_no_seat_and_no_lasting_debris(catalog, tmp_path):
+    bundle = tmp_path / "bundle"
+    write(bundle / "agent.kdl", spec())
+    write(bundle / "notes.md", "notes")
+    digest = run_st2("agent", "digest", "--bundle", str(bundle)).stdout.strip()
+    arguments = ["agent", "publish", "--catalog", str(catalog), "--bundle", str(bundle), "--input-sha256", digest,
+                 "--expect-absent"]
+    killed = run_st2(*arguments, env=st2_env(catalog, ST2_TEST_CRASH_AT="publish-bundle-staged"))
+    assert killed.returncode == -9
+    staging = catalog / ".st2" / "authoring-staging"
+    assert [path.name.startswith("bundle-") for path in staging.iterdir()] == [True]
+    assert not (catalog / "agents" / "h" / "worker").exists()
+    retried = run_st2(*arguments, env=st2_env(catalog))
+    assert retried.returncode == 0, retried.stderr
+    assert list(staging.iterdir()) == []
+    assert (catalog / "agents" / "h" / "worker" / "notes.md").read_text() == "notes"
