@@ -24,6 +24,7 @@ HOT_PATHS: dict[tuple[str, str], str] = {
     ("check", "gate-tamper"): "st2.kit.gate_tamper:main",
     ("driver", "claude-statusline"): "st2.drivers.claude.statusline:main",
     ("driver", "claude-observe"): "st2.drivers.claude.observe:main",
+    ("driver", "claude-statusline-arm"): "st2.drivers.claude.statusline_arm:main",
 }
 
 

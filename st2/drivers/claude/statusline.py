@@ -10,7 +10,9 @@ renders for a driver-declared seat — wins it outright. So st2's entry there is
    usage.txt contract, :func:`st2.usage.snapshot.from_rate_limits`) to the usage file the
    DELEGATION_KIT knobs name, with account and tier from the local account config;
 4. run the operator's renderer (:mod:`.renderer`) with the same payload and copy its stdout —
-   and only its stdout — to ours.
+   and only its stdout — to ours. When the renderer selected is the kit's status-line arm
+   spelled plainly (``st2 driver claude-statusline-arm …``, :func:`.statusline_arm.selected`),
+   it runs in process instead of in a second interpreter; it is never a fallback.
 
 stdout is exactly the renderer's line, or empty: when no renderer resolves, when it fails or is
 not executable. The payload is machine JSON, so echoing it would be worse than a blank row. Each
@@ -62,6 +64,12 @@ def write_usage(payload, environ, clock) -> str | None:
 def render(data: bytes, environ) -> bytes:
     """Step 4: the bytes for our stdout (empty in every degraded arm, each explained on stderr)."""
     resolution = renderer.resolve(environ)
+    if resolution.command is not None:
+        from st2.drivers.claude import statusline_arm
+
+        arm_argv = statusline_arm.selected(resolution.command)
+        if arm_argv is not None:
+            return _render_arm(arm_argv, data, environ, resolution.source)
     if resolution.command is None:
         sys.stderr.write(PREFIX + "no status-line renderer resolved: " + "; ".join(resolution.misses)
                          + f". Set ${renderer.ENVIRONMENT_VARIABLE} or write {{\"command\": …}} to "
@@ -74,6 +82,24 @@ def render(data: bytes, environ) -> bytes:
                          f"${renderer.ENVIRONMENT_VARIABLE}, {renderer.FILE_DISPLAY}).\n")
         return b""
     return outcome.output
+
+
+def _render_arm(argv: list[str], data: bytes, environ, source: str | None) -> bytes:
+    """The kit's status-line arm, selected as the renderer, run in process."""
+    import time
+
+    from st2.drivers.claude import statusline_arm
+
+    try:
+        options = statusline_arm.parse_arguments(argv)
+        try:
+            payload = json.loads(data)
+        except ValueError:
+            payload = None
+        return (statusline_arm.render(payload, environ, options, os.getcwd(), int(time.time())) + "\n").encode()
+    except Exception as error:  # the renderer failed: the row stays empty, as for a spawned one
+        sys.stderr.write(PREFIX + f"the renderer from {source} failed ({error}); the status line stays empty.\n")
+        return b""
 
 
 def main(argv: list[str]) -> int:
