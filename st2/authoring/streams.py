@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from st2.authoring.publication import PublishRefused, resolve_identity, rewrite
+from st2.authoring.publication import PublishRefused, Rewritten, resolve_identity, rewrite
 from st2.authoring.source_edit import append_child, quote, remove_child
 from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
@@ -26,19 +26,22 @@ CHAIN_LIMIT = 32
 
 
 @dataclass(frozen=True)
-class StreamReceipt:
+class ChildReceipt:
+    """What a stream or resource edit did: ``{"result", "identity", "<kind>": name, "present"}``."""
+
     agent: str
-    stream: str
+    kind: str                                   # "stream" or "resource"
+    name: str
     changed: bool
     present: bool
 
     def wire(self) -> dict:
         return {"result": "changed" if self.changed else "unchanged", "identity": self.agent,
-                "stream": self.stream, "present": self.present}
+                self.kind: self.name, "present": self.present}
 
     def line(self) -> str:
         state = "declares" if self.present else "does not declare"
-        return f"{self.agent} {'now ' if self.changed else ''}{state} stream {self.stream!r}"
+        return f"{self.agent} {'now ' if self.changed else ''}{state} {self.kind} {self.name!r}"
 
 
 def render(name: str, argv: tuple[str, ...] | None, command: str | None) -> str:
@@ -83,30 +86,44 @@ def check_actor(location: CatalogLocation, agent: str, actor: str | None) -> Non
                                                   "author its streams")
 
 
-def add(location: CatalogLocation, identity: str, name: str, *, argv: tuple[str, ...] | None = None,
-        command: str | None = None, actor: str | None = None) -> StreamReceipt:
-    _check_name(name)
-    rendered = render(name, argv, command)
+def add_named(location: CatalogLocation, identity: str, kind: str, name: str, rendered: str,
+              existing_of, wanted, actor: str | None) -> Rewritten:
+    """Append ``rendered`` (a ``kind "<name>" …`` node) unless ``existing_of(declaration)`` already
+    holds one of that name: equal to ``wanted`` it is unchanged, otherwise refused."""
     host, bare = resolve_identity(location, identity)
     check_actor(location, f"{host}.{bare}", actor)
 
     def edit(text: str, declaration) -> str:
-        existing = next((task for task in declaration.tasks if task.kind == "stream" and task.name == name), None)
+        existing = existing_of(declaration)
         if existing is None:
             return append_child(text, rendered)
-        if (existing.argv, existing.command) == (tuple(argv) if argv is not None else None, command):
+        if existing == wanted:
             return text
-        raise PublishRefused("stream-exists", f"stream {name!r} is already declared differently; "
-                                              f"`st2 agent stream rm {identity} {name}` first")
+        raise PublishRefused(f"{kind}-exists", f"{kind} {name!r} is already declared differently; "
+                                               f"`st2 agent {kind} rm {identity} {name}` first")
 
-    result = rewrite(location, identity, edit, lifecycle=False)
-    return StreamReceipt(result.agent, name, result.changed, True)
+    return rewrite(location, identity, edit, lifecycle=False)
 
 
-def remove(location: CatalogLocation, identity: str, name: str, *, actor: str | None = None) -> StreamReceipt:
-    _check_name(name)
+def remove_named(location: CatalogLocation, identity: str, kind: str, name: str, actor: str | None) -> Rewritten:
     host, bare = resolve_identity(location, identity)
     check_actor(location, f"{host}.{bare}", actor)
-    result = rewrite(location, identity, lambda text, declaration: remove_child(text, "stream", name),
-                     lifecycle=False)
-    return StreamReceipt(result.agent, name, result.changed, False)
+    return rewrite(location, identity, lambda text, declaration: remove_child(text, kind, name), lifecycle=False)
+
+
+def add(location: CatalogLocation, identity: str, name: str, *, argv: tuple[str, ...] | None = None,
+        command: str | None = None, actor: str | None = None) -> ChildReceipt:
+    _check_name(name)
+    rendered = render(name, argv, command)
+    wanted = (tuple(argv) if argv is not None else None, command)
+    result = add_named(location, identity, "stream", name, rendered,
+                       lambda declaration: next(((task.argv, task.command) for task in declaration.tasks
+                                                 if task.kind == "stream" and task.name == name), None),
+                       wanted, actor)
+    return ChildReceipt(result.agent, "stream", name, result.changed, True)
+
+
+def remove(location: CatalogLocation, identity: str, name: str, *, actor: str | None = None) -> ChildReceipt:
+    _check_name(name)
+    result = remove_named(location, identity, "stream", name, actor)
+    return ChildReceipt(result.agent, "stream", name, result.changed, False)

@@ -242,3 +242,39 @@ def stream_rm(identity, name, as_json, location) -> None:
     from st2.authoring.streams import remove
 
     _author("stream rm", as_json, lambda: remove(location, identity, name, actor=os.environ.get("ST_AGENT")))
+
+
+@agent.group("resource")
+def resource() -> None:
+    """Declare or remove a seat's resource bindings."""
+
+
+@resource.command("add")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--uri", required=True, help="The exact absolute URI the binding names.")
+@click.option("--reason", default=None, help="Why the seat holds it (one printable line, at most 160 bytes).")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def resource_add(identity, name, uri, reason, as_json, location) -> None:
+    """Declare resource NAME on IDENTITY."""
+    import os
+
+    from st2.authoring.resources import add
+
+    _author("resource add", as_json, lambda: add(location, identity, name, uri, reason,
+                                                 actor=os.environ.get("ST_AGENT")))
+
+
+@resource.command("rm")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def resource_rm(identity, name, as_json, location) -> None:
+    """Remove resource NAME from IDENTITY (unchanged when it is not declared)."""
+    import os
+
+    from st2.authoring.resources import remove
+
+    _author("resource rm", as_json, lambda: remove(location, identity, name, actor=os.environ.get("ST_AGENT")))

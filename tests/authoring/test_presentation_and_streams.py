@@ -70,12 +70,14 @@ def test_describe_and_address_change_only_presentation_lines(fleet):
 
 
 @pytest.mark.process
-def test_presentation_address_and_stream_authoring_refuse_a_nix_owned_declaration_outright(fleet):
+def test_presentation_address_stream_and_resource_authoring_refuse_a_nix_owned_declaration_outright(fleet):
     directory = fleet.seat("x", '    meta { managed-by "nix"; }\n    argv "sleep" "600"')
     path = directory / "agent.kdl"
     owned = path.read_text()
     for arguments in (("agent", "describe", "x", "--name", "N"), ("agent", "address", "x", "a"),
-                      ("agent", "stream", "add", "x", "ci"), ("agent", "stream", "rm", "x", "ci")):
+                      ("agent", "stream", "add", "x", "ci"), ("agent", "stream", "rm", "x", "ci"),
+                      ("agent", "resource", "add", "x", "spec", "--uri", "file:///spec.md"),
+                      ("agent", "resource", "rm", "x", "spec")):
         refused = fleet.st2(*arguments)
         assert refused.returncode == 1, arguments
         assert "[nix-managed-declaration]" in refused.stderr and "no assertion admits this edit" in refused.stderr
@@ -135,3 +137,24 @@ def test_stream_authoring_enforces_authority_and_canonical_validation(fleet):
     assert collision.returncode == 1 and "duplicate-task" in collision.stderr
     assert child.read_text() == before.replace('    exec "job" { argv "true"; }\n',
                                                '    exec "job" { argv "true"; }\n    stream "events" {}\n')
+
+
+@pytest.mark.process
+def test_resource_add_and_rm_author_one_binding_through_the_gate(fleet):
+    directory = fleet.seat("x", '    argv "sleep" "600"')
+    path = directory / "agent.kdl"
+    original = path.read_text()
+    added = fleet.st2("agent", "resource", "add", "x", "spec", "--uri", "file:///spec.md", "--reason", "the spec",
+                      "--json")
+    assert added.stdout == '{"result":"changed","identity":"h.x","resource":"spec","present":true}\n'
+    assert path.read_text() == original.replace('    argv "sleep" "600"\n', '    argv "sleep" "600"\n'
+                                                '    resource "spec" uri="file:///spec.md" reason="the spec"\n')
+    row = json.loads(fleet.st2("agents", "--json").stdout)[0]
+    assert row["resources"] == [{"name": "spec", "uri": "file:///spec.md", "reason": "the spec"}]
+    other = fleet.st2("agent", "resource", "add", "x", "spec", "--uri", "file:///other.md")
+    assert other.returncode == 1 and "[resource-exists]" in other.stderr
+    relative = fleet.st2("agent", "resource", "add", "x", "notes", "--uri", "notes.md")
+    assert relative.returncode == 1 and "resource-invalid" in relative.stderr
+    assert fleet.st2("agent", "resource", "rm", "x", "spec").returncode == 0
+    assert json.loads(fleet.st2("agent", "resource", "rm", "x", "spec", "--json").stdout)["result"] == "unchanged"
+    assert path.read_text() == original
