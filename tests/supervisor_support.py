@@ -14,7 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from support import REPO, run_st2, st2_env
+from support import REPO, poll_for, run_st2, st2_env  # noqa: F401 (poll_for re-exported)
 
 from st2.supervisor.runtime import launch_record
 from st2.supervisor.runtime.identity import observe
@@ -25,17 +25,6 @@ from st2.supervisor.runtime.scope import RuntimeScope
 
 
 HOST = "h"
-
-
-def poll_for(predicate, timeout: float = 10.0, step: float = 0.05):
-    """Return the first truthy value of ``predicate()`` within ``timeout`` seconds, else the
-    last (falsy) one."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value or time.monotonic() >= deadline:
-            return value
-        time.sleep(step)
 
 
 class Fleet:
@@ -144,6 +133,20 @@ class NotifyListener:
 
     def passes(self) -> int:
         return sum(1 for message in self.collect() if message.startswith("STATUS=pass "))
+
+    def wakeups(self) -> int:
+        """How often the supervisor's wait returned (it sends WATCHDOG=1 on every wake-up, before
+        it decides whether the wake-up is worth a pass)."""
+        return sum(1 for message in self.collect() if message == "WATCHDOG=1")
+
+    def settle(self, probe: Path) -> None:
+        """Return once the supervisor has handled every catalog event before now: rewrite
+        ``probe`` (a seat file it drains without a pass) and wait for the wake-up, twice. The loop
+        is serial, so by the second wake-up any pass the earlier events caused has reported."""
+        for round_number in range(2):
+            before = self.wakeups()
+            probe.write_text(f"available\n")
+            poll_for(lambda: self.wakeups() > before, f"supervisor wake-up {round_number + 1} on {probe}", timeout=10)
 
     def close(self) -> None:
         self.socket.close()

@@ -38,18 +38,23 @@ def compact(value) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def poll_for(predicate, what: str = "the condition", timeout: float = 30.0):
-    """Poll ``predicate`` until it returns a truthy value (returned) or ``timeout`` seconds pass
-    (AssertionError naming ``what``): observable progress, never a bare sleep."""
+def poll_for(predicate, what=None, timeout: float = 30.0, step: float = 0.02):
+    """The one polling helper of the test suite: call ``predicate()`` every ``step`` seconds until
+    it returns a truthy value, and return that value. When ``timeout`` seconds pass first: with
+    ``what`` (a description, or a callable returning one, evaluated then), raise AssertionError
+    naming it; without, return the last falsy value (for ``assert poll_for(...), context``).
+    Tests wait on observable progress this way, never on a bare sleep."""
     import time
 
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    while True:
         value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
+        if value or time.monotonic() >= deadline:
+            break
+        time.sleep(step)
+    if value or what is None:
+        return value
+    raise AssertionError(f"timed out after {timeout:g}s waiting for {what() if callable(what) else what}")
 
 
 def make_seat(catalog: Path, host: str = "host", identity: str = "worker"):

@@ -17,9 +17,11 @@ from st2.cli.common import CatalogLocation, catalog_options
               help="Fallback poll and liveness cadence, seconds.")
 @click.option("--retry-backoff", type=float, default=15.0, show_default=True,
               help="Backoff before a held notice is inspected again, seconds.")
+@click.option("--trace-progress", is_flag=True, hidden=True, envvar="ST2_DING_TRACE_PROGRESS",
+              help="Log one progress line (passes, attempts, wake-ups) per loop pass.")
 @catalog_options
 def ding(runtime_id: str | None, identity: str | None, socket: str | None, poll_interval: float,
-         retry_backoff: float, location: CatalogLocation) -> int:
+         retry_backoff: float, trace_progress: bool, location: CatalogLocation) -> int:
     """Deliver one notice per unread message into a seat's terminal, exactly once."""
     from st2.ding.notifier import Settings
     from st2.ding.serve import TargetError, serve
@@ -27,7 +29,7 @@ def ding(runtime_id: str | None, identity: str | None, socket: str | None, poll_
     if (runtime_id is None) == (identity is None):
         raise click.UsageError("give exactly one of RUNTIME_ID or --identity")
     target = runtime_id or f"{location.host}.{identity}"
-    settings = Settings(poll_interval=poll_interval, retry_backoff=retry_backoff)
+    settings = Settings(poll_interval=poll_interval, retry_backoff=retry_backoff, trace_progress=trace_progress)
     try:
         return serve(location.root, location.host, target, socket=socket, settings=settings)
     except TargetError as error:

@@ -57,6 +57,7 @@ class Settings:
     startup_grace: float = 0.25          # let a startup burst land before the backlog is taken
     debounce: float = 0.02               # coalesce a burst of inbox writes into one pass
     gone_misses: int = SESSION_GONE_MISSES
+    trace_progress: bool = False         # log one progress line per loop pass (tests read it)
 
 
 class Outcome(enum.Enum):
@@ -113,6 +114,7 @@ class Notifier:
         self.next_attempt: float | None = None
         self.deliveries = 0
         self.attempts = 0          # delivery attempts that probed the terminal
+        self.passes = 0            # loop passes (each looks at the session, and at the inbox when alive)
         self._reported: str | None = None
 
     # --- state ---------------------------------------------------------------------------------
@@ -314,6 +316,10 @@ def run(notifier: Notifier, watch, terminal_socket: str, stop: Callable[[], bool
             return 0
         if alive and notifier.clock.monotonic() - started >= settings.startup_grace:
             notifier.pass_once()
+        notifier.passes += 1
+        if settings.trace_progress:
+            notifier.log(f"progress passes={notifier.passes} attempts={notifier.attempts} "
+                         f"wakeups={watch.wakeups}")
         timeout = settings.poll_interval
         if notifier.next_attempt is not None:
             timeout = min(timeout, max(0.0, notifier.next_attempt - notifier.clock.monotonic()))

@@ -13,6 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from support import poll_for  # noqa: F401 (re-exported: the one polling helper)
 from st2.bus.envelope import render
 from st2.bus.filename import new_filename
 
@@ -20,17 +21,6 @@ HERE = Path(__file__).resolve().parent
 STANDIN = HERE / "standin_tui.py"
 REPO = HERE.parent.parent
 HOST = "h"
-
-
-def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02, message: str = "condition"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {message}")
-        time.sleep(interval)
 
 
 class Pane:
@@ -60,8 +50,8 @@ class Pane:
         returns before the server has exited, and a new server started on the same socket in
         that window fails (seen under the full suite's load)."""
         self.tmux("kill-server")
-        wait_for(lambda: self.tmux("has-session").returncode != 0, timeout=10,
-                 message=f"the tmux server on {self.socket} to exit")
+        poll_for(lambda: self.tmux("has-session").returncode != 0, timeout=10,
+                 what=f"the tmux server on {self.socket} to exit")
 
     def close(self) -> None:
         self.kill()
@@ -81,8 +71,8 @@ class Standin:
         if placeholder is not None:
             command += ["--placeholder", placeholder]
         self.pane = Pane(command, socket=socket)
-        wait_for(lambda: self.events_path.exists() and "ready" in self.events_path.read_text(),
-                 message="the stand-in TUI to start")
+        poll_for(lambda: self.events_path.exists() and "ready" in self.events_path.read_text(),
+                 what="the stand-in TUI to start")
 
     @property
     def socket(self) -> str:
@@ -138,8 +128,32 @@ def archive(seat: Path, name: str) -> None:
     archive_message(seat, name)
 
 
+def progress(log: Path) -> dict[str, int]:
+    """A DING notifier's own counters from the last progress line of its ``log`` (it runs with
+    --trace-progress): loop ``passes``, delivery ``attempts`` and inbox ``wakeups``; all zero
+    before its first pass."""
+    text = log.read_text(errors="replace") if log.exists() else ""
+    marker = "st2 ding: progress "
+    line = text[text.rfind(marker):].partition("\n")[0] if marker in text else ""
+    counters = dict(field.split("=", 1) for field in line.split()[3:] if "=" in field)
+    return {name: int(counters.get(name, 0)) for name in ("passes", "attempts", "wakeups")}
+
+
+def runs_on(log: Path, passes: int = 3, attempts: int = 0, what: str = "the notifier to carry on") -> None:
+    """Wait until the notifier logging to ``log`` has made ``passes`` more loop passes and
+    ``attempts`` more delivery attempts than now: a "nothing more happened" window ends on the
+    notifier's own progress, never on a fixed sleep."""
+    start = progress(log)
+
+    def advanced() -> bool:
+        now = progress(log)
+        return now["passes"] >= start["passes"] + passes and now["attempts"] >= start["attempts"] + attempts
+
+    poll_for(advanced, f"{what} ({passes} passes, {attempts} attempts past {start})", timeout=30)
+
+
 class Notifier:
-    """``st2 ding h.<identity>`` as a subprocess in its own process group."""
+    """``st2 ding h.<identity>`` as a subprocess in its own process group, tracing its progress."""
 
     def __init__(self, catalog: Path, identity: str, socket: str, state: Path, *extra: str,
                  retry_backoff: float = 0.3, poll_interval: float = 0.2) -> None:
@@ -149,7 +163,8 @@ class Notifier:
         environment.pop("ST_AGENT", None)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "st2", "ding", f"{HOST}.{identity}", "--host", HOST, "--socket", socket,
-             "--retry-backoff", str(retry_backoff), "--poll-interval", str(poll_interval), *extra],
+             "--retry-backoff", str(retry_backoff), "--poll-interval", str(poll_interval), "--trace-progress",
+             *extra],
             env=environment, stdout=subprocess.DEVNULL, stderr=open(self.log, "ab"),
             start_new_session=True, cwd=REPO,
         )
@@ -157,6 +172,12 @@ class Notifier:
     @property
     def pid(self) -> int:
         return self.process.pid
+
+    def progress(self) -> dict[str, int]:
+        return progress(self.log)
+
+    def runs_on(self, passes: int = 3, attempts: int = 0, what: str = "the notifier to carry on") -> None:
+        runs_on(self.log, passes, attempts, what)
 
     def kill(self) -> None:
         if self.process.poll() is None:

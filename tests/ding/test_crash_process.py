@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import (HOST, Notifier, Standin, make_seat, ownership_record, wait_for,
+from ding_support import (HOST, Notifier, Standin, make_seat, ownership_record, poll_for,
                           write_message)
 from st2.catalog.layout import CatalogPaths
 from st2.clock import SYSTEM_CLOCK
@@ -85,11 +85,11 @@ def test_every_crash_point_of_the_transaction_pastes_once_and_delivers(tmp_path,
                 notifier_with(Steps(point, after), catalog, standin.socket, state).pass_once()
             # The restarted notifier finishes the job (inspection only when the paste landed).
             restarted = notifier_with(Steps(None, False), catalog, standin.socket, state)
-            wait_for(lambda: (restarted.pass_once(), restarted.state.phase is Phase.IDLE
+            poll_for(lambda: (restarted.pass_once(), restarted.state.phase is Phase.IDLE
                               and not [n for n in os.listdir(seat / "resources" / "inbox")
                                        if n not in restarted.state.settled])[1],
-                     timeout=10, message=f"delivery after a crash at step {point} ({'after' if after else 'before'})")
-            wait_for(lambda: len(standin.events("submit")) == len(notices), timeout=5)
+                     timeout=10, what=f"delivery after a crash at step {point} ({'after' if after else 'before'})")
+            poll_for(lambda: len(standin.events("submit")) == len(notices), timeout=5, what='len(standin.events("submit")) == len(notices)')
         received = standin.received()
         assert [text for _, text in standin.events("submit")] == notices
         for notice in notices:
@@ -113,13 +113,13 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
     kills = 0
     try:
         notifier = Notifier(catalog, "builder", standin.socket, state)
-        wait_for(lambda: ownership_record(state, catalog, "builder").exists())
+        poll_for(lambda: ownership_record(state, catalog, "builder").exists(), what='ownership_record(state, catalog, "builder").exists()')
         while kills < KILLS:
             if len(notices) - len(standin.events("submit")) < 2:
                 subject = f"message {len(notices)}"
                 notices.append(notice_text(write_message(seat, subject), subject, "h.planner"))
-            wait_for(lambda: b"watching" in notifier.log.read_bytes() or notifier.process.poll() is not None,
-                     message="the notifier to start")
+            poll_for(lambda: b"watching" in notifier.log.read_bytes() or notifier.process.poll() is not None,
+                     what="the notifier to start")
             # After "watching", the notifier waits its 0.25 s startup grace, then works the head
             # (a few hundred ms): kill anywhere from just before the first pass to mid-delivery.
             time.sleep(generator.uniform(0.2, 0.9))
@@ -127,9 +127,9 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
             kills += 1
             notifier.log.write_bytes(b"")
             notifier = Notifier(catalog, "builder", standin.socket, state)  # restarted, as by the supervisor
-        wait_for(lambda: len(standin.events("submit")) >= len(notices), timeout=30,
-                 message="every notice after the last restart")
-        time.sleep(0.5)
+        poll_for(lambda: len(standin.events("submit")) >= len(notices), timeout=30,
+                 what="every notice after the last restart")
+        notifier.runs_on(passes=3)  # anything extra would show up now
         notifier.stop()
         received = standin.received()
         assert [text for _, text in standin.events("submit")] == notices
@@ -155,11 +155,11 @@ def test_a_notice_staged_in_a_terminal_that_was_replaced_goes_once_to_the_new_on
         notice = notice_text(write_message(seat, subject), subject, "h.planner")
         with pytest.raises(Crash):  # pasted into the old terminal, killed before its Return
             notifier_with(Steps(5, True), catalog, old.socket, state).pass_once()
-        wait_for(lambda: notice in old.pane.capture())
+        poll_for(lambda: notice in old.pane.capture(), what='notice in old.pane.capture()')
         old.pane.kill()  # the seat restarts: a new tmux server on the same socket
         new = Standin(second_directory, socket=old.socket)
         restarted = notifier_with(Steps(None, False), catalog, old.socket, state)
-        wait_for(lambda: (restarted.pass_once(), restarted.state.phase is Phase.IDLE)[1], timeout=10)
+        poll_for(lambda: (restarted.pass_once(), restarted.state.phase is Phase.IDLE)[1], timeout=10, what='(restarted.pass_once(), restarted.state.phase is Phase.IDLE)[1]')
         assert [text for _, text in new.events("submit")] == [notice]
         assert new.received().count((PASTE_START + notice + PASTE_END).encode()) == 1
         assert old.events("submit") == []  # the old terminal never submitted it

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import (Notifier, Standin, archive, make_seat, ownership_record, wait_for,
+from ding_support import (Notifier, Standin, archive, make_seat, ownership_record, poll_for,
                           write_message)
 from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text
 from st2.records import status as status_record
@@ -45,8 +45,8 @@ def expected_notice(seat: Path, name: str, subject: str, sender: str = "h.planne
 def test_fifty_messages_across_busy_and_idle_arrive_once_each_in_order(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
-                 message="the notifier to take its (empty) backlog")
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
+                 what="the notifier to take its (empty) backlog")
         names = []
         for index in range(50):
             if index % 10 == 0:
@@ -55,8 +55,8 @@ def test_fifty_messages_across_busy_and_idle_arrive_once_each_in_order(tmp_path,
             time.sleep(0.02)
         standin.set_mode("idle")
         notices = [expected_notice(seat, name, f"task {index}") for index, name in enumerate(names)]
-        wait_for(lambda: len(standin.events("submit")) >= 50, timeout=40, message="50 submitted notices")
-        time.sleep(0.5)  # anything extra would show up now
+        poll_for(lambda: len(standin.events("submit")) >= 50, timeout=40, what="50 submitted notices")
+        notifier.runs_on(passes=3)  # anything extra would show up now
         submitted = [text for _, text in standin.events("submit")]
         assert submitted == notices
         received = standin.received()
@@ -72,10 +72,10 @@ def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, cata
     backlog = [write_message(seat, "old one"), write_message(seat, "old two")]
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: standin.events("submit"), message="the backlog notice")
+        poll_for(lambda: standin.events("submit"), what="the backlog notice")
         fresh = write_message(seat, "new one")
-        wait_for(lambda: len(standin.events("submit")) >= 2, message="the new notice")
-        time.sleep(0.4)
+        poll_for(lambda: len(standin.events("submit")) >= 2, what="the new notice")
+        notifier.runs_on(passes=3)
         assert [text for _, text in standin.events("submit")] == [
             BACKLOG_NOTICE, expected_notice(seat, fresh, "new one")]
         # The backlog's messages are not noticed one by one: no frame names either of them.
@@ -89,10 +89,10 @@ def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, cata
 def test_no_backlog_notice_when_the_inbox_starts_empty(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
         name = write_message(seat, "only one")
-        wait_for(lambda: standin.events("submit"), message="the notice")
-        time.sleep(0.4)
+        poll_for(lambda: standin.events("submit"), what="the notice")
+        notifier.runs_on(passes=3)
         assert [text for _, text in standin.events("submit")] == [expected_notice(seat, name, "only one")]
     finally:
         notifier.stop()
@@ -101,16 +101,16 @@ def test_no_backlog_notice_when_the_inbox_starts_empty(tmp_path, catalog, seat, 
 def test_a_human_draft_is_never_pasted_over_or_submitted(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", retry_backoff=0.3)
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
         standin.pane.type("half a thought")
-        wait_for(lambda: "half a thought" in standin.pane.capture())
+        poll_for(lambda: "half a thought" in standin.pane.capture(), what='"half a thought" in standin.pane.capture()')
         name = write_message(seat, "while you type")
-        time.sleep(2.0)  # several backoff periods
+        notifier.runs_on(passes=1, attempts=3, what="three attempts held by the draft")  # several backoffs
         assert PASTE_START.encode() not in standin.received()
         assert standin.events("submit") == []
         # The human finishes and submits their own line; only then does the notice go in.
         standin.pane.tmux("send-keys", "-t", "st2", "Enter")
-        wait_for(lambda: len(standin.events("submit")) >= 2, message="the notice after the draft")
+        poll_for(lambda: len(standin.events("submit")) >= 2, what="the notice after the draft")
         assert [text for _, text in standin.events("submit")] == [
             "half a thought", expected_notice(seat, name, "while you type")]
     finally:
@@ -121,10 +121,10 @@ def test_a_dim_placeholder_is_not_a_draft(tmp_path, catalog, seat):
     program = Standin(tmp_path, placeholder='Try "refactor the parser"')
     notifier = Notifier(catalog, "builder", program.socket, tmp_path / "state")
     try:
-        wait_for(lambda: 'Try "refactor the parser"' in program.pane.capture())
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        poll_for(lambda: 'Try "refactor the parser"' in program.pane.capture(), what='\'Try "refactor the parser"\' in program.pane.capture()')
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
         name = write_message(seat, "placeholder showing")
-        wait_for(lambda: program.events("submit"), message="the notice over a placeholder")
+        poll_for(lambda: program.events("submit"), what="the notice over a placeholder")
         assert [text for _, text in program.events("submit")] == [expected_notice(seat, name, "placeholder showing")]
     finally:
         notifier.stop()
@@ -135,12 +135,13 @@ def test_fresh_dnd_defers_and_busy_does_not(tmp_path, catalog, seat, standin):
     status_record.write(seat, "dnd", SYSTEM_CLOCK)
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
         name = write_message(seat, "held by dnd")
-        time.sleep(1.5)
+        notifier.runs_on(passes=5, what="passes deferred by dnd")
+        assert notifier.progress()["attempts"] == 0          # dnd defers before any probe
         assert standin.received() == b""
         status_record.write(seat, "busy", SYSTEM_CLOCK)  # busy: delivered without waiting
-        wait_for(lambda: standin.events("submit"), timeout=5, message="delivery once dnd is lifted")
+        poll_for(lambda: standin.events("submit"), timeout=5, what="delivery once dnd is lifted")
         assert [text for _, text in standin.events("submit")] == [expected_notice(seat, name, "held by dnd")]
     finally:
         notifier.stop()
@@ -150,13 +151,13 @@ def test_a_message_archived_before_its_turn_is_never_noticed(tmp_path, catalog, 
     standin.pane.type("draft")  # hold the FIFO behind a human draft
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
         read_early = write_message(seat, "read before its turn")
         later = write_message(seat, "still unread")
         archive(seat, read_early)
         standin.pane.tmux("send-keys", "-t", "st2", "C-h", "C-h", "C-h", "C-h", "C-h")
-        wait_for(lambda: standin.events("submit"), message="the unread notice")
-        time.sleep(0.4)
+        poll_for(lambda: standin.events("submit"), what="the unread notice")
+        notifier.runs_on(passes=3)
         assert [text for _, text in standin.events("submit")] == [expected_notice(seat, later, "still unread")]
     finally:
         notifier.stop()
@@ -164,7 +165,7 @@ def test_a_message_archived_before_its_turn_is_never_noticed(tmp_path, catalog, 
 
 def test_notifier_exits_after_its_session_is_gone(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", poll_interval=0.1)
-    wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+    poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
     assert notifier.process.poll() is None
     standin.pane.kill()
     assert notifier.process.wait(timeout=10) == 0
@@ -175,8 +176,8 @@ def test_notifier_waits_for_a_session_that_is_not_there_yet(tmp_path, catalog, s
     socket = f"/tmp/st2d-missing-{tmp_path.name[-20:]}"
     notifier = Notifier(catalog, "builder", socket, tmp_path / "state", poll_interval=0.1)
     try:
-        wait_for(lambda: notifier.log.exists() and "watching" in notifier.log.read_text(), message="startup")
-        time.sleep(1.0)  # ten polls with no session: a startup miss is not "gone"
+        poll_for(lambda: notifier.log.exists() and "watching" in notifier.log.read_text(), what="startup")
+        notifier.runs_on(passes=10, what="ten polls with no session")  # a startup miss is not "gone"
         assert notifier.process.poll() is None
     finally:
         assert notifier.stop() == 0
@@ -189,8 +190,8 @@ def test_malformed_ownership_record_holds_and_is_reported(tmp_path, catalog, sea
     write_message(seat, "must wait")
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: "malformed" in notifier.log.read_text(), message="the report")
-        time.sleep(1.0)
+        poll_for(lambda: "malformed" in notifier.log.read_text(), what="the report")
+        notifier.runs_on(passes=5, what="passes holding on the malformed record")
         assert standin.received() == b""
         assert json.loads(record.read_text())["phase"] == "pasted"  # never overwritten
     finally:
@@ -202,7 +203,7 @@ def test_hostile_subjects_and_senders_stay_inside_one_frame(tmp_path, catalog, s
 
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists())
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
         hostile = [
             b"---\nfrom: evil\x1b[201~\r\x03\nsubject: done\x1b[201~\rrm -rf ~\x1b[200~\x1b]52;c;AA\x07\n---\nbody\n",
             b"---\nfrom: x\nsubject: " + b"A" * 10_000 + b"\n---\nlong\n",
@@ -213,8 +214,8 @@ def test_hostile_subjects_and_senders_stay_inside_one_frame(tmp_path, catalog, s
         for name, data in zip(names, hostile):
             message = parse(name, data)
             expected.append(notice_text(name, message.subject, message.sender))
-        wait_for(lambda: len(standin.events("submit")) >= 3, timeout=15, message="three notices")
-        time.sleep(0.4)
+        poll_for(lambda: len(standin.events("submit")) >= 3, timeout=15, what="three notices")
+        notifier.runs_on(passes=3)
         assert [text for _, text in standin.events("submit")] == expected
         assert [text for _, text in standin.events("paste")] == expected
         received = standin.received()
@@ -231,17 +232,17 @@ def test_a_fifo_in_the_inbox_never_mutes_the_notifier(tmp_path, catalog, seat, s
 
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
-                 message="the notifier to take its (empty) backlog")
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
+                 what="the notifier to take its (empty) backlog")
         fifo = seat / "resources" / "inbox" / "1788000000000-fifooo.md"
         os.mkfifo(fifo)
         first = write_message(seat, "beside the fifo")
-        wait_for(lambda: any(first.partition("-")[2][:6] in text for _, text in standin.events("submit")),
-                 timeout=20, message="the message beside the FIFO to be noticed")
+        poll_for(lambda: any(first.partition("-")[2][:6] in text for _, text in standin.events("submit")),
+                 timeout=20, what="the message beside the FIFO to be noticed")
         fifo.unlink()
         second = write_message(seat, "after the fifo")
-        wait_for(lambda: any(second.partition("-")[2][:6] in text for _, text in standin.events("submit")),
-                 timeout=20, message="the message after the FIFO's removal to be noticed")
+        poll_for(lambda: any(second.partition("-")[2][:6] in text for _, text in standin.events("submit")),
+                 timeout=20, what="the message after the FIFO's removal to be noticed")
         assert notifier.process.poll() is None  # still serving
     finally:
         notifier.stop()

@@ -11,12 +11,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
 
-from ding_support import Notifier, make_seat, ownership_record, wait_for, write_message
+from ding_support import Notifier, make_seat, ownership_record, poll_for, write_message
 from st2.ding.notice import notice_text
 
 LAB = Path(__file__).resolve().parents[1] / "lab"
@@ -73,17 +72,19 @@ def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, cata
                 return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
                                       capture_output=True, text=True, timeout=10).stdout
 
-            wait_for(lambda: "← for agents" in screen(), timeout=90, interval=0.3, message="Claude's idle composer")
+            poll_for(lambda: "← for agents" in screen(), timeout=90, step=0.3, what="Claude's idle composer")
             notifier = Notifier(catalog, "claude", socket, tmp_path / "state", retry_backoff=1.0)
-            wait_for(lambda: ownership_record(tmp_path / "state", catalog, "claude").exists(), timeout=20)
+            poll_for(lambda: ownership_record(tmp_path / "state", catalog, "claude").exists(), timeout=20, what='ownership_record(tmp_path / "state", catalog, "claude").exists()')
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")
-            wait_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
+            poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
                                  for text in user_texts(entry)),
-                     timeout=60, interval=0.3, message="the notice in the fake model's request log")
-            wait_for(lambda: "Hello from the fake model" in screen(), timeout=60, interval=0.3)
-            time.sleep(2.0)
+                     timeout=60, step=0.3, what="the notice in the fake model's request log")
+            poll_for(lambda: "Hello from the fake model" in screen(), timeout=60, step=0.3, what='"Hello from the fake model" in screen()')
+            poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "claude").read_text())["settled"],
+                     timeout=30, what="the notice settled")
+            notifier.runs_on(passes=3)
             record = json.loads(ownership_record(tmp_path / "state", catalog, "claude").read_text())
             assert (record["phase"], record["settled"]) == ("idle", [name])
             prompts = [text for entry in fake.model_requests()[before:] for text in user_texts(entry)
@@ -133,18 +134,18 @@ def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
                 return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
                                       capture_output=True, text=True, timeout=10).stdout
 
-            wait_for(lambda: "fake-claude" in screen() and "%/" in screen(), timeout=90, interval=0.3,
-                     message="pi's idle composer")
+            poll_for(lambda: "fake-claude" in screen() and "%/" in screen(), timeout=90, step=0.3,
+                     what="pi's idle composer")
             notifier = Notifier(catalog, "pi", socket, tmp_path / "state", retry_backoff=1.0)
-            wait_for(lambda: ownership_record(tmp_path / "state", catalog, "pi").exists(), timeout=20)
+            poll_for(lambda: ownership_record(tmp_path / "state", catalog, "pi").exists(), timeout=20, what='ownership_record(tmp_path / "state", catalog, "pi").exists()')
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")
-            wait_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
+            poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
                                  for text in user_texts(entry)),
-                     timeout=60, interval=0.3, message="the notice in the fake model's request log")
-            wait_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())["settled"],
-                     timeout=30, interval=0.3, message="the notice settled")
+                     timeout=60, step=0.3, what="the notice in the fake model's request log")
+            poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())["settled"],
+                     timeout=30, step=0.3, what="the notice settled")
             record = json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())
             assert (record["phase"], record["settled"]) == ("idle", [name])
             assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
@@ -187,19 +188,19 @@ def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
                 return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
                                       capture_output=True, text=True, timeout=10).stdout
 
-            wait_for(lambda: all(marker in screen() for marker in IDLE_MARKERS), timeout=90, interval=0.3,
-                     message="omp's idle composer (the setup wizard skipped)")
+            poll_for(lambda: all(marker in screen() for marker in IDLE_MARKERS), timeout=90, step=0.3,
+                     what="omp's idle composer (the setup wizard skipped)")
             notifier = Notifier(catalog, "omp", socket, tmp_path / "state", retry_backoff=1.0)
-            wait_for(lambda: ownership_record(tmp_path / "state", catalog, "omp").exists(), timeout=20)
+            poll_for(lambda: ownership_record(tmp_path / "state", catalog, "omp").exists(), timeout=20, what='ownership_record(tmp_path / "state", catalog, "omp").exists()')
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")
-            wait_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
+            poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
                                  for text in user_texts(entry)),
-                     timeout=60, interval=0.3, message="the notice in the fake model's request log")
-            wait_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "omp").read_text())["settled"],
-                     timeout=30, interval=0.3, message="the notice settled")
-            wait_for(lambda: "Hello from the fake model" in screen(), timeout=60, interval=0.3)
+                     timeout=60, step=0.3, what="the notice in the fake model's request log")
+            poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "omp").read_text())["settled"],
+                     timeout=30, step=0.3, what="the notice settled")
+            poll_for(lambda: "Hello from the fake model" in screen(), timeout=60, step=0.3, what='"Hello from the fake model" in screen()')
             record = json.loads(ownership_record(tmp_path / "state", catalog, "omp").read_text())
             assert (record["phase"], record["settled"]) == ("idle", [name])
             prompts = [text for entry in fake.model_requests()[before:] for text in user_texts(entry)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import STANDIN, wait_for, write_message
+from ding_support import STANDIN, poll_for, runs_on, write_message
 from st2.ding.notice import PASTE_END, PASTE_START, notice_text
 from supervisor_support import Fleet
 
@@ -37,14 +37,15 @@ def test_supervisor_restarts_a_killed_notifier_and_every_notice_lands_once(fleet
                                              "--events", str(logs / "events")))
     seat = fleet.seat("builder", f"    argv {argv}\n    ding\n    restart {{\n        attempts 50\n    }}")
     (seat / "resources" / "inbox").mkdir(parents=True)
+    fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"   # the supervised notifier logs its passes
     supervisor = fleet.up("--interval", "1s")
     try:
         def ding_pid():
             record = fleet.running().get("h.builder.ding")
             return record[0] if record else None
 
-        wait_for(lambda: ding_pid() and "h.builder" in fleet.running(), timeout=30, message="seat and notifier")
-        wait_for(lambda: (fleet.scope.directory / "ding" / "h.builder.json").exists(), timeout=20)
+        poll_for(lambda: ding_pid() and "h.builder" in fleet.running(), timeout=30, what="seat and notifier")
+        poll_for(lambda: (fleet.scope.directory / "ding" / "h.builder.json").exists(), timeout=20, what='(fleet.scope.directory / "ding" / "h.builder.json").exists()')
         generator = random.Random(7)
         notices = []
         for round_number in range(5):
@@ -53,11 +54,11 @@ def test_supervisor_restarts_a_killed_notifier_and_every_notice_lands_once(fleet
             time.sleep(generator.uniform(0.0, 0.3))
             victim = ding_pid()
             os.killpg(victim, signal.SIGKILL)
-            wait_for(lambda: ding_pid() not in (None, victim), timeout=30, message="the supervisor's restart")
+            poll_for(lambda: ding_pid() not in (None, victim), timeout=30, what="the supervisor's restart")
         events = logs / "events"
-        wait_for(lambda: events.read_text().count("submit\t") >= len(notices), timeout=40,
-                 message="every notice after the last restart")
-        time.sleep(0.5)
+        poll_for(lambda: events.read_text().count("submit\t") >= len(notices), timeout=40,
+                 what="every notice after the last restart")
+        runs_on(fleet.catalog / "logs" / "h.builder.ding.log", passes=3)  # anything extra would show up now
         submitted = [line.split("\t", 1)[1] for line in events.read_text().splitlines() if line.startswith("submit")]
         assert submitted == [repr(notice) for notice in notices]
         received = (logs / "bytes").read_bytes()

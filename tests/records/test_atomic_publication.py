@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from support import poll_for
 from st2.clock import FakeClock
 from st2.fs.atomic import UnsafePublication, publish
 from st2.records import placement, status
@@ -39,14 +40,6 @@ STALLED_WRITER = textwrap.dedent(
 )
 
 
-def poll_for(predicate, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("timed out waiting for the marker")
-        time.sleep(0.01)
-
-
 @pytest.fixture
 def seat(catalog: Path) -> Path:
     directory = catalog / "agents" / "host" / "worker"
@@ -63,7 +56,7 @@ def test_a_writer_killed_between_write_and_rename_leaves_the_old_record(seat: Pa
     child = subprocess.Popen([sys.executable, "-c", STALLED_WRITER, str(seat), str(marker)], cwd=REPO,
                              start_new_session=True)
     try:
-        poll_for(marker.exists)
+        poll_for(marker.exists, "the marker", timeout=20)
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait(timeout=10)

@@ -60,7 +60,7 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 
-from supervisor_support import Fleet  # noqa: E402
+from supervisor_support import Fleet, NotifyListener  # noqa: E402
 
 
 @pytest.fixture
@@ -70,3 +70,12 @@ def fleet():
     yield group
     group.cleanup()
     shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def listener(fleet):
+    """A NOTIFY_SOCKET for the fleet's supervisors: the test reads their passes and wake-ups."""
+    notify = NotifyListener(fleet.base / "n")
+    fleet.env["NOTIFY_SOCKET"] = str(notify.path)
+    yield notify
+    notify.close()

@@ -31,7 +31,7 @@ def parked_rows(fleet) -> dict:
     return {row["runtimeId"]: row for row in fleet.tasks()["tasks"] if row["parked"]}
 
 
-def test_fail_mode_parks_notifies_once_and_unpark_recovers_exactly_that_task(fleet):
+def test_fail_mode_parks_notifies_once_and_unpark_recovers_exactly_that_task(fleet, listener):
     fleet.seat("lead", '    argv "sleep" "600"')
     crashing_seat(fleet, "flaky")
     crashing_seat(fleet, "other")
@@ -54,7 +54,8 @@ def test_fail_mode_parks_notifies_once_and_unpark_recovers_exactly_that_task(fle
     # Exactly one crash-loop message per parked task reaches the supervisor agent, over passes.
     assert poll_for(lambda: len(inbox(fleet, "lead")) == 2, timeout=10)
     passes_before = fleet.log().count("adopted")
-    poll_for(lambda: False, timeout=2.5)           # let a few 1 s passes go by
+    passes = listener.passes()
+    assert poll_for(lambda: listener.passes() >= passes + 3, timeout=20)   # a few 1 s passes go by
     messages = inbox(fleet, "lead")
     assert len(messages) == 2, messages
     assert sum("subject: crash-loop: h.flaky.job parked" in message for message in messages) == 1
@@ -67,7 +68,8 @@ def test_fail_mode_parks_notifies_once_and_unpark_recovers_exactly_that_task(fle
     assert result.returncode == 0, result.stderr
     recovered = poll_for(lambda: fleet.running().get("h.flaky.job"), timeout=10)
     assert recovered, fleet.log()
-    poll_for(lambda: False, timeout=2.5)           # past the 1 s interval several times
+    passes = listener.passes()
+    assert poll_for(lambda: listener.passes() >= passes + 3, timeout=20)   # past the 1 s interval several times
     assert fleet.running().get("h.flaky.job") == recovered
     assert sorted(parked_rows(fleet)) == ["h.other.job"]     # the other park is untouched
     assert {rid: value for rid, value in fleet.running().items() if rid in healthy} == healthy

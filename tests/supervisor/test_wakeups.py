@@ -12,20 +12,12 @@ import subprocess
 
 import pytest
 
-from supervisor_support import NotifyListener, poll_for
+from supervisor_support import poll_for
 from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK
 from st2.supervisor import loop
 from st2.supervisor.reconcile import Reconciler
 from st2.supervisor.watch import MUTATION_MASK, CatalogWatch
-
-
-@pytest.fixture
-def listener(fleet):
-    notify = NotifyListener(fleet.base / "n")
-    fleet.env["NOTIFY_SOCKET"] = str(notify.path)
-    yield notify
-    notify.close()
 
 
 def mask_events(mask: int, directory, act) -> int:
@@ -74,7 +66,7 @@ def test_an_idle_supervisor_is_not_woken_by_reads_but_a_renamed_declaration_laun
         assert fleet.st2("tasks", "--json").returncode == 0
     # Unrelated mutations in a seat directory (presence, mail) are dropped without a pass.
     (fleet.catalog / "agents" / "h" / "one" / "status").write_text("busy\n")
-    poll_for(lambda: False, timeout=1.0)
+    listener.settle(fleet.catalog / "agents" / "h" / "one" / "status")
     assert listener.passes() == 1, listener.collect()
 
     # A whole new seat published by atomic rename wakes one pass that launches it.
@@ -100,7 +92,7 @@ def test_a_catalog_generation_commit_wakes_the_supervisor(fleet, listener):
     assert poll_for(lambda: listener.passes() >= 1, timeout=20), fleet.log()
     control = fleet.catalog / ".st2"
     control.mkdir(exist_ok=True)
-    poll_for(lambda: False, timeout=0.5)
+    listener.settle(fleet.catalog / "agents" / "h" / "one" / "status")
     before = listener.passes()
     staged = fleet.base / "generation.tmp"
     staged.write_text("2\n")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import psutil
 
-from private_manager import PrivateManager, poll
+from private_manager import PrivateManager
+from support import poll_for
 from support import run_st2
 
 ST2 = str(Path(sys.executable).parent / "st2")
@@ -63,7 +64,7 @@ class Deployment:
                 return {name: psutil.Process(rows[name]["pid"]) for name in runtime_ids}
             return None
 
-        found = poll(running, timeout, interval=0.3)
+        found = poll_for(running, timeout=timeout, step=0.3)
         assert found, f"tasks {runtime_ids} never all ran: {self.tasks()}\n{self.log('st2.service')}"
         return found
 

@@ -35,6 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from support import poll_for
+
 HERE = Path(__file__).resolve().parent
 LAUNCHER = HERE / "launch-manager"
 MANAGER_BINARIES = (Path("/lib/systemd/systemd"), Path("/usr/lib/systemd/systemd"))
@@ -174,18 +176,6 @@ def changed_memberships(before: dict, after: dict, ours: str) -> tuple[list[str]
     return unexplained, moved_up
 
 
-def poll(predicate, timeout: float, interval: float = 0.1):
-    """Return the first truthy value of ``predicate()`` within ``timeout`` seconds, else None."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(interval)
-
-
 @dataclass
 class PrivateManager:
     hierarchies: list[Hierarchy]
@@ -251,14 +241,14 @@ class PrivateManager:
                 stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                 env=self.environment(), start_new_session=True,
             )
-        if not poll(lambda: self.process.poll() is not None or (self.runtime / "systemd" / "private").exists(), 30):
+        if not poll_for(lambda: self.process.poll() is not None or (self.runtime / "systemd" / "private").exists(), timeout=30, step=0.1):
             raise RuntimeError("the private manager did not open its socket within 30 s")
         if self.process.poll() is not None:
             raise RuntimeError(f"the launcher exited {self.process.returncode}: {self.manager_log()}")
         # `is-system-running` says "offline" from outside the manager's mount namespace (no
         # /run/systemd/system there), so ask the manager itself.
-        if not poll(lambda: self.systemctl("show", "--property=SystemState", check=False).stdout.strip()
-                    in ("SystemState=running", "SystemState=degraded"), 30):
+        if not poll_for(lambda: self.systemctl("show", "--property=SystemState", check=False).stdout.strip()
+                    in ("SystemState=running", "SystemState=degraded"), timeout=30, step=0.1):
             raise RuntimeError(f"the private manager never finished starting: {self.manager_log()}")
         adopted = self.adopted_processes()
         if adopted:
@@ -287,7 +277,7 @@ class PrivateManager:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            if not poll(lambda: not self.member_pids(directory), 10):
+            if not poll_for(lambda: not self.member_pids(directory), timeout=10, step=0.1):
                 problems.append(f"processes {self.member_pids(directory)} would not leave {directory}")
         for directory in self.created:
             for child in sorted((path for path in directory.rglob("*") if path.is_dir()),

@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from deployment import HOST, ST2, Deployment, alive
-from private_manager import poll
+from support import poll_for
 from support import run_st2
 
 pytestmark = [pytest.mark.systemd, pytest.mark.process]
@@ -82,7 +82,7 @@ def test_the_watchdog_restarts_a_hung_supervisor(deployment: Deployment) -> None
         shown = manager.show("st2.service", "MainPID", "NRestarts", "ActiveState")
         return shown if shown["NRestarts"] == "1" and shown["ActiveState"] == "active" and int(shown["MainPID"]) not in (0, first) else None
 
-    shown = poll(restarted, 30, interval=0.2)
+    shown = poll_for(restarted, timeout=30, step=0.2)
     assert shown, manager.show("st2.service", "MainPID", "NRestarts", "ActiveState", "Result")
     assert not psutil.pid_exists(first) or psutil.Process(first).status() == psutil.STATUS_ZOMBIE
 
@@ -93,7 +93,7 @@ def test_a_supervisor_that_keeps_pinging_is_left_alone(deployment: Deployment) -
     manager.systemctl("start", "st2.service")
     first = manager.show("st2.service", "MainPID")["MainPID"]
     # Three watchdog periods: a supervisor that did not ping would have been aborted by now.
-    assert poll(lambda: manager.show("st2.service", "NRestarts")["NRestarts"] != "0", 9, interval=0.2) is None
+    assert not poll_for(lambda: manager.show("st2.service", "NRestarts")["NRestarts"] != "0", timeout=9, step=0.2)
     assert manager.show("st2.service", "MainPID", "NRestarts", "ActiveState") == {
         "MainPID": first, "NRestarts": "0", "ActiveState": "active"}
 
@@ -128,12 +128,12 @@ def test_stopping_st2_service_leaves_every_task_running(deployment: Deployment, 
         assert (manager.cgroup_of(process.pid) == unit_cgroup) == (transport == "setsid")
 
     manager.systemctl("stop", "st2.service")
-    assert poll(lambda: not psutil.pid_exists(supervisor), 15)
+    assert poll_for(lambda: not psutil.pid_exists(supervisor), timeout=15, step=0.1)
     if survive:
-        assert poll(lambda: not all(alive(process) for process in tasks.values()), 2) is None
+        assert not poll_for(lambda: not all(alive(process) for process in tasks.values()), timeout=2, step=0.1)
         assert all(alive(process) for process in tasks.values())
     else:
-        assert poll(lambda: not any(alive(process) for process in tasks.values()), 15)
+        assert poll_for(lambda: not any(alive(process) for process in tasks.values()), timeout=15, step=0.1)
 
 
 def test_service_install_enable_starts_the_supervisor_and_the_poll_timer(deployment: Deployment) -> None:

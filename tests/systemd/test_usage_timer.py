@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from deployment import Deployment
-from private_manager import poll
+from support import poll_for
 
 pytestmark = [pytest.mark.systemd, pytest.mark.process]
 
@@ -43,7 +43,7 @@ def deploy(manager, schedule: str) -> tuple[Deployment, Path]:
 
 def test_the_usage_timer_fires_st2_usage_poll(manager) -> None:
     deployment, usage_file = deploy(manager, "*:*:0/2")  # every 2 seconds
-    assert poll(usage_file.exists, 30, interval=0.2), deployment.log("st2-usage-poll.service") + manager.manager_log()
+    assert poll_for(usage_file.exists, timeout=30, step=0.2), deployment.log("st2-usage-poll.service") + manager.manager_log()
     lines = usage_file.read_text().splitlines()
     assert lines[:2] == ["five_hour_used_pct=19.0", "five_hour_resets_at=1764108000"]
     assert f"account={ACCOUNT}" in lines
@@ -56,7 +56,7 @@ def test_the_usage_timer_fires_st2_usage_poll(manager) -> None:
 def test_a_timer_whose_time_has_not_come_does_not_poll(manager) -> None:
     deployment, usage_file = deploy(manager, "2099-01-01")
     assert manager.show("st2-usage-poll.timer", "ActiveState")["ActiveState"] == "active"
-    assert poll(usage_file.exists, 6, interval=0.2) is None
+    assert not poll_for(usage_file.exists, timeout=6, step=0.2)
     assert manager.show("st2-usage-poll.service", "ExecMainStartTimestampMonotonic")["ExecMainStartTimestampMonotonic"] == "0"
 
 

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -30,16 +29,6 @@ pytestmark = pytest.mark.lab
 
 HOST = "labhost"
 WAIT = 90.0
-
-
-def poll(predicate, what: str, timeout: float = WAIT, describe=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}\n{describe()}")
 
 
 class Seat:
@@ -76,7 +65,7 @@ class Seat:
 
     def type(self, text: str) -> None:
         self.tmux("send-keys", "-t", self.session, "-l", text)
-        poll(lambda: text in self.screen(), f"{text!r} in the composer", 30, self.screen)
+        poll_for(lambda: text in self.screen(), lambda: f"{text!r} in the composer\n" + self.screen(), timeout=30, step=0.25)
         self.tmux("send-keys", "-t", self.session, "Enter")
 
     def state(self):
@@ -135,23 +124,22 @@ def claude_pid(wrapper_pid: int) -> int:
 def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: FakeModel) -> None:
     started = seat.st2("up", "--once", "--host", HOST)
     assert started.returncode == 0, started.stdout + started.stderr
-    seat.socket = poll(lambda: next(iter(seat.state_home.glob(f"**/s/{HOST}.worker")), None), "the seat's tmux socket", 30)
+    seat.socket = poll_for(lambda: next(iter(seat.state_home.glob(f"**/s/{HOST}.worker")), None), "the seat's tmux socket", timeout=30, step=0.25)
     seat.session = seat.tmux("list-sessions", "-F", "#{session_name}").split()[0]
     rendered = json.loads((seat.workspace / ".claude" / "settings.local.json").read_text())
     assert rendered["statusLine"]["command"] == '"$ST_HOOKS/claude-statusline.sh"'
 
     # SessionStart fired into the catalog: idle; the first status line carries the window only.
-    poll(lambda: seat.state() and seat.state()[0] == "idle", "SessionStart -> idle", describe=seat.screen)
-    context = poll(lambda: seat.record("harness-context"), "the first status-line reading", describe=seat.screen)
+    poll_for(lambda: seat.state() and seat.state()[0] == "idle", lambda: "SessionStart -> idle\n" + seat.screen(), timeout=WAIT, step=0.25)
+    context = poll_for(lambda: seat.record("harness-context"), lambda: "the first status-line reading\n" + seat.screen(), timeout=WAIT, step=0.25)
     assert (context["usedTokens"], context["windowTokens"], context["usedPercent"]) == (None, 200000, None)
-    poll(lambda: "st2-lab-renderer ok" in seat.screen(), "the operator renderer's line on screen", 30, seat.screen)
+    poll_for(lambda: "st2-lab-renderer ok" in seat.screen(), lambda: "the operator renderer's line on screen\n" + seat.screen(), timeout=30, step=0.25)
 
     # One turn: 99000 + 300 + 1200 = 100500 of 200000 — Claude displays 50, not 50.25.
     fake_model.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)
     seat.type("hi")
-    poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 100500, "the turn's reading",
-         describe=seat.screen)
-    poll(lambda: seat.state()[0] == "idle" and seat.state()[3] >= 3, "UserPromptSubmit -> Stop", describe=seat.screen)
+    poll_for(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 100500, lambda: "the turn's reading\n" + seat.screen(), timeout=WAIT, step=0.25)
+    poll_for(lambda: seat.state()[0] == "idle" and seat.state()[3] >= 3, lambda: "UserPromptSubmit -> Stop\n" + seat.screen(), timeout=WAIT, step=0.25)
     row = seat.row()
     assert (row["observedState"]["state"], row["observedState"]["harness"]) == ("idle", "claude")
     context = row["context"]
@@ -161,25 +149,24 @@ def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: Fa
     # A permission prompt: blocked on a human, asked for permission.
     target = seat.workspace / "made-by-tool.txt"
     seat.type(f"FAKE_TOOL: touch {target}")
-    poll(lambda: seat.state()[1] == "human", "PermissionRequest -> blocked", describe=seat.screen)
+    poll_for(lambda: seat.state()[1] == "human", lambda: "PermissionRequest -> blocked\n" + seat.screen(), timeout=WAIT, step=0.25)
     row = seat.row()
     assert (row["observedState"]["state"], row["observedState"]["blockedOn"], row["observedState"]["ask"]) == (
         "active", "human", "permission")
     seat.tmux("send-keys", "-t", seat.session, "Enter")  # "Yes"
-    poll(lambda: target.exists() and seat.state()[:2] == ("idle", "none"), "the granted call and Stop",
-         describe=seat.screen)
+    poll_for(lambda: target.exists() and seat.state()[:2] == ("idle", "none"), lambda: "the granted call and Stop\n" + seat.screen(), timeout=WAIT, step=0.25)
 
     # /compact: counted once, trigger manual.
     seat.type("/compact")
-    poll(lambda: (seat.record("harness-context") or {}).get("compactions") == 1, "the compaction", describe=seat.screen)
-    poll(lambda: seat.state()[0] == "idle", "idle after /compact", describe=seat.screen)
+    poll_for(lambda: (seat.record("harness-context") or {}).get("compactions") == 1, lambda: "the compaction\n" + seat.screen(), timeout=WAIT, step=0.25)
+    poll_for(lambda: seat.state()[0] == "idle", lambda: "idle after /compact\n" + seat.screen(), timeout=WAIT, step=0.25)
     context = seat.row()["context"]
     assert (context["compactions"], context["lastCompactionTrigger"]) == (1, "manual")
 
     # Killing claude: the wrapper reaps it and writes ended with its real exit.
     wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
     os.kill(claude_pid(wrapper), signal.SIGKILL)
-    poll(lambda: seat.state()[0] == "ended", "ended", 30, seat.screen)
+    poll_for(lambda: seat.state()[0] == "ended", lambda: "ended\n" + seat.screen(), timeout=30, step=0.25)
     observed = seat.row()["observedState"]
     assert (observed["state"], observed["exit"]) == ("ended", "signal 9")
     # Every payload the renderer received was the tee's own stdin, verbatim and whole.

@@ -5,7 +5,6 @@ delivery."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -89,16 +88,16 @@ def test_ding_holds_a_seat_whose_driver_owns_delivery(catalog, tmp_path) -> None
     import sys
 
     sys.path.insert(0, str(Path(__file__).parents[2] / "ding"))
-    from ding_support import Notifier, Standin, make_seat, wait_for, write_message
+    from ding_support import Notifier, Standin, make_seat, poll_for, write_message
 
     standin = Standin(tmp_path)
     directory = make_seat(catalog, "coder", 'agent "coder" {\n    codex\n}\n')
     write_message(directory, "for the pump, not for DING")
     notifier = Notifier(catalog, "coder", standin.socket, tmp_path / "state")
     try:
-        wait_for(lambda: notifier.log.exists() and "native pump; DING holds" in notifier.log.read_text(),
-                 message="the hold report")
-        time.sleep(1.0)  # ten polls: anything typed would show up now
+        poll_for(lambda: notifier.log.exists() and "native pump; DING holds" in notifier.log.read_text(),
+                 what="the hold report")
+        notifier.runs_on(passes=10, what="ten holding passes")  # anything typed would show up now
         assert standin.received() == b""
     finally:
         notifier.stop()

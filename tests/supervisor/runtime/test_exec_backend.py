@@ -6,21 +6,13 @@ import time
 
 
 
+from support import poll_for
 from st2.supervisor.runtime import launch_record
 from st2.supervisor.runtime.backend import RuntimeState, TaskSpec
 from st2.supervisor.runtime.identity import observe
 from st2.supervisor.runtime.process_group import group_alive, reap_children
 
 pytestmark = pytest.mark.process
-
-
-def poll_for(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 def test_exec_task_runs_in_its_own_session_and_group_with_a_record(exec_backend, scope, launched):

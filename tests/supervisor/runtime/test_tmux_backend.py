@@ -8,21 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from support import poll_for
 from st2.supervisor.runtime import launch_record
 from st2.supervisor.runtime.backend import LaunchError, RuntimeState, TaskSpec
 from st2.supervisor.runtime.identity import observe
 from st2.supervisor.runtime.process_group import group_alive
 from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
 from st2.supervisor.runtime.tmux_backend import TmuxBackend, panes
-
-
-def poll_for(predicate, timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return predicate()
 
 
 @pytest.mark.process
