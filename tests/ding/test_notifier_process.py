@@ -1,4 +1,5 @@
-"""DING end to end: the real ``st2 ding`` against the stand-in TUI in a real tmux pane."""
+"""The DING notifier (st2/ding/notifier.py) end to end: the real ``st2 ding`` against the stand-in
+TUI in a real tmux pane. Its in-process tests are test_notifier.py."""
 
 from __future__ import annotations
 

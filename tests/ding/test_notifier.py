@@ -1,10 +1,10 @@
-"""Bounded probe churn (held notices back off 15 s whatever the inbox does) and mutation-only
-wake-ups (the notifier's own reads of its inbox and status never wake it)."""
+"""The DING notifier (st2/ding/notifier.py) in process on a FakeClock: bounded probe churn (held
+notices back off 15 s whatever the inbox does), dnd deferral without a probe, and the session
+watch. Its end-to-end tests against a real tmux pane are test_notifier_process.py."""
 
 from __future__ import annotations
 
 import pytest
-import os
 
 from ding_support import make_seat, write_message
 from st2.catalog.layout import CatalogPaths
@@ -13,7 +13,6 @@ from st2.ding.harness import adapters_for
 from st2.ding.notifier import DELIVERY_RETRY_BACKOFF_SECONDS, Notifier, SessionWatch, Settings
 from st2.ding.ownership import OwnershipStore
 from st2.ding.screen import Screen
-from st2.ding.watch import SeatWatch
 
 
 class DraftTerminal:
@@ -87,24 +86,3 @@ def test_session_watch_needs_three_misses_after_being_seen_alive():
     assert [watch.step(False), watch.step(False)] == [False, False]
     assert watch.step(True) is False  # a blip resets the count
     assert [watch.step(False), watch.step(False), watch.step(False)] == [False, False, True]
-
-
-@pytest.mark.process
-def test_own_reads_never_wake_but_inbox_and_status_mutations_do(catalog):
-    seat = make_seat(catalog, "builder")
-    (seat / "status").write_text("available\n")
-    name = write_message(seat, "first")
-    watch = SeatWatch(seat)
-    assert watch.active
-    for _ in range(50):  # what a pass does: list and read the inbox, read status
-        os.listdir(seat / "resources" / "inbox")
-        (seat / "resources" / "inbox" / name).read_bytes()
-        (seat / "status").read_bytes()
-    assert watch.wait(0.2) is False
-    (seat / "harness-state").write_text("x")  # another record in the seat: not ours
-    assert watch.wait(0.2) is False
-    write_message(seat, "second")
-    assert watch.wait(2.0) is True
-    (seat / "status").write_text("busy\n")
-    assert watch.wait(2.0) is True
-    assert watch.wakeups == 2

@@ -1,0 +1,32 @@
+"""The seat watch (st2/ding/watch.py): mutation-only wake-ups, so the notifier's own reads of its
+inbox and status never wake it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from ding_support import make_seat, write_message
+from st2.ding.watch import SeatWatch
+
+
+@pytest.mark.process
+def test_own_reads_never_wake_but_inbox_and_status_mutations_do(catalog):
+    seat = make_seat(catalog, "builder")
+    (seat / "status").write_text("available\n")
+    name = write_message(seat, "first")
+    watch = SeatWatch(seat)
+    assert watch.active
+    for _ in range(50):  # what a pass does: list and read the inbox, read status
+        os.listdir(seat / "resources" / "inbox")
+        (seat / "resources" / "inbox" / name).read_bytes()
+        (seat / "status").read_bytes()
+    assert watch.wait(0.2) is False
+    (seat / "harness-state").write_text("x")  # another record in the seat: not ours
+    assert watch.wait(0.2) is False
+    write_message(seat, "second")
+    assert watch.wait(2.0) is True
+    (seat / "status").write_text("busy\n")
+    assert watch.wait(2.0) is True
+    assert watch.wakeups == 2
