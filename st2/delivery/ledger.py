@@ -253,7 +253,7 @@ def decode(data: bytes, profile: Profile, agent: str, runtime_id: str) -> list[E
     """The entries of a persisted ledger; raise :class:`Quarantined` (table in the docstring)."""
     try:
         body = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:  # deep nesting is not a ledger
         raise Quarantined(f"not JSON: {error}") from None
     if not isinstance(body, dict) or body.get("schema") != SCHEMA:
         raise Quarantined(f"schema is not {SCHEMA}")

@@ -160,6 +160,7 @@ def test_an_asserted_phase_suppresses_a_duplicate_and_authorizes_no_transport(tm
 
 @pytest.mark.parametrize("mutate, reason", [
     (lambda raw: b"{not json", "not JSON"),
+    (lambda raw: b"[" * 20_000, "not JSON"),           # nested past the interpreter's recursion limit
     (lambda raw: raw.replace(b"st2.delivery-ledger.v1", b"st2.delivery-ledger.v2"), "schema"),
     (lambda raw: raw.replace(b'"harness":"codex"', b'"harness":"opencode"'), "foreign"),
     (lambda raw: raw.replace(b'"agent":"h.coder"', b'"agent":"h.other"'), "foreign"),
