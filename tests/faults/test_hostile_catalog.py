@@ -1,0 +1,37 @@
+"""Campaign part 6 at a tenth of full size: every class of hostile catalog issue 15 names, through
+the real CLI, each command under a bound: no hang, no escape (traceback, raw control byte, shell
+code run from a mail subject, a write through a link out of the catalog), no duplicate (a seat
+running twice, a fleet another environment cannot stop, a runtime-id collision accepted)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import fault_catalog
+from fault_common import TIER_SCALE
+
+pytestmark = [pytest.mark.faults, pytest.mark.process]
+
+# Classes whose issue-15 fix has not landed; strict, so each turns red the moment it does.
+NOT_YET = {
+    "huge-declaration": "issue 15: O(n^2) declaration diagnostics fix not landed",
+    "deep-nesting": "issue 15: declaration RecursionError (500-deep nesting) fix not landed",
+    "duplicate-fleet": "issue 15: one fleet per catalog across symlinks and XDG_STATE_HOME fix not landed",
+    "shell-injection": "issue 15: inert DING notice in shell seats fix not landed",
+    "archive-symlink": "issue 15: symlinked archive directory refusal fix not landed",
+    "identities": "issue 15: identity grammar and runtime-id uniqueness fix not landed",
+}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name])) if name in NOT_YET else name
+    for name in fault_catalog.CASES])
+def test_a_hostile_catalog_class_neither_hangs_escapes_nor_duplicates(case):
+    tally = fault_catalog.run_case(case, TIER_SCALE, Path(tempfile.mkdtemp(dir="/tmp", prefix="st2f6-")))
+    print(f"{case}: RESULT hangs={tally.hangs} escapes={tally.escapes} duplicates={tally.duplicates} "
+          f"commands={tally.commands}")
+    assert tally.commands > 0
+    assert tally.figures() == {"hangs": 0, "escapes": 0, "duplicates": 0}, "\n".join(tally.evidence)
