@@ -54,14 +54,13 @@ class Fleet:
         return directory
 
     # supervisors -------------------------------------------------------------------------
-    def up(self, *arguments: str, command: list[str] | None = None, env: dict | None = None,
-           cwd: Path | None = None) -> subprocess.Popen:
+    def up(self, *arguments: str, command: list[str] | None = None, env: dict | None = None) -> subprocess.Popen:
         log = self.base / f"up-{len(self.logs)}.log"
         self.logs.append(log)
         handle = open(log, "w")
         process = subprocess.Popen(
             [*(command or [sys.executable, "-m", "st2"]), "up", "--host", HOST, *arguments],
-            stdout=handle, stderr=subprocess.STDOUT, env=env or self.env, cwd=cwd or REPO,
+            stdout=handle, stderr=subprocess.STDOUT, env=env or self.env, cwd=REPO,
             start_new_session=True,
         )
         handle.close()

@@ -518,18 +518,36 @@ def _strategy(name: str):
     return st.one_of(*choices)
 
 
-def explore(name: str, cases: int, seed: int, tally: Tally) -> None:
+def _limit(name: str) -> int:
+    """The most bytes the reader's own file entry point passes on (it refuses a larger file
+    whole): bytes beyond it are fed through that entry point, as a file, never straight in."""
+    from st2.fs import read
+
+    return {"message": read.MESSAGE_LIMIT, "declaration": read.DECLARATION_LIMIT,
+            "usage-snapshot": read.SNAPSHOT_LIMIT, "delivery-ledger": read.RUNTIME_LIMIT}.get(name, read.RECORD_LIMIT)
+
+
+def explore(name: str, cases: int, seed: int, tally: Tally, base: Path) -> None:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
     reader, _ = BYTE_READERS[name]
     refusals = _refusals(name)
+    limit = _limit(name)
+    oversize = Path(tempfile.mkdtemp(dir=base, prefix="oversize-")) / _filename(name)
 
     @hypothesis_seed(seed)
     @settings(max_examples=cases, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(_strategy(name))
     def body(data: bytes) -> None:
+        if len(data) > limit and name != "hook-payload":
+            oversize.write_bytes(data)
+            done, findings = guarded(tally, f"{name} oversize file ({len(data)})", lambda: _file_call(name, oversize),
+                                     refusals)
+            if done and findings:
+                tally.note("fabricated", f"{name} oversize file ({len(data)}): {findings[0]}")
+            return
         done, findings = guarded(tally, f"{name} bytes {data[:40]!r}…({len(data)})", lambda: reader(data), refusals)
         if done and findings:
             tally.note("fabricated", f"{name} {data[:60]!r}: {findings[0]}")
@@ -539,7 +557,7 @@ def explore(name: str, cases: int, seed: int, tally: Tally) -> None:
 
 def run_reader(name: str, scale: float, base: Path, seed: int = 20261204) -> Tally:
     tally = Tally()
-    explore(name, scaled(FULL_CASES, scale, floor=50), seed, tally)
+    explore(name, scaled(FULL_CASES, scale, floor=50), seed, tally, Path(base))
     file_cases(name, tally, Path(base))
     return tally
 

@@ -139,9 +139,10 @@ def run(scale: float, base: Path, seed: int = 20261201) -> Verdict:
                 evidence.append(f"round {round_number}: the new supervisor never adopted all {total}: "
                                 f"{fleet.log(index)[-1500:]}")
             if command is not None:
-                cmdline = psutil.Process(fleet.supervisors[-1].pid).cmdline()
-                if str(command[0]) not in cmdline:
-                    raise AssertionError(f"round {round_number}: the supervisor runs {cmdline}, not the replacement")
+                announced = f"(st2 {version} from {location})"
+                if not poll_for(lambda: announced in fleet.log(index), timeout=30):
+                    raise AssertionError(f"round {round_number}: the supervisor never said it runs {announced}: "
+                                         f"{fleet.log(index)[-800:]}")
             log = fleet.log(index)
             for line in log.splitlines():
                 if " launched " in f" {line} " or " restarted " in f" {line} ":

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 import st2
 
+from replacement_build import build_identity, replacement_build
 from supervisor_support import poll_for
 from st2.supervisor.runtime.identity import observe
 from st2.supervisor.runtime.process_group import group_alive
@@ -40,21 +40,6 @@ def first_generation(fleet) -> dict:
     return live
 
 
-REPLACEMENT_VERSION = "0.1.0+r11-replacement"
-
-
-def replacement_build(fleet) -> Path:
-    """A different build of st2 beside the running one, as a package upgrade leaves it: a copy of
-    the package tree whose version differs. Returns the directory to run it from."""
-    build = fleet.base / "new-build"
-    shutil.copytree(Path(st2.__file__).parent, build / "st2", ignore=shutil.ignore_patterns("__pycache__"))
-    init = build / "st2" / "__init__.py"
-    text = init.read_text()
-    assert f'__version__ = "{st2.__version__}"' in text
-    init.write_text(text.replace(f'__version__ = "{st2.__version__}"', f'__version__ = "{REPLACEMENT_VERSION}"'))
-    return build
-
-
 def stop_first(fleet, how: str) -> None:
     first = fleet.supervisors[0]
     if how.startswith("sigkill"):
@@ -72,10 +57,10 @@ def test_every_task_survives_the_supervisor_and_is_adopted_exactly_once(fleet, h
     assert fleet.running() == live, "stopping the supervisor must not touch a task"
 
     if how.endswith("replaced-build"):
-        build = replacement_build(fleet)
-        # `python -m st2` from the build's directory imports the build, not the tested tree.
-        fleet.up("--interval", "60s", cwd=build)
-        announced = f"(st2 {REPLACEMENT_VERSION} from {build / 'st2'})"
+        entry = replacement_build(fleet.base, "r11-replacement")
+        version, package = build_identity(entry)
+        fleet.up("--interval", "60s", command=[str(entry)])
+        announced = f"(st2 {version} from {package})"
         assert poll_for(lambda: announced in fleet.log(), timeout=20), fleet.log()
     else:
         fleet.up("--interval", "60s")
