@@ -31,6 +31,7 @@ VERBS: dict[str, str] = {
     "emit": "st2.cli.emit:emit",
     "model-verdict": "st2.cli.kit:model_verdict",
     "foreign": "st2.cli.kit:foreign",
+    "kit": "st2.cli.kit:kit",
     "service": "st2.cli.service:service",
     "driver": "st2.cli.driver:driver",
     "ding": "st2.cli.ding:ding",

@@ -47,3 +47,16 @@ def foreign_close(words: tuple[str, ...]) -> None:
     from st2.kit.foreign.executor import close
 
     exit_with(close(list(words)))
+
+
+@click.group()
+def kit() -> None:
+    """The delegation kit: install its templates, gate declarations and registration snippets."""
+
+
+@kit.command("init", cls=RawCommand)
+def kit_init(words: tuple[str, ...]) -> None:
+    """[--] [PROJECT_DIR]: install the kit into a project (nothing written on a conflict, exit 2)."""
+    from st2.kit.install import init
+
+    exit_with(init(list(words)))
