@@ -34,3 +34,16 @@ def run_st2(args: list[str], environ: dict[str, str], cwd: Path | str | None = N
     )
 
 
+
+
+def git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+def new_repository(path: Path) -> Path:
+    """An empty git repository at ``path`` on branch main with a committer configured."""
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    git(path, "config", "user.email", "t@example.invalid")
+    git(path, "config", "user.name", "t")
+    return path

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kit_support import REPO, hermetic_environment, run_st2
+from kit_support import REPO, git, hermetic_environment, new_repository, run_st2
 
 pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 
@@ -86,17 +86,9 @@ def test_an_unreadable_registry_is_exit_2(sandbox, tmp_path) -> None:
 
 # --- the live mode over real git repositories ----------------------------------------------
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "t@example.invalid")
-    git(repo, "config", "user.name", "t")
+    repo = new_repository(tmp_path / "repo")
     (repo / "checks").mkdir()
     (repo / "checks" / "gates.list").write_text("check-gate-tamper tier: precommit\n")
     shutil.copy(DECLARATION, repo / "checks" / "check-gate-tamper.gate")

@@ -7,29 +7,20 @@ file names every knob of the table."""
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from kit_support import REPO, hermetic_environment, run_st2
+from kit_support import REPO, git, hermetic_environment, new_repository, run_st2
 from st2 import knobs
 
 pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 TEMPLATES = REPO / "st2" / "kit" / "templates"
 
 
-def git(repo: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-
-
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    repo = tmp_path / "project"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "t@example.invalid")
-    git(repo, "config", "user.name", "t")
+    repo = new_repository(tmp_path / "project")
     (repo / "src").mkdir()
     (repo / "src" / "app.py").write_text("print(1)\n")
     (repo / ".gitignore").write_text("__pycache__/")  # no final newline: the merge must add one
