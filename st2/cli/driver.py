@@ -142,3 +142,29 @@ def _channel_replay(harness: str):
 
 pi = _channel_replay("pi")
 omp = _channel_replay("omp")
+
+
+@driver.group("codex")
+def codex() -> None:
+    """Codex driver tools."""
+
+
+@codex.command("replay")
+@click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
+@catalog_options
+def codex_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
+    """Feed a captured app-server JSONL through the Codex producers into the seat's records."""
+    from st2.clock import Clock
+    from st2.drivers import seat as seat_module
+    from st2.drivers.codex.replay import replay as run_replay
+
+    try:
+        seat = seat_module.resolve(location.root, identity)
+    except seat_module.SeatNotFound as error:
+        click.echo(f"st2 driver codex replay: {error}", err=True)
+        exit_with(2)
+        return
+    for row in run_replay(capture, seat, Clock(), runtime_id):
+        sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import threading
 import time
 import uuid
@@ -51,6 +52,11 @@ TOOL_MARKER = "FAKE_TOOL:"
 # Like FAKE_TOOL, but Codex's exec_command asks to run outside its sandbox (an approval prompt).
 ESCALATE_MARKER = "FAKE_ESCALATE:"
 SUBAGENT_MARKER = "FAKE_SUBAGENT"
+STATUS_MARKER = "FAKE_HTTP_STATUS:"
+"""``FAKE_HTTP_STATUS: 401`` answers that request with the HTTP status (an error body, no stream)."""
+# A marker opening the body of a mail line st2's Codex pump delivered (one JSON object per line,
+# the body escaped): the command runs to the next escape or quote rather than to the line's end.
+_EMBEDDED = re.compile(r'^\{.*"body":"(FAKE_TOOL:|FAKE_ESCALATE:)\s*([^"\\]+)')
 # The sub-agent's own first message; it carries no marker, so the sub-agent answers with text.
 SUBAGENT_PROMPT = "Say hello."
 SHELL_TOOLS = ("Bash", "bash", "_bash", "exec_command", "shell_command", "shell")
@@ -109,6 +115,15 @@ def choose_answer(conversation: Conversation) -> dict[str, Any]:
                 command = line[len(marker):].strip()
                 arguments = shell_arguments(name, command)
                 if marker == ESCALATE_MARKER and name == "exec_command":
+                    arguments |= {"sandbox_permissions": "require_escalated",
+                                  "justification": "st2 lab asks for approval"}
+                return {"kind": "tool", "name": name, "arguments": arguments}
+        embedded = _EMBEDDED.search(line) if marker is None else None
+        if embedded is not None:
+            name = next((tool for tool in SHELL_TOOLS if tool in conversation.tool_names), None)
+            if name is not None:
+                arguments = shell_arguments(name, embedded.group(2).strip())
+                if embedded.group(1) == ESCALATE_MARKER and name == "exec_command":
                     arguments |= {"sandbox_permissions": "require_escalated",
                                   "justification": "st2 lab asks for approval"}
                 return {"kind": "tool", "name": name, "arguments": arguments}
@@ -291,6 +306,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, b'{"error":{"type":"not_found","message":"fake model: no such path"}}', "application/json")
             return
         conversation = fake_wire.read_conversation(wire, body)
+        status = re.search(re.escape(STATUS_MARKER) + r"\s*([0-9]{3})", conversation.last_user_text or "")
+        if status is not None and not conversation.last_is_tool_result:
+            entry.update(wire=wire, summary=asdict(conversation), answer={"kind": "status", "status": int(status.group(1))},
+                         usage=None)
+            self.fake._record(entry)
+            message = {"error": {"type": "fake_status", "code": status.group(1), "message": f"fake model: HTTP {status.group(1)}"}}
+            self._send(int(status.group(1)), json.dumps(message).encode(), "application/json")
+            return
         answer = choose_answer(conversation)
         answer["call_id"] = uuid.uuid4().hex[:12]
         entry.update(wire=wire, summary=asdict(conversation) | {"model": body.get("model"),

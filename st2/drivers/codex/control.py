@@ -154,6 +154,14 @@ def phase(state: ControlState) -> tuple[Phase, str | None]:
     return Phase.ACTIVE, None
 
 
+def startable(state: ControlState) -> bool:
+    """Whether a new turn may be started: idle, or — measured on 0.171.0 in the lab — the
+    ``systemError`` a failed turn leaves behind with no live turn, which Codex leaves only when
+    the next ``turn/start`` is accepted (it is, and the status returns to active)."""
+    current, _ = phase(state)
+    return current is Phase.IDLE or (state.status == "systemError" and not state.turns and not state.pending)
+
+
 @dataclass(frozen=True)
 class Projection:
     state: str

@@ -43,6 +43,9 @@ from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase as Lifecycle, 
 from st2.records import driver_diagnostic, harness_context
 
 TICK_SECONDS = 1.0
+FRAME_LOG_ENV = "ST2_CODEX_FRAME_LOG"
+"""A path: every frame each way is appended there as ``{"dir": "in"|"out", "msg": …}`` — the
+capture ``st2 driver codex replay`` reads (how the lab makes its fixtures)."""
 EXIT_UNSUPPORTED = 78
 VERSION_PROBE_SECONDS = 20.0
 _VERSION = re.compile(r"codex-cli\s+([0-9][0-9A-Za-z.+-]*)")
@@ -65,6 +68,21 @@ def probe_version(executable: str, environment: dict) -> tuple[str | None, str |
     return match.group(1), None
 
 
+def credential_rejected(info) -> bool:
+    """Whether a turn's typed ``codexErrorInfo`` says the provider rejected the credential:
+    ``unauthorized``, or — what 0.171.0 actually yields for an HTTP 401 in the lab —
+    ``{"httpConnectionFailed": {"httpStatusCode": 401}}`` (or the stream form). Never prose, and
+    never a quota or retry class: a 429 arrives as ``responseTooManyFailedAttempts`` (429),
+    ``usageLimitExceeded`` or ``rateLimitExceeded``, none of which is auth."""
+    if info == "unauthorized":
+        return True
+    if isinstance(info, dict) and len(info) == 1:
+        (kind, detail), = info.items()
+        return (kind in ("httpConnectionFailed", "responseStreamConnectionFailed") and isinstance(detail, dict)
+                and detail.get("httpStatusCode") == 401)
+    return False
+
+
 def _die_with_parent() -> None:
     """In the app-server child: SIGKILL when the wrapper dies, so no orphan keeps the thread."""
     try:
@@ -73,6 +91,21 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
+
+
+class FrameLog:
+    """Append-only JSONL of the wire, one line per frame."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = open(path, "a", encoding="utf-8")
+
+    def __call__(self, direction: str, frame) -> None:
+        import json
+
+        if isinstance(frame, Malformed):
+            frame = {"unparsed": frame.text}
+        self.handle.write(json.dumps({"dir": direction, "msg": frame}, ensure_ascii=False) + "\n")
+        self.handle.flush()
 
 
 class CodexSession:
@@ -304,7 +337,7 @@ class CodexSession:
     def _turn_result(self, turn: dict) -> None:
         """providerAuth only from the turn's typed error; cleared only by an ordinary end."""
         error = turn.get("error") if isinstance(turn.get("error"), dict) else None
-        if error is not None and error.get("codexErrorInfo") == "unauthorized":
+        if error is not None and credential_rejected(error.get("codexErrorInfo")):
             self.diagnostics.publish("providerAuth", "providerAuthRejected", "turnResult")
         elif error is None and turn.get("status") == "completed":
             self.diagnostics.clear("providerAuth")
@@ -347,7 +380,8 @@ class CodexSession:
         if not self.inbox_dirty or self.connection is None or self.control.thread_id is None:
             return
         current, _ = control_module.phase(self.control)
-        if current not in (Phase.IDLE, Phase.ACTIVE) or self.pump.in_flight or self.pump.unsettled:
+        start = control_module.startable(self.control)
+        if not (start or current is Phase.ACTIVE) or self.pump.in_flight or self.pump.unsettled:
             return
         self.inbox_dirty = False
         batch = self.pump.next_batch(self.control.thread_id)
@@ -355,7 +389,7 @@ class CodexSession:
             return
         items = [{"type": "text", "text": batch.text, "text_elements": []}]
         try:
-            if current is Phase.IDLE:
+            if start:
                 request_id = self.connection.request("turn/start", {"threadId": self.control.thread_id,
                                                                     "input": items})
                 self.purposes[request_id] = "turn/start"
@@ -526,8 +560,13 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv
     except seat_module.SeatNotFound as error:
         _say(str(error))
         return 2
+    frame_log = None
+    capture = os.environ.get(FRAME_LOG_ENV)
+    if capture:
+        frame_log = FrameLog(Path(capture))
     session = CodexSession(seat, runtime_id or seat.agent, codex_argv, clock or Clock(), catalog, operator=operator,
-                           stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
+                           stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None,
+                           frame_log=frame_log)
     session.install_signal_handlers()
     try:
         return session.run()

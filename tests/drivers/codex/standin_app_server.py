@@ -8,7 +8,7 @@ and fsynced when the turn takes the input — the moment a model would see it), 
 stand-in resumes the same thread and ``thread/read`` returns the real history. Markers in the
 input: ``FAKE_APPROVAL`` asks a command approval and waits for the answer; ``FAKE_LATE`` sleeps
 0.5 s before taking the input and ``FAKE_SLOW`` after it (before reporting it); ``FAKE_401`` / ``FAKE_429`` end the turn with the typed errors
-codex reports (``unauthorized`` / ``usageLimitExceeded``).
+0.171.0 reports for an HTTP 401 / 429 in the lab.
 """
 
 import json
@@ -78,9 +78,12 @@ def run_turn(request_id, text):
     note("item/completed", {"item": item, "threadId": THREAD, "turnId": turn_id})
     error = None
     if "FAKE_401" in text:
-        error = {"message": "unexpected status 401 Unauthorized", "codexErrorInfo": "unauthorized"}
+        # What 0.171.0 yields for an HTTP 401 (lab, tests/drivers/codex/test_lab.py).
+        error = {"message": "unexpected status 401 Unauthorized", "codexErrorInfo": {
+            "httpConnectionFailed": {"httpStatusCode": 401}}}
     elif "FAKE_429" in text:
-        error = {"message": "usage limit", "codexErrorInfo": "usageLimitExceeded"}
+        error = {"message": "exceeded retry limit, last status: 429 Too Many Requests", "codexErrorInfo": {
+            "responseTooManyFailedAttempts": {"httpStatusCode": 429}}}
     if "FAKE_APPROVAL" in text:
         note("thread/status/changed", {"threadId": THREAD, "status": {"type": "active",
                                                                        "activeFlags": ["waitingOnApproval"]}})
@@ -100,7 +103,8 @@ def run_turn(request_id, text):
         note("account/rateLimits/updated", {"rateLimits": {
             "primary": {"usedPercent": 13, "windowDurationMins": 300, "resetsAt": 1796005443},
             "secondary": {"usedPercent": 34, "windowDurationMins": 10080, "resetsAt": 1796088243}}})
-    note("thread/status/changed", {"threadId": THREAD, "status": {"type": "idle"}})
+    # A failed turn leaves the thread in systemError until the next turn starts (0.171.0, lab).
+    note("thread/status/changed", {"threadId": THREAD, "status": {"type": "systemError" if error else "idle"}})
     note("turn/completed", {"threadId": THREAD, "turn": {"id": turn_id, "items": [],
                                                            "status": "failed" if error else "completed",
                                                            "error": error}})

@@ -104,3 +104,38 @@ def test_one_compaction_counts_once_on_turn_and_item_id() -> None:
     assert producer.on_compaction("turn-x", None) is None           # the deprecated form collapses
     assert producer.on_compaction("turn-y", None) is not None
     assert producer.on_compaction("turn-y", "item-3") is None
+
+
+WIRE = CAPTURE.parent / "wrapper-wire.jsonl"
+
+
+def test_the_wrappers_0_171_0_wire_above_the_baseline_pins_the_number_and_the_wrong_ones() -> None:
+    from st2.drivers.codex.replay import frames as wire_frames
+
+    producer = ContextProducer()
+    readings = [(frame, reading) for frame in wire_frames(WIRE)
+                for reading, _ in [producer.on_frame(frame)] if reading is not None]
+    frame, reading = next((frame, reading) for frame, reading in readings if reading.used_tokens == 101300
+                          and frame["params"]["tokenUsage"]["total"]["totalTokens"] == 202600)
+    usage = frame["params"]["tokenUsage"]
+    assert (reading.used_tokens, reading.window_tokens, reading.used_percent) == (101300, 190000, 50)
+    assert round(usage["total"]["totalTokens"] / usage["modelContextWindow"] * 100) == 107  # total is spend
+    assert round(usage["last"]["totalTokens"] / usage["modelContextWindow"] * 100) == 53   # baseline-free
+    assert round(usage["last"]["inputTokens"] / usage["modelContextWindow"] * 100) == 53   # inputTokens alone
+    assert reading.session_total_tokens == 202600
+
+
+def test_replaying_the_captured_wire_reproduces_the_live_record(tmp_path) -> None:
+    from st2.clock import FakeClock
+    from st2.drivers.codex.replay import replay
+    from st2.drivers.seat import Seat
+
+    directory = tmp_path / "agents" / "labhost" / "coder"
+    directory.mkdir(parents=True)
+    list(replay(WIRE, Seat(directory, "labhost.coder"), FakeClock()))
+    replayed = json.loads((directory / "harness-context").read_text())
+    live = json.loads((CAPTURE.parent / "wrapper-wire.live-context.json").read_text())
+    fields = ("harness", "usedTokens", "windowTokens", "usedPercent", "model", "costUsd", "sessionTotalTokens",
+              "rateLimits", "compactions", "lastCompactionTrigger")
+    assert {key: replayed[key] for key in fields} == {key: live[key] for key in fields}
+    assert (live["usedPercent"], live["compactions"]) == (5.0, 2)

@@ -108,3 +108,29 @@ def test_every_0_171_0_server_request_method_gets_an_explicit_answer() -> None:
     assert server_requests.human_answer("item/commandExecution/requestApproval", {}, True) == {"decision": "accept"}
     assert server_requests.human_answer("execCommandApproval", {}, False) == {
         "decision": {"denied": {"rejection": "declined by the operator"}}}
+
+
+def test_a_failed_turns_system_error_still_starts_the_next_turn_but_never_steers() -> None:
+    failed = run((Event.STATUS, ACTIVE), (Event.TURN_STARTED, "t1"), (Event.STATUS, {"type": "systemError"}),
+                 (Event.TURN_COMPLETED, "t1"))
+    assert project(failed) is C.UNKNOWN and C.startable(failed)
+    assert not C.startable(run((Event.STATUS, {"type": "systemError"}), (Event.TURN_STARTED, "t1")))
+    assert not C.startable(run((Event.STATUS, {"type": "notLoaded"})))
+    assert C.startable(run((Event.STATUS, {"type": "idle"})))
+
+
+@pytest.mark.parametrize("info, rejected", [
+    ("unauthorized", True),
+    ({"httpConnectionFailed": {"httpStatusCode": 401}}, True),           # what 0.171.0 yields for a 401
+    ({"responseStreamConnectionFailed": {"httpStatusCode": 401}}, True),
+    ({"responseTooManyFailedAttempts": {"httpStatusCode": 429}}, False),  # what it yields for a 429
+    ("usageLimitExceeded", False),
+    ("rateLimitExceeded", False),
+    ({"httpConnectionFailed": {"httpStatusCode": 403}}, False),
+    ({"httpConnectionFailed": {"httpStatusCode": 401}, "other": {}}, False),
+    (None, False),
+])
+def test_only_a_typed_credential_rejection_is_provider_auth(info, rejected) -> None:
+    from st2.drivers.codex.session import credential_rejected
+
+    assert credential_rejected(info) is rejected

@@ -1,0 +1,266 @@
+"""Lab tier: the real ``codex app-server`` 0.171.0 run by ``st2 up`` as a ``codex { … }`` seat —
+its PTY task is ``st2 driver codex-session`` — against the loopback fake model: one message is
+exactly one turn, the context shows Codex's window and the mirrored percent, an auto-compaction
+adds one with trigger unknown, an approval blocks on a human until ``/approve`` is typed in the
+PTY, a 401 reads providerAuth and a 429 does not; a replay of the wire the wrapper captured
+reproduces the live numbers; SIGKILLing the wrapper between attempt and evidence duplicates
+nothing; an unsupported version is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+from codex_support import REPO, write_message
+
+LAB_DIR = REPO / "tests" / "lab"
+if str(LAB_DIR) not in sys.path:
+    sys.path.append(str(LAB_DIR))
+
+from fake_model import FakeModel  # noqa: E402
+from lab_config import Lab, configure_codex  # noqa: E402
+from lab_support import require_harness  # noqa: E402
+
+from st2.drivers.codex.context import used_percent  # noqa: E402
+from st2.drivers.codex.pump import correlations_in  # noqa: E402
+
+pytestmark = pytest.mark.lab
+
+HOST = "labhost"
+WAIT = 90.0
+
+
+def poll(predicate, what: str, timeout: float = WAIT, describe=lambda: ""):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}\n{describe()[-4000:]}")
+
+
+class Seat:
+    def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], lab: Lab) -> None:
+        self.catalog = catalog
+        self.directory = catalog / "agents" / HOST / "coder"
+        self.state_home = state_home
+        self.env = env
+        self.lab = lab
+        self.socket: Path | None = None
+        self.session = ""
+
+    def st2(self, *words: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.catalog), *words],
+                              capture_output=True, text=True, env=self.env, timeout=timeout, cwd=REPO)
+
+    def record(self, name: str):
+        try:
+            return json.loads((self.directory / name).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def row(self) -> dict:
+        result = self.st2("agents", "--json", "--host", HOST)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)[0]
+
+    def tmux(self, *words: str) -> str:
+        result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def screen(self) -> str:
+        try:
+            return self.tmux("capture-pane", "-p", "-S", "-200", "-t", self.session) if self.socket else ""
+        except AssertionError:
+            return ""
+
+    def state(self) -> tuple:
+        value = self.record("harness-state") or {}
+        return value.get("state"), value.get("blockedOn"), value.get("ask")
+
+    def up(self) -> None:
+        started = self.st2("up", "--once", "--host", HOST)
+        assert started.returncode == 0, started.stdout + started.stderr
+        self.socket = poll(lambda: next(iter(self.state_home.glob(f"**/s/{HOST}.coder")), None), "the tmux socket", 30)
+        self.session = poll(lambda: self.tmux("list-sessions", "-F", "#{session_name}").split(), "the session", 30)[0]
+
+    def ledger(self) -> dict:
+        path = next(iter(self.state_home.glob(f"**/delivery/{HOST}.coder/delivery-ledger.json")), None)
+        return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
+
+    def kill_pty(self) -> None:
+        if self.socket is not None and self.socket.exists():
+            pane = subprocess.run(["tmux", "-S", str(self.socket), "display-message", "-p", "-t", self.session,
+                                   "#{pane_pid}"], capture_output=True, text=True, timeout=30).stdout.strip()
+            subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True, timeout=30)
+            if pane.isdigit():
+                try:
+                    os.killpg(int(pane), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+
+
+@pytest.fixture
+def fake_model():
+    with FakeModel() as fake:
+        yield fake
+
+
+def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, **block) -> Seat:
+    harness = require_harness("codex")
+    lab = Lab.create(tmp_path / "lab")
+    env = configure_codex(lab, harness, fake, context_window=200000, approval_policy="on-request",
+                          sandbox_mode="workspace-write")
+    state_home = Path(tempfile.mkdtemp(prefix="st2cx-"))  # short: tmux sockets live under it
+    catalog = tmp_path / "catalog"
+    directory = catalog / "agents" / HOST / "coder"
+    (directory / "resources" / "inbox").mkdir(parents=True)
+    config = " ".join(f'"{item}"' for item in (
+        "model_providers.fake.request_max_retries=0", "model_providers.fake.stream_max_retries=0",
+        "model_auto_compact_token_limit=100000"))
+    (directory / "agent.kdl").write_text(
+        f'agent "coder" {{\n    workspace "{lab.workspace}"\n'
+        f'    codex {{\n        executable "{executable or harness.executable}"\n        config {config}\n    }}\n}}\n')
+    env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}",
+                 "ST2_CODEX_FRAME_LOG": str(lab.logs / "wire.jsonl")}
+    return Seat(catalog, state_home, env, lab)
+
+
+@pytest.fixture
+def seat(tmp_path: Path, fake_model: FakeModel):
+    running = make_seat(tmp_path, fake_model)
+    try:
+        yield running
+    finally:
+        running.kill_pty()
+        shutil.rmtree(running.state_home, ignore_errors=True)
+
+
+def requests_carrying(fake: FakeModel, correlation: str) -> int:
+    """Model requests whose newest user input is the delivery carrying ``correlation``."""
+    return sum(1 for entry in fake.model_requests()
+               if entry.get("wire") == "responses" and correlation in (entry["summary"].get("last_user_text") or ""))
+
+
+def test_a_codex_seat_under_st2_up_is_driven_observed_and_measured(seat: Seat, fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
+
+    # One message -> exactly one turn, above the 12,000-token baseline.
+    fake_model.set_usage(input=101000, output=300, cache_read=1200)
+    name = write_message(seat.directory, "first task", body="say hello")
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "consumed", "consumption", describe=seat.screen)
+    poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 101300, "the reading",
+         describe=seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "idle after the turn", describe=seat.screen)
+    [correlation] = [seat.ledger()[name]["correlation"]]
+    assert requests_carrying(fake_model, correlation) == 1
+    context = seat.row()["context"]
+    assert (context["harness"], context["usedTokens"], context["windowTokens"], context["model"],
+            context["costUsd"]) == ("codex", 101300, 190000, None, None)  # 95 % of the configured 200000
+    assert context["usedPercent"] == used_percent(190000, 101300) == 50
+    assert (seat.directory / "resources" / "inbox" / name).exists()  # the pump never archives
+
+    # A second big turn crosses model_auto_compact_token_limit: Codex compacts; one, trigger unknown.
+    name = write_message(seat.directory, "second task", body="again")
+    poll(lambda: (seat.record("harness-context") or {}).get("compactions") == 1, "the compaction", 120,
+         seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "idle after compacting", describe=seat.screen)
+    context = seat.row()["context"]
+    assert (context["compactions"], context["lastCompactionTrigger"]) == (1, "unknown")
+    fake_model.set_usage(input=20000, output=100, cache_read=1000)  # below the compaction limit again
+
+    # An approval: blocked on a human, resolved by typing /approve in the PTY.
+    target = seat.lab.workspace / "made-by-approval.txt"
+    write_message(seat.directory, "tool", body=f"FAKE_ESCALATE: touch {target}")
+    poll(lambda: seat.state()[1] == "human", "blockedOn human", describe=seat.screen)
+    assert seat.state() == ("active", "human", "permission")
+    assert seat.row()["observedState"]["blockedOn"] == "human"
+    poll(lambda: "/approve" in seat.screen(), "the approval in the transcript", 30, seat.screen)
+    seat.tmux("send-keys", "-t", seat.session, "-l", "/approve")
+    seat.tmux("send-keys", "-t", seat.session, "Enter")
+    poll(lambda: target.exists() and seat.state()[:2] == ("idle", "none"), "approved, run and idle",
+         describe=seat.screen)
+
+    # A 429 is not auth; a 401 is (0.171.0 types it httpConnectionFailed with status 401).
+    write_message(seat.directory, "quota", body="FAKE_HTTP_STATUS: 429")
+    poll(lambda: "turn failed" in seat.screen(), "the 429 turn", describe=seat.screen)
+    assert seat.record("driver-diagnostic") is None
+    write_message(seat.directory, "auth", body="FAKE_HTTP_STATUS: 401")
+    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "providerAuth", "providerAuth",
+         describe=seat.screen)
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"], diagnostic["producerVersion"]) == (
+        "failure", "codex", "providerAuth", "providerAuthRejected", "turnResult", "0.171.0")
+    write_message(seat.directory, "ordinary", body="hello again")
+    poll(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", describe=seat.screen)
+    live = seat.record("harness-context")
+
+    # Replay of the wire the wrapper captured reproduces the live numbers.
+    replay_catalog = seat.catalog.parent / "replay"
+    (replay_catalog / "agents" / HOST / "coder").mkdir(parents=True)
+    (replay_catalog / "agents" / HOST / "coder" / "agent.kdl").write_text('agent "coder" {\n    codex\n}\n')
+    replayed = subprocess.run([sys.executable, "-m", "st2", "--catalog", str(replay_catalog), "driver", "codex",
+                               "replay", str(seat.lab.logs / "wire.jsonl"), "--identity", f"{HOST}.coder"],
+                              capture_output=True, text=True, timeout=60, cwd=REPO)
+    assert replayed.returncode == 0, replayed.stderr
+    replay_record = json.loads((replay_catalog / "agents" / HOST / "coder" / "harness-context").read_text())
+    fields = ("usedTokens", "windowTokens", "usedPercent", "sessionTotalTokens", "rateLimits", "compactions",
+              "lastCompactionTrigger")
+    assert {key: replay_record[key] for key in fields} == {key: live[key] for key in fields}
+    capture_dir = os.environ.get("ST2_CODEX_CAPTURE_DIR")
+    if capture_dir:  # how captures/codex/0.171.0/lab/wrapper-wire.jsonl was made
+        text = (seat.lab.logs / "wire.jsonl").read_text().replace(str(seat.lab.root), "/LAB")
+        text = text.replace(str(seat.catalog), "/CATALOG").replace(str(fake_model.port), "FAKEPORT")
+        Path(capture_dir, "wrapper-wire.jsonl").write_text(text)
+        Path(capture_dir, "wrapper-wire.live-context.json").write_text(json.dumps(live, indent=1) + "\n")
+
+
+def test_sigkill_of_the_real_wrappers_between_attempt_and_evidence_duplicates_nothing(seat: Seat,
+                                                                                      fake_model: FakeModel) -> None:
+    names = []
+    for round_number in range(2):
+        seat.up()
+        poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
+        names.append(write_message(seat.directory, f"round {round_number}", body="hello"))
+        poll(lambda: names[-1] in seat.ledger(), "the attempt owned", 30, seat.screen)  # ownership persisted
+        wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+        os.kill(wrapper, signal.SIGKILL)  # between attempt and evidence
+        seat.kill_pty()
+    seat.up()
+    poll(lambda: all(seat.ledger().get(name, {}).get("phase") == "consumed" for name in names), "both delivered",
+         120, seat.screen)
+    for name in names:
+        assert requests_carrying(fake_model, seat.ledger()[name]["correlation"]) <= 1
+        stem = name[:-3]
+        carrying = [entry for entry in fake_model.model_requests() if entry.get("wire") == "responses"
+                    and f"st2:{stem}:" in (entry["summary"].get("last_user_text") or "")]
+        assert len(carrying) == 1, [entry["summary"]["last_user_text"][:200] for entry in carrying]
+        assert len(correlations_in(carrying[0]["summary"]["last_user_text"])) == 1
+
+
+def test_an_unsupported_codex_is_refused_with_the_version_gate(tmp_path: Path, fake_model: FakeModel) -> None:
+    fake = tmp_path / "codex-0.172"
+    fake.write_text('#!/bin/sh\n[ "$1" = --version ] && echo "codex-cli 0.172.0" && exit 0\nexec sleep 600\n')
+    fake.chmod(0o755)
+    running = make_seat(tmp_path, fake_model, executable=str(fake))
+    try:
+        running.up()
+        poll(lambda: running.record("driver-diagnostic"), "the versionGate diagnostic", 60, running.screen)
+        diagnostic = running.row()["driverDiagnostic"]
+        assert (diagnostic["stage"], diagnostic["reason"], diagnostic["producerVersion"], diagnostic["support"]) == (
+            "versionGate", "unsupportedVersion", "0.172.0", "unsupported")
+    finally:
+        running.kill_pty()
+        shutil.rmtree(running.state_home, ignore_errors=True)
