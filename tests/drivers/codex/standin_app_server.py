@@ -135,6 +135,9 @@ def main():
                      for index, entry in enumerate(history())]
             out({"id": request_id, "result": {"thread": thread(turns=[{"id": "t", "items": items}])}})
         elif method in ("turn/start", "turn/steer"):
+            if os.environ.get("STANDIN_TIMING"):  # the benchmark's clock: when the request arrived
+                with open(os.environ["STANDIN_TIMING"], "a") as handle:
+                    handle.write(f"{time.monotonic()}\n")
             text = "\n".join(part.get("text", "") for part in params.get("input", []))
             run_turn(request_id, text)
         elif request_id is not None and method is not None:

@@ -13,6 +13,7 @@ import pytest
 from codex_support import HOST, Wrapper, make_seat, poll_for, record, write_message
 
 from st2.drivers.codex.pump import correlations_in
+from support import run_st2
 
 pytestmark = pytest.mark.process
 
@@ -55,6 +56,11 @@ def test_one_message_becomes_exactly_one_turn_and_publishes_context(catalog, tmp
         # writes on its own and rides the next reading, so this one carries none.
         assert context["rateLimits"] == {"fiveHour": None, "sevenDay": None}
         assert (seat / "resources" / "inbox" / name).exists()  # the pump never archives
+        # The roster shows the Codex seat like Claude's: obs: and ctx: columns.
+        roster = run_st2("agents", "--host", HOST, catalog=catalog)
+        assert roster.returncode == 0, roster.stderr
+        line = next(line for line in roster.stdout.splitlines() if "h.coder" in line)
+        assert "obs:idle" in line and "ctx:50%" in line, line
     finally:
         assert wrapper.stop() in (0, 128 + signal.SIGTERM, 143 - 128)
     state = record(seat, "harness-state")
@@ -95,6 +101,8 @@ def test_a_rejected_credential_reads_provider_auth_while_a_quota_failure_does_no
         assert (diagnostic["driver"], diagnostic["reason"], diagnostic["source"]) == (
             "codex", "providerAuthRejected", "turnResult")
         assert diagnostic["producerVersion"] == "0.171.0"
+        doctor = run_st2("doctor", "--host", HOST, catalog=catalog)
+        assert "codex driver failed at stage providerAuth: providerAuthRejected (source turnResult" in doctor.stdout
         del second
         write_message(seat, "an ordinary turn")
         poll_for(lambda: record(seat, "driver-diagnostic") is None, "recovery by a turn's ordinary end")
