@@ -28,6 +28,10 @@ def catalog_in(directory: Path) -> Path:
         seat = root / "agents" / "h1" / identity
         seat.mkdir(parents=True)
         (seat / "agent.kdl").write_text(f'agent "{identity}" {{\n    argv "sh"\n{extra}}}\n')
+    for index in range(8):  # the concurrent senders: a sender must be declared
+        principal = root / "principals" / "h1" / f"sender{index}"
+        (principal / "resources" / "inbox").mkdir(parents=True)
+        (principal / "principal.kdl").write_text(f'principal "sender{index}" host="h1"\n')
     return root
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from st2.bus import BusError
 from st2.bus.envelope import Message, parse
 from st2.bus.filename import is_message_filename
+from st2.bus.publication import ensure_box
 from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
 from st2.fs.atomic import fsync_directory
 from st2.fs.read import MESSAGE_LIMIT, read_bounded
@@ -132,6 +133,12 @@ def archive_message(seat_directory: Path, filename: str) -> ArchiveOutcome:
         raise BusError(f"{filename!r} is not a message filename (<unix-ms>-<rand6>.md)")
     inbox = inbox_of(seat_directory)
     archive = archive_of(seat_directory)
+    # Both boxes must be real directories all the way from the catalog root: a receipt is never
+    # linked through an `archive` (or an inbox read through an `inbox`) that is a symlink out
+    # of the catalog. The seat (or principal) directory is <catalog>/<namespace>/<host>/<name>.
+    catalog = Path(os.path.abspath(seat_directory)).parents[2]
+    ensure_box(inbox, catalog)
+    ensure_box(archive, catalog)
     source = inbox / filename
     receipt = archive / filename
     if os.path.lexists(receipt):
@@ -143,7 +150,6 @@ def archive_message(seat_directory: Path, filename: str) -> ArchiveOutcome:
         raise BusError(f"no message {filename} in {inbox}") from None
     if not stat.S_ISREG(source_status.st_mode):
         raise BusError(f"{source} is not a regular file; refusing to archive it")
-    archive.mkdir(parents=True, exist_ok=True)
     try:
         os.link(source, receipt, follow_symlinks=False)
     except FileExistsError:

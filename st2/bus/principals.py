@@ -4,6 +4,12 @@ A principal declaration is one node, ``principal "<name>" host="<host>"`` (the o
 ``host`` may be omitted, the path then gives it), whose content must match its path. It creates no task and no presence — only a bus endpoint: a canonical
 ``resources/inbox`` where typed request replies land. A principal never borrows an agent's
 identity: one whose bus id is also a seat's is refused.
+
+The *operator principal* of a catalog on a host is the principal named ``operator`` there,
+``principals/<host>/operator/principal.kdl``: the identity a human at a shell sends as (``st2
+message send`` with neither ``--as`` nor ``$ST_AGENT``), and the one a line typed into a native
+seat's view is published from. :func:`operator_principal` finds it, :func:`ensure_operator`
+declares it (the demo and ``st2 agent new`` do).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from pathlib import Path
 
 from st2.bus import AmbiguousRecipient, BusError
 from st2.bus.addressing import seats
+from st2.catalog.layout import PRINCIPALS_DIR
 from st2.fs.read import DECLARATION_LIMIT, read_text
 
 
@@ -94,3 +101,47 @@ def resolve_box_owner(catalog: Path, name: str, this_host: str):
             return resolve_principal(catalog, name, this_host)
         except BusError:
             raise seat_error from None
+
+
+OPERATOR = "operator"
+
+
+def operator_declaration(host: str) -> bytes:
+    """The bytes of the operator principal's ``principal.kdl`` on ``host``."""
+    return f'principal "{OPERATOR}" host="{host}"\n'.encode()
+
+
+def operator_principal(catalog: Path, host: str) -> Principal | None:
+    """The operator principal of ``catalog`` on ``host``, or None when it is not declared.
+    Raise :class:`BusError` when its declaration is malformed or collides with a seat."""
+    declaration = Path(catalog) / PRINCIPALS_DIR / host / OPERATOR / "principal.kdl"
+    if not declaration.exists():
+        return None
+    return resolve_principal(catalog, f"{host}.{OPERATOR}", host)
+
+
+def ensure_operator(catalog: Path, host: str) -> Principal:
+    """Declare the operator principal on ``host`` (atomically; an existing one is kept) with its
+    ``resources/inbox`` and ``resources/archive``, and return it."""
+    from st2.bus.publication import ensure_box, staging_directory
+    from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
+    from st2.fs.atomic import publish
+
+    catalog = Path(catalog)
+    directory = catalog / PRINCIPALS_DIR / host / OPERATOR
+    ensure_box(directory / RESOURCES / INBOX, catalog)
+    ensure_box(directory / RESOURCES / ARCHIVE, catalog)
+    declaration = directory / "principal.kdl"
+    if not declaration.exists():
+        publish(declaration, operator_declaration(host), staging_directory(catalog), root=catalog)
+    principal = operator_principal(catalog, host)
+    assert principal is not None
+    return principal
+
+
+def resolve_sender(catalog: Path, name: str, this_host: str) -> str:
+    """The bus id ``name`` sends as: exactly one declared seat (bus id, bare identity or
+    address) or declared principal. Raise :class:`BusError` for an undeclared or ambiguous
+    sender, exactly as a recipient is refused — mail never claims an identity nobody declared."""
+    owner = resolve_box_owner(catalog, name, this_host)
+    return owner.bus_id

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from st2.catalog.layout import AGENTS_DIR, DECLARATION, PRINCIPAL_DECLARATION, PRINCIPALS_DIR
+from st2.catalog.names import name_problem, shown
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
 
 LEGACY_HARNESS_CONTEXT_STAGING = re.compile(r"\.harness-context\.tmp-[0-9]+-[0-9]+")
@@ -160,11 +161,17 @@ def _is_real_directory(entry: os.DirEntry, relative: str, found: Discovery, kind
             return False
         if not entry.is_dir(follow_symlinks=False):
             article = "an" if kind[0] in "aeiou" else "a"
-            found.errors.append(_problem("catalog-entry-unexpected", relative,
-                                         f"{relative} is not {article} {kind} directory"))
+            found.errors.append(_problem("catalog-entry-unexpected", shown(relative),
+                                         f"{shown(relative)} is not {article} {kind} directory"))
             return False
     except OSError as error:
         found.errors.append(_problem("catalog-unreadable", relative, f"cannot inspect {relative}: {error.strerror}"))
+        return False
+    problem = name_problem(entry.name, kind)  # the grammar (st2/catalog/names.py), with its reason
+    if problem is not None:
+        safe = shown(relative)
+        found.errors.append(_problem("catalog-entry-unsafe-name", safe,
+                                     f"{safe}: `{shown(entry.name)}` is not a usable {kind} name: {problem}"))
         return False
     return True
 

@@ -63,6 +63,8 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
         diagnostics.extend(_render_problems(seat, declaration, overlay))
     diagnostics.extend(_template_problems(root))
     diagnostics.extend(_dangling_supervisors(found.seats, declarations, overlay))
+    diagnostics.extend(_shared_runtime_ids(declarations, overlay))
+    diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
@@ -141,6 +143,43 @@ def _dangling_supervisors(seats, declarations, overlay: Overlay | None = None) -
         problems.append(_located(seat, "supervisor", "dangling-supervisor", WARNING,
                                  f"supervisor \"{supervisor}\" is not a seat in this catalog",
                                  "crash-loop notices for this seat will reach no one", overlay))
+    return problems
+
+
+def _shared_runtime_ids(declarations, overlay: Overlay | None = None) -> list[Diagnostic]:
+    """Two tasks claiming one runtime id (seat ``x`` declaring ``ding`` beside a seat ``x.ding``,
+    or an explicit ``id`` repeated) would adopt, restart or stop each other's process; the
+    supervisor refuses both, so validate refuses them first, naming each claimant."""
+    claims: dict[str, list[str]] = {}
+    for seat, declaration in declarations:
+        for task in declaration.runtime_tasks(seat.host):
+            claims.setdefault(task.id, []).append(f"{seat.runtime_id} ({task.name})")
+    problems = []
+    for seat, declaration in declarations:
+        for task in declaration.runtime_tasks(seat.host):
+            claimants = claims[task.id]
+            if len(claimants) > 1:
+                problems.append(_located(seat, None, "duplicate-task", ERROR,
+                                         f"runtime id {task.id} is claimed by {len(claimants)} tasks: "
+                                         + ", ".join(claimants),
+                                         "rename a seat or a task, or give one an explicit distinct `id`", overlay))
+    return problems
+
+
+def _unsafe_mailboxes(seats, principals) -> list[Diagnostic]:
+    """A seat's or principal's mailbox directory that is a symlink or not a directory."""
+    from st2.catalog.mailboxes import unsafe_mailbox
+
+    problems = []
+    for owner, namespace in [(seat, AGENTS_DIR) for seat in seats] + [(p, "principals") for p in principals]:
+        unsafe = unsafe_mailbox(owner.directory)
+        if unsafe is None:
+            continue
+        source = f"{namespace}/{owner.host}/{Path(owner.directory).name}/{unsafe[0]}"
+        problems.append(Diagnostic(code="catalog-entry-symlink", severity=ERROR, layer=CATALOG, source=source,
+                                   span=None, field_path=None,
+                                   message=f"{source} is {unsafe[1]}; a mailbox must be a real directory inside the catalog",
+                                   help="replace it with a real directory (mail is never read or written through a link)"))
     return problems
 
 

@@ -11,14 +11,36 @@ import click
 from st2.bus.envelope import shown
 from st2.cli.common import catalog_options
 
-ACTING_HELP = "Acting identity (default $ST_AGENT): the sender, or whose boxes are 'mine'."
+ACTING_HELP = ("Acting identity (default $ST_AGENT, then this host's operator principal): the sender, "
+               "or whose boxes are 'mine'.")
 
 
-def acting_identity(as_option: str | None) -> str:
+def acting_identity(as_option: str | None, location=None) -> str:
+    """``--as``, else ``$ST_AGENT``, else (given ``location``) the bus id of this host's
+    declared operator principal — a human at a shell sends as the operator."""
     value = as_option or os.environ.get("ST_AGENT") or ""
-    if not value:
-        raise click.ClickException("no acting identity: pass --as or set $ST_AGENT")
-    return value
+    if value:
+        return value
+    if location is not None:
+        from st2.bus.principals import operator_principal
+
+        operator = bus_call(operator_principal, location.root, location.host)
+        if operator is not None:
+            return operator.bus_id
+    raise click.ClickException(
+        "no acting identity: pass --as, set $ST_AGENT, or declare the operator principal "
+        "principals/<host>/operator/principal.kdl")
+
+
+def sending_identity(as_option: str | None, location) -> str:
+    """The declared bus id a message is sent as: refused, like a recipient, when it names no
+    declared seat or principal or names several."""
+    from st2.bus.envelope import check_name
+    from st2.bus.principals import resolve_sender
+
+    name = acting_identity(as_option, location)
+    bus_call(check_name, "sender", name)  # a hostile name gets its own reason first
+    return bus_call(resolve_sender, location.root, name, location.host)
 
 
 def body_text(message: str | None) -> str:
@@ -45,11 +67,11 @@ def bus_call(function, *args, **kwargs):
         raise click.ClickException(str(error)) from None
 
 
-def _split_target(first: str, second: str | None, as_option: str | None) -> tuple[str, str]:
+def _split_target(first: str, second: str | None, as_option: str | None, location=None) -> tuple[str, str]:
     """``[identity] <filename>``: with two words the first names the box owner."""
     if second is not None:
         return first, second
-    return acting_identity(as_option), first
+    return acting_identity(as_option, location), first
 
 
 @click.group("message")
@@ -75,7 +97,7 @@ def send_command(to, to_id, text, subject, in_reply_to, tags, priority, idempote
     from st2.bus.addressing import resolve_seat
     from st2.bus.send import send
 
-    sender = acting_identity(as_option)
+    sender = sending_identity(as_option, location)
     recipient = bus_call(resolve_seat, location.root, to, to_id=to_id)
     tag_list = tuple(tag.strip() for tag in tags.split(",") if tag.strip()) if tags else ()
     receipt = bus_call(
@@ -101,8 +123,8 @@ def reply_command(filename, text, subject, as_option, location) -> None:
     from st2.bus.principals import resolve_box_owner
     from st2.bus.send import send
 
-    sender = acting_identity(as_option)
-    me = bus_call(resolve_box_owner, location.root, sender, location.host)
+    me = bus_call(resolve_box_owner, location.root, acting_identity(as_option, location), location.host)
+    sender = me.bus_id
     original = bus_call(read_message, inbox_of(me.directory), filename) or bus_call(
         read_message, archive_of(me.directory), filename
     )
@@ -135,7 +157,7 @@ def ls_command(identity, archive, count, include_body, from_, since, as_json, as
     from st2.bus.mailbox import archive_of, list_box, list_inbox
     from st2.bus.principals import resolve_box_owner
 
-    name = identity or acting_identity(as_option)
+    name = identity or acting_identity(as_option, location)
     owner = bus_call(resolve_box_owner, location.root, name, location.host)
     messages = list_box(archive_of(owner.directory)) if archive else list_inbox(owner.directory)
     if from_ is not None:
@@ -165,7 +187,7 @@ def sent_command(count, include_body, as_json, as_option, location) -> None:
     from st2.bus import sent
     from st2.bus.envelope import check_name
 
-    sender = acting_identity(as_option)
+    sender = acting_identity(as_option, location)
     bus_call(check_name, "sender", sender)
     messages = bus_call(sent.list_sent, location.root, sender)
     if count:
@@ -193,7 +215,7 @@ def read_command(first, second, archive, raw, as_json, as_option, location) -> N
     from st2.bus.envelope import parse
     from st2.bus.principals import resolve_box_owner
 
-    name, filename = _split_target(first, second, as_option)
+    name, filename = _split_target(first, second, as_option, location)
     owner = bus_call(resolve_box_owner, location.root, name, location.host)
     box = archive_of(owner.directory) if archive else inbox_of(owner.directory)
     data = bus_call(read_raw, box, filename)
@@ -236,7 +258,7 @@ def archive_command(first, second, as_option, location) -> None:
     from st2.bus.mailbox import archive_message
     from st2.bus.principals import resolve_box_owner
 
-    name, filename = _split_target(first, second, as_option)
+    name, filename = _split_target(first, second, as_option, location)
     owner = bus_call(resolve_box_owner, location.root, name, location.host)
     outcome = bus_call(archive_message, owner.directory, filename)
     click.echo(outcome.value)

@@ -32,6 +32,9 @@ def build_demo_catalog(destination: Path) -> Path:
     for declaration in sorted((root / "agents").glob("*/*/agent.kdl")):
         (declaration.parent / "resources" / "inbox").mkdir(parents=True, exist_ok=True)
         (declaration.parent / "resources" / "archive").mkdir(parents=True, exist_ok=True)
+    from st2.bus.principals import ensure_operator
+
+    ensure_operator(root, DEMO_HOST)  # the identity the human at this shell sends as
     return root
 
 
@@ -78,6 +81,8 @@ class Demo:
         self.st2("message", "send", "builder", "--subject", "build the parser", "-m",
                  "Please build the parser and mail me when CI is green.", ST_AGENT="demo.planner")
         self.st2("status", "--set", "busy", ST_AGENT="demo.builder")
+        self.echo("\n# you, at this shell, send as the catalog's operator principal (principals/demo/operator)")
+        self.st2("message", "send", "planner", "--subject", "status?", "-m", "How is the parser going?")
         self.st2("message", "ls", "builder")
         self.show_ding()
 

@@ -107,6 +107,23 @@ def notice_text(filename: str, subject: str | None, sender: str | None) -> str:
             f"(from {normalize_field(sender, UNKNOWN_SENDER, SENDER_MAX_CHARS)}); check your inbox")
 
 
+# What may stay in a notice typed into a shell's line editor. Everything else (``; & | < > $ `
+# \\ ' " * ? ~ { } ! ^ #`` and the rest) becomes a space, so no word of a subject or sender can
+# end the comment in a shell that does not treat ``#`` as one (zsh without interactivecomments
+# then only fails to find a command named ``#``), start a substitution, a redirection, a glob,
+# a history expansion or a second command.
+_SHELL_INERT_PUNCTUATION = frozenset(" ._,:@+=/-%[]()")
+
+
+def shell_comment(text: str) -> str:
+    """``text`` as an inert shell comment line: ``# `` then ``text`` with every character a
+    shell would interpret replaced by a space (runs collapsed). Typing it and pressing Return
+    in sh, bash, zsh or fish runs nothing."""
+    kept = "".join(character if character.isalnum() or character in _SHELL_INERT_PUNCTUATION else " "
+                   for character in normalize_line(text))
+    return "# " + " ".join(kept.split())
+
+
 def paste_frame(text: str) -> str:
     """The single bracketed-paste frame for ``text`` (normalized again, so a caller cannot put a
     terminator inside it by mistake)."""

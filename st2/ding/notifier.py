@@ -158,13 +158,18 @@ class Notifier:
     def _candidate(self, messages: dict) -> Head | None:
         state = self.state
         if state.backlog:
-            return Head("backlog", BACKLOG_NOTICE, state.backlog, ownership.new_token())
+            return Head("backlog", self._typed(BACKLOG_NOTICE), state.backlog, ownership.new_token())
         pending = sorted(name for name in messages if name not in state.settled)
         if not pending:
             return None
         message = messages[pending[0]]
-        return Head("message", notice_text(message.filename, message.subject, message.sender),
+        return Head("message", self._typed(notice_text(message.filename, message.subject, message.sender)),
                     (message.filename,), ownership.new_token())
+
+    def _typed(self, notice: str) -> str:
+        """The notice in the form the seat's surface takes it (its grammar's ``notice``)."""
+        render = getattr(self.adapters[0], "notice", None) if self.adapters else None
+        return render(notice) if render is not None else notice
 
     # --- one pass ------------------------------------------------------------------------------
 

@@ -127,6 +127,9 @@ class Harness(Protocol):
 
     def receipt(self, screen: Screen, expected: str) -> ReceiptState: ...
 
+    # Optional: ``notice(text) -> str``, the form a notice is typed in on this surface (the line
+    # grammar renders it as an inert shell comment); absent, the notice is typed as it is.
+
 
 ComposerFacts = tuple  # (row, exact, empty, idle) about the live composer, or None
 

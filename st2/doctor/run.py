@@ -18,6 +18,22 @@ EXTRA_CHECKS: list[str] = [
 ]
 
 
+def mailbox_findings(catalog_root: Path) -> list[Finding]:
+    """A seat's or principal's mailbox directory that is a symlink or not a directory."""
+    from st2.catalog.discovery import discover
+    from st2.catalog.mailboxes import unsafe_mailbox
+
+    found = discover(catalog_root)
+    findings = []
+    for owner in list(found.seats) + list(found.principals):
+        unsafe = unsafe_mailbox(owner.directory)
+        if unsafe is not None:
+            name = f"{owner.host}.{Path(owner.directory).name}"
+            findings.append(Finding(Severity.FAILURE, name, "mailbox-unsafe",
+                                    f"{unsafe[0]} is {unsafe[1]}; mail is refused until it is a real directory"))
+    return findings
+
+
 def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     findings: list[Finding] = []
     if not catalog_root.is_dir():
@@ -27,6 +43,7 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
         findings.append(Finding(Severity.FAILURE, "catalog", "declaration", problem))
     for row in rows:
         findings.extend(record_findings(row))
+    findings.extend(mailbox_findings(catalog_root))
     for target in EXTRA_CHECKS:
         module_name, function_name = target.split(":")
         try:

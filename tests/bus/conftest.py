@@ -81,9 +81,12 @@ def seat_writer():
 
 @pytest.fixture
 def small_catalog(catalog: Path) -> Path:
-    """h1.alice, h1.bob (address "robert", stream "ci") and principal h1.svc: the concurrency
-    tests resolve recipients thousands of times, so their catalog stays small."""
+    """h1.alice, h1.bob (address "robert", stream "ci"), principal h1.svc and the concurrent
+    senders' principals h1.sender0..7 (a sender must be declared): the concurrency tests resolve
+    recipients thousands of times, so their catalog stays small."""
     declare_seat(catalog, HOST, "alice")
     declare_seat(catalog, HOST, "bob", extra='    address "robert"\n    stream "ci" { argv "ci-adapter"; }\n')
     declare_principal(catalog, HOST, "svc")
+    for index in range(8):
+        declare_principal(catalog, HOST, f"sender{index}")
     return catalog

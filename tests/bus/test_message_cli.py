@@ -93,7 +93,7 @@ def test_refusals_name_the_problem_and_write_nothing(bus_catalog: Path, snapshot
 
 def test_a_send_without_an_acting_identity_is_refused(bus_catalog: Path) -> None:
     result = st2(bus_catalog, "message", "send", "alice", "-m", "x")
-    assert result.returncode == 1 and "pass --as or set $ST_AGENT" in result.stderr
+    assert result.returncode == 1 and "pass --as, set $ST_AGENT, or declare the operator principal" in result.stderr
 
 
 def test_an_oversize_message_is_refused_with_a_clear_error(bus_catalog: Path, snapshot) -> None:

@@ -149,10 +149,10 @@ def test_an_exact_legacy_staging_file_is_skipped_and_left_untouched(catalog: Pat
 def test_a_directory_with_the_legacy_name_is_an_error(catalog: Path) -> None:
     (catalog / "agents" / "h" / LEGACY).mkdir(parents=True)
     found = discover(catalog)
-    # A directory with that name is treated like any identity directory: no declaration → not a
-    # seat, and it is reported rather than silently skipped.
+    # A directory with that name is judged like any identity directory: its leading `.` is
+    # outside the name grammar (st2/catalog/names.py), so it is reported, never silently skipped.
     assert found.skipped == []
-    assert codes(found) == [("catalog-entry-unexpected", "warning", f"agents/h/{LEGACY}")]
+    assert codes(found) == [("catalog-entry-unsafe-name", "error", f"agents/h/{LEGACY}")]
 
 
 def test_a_directory_with_the_legacy_name_holding_a_declaration_is_not_skipped(catalog: Path) -> None:
@@ -161,7 +161,7 @@ def test_a_directory_with_the_legacy_name_holding_a_declaration_is_not_skipped(c
     (directory / "agent.kdl").write_text("agent { argv \"true\" }\n")
     found = discover(catalog)
     assert found.skipped == []
-    assert [seat.identity for seat in found.seats] == [LEGACY]
+    assert found.seats == [] and [code for code, _, _ in codes(found)] == ["catalog-entry-unsafe-name"]
 
 
 def test_a_symlink_with_the_legacy_name_is_an_error(catalog: Path, tmp_path: Path) -> None:

@@ -97,6 +97,20 @@ class Standin:
         self.pane.close()
 
 
+def typed_notice(filename: str, subject: str | None, sender: str | None) -> str:
+    """The notice exactly as DING types it into a plain seat (the line grammar): the notice
+    rendered as an inert shell comment."""
+    from st2.ding.notice import notice_text, shell_comment
+
+    return shell_comment(notice_text(filename, subject, sender))
+
+
+def typed_backlog_notice() -> str:
+    from st2.ding.notice import BACKLOG_NOTICE, shell_comment
+
+    return shell_comment(BACKLOG_NOTICE)
+
+
 def make_seat(catalog: Path, identity: str, declaration: str | None = None) -> Path:
     seat = catalog / "agents" / HOST / identity
     (seat / "resources" / "inbox").mkdir(parents=True, exist_ok=True)

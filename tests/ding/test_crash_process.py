@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import (HOST, Notifier, Standin, make_seat, ownership_record, poll_for,
+from ding_support import (HOST, Notifier, Standin, make_seat, ownership_record, poll_for, typed_notice,
                           write_message)
 from st2.catalog.layout import CatalogPaths
 from st2.clock import SYSTEM_CLOCK
 from st2.ding.harness import adapters_for
-from st2.ding.notice import PASTE_END, PASTE_START, notice_text
+from st2.ding.notice import PASTE_END, PASTE_START
 from st2.ding.notifier import Notifier as CoreNotifier
 from st2.ding.notifier import Settings
 from st2.ding.ownership import Phase, store_for
@@ -76,11 +76,11 @@ def test_every_crash_point_of_the_transaction_pastes_once_and_delivers(tmp_path,
         assert clean.names == ["save:owned", "load_buffer", "save:loaded", "paste_buffer", "save:pasted",
                                "save:submitted", "press_return", "save:idle"]
         cases = [(point, after) for point in range(1, len(clean.names) + 1) for after in (False, True)]
-        notices = [notice_text(name, "clean run", "h.planner")]
+        notices = [typed_notice(name, "clean run", "h.planner")]
         for point, after in cases:
             subject = f"crash {point} {'after' if after else 'before'}"
             name = write_message(seat, subject)
-            notices.append(notice_text(name, subject, "h.planner"))
+            notices.append(typed_notice(name, subject, "h.planner"))
             with pytest.raises(Crash):
                 notifier_with(Steps(point, after), catalog, standin.socket, state).pass_once()
             # The restarted notifier finishes the job (inspection only when the paste landed).
@@ -117,7 +117,7 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
         while kills < KILLS:
             if len(notices) - len(standin.events("submit")) < 2:
                 subject = f"message {len(notices)}"
-                notices.append(notice_text(write_message(seat, subject), subject, "h.planner"))
+                notices.append(typed_notice(write_message(seat, subject), subject, "h.planner"))
             poll_for(lambda: b"watching" in notifier.log.read_bytes() or notifier.process.poll() is not None,
                      what="the notifier to start")
             # After "watching", the notifier waits its 0.25 s startup grace, then works the head
@@ -152,7 +152,7 @@ def test_a_notice_staged_in_a_terminal_that_was_replaced_goes_once_to_the_new_on
     try:
         notifier_with(Steps(None, False), catalog, old.socket, state).pass_once()
         subject = "staged then restarted"
-        notice = notice_text(write_message(seat, subject), subject, "h.planner")
+        notice = typed_notice(write_message(seat, subject), subject, "h.planner")
         with pytest.raises(Crash):  # pasted into the old terminal, killed before its Return
             notifier_with(Steps(5, True), catalog, old.socket, state).pass_once()
         poll_for(lambda: notice in old.pane.capture(), what='notice in old.pane.capture()')

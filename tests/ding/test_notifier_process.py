@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from ding_support import (Notifier, Standin, archive, make_seat, ownership_record, poll_for,
+                          typed_backlog_notice, typed_notice,
                           write_message)
-from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text
+from st2.ding.notice import PASTE_END, PASTE_START
 from st2.records import status as status_record
 from st2.clock import SYSTEM_CLOCK
 
@@ -40,7 +41,7 @@ def message_id(name: str) -> str:
 
 
 def expected_notice(seat: Path, name: str, subject: str, sender: str = "h.planner") -> str:
-    return notice_text(name, subject, sender)
+    return typed_notice(name, subject, sender)
 
 
 def test_fifty_messages_across_busy_and_idle_arrive_once_each_in_order(tmp_path, catalog, seat, standin):
@@ -78,7 +79,7 @@ def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, cata
         poll_for(lambda: len(standin.events("submit")) >= 2, what="the new notice")
         notifier.runs_on(passes=3)
         assert [text for _, text in standin.events("submit")] == [
-            BACKLOG_NOTICE, expected_notice(seat, fresh, "new one")]
+            typed_backlog_notice(), expected_notice(seat, fresh, "new one")]
         # The backlog's messages are not noticed one by one: no frame names either of them.
         received = standin.received()
         assert [name for name in backlog if message_id(name).encode() in received] == []
@@ -214,7 +215,7 @@ def test_hostile_subjects_and_senders_stay_inside_one_frame(tmp_path, catalog, s
         expected = []
         for name, data in zip(names, hostile):
             message = parse(name, data)
-            expected.append(notice_text(name, message.subject, message.sender))
+            expected.append(typed_notice(name, message.subject, message.sender))
         poll_for(lambda: len(standin.events("submit")) >= 3, timeout=15, what="three notices")
         notifier.runs_on(passes=3)
         assert [text for _, text in standin.events("submit")] == expected
@@ -247,3 +248,55 @@ def test_a_fifo_in_the_inbox_never_mutes_the_notifier(tmp_path, catalog, seat, s
         assert notifier.process.poll() is None  # still serving
     finally:
         notifier.stop()
+
+
+HOSTILE_SUBJECTS = ["hi; touch pwned #", "x $(touch pwned) `touch pwned` && touch pwned | touch pwned",
+                    "'; touch pwned; echo '", "\\touch pwned", "a > pwned", "!! ^x^y $HOME ~ * ?"]
+HOSTILE_SENDER = "h.planner;touch${IFS}pwned"
+
+
+@pytest.mark.parametrize("shell", [["bash", "--norc", "--noprofile", "-i"], ["dash", "-i"]], ids=["bash", "dash"])
+def test_a_notice_typed_into_an_interactive_shell_seat_runs_nothing(tmp_path, catalog, seat, shell):
+    # A shell seat with an empty prompt takes each hostile subject as an inert comment: Return
+    # submits the comment, no byte of the subject runs, and the shell is still answering after.
+    from ding_support import Pane
+
+    work = tmp_path / "work"
+    work.mkdir()
+    pane = Pane(["env", "-C", str(work), "PS1=", "PS2=", "HISTFILE=/dev/null", *shell])
+    notifier = Notifier(catalog, "builder", pane.socket, tmp_path / "state")
+    try:
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
+                 what="the notifier to take its (empty) backlog")
+        names = [write_message(seat, None, raw_front_matter=f"---\nfrom: {HOSTILE_SENDER}\nsubject: {subject}\n---\nb\n"
+                               .encode()) for subject in HOSTILE_SUBJECTS]
+        for name, subject in zip(names, HOSTILE_SUBJECTS):
+            typed = typed_notice(name, subject, HOSTILE_SENDER)
+            assert typed.startswith("# [DING] new st2 message: [id:")
+            assert not set(typed[2:]) & set(";&|<>$`\\'\"*?~{}!^#\n")
+            poll_for(lambda: typed in pane.capture(), timeout=30, what=f"the notice of {subject!r} on screen")
+        poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "builder").read_text())
+                 .get("head") is None, timeout=30, what="every notice settled")
+        pane.type("echo shell-still-answers")
+        pane.tmux("send-keys", "-t", "st2", "Enter")
+        poll_for(lambda: "\nshell-still-answers" in pane.capture(), timeout=10, what="the shell to answer")
+        assert sorted(path.name for path in work.iterdir()) == []  # nothing ran: no pwned file
+    finally:
+        notifier.stop()
+        pane.close()
+
+
+def test_a_plain_subject_reaches_the_shell_seat_readably(tmp_path, catalog, seat):
+    from ding_support import Pane
+
+    pane = Pane(["env", "PS1=", "HISTFILE=/dev/null", "bash", "--norc", "--noprofile", "-i"])
+    notifier = Notifier(catalog, "builder", pane.socket, tmp_path / "state")
+    try:
+        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what="the notifier to start")
+        name = write_message(seat, "build the parser")
+        typed = typed_notice(name, "build the parser", "h.planner")
+        assert typed == f"# [DING] new st2 message: [id:{name[14:20]}] build the parser (from h.planner) check your inbox"
+        poll_for(lambda: typed in pane.capture(), timeout=30, what="the notice on screen")
+    finally:
+        notifier.stop()
+        pane.close()

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import STANDIN, poll_for, runs_on, write_message
-from st2.ding.notice import PASTE_END, PASTE_START, notice_text
+from ding_support import STANDIN, poll_for, runs_on, typed_notice, write_message
+from st2.ding.notice import PASTE_END, PASTE_START
 from supervisor_support import Fleet
 
 pytestmark = pytest.mark.process
@@ -50,7 +50,7 @@ def test_supervisor_restarts_a_killed_notifier_and_every_notice_lands_once(fleet
         notices = []
         for round_number in range(5):
             subject = f"round {round_number}"
-            notices.append(notice_text(write_message(seat, subject), subject, "h.planner"))
+            notices.append(typed_notice(write_message(seat, subject), subject, "h.planner"))
             time.sleep(generator.uniform(0.0, 0.3))
             victim = ding_pid()
             os.killpg(victim, signal.SIGKILL)

@@ -68,7 +68,10 @@ def _submitted(path: Path) -> int:
 
 
 def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
-    from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text
+    from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text as plain_notice, shell_comment
+
+    def notice_text(name, subject, sender):  # a plain seat takes the notice as an inert shell comment
+        return shell_comment(plain_notice(name, subject, sender))
 
     each = scaled(FULL_MESSAGES_EACH, scale, floor=8)
     notifier_kills_wanted = scaled(FULL_NOTIFIER_KILLS, scale, floor=8)
@@ -164,7 +167,7 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
         notices = {notice_text(name, subject, sender): (name, sender) for name, subject, sender in sent[identity]}
         position = {}
         for order, text in enumerate(submits):
-            if text == BACKLOG_NOTICE:
+            if text == shell_comment(BACKLOG_NOTICE):
                 backlog += 1
                 evidence.append(f"{identity}: a generic backlog notice at position {order}: an ownership record was lost")
             elif text not in notices:

@@ -12,11 +12,15 @@ in ``tests/ding/`` draws):
 - a submitted line is a row above the cursor whose text is exactly the notice; a queued one is
   ``queued: <notice>``.
 
-Such a program has no turn state a screen can show, so an exact notice is Return-safe.
+Such a program has no turn state a screen can show, so an exact notice is Return-safe — and
+because a line-oriented program may be an interactive shell, the notice it gets is rendered as
+an inert shell comment (:func:`st2.ding.notice.shell_comment`): Return submits a comment, never
+a subject.
 """
 
 from __future__ import annotations
 
+from st2.ding.notice import shell_comment
 from st2.ding.screen import (ComposerState, ReceiptState, Screen, cell_width, styled_characters)
 
 QUEUED_PREFIX = "queued: "
@@ -24,6 +28,10 @@ QUEUED_PREFIX = "queued: "
 
 class Shell:
     name = "shell"
+
+    def notice(self, text: str) -> str:
+        """The form a notice is typed in: an inert shell comment."""
+        return shell_comment(text)
 
     def locate(self, screen: Screen) -> int | None:
         if screen.cursor_y is None or screen.cursor_x is None:

@@ -1,0 +1,45 @@
+"""The name grammar of hosts, identities and principals: the directory names under
+``agents/<host>/<identity>`` and ``principals/<host>/<name>``.
+
+A name is 1 to 64 characters: ASCII letters, digits, ``-`` and ``_``, and (not for hosts) ``.``
+inside the name, starting with a letter, digit or ``_``. Everything else is refused by discovery
+with its reason, so no command ever lists, launches or prints it: control characters and
+newlines (they reach a terminal raw and split every output line), whitespace, non-ASCII
+(look-alikes of another seat), a leading ``-`` (read as an option) or ``.`` (hidden, ``.st2``,
+``..``), and a ``.`` in a host (runtime ids are ``<host>.<identity>[.<task>]``, split at the
+first dot). Standard library only.
+"""
+
+from __future__ import annotations
+
+MAX_NAME = 64
+_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+def shown(name: str) -> str:
+    """``name`` safe to print: every non-printable character (controls, escapes, newlines, bidi
+    overrides) as a backslash escape; printable text unchanged."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+
+
+def name_problem(name: str, kind: str) -> str | None:
+    """Why ``name`` is not a usable ``kind`` (host, identity, principal) name, or None."""
+    if name == "":
+        return f"an empty {kind} name"
+    if any(not c.isprintable() for c in name):  # C0/C1 controls, DEL, bidi overrides, separators
+        return f"the {kind} name holds a control character (a newline or escape reaches the terminal raw)"
+    if any(c.isspace() for c in name):
+        return f"the {kind} name holds whitespace"
+    if not name.isascii():
+        return f"the {kind} name holds non-ASCII characters (letters, digits, '-', '_' and '.' only)"
+    if len(name) > MAX_NAME:
+        return f"the {kind} name is longer than {MAX_NAME} characters"
+    if name[0] in "-.":
+        return f"the {kind} name starts with {name[0]!r}"
+    allowed = _WORD if kind == "host" else _WORD | {"."}
+    bad = sorted({c for c in name if c not in allowed})
+    if bad:
+        dot = "" if kind == "host" else ", '.'"
+        reason = " (runtime ids are <host>.<identity>)" if kind == "host" and bad == ["."] else ""
+        return f"the {kind} name holds {''.join(bad)!r}; letters, digits, '-', '_'{dot} only{reason}"
+    return None
