@@ -18,9 +18,6 @@ pytestmark = [pytest.mark.faults, pytest.mark.process]
 # Classes whose issue-15 fix has not landed; strict, so each turns red the moment it does.
 NOT_YET = {
     "duplicate-fleet": "issue 15: one fleet per catalog across symlinks and XDG_STATE_HOME fix not landed",
-    "shell-injection": "issue 15: inert DING notice in shell seats fix not landed",
-    "archive-symlink": "issue 15: symlinked archive directory refusal fix not landed",
-    "identities": "issue 15: identity grammar and runtime-id uniqueness fix not landed",
 }
 
 
