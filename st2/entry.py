@@ -22,6 +22,7 @@ HOT_PATHS: dict[tuple[str, str], str] = {
     ("hook", "dispatch-guard"): "st2.delegation.dispatch_guard:main",
     ("check", "producer-liveness"): "st2.delegation.producer_liveness:main",
     ("check", "gate-tamper"): "st2.kit.gate_tamper:main",
+    ("check", "wait-probe"): "st2.kit.wait_probe:main",
     ("driver", "claude-statusline"): "st2.drivers.claude.statusline:main",
     ("driver", "claude-observe"): "st2.drivers.claude.observe:main",
     ("driver", "claude-statusline-arm"): "st2.drivers.claude.statusline_arm:main",

@@ -57,3 +57,12 @@ def agent_tier_explicit(words: tuple[str, ...]) -> None:
     from st2.kit.agent_tiers import check as run
 
     exit_with(run(list(words)))
+
+
+@check.command("wait-probe", cls=RawCommand)
+def wait_probe(words: tuple[str, ...]) -> None:
+    """SUBCOMMAND [ARGS]: the hand-invoked wait-primitive instrument (produce, waiter, arm-local,
+    record, report, sweep; exit 0 done, 1 report with no trials, 2 misuse)."""
+    from st2.kit.wait_probe import main
+
+    exit_with(main(list(words)))
