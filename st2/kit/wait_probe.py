@@ -36,6 +36,7 @@ import sys
 import time
 
 from st2.delegation import checkout
+from st2.delegation.process_liveness import is_alive
 
 ROSTER = (
     "usage: st2 check wait-probe <subcommand> [args]\n"
@@ -122,16 +123,6 @@ def _write(path: str, text: str) -> None:
     with open(temp, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(temp, path)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def produce(paths: Paths, key: str, duration_ms: int) -> int:
@@ -248,7 +239,7 @@ def sweep(paths: Paths, out) -> int:
             _write(paths.of(key, "predicate"), predicate + "\n")
             waiter = arm_local(paths, key, predicate)
             deadline = time.monotonic() + duration / 1000 + SWEEP_BOUND_SECONDS
-            while _alive(waiter) and not os.path.exists(paths.of(key, "waiter")):
+            while is_alive(waiter) and not os.path.exists(paths.of(key, "waiter")):
                 if time.monotonic() > deadline:  # a waiter that never exits is ended, and its trap records it
                     os.kill(waiter, 15)
                     deadline = float("inf")
@@ -256,7 +247,7 @@ def sweep(paths: Paths, out) -> int:
             while not (_read(paths.of(key, "waiter")) or "").endswith("\n"):
                 time.sleep(0.02)
             out.write(record(paths, key, "local", predicate) + "\n")
-            while _alive(producer):  # while-polarity on the recorded PID: the trial ends with its producer
+            while is_alive(producer):  # while-polarity on the recorded PID: the trial ends with its producer
                 time.sleep(0.02)
             os.unlink(paths.run_record(key))
     out.write(report(trials(paths)) + "\n")
