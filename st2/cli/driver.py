@@ -84,6 +84,22 @@ def claude_statusline(words: tuple[str, ...]) -> None:
     exit_with(dispatch("driver", "claude-statusline", list(words)))
 
 
+def _replay_rows(harness: str, run_replay, capture: Path, identity: str, runtime_id: str | None,
+                 location: CatalogLocation) -> None:
+    """Resolve the seat (exit 2 with one line when it does not) and print each replayed write."""
+    from st2.clock import Clock
+    from st2.drivers import seat as seat_module
+
+    try:
+        seat = seat_module.resolve(location.root, identity)
+    except seat_module.SeatNotFound as error:
+        click.echo(f"st2 driver {harness} replay: {error}", err=True)
+        exit_with(2)
+        return
+    for row in run_replay(capture, seat, Clock(), runtime_id):
+        sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+
+
 @driver.group("claude")
 def claude() -> None:
     """Claude driver tools."""
@@ -96,18 +112,9 @@ def claude() -> None:
 @catalog_options
 def replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
     """Feed a captured status-line or hook JSONL through the Claude producers into the seat."""
-    from st2.clock import Clock
-    from st2.drivers.claude import seat as seat_module
     from st2.drivers.claude.replay import replay as run_replay
 
-    try:
-        seat = seat_module.resolve(location.root, identity)
-    except seat_module.SeatNotFound as error:
-        click.echo(f"st2 driver claude replay: {error}", err=True)
-        exit_with(2)
-        return
-    for row in run_replay(capture, seat, Clock(), runtime_id):
-        sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+    _replay_rows("claude", run_replay, capture, identity, runtime_id, location)
 
 
 def _channel_replay(harness: str):
@@ -156,15 +163,6 @@ def codex() -> None:
 @catalog_options
 def codex_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
     """Feed a captured app-server JSONL through the Codex producers into the seat's records."""
-    from st2.clock import Clock
-    from st2.drivers import seat as seat_module
     from st2.drivers.codex.replay import replay as run_replay
 
-    try:
-        seat = seat_module.resolve(location.root, identity)
-    except seat_module.SeatNotFound as error:
-        click.echo(f"st2 driver codex replay: {error}", err=True)
-        exit_with(2)
-        return
-    for row in run_replay(capture, seat, Clock(), runtime_id):
-        sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+    _replay_rows("codex", run_replay, capture, identity, runtime_id, location)

@@ -98,3 +98,16 @@ class Connection:
         if not data:
             return None
         return self.reader.feed(data)
+
+
+class FrameLog:
+    """Append-only JSONL of the wire, one line per frame."""
+
+    def __init__(self, path: Path) -> None:
+        self.handle = open(path, "a", encoding="utf-8")
+
+    def __call__(self, direction: str, frame) -> None:
+        if isinstance(frame, Malformed):
+            frame = {"unparsed": frame.text}
+        self.handle.write(json.dumps({"dir": direction, "msg": frame}, ensure_ascii=False) + "\n")
+        self.handle.flush()

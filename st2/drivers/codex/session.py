@@ -21,7 +21,6 @@ the Codex wrapper, the command inside a Codex seat's PTY task.
 from __future__ import annotations
 
 import os
-import re
 import selectors
 import signal
 import subprocess
@@ -33,10 +32,12 @@ from st2.drivers.codex import HARNESS, SUPPORTED_VERSIONS
 from st2.drivers.codex import control as control_module
 from st2.drivers.codex import server_requests
 from st2.drivers.codex.context import ContextProducer
+from st2.drivers.codex.diagnostics import credential_rejected, probe_version
+from st2.drivers.codex.human import HumanDesk
 from st2.drivers.codex.control import ControlState, ControlStore, Event, Phase
 from st2.drivers.codex.pump import Pump
-from st2.drivers.codex.rpc import Connection, FrameTooLarge, Malformed
-from st2.drivers.codex.transcript import HELP, Transcript
+from st2.drivers.codex.rpc import Connection, FrameLog, FrameTooLarge, Malformed
+from st2.drivers.codex.transcript import Transcript
 from st2.drivers.seat import Seat
 from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase as Lifecycle, SessionRecords, returncode_status,
                                         say, stop_with_cover, transition)
@@ -47,40 +48,10 @@ FRAME_LOG_ENV = "ST2_CODEX_FRAME_LOG"
 """A path: every frame each way is appended there as ``{"dir": "in"|"out", "msg": …}`` — the
 capture ``st2 driver codex replay`` reads (how the lab makes its fixtures)."""
 EXIT_UNSUPPORTED = 78
-VERSION_PROBE_SECONDS = 20.0
-_VERSION = re.compile(r"codex-cli\s+([0-9][0-9A-Za-z.+-]*)")
 
 
 def _say(message: str) -> None:
     say("st2 codex-session", message)
-
-
-def probe_version(executable: str, environment: dict) -> tuple[str | None, str | None]:
-    """``(version, problem)`` from ``<codex> --version``."""
-    try:
-        result = subprocess.run([executable, "--version"], capture_output=True, text=True, env=environment,
-                                timeout=VERSION_PROBE_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"cannot run {executable} --version: {error}"
-    match = _VERSION.search(result.stdout or "")
-    if result.returncode != 0 or match is None:
-        return None, f"{executable} --version printed no codex-cli version (exit {result.returncode})"
-    return match.group(1), None
-
-
-def credential_rejected(info) -> bool:
-    """Whether a turn's typed ``codexErrorInfo`` says the provider rejected the credential:
-    ``unauthorized``, or — what 0.171.0 actually yields for an HTTP 401 in the lab —
-    ``{"httpConnectionFailed": {"httpStatusCode": 401}}`` (or the stream form). Never prose, and
-    never a quota or retry class: a 429 arrives as ``responseTooManyFailedAttempts`` (429),
-    ``usageLimitExceeded`` or ``rateLimitExceeded``, none of which is auth."""
-    if info == "unauthorized":
-        return True
-    if isinstance(info, dict) and len(info) == 1:
-        (kind, detail), = info.items()
-        return (kind in ("httpConnectionFailed", "responseStreamConnectionFailed") and isinstance(detail, dict)
-                and detail.get("httpStatusCode") == 401)
-    return False
 
 
 def _die_with_parent() -> None:
@@ -91,21 +62,6 @@ def _die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except Exception:
         pass
-
-
-class FrameLog:
-    """Append-only JSONL of the wire, one line per frame."""
-
-    def __init__(self, path: Path) -> None:
-        self.handle = open(path, "a", encoding="utf-8")
-
-    def __call__(self, direction: str, frame) -> None:
-        import json
-
-        if isinstance(frame, Malformed):
-            frame = {"unparsed": frame.text}
-        self.handle.write(json.dumps({"dir": direction, "msg": frame}, ensure_ascii=False) + "\n")
-        self.handle.flush()
 
 
 class CodexSession:
@@ -146,9 +102,8 @@ class CodexSession:
         self.child: subprocess.Popen | None = None
         self.connection: Connection | None = None
         self.purposes: dict[int, str] = {}
-        self.human: dict[str, tuple[object, str, object]] = {}   # request id text -> (id, method, params)
+        self.desk = HumanDesk(self, catalog, seat, operator)
         self.watch = None
-        self._keyboard = b""
         self.resuming = False
         self.inbox_dirty = True
         self._next_audit = 0.0
@@ -326,7 +281,7 @@ class CodexSession:
                 self.pump.on_user_message(item)
         elif method == "serverRequest/resolved":
             self._control(Event.REQUEST_RESOLVED, params.get("requestId"))
-            self.human.pop(str(params.get("requestId")), None)
+            self.desk.pending.pop(str(params.get("requestId")), None)
         reading, edge = self.context.on_frame(frame, self.clock.wall_ms())
         if reading is not None or edge is not None:
             try:
@@ -346,7 +301,7 @@ class CodexSession:
         request_id, method, params = frame.get("id"), frame.get("method"), frame.get("params")
         ask = server_requests.HUMAN_ASKS.get(method)
         if ask is not None:
-            self.human[str(request_id)] = (request_id, method, params)
+            self.desk.pending[str(request_id)] = (request_id, method, params)
             self._control(Event.REQUEST_OPENED, request_id, ask)
             self.transcript.asked(request_id, method, server_requests.describe(method, params))
             return
@@ -356,18 +311,6 @@ class CodexSession:
         else:
             self.connection.respond_error(request_id, *answer)
         self.note(f"answered {method} for st2 (declined)")
-
-    def resolve(self, accept: bool, which: str | None = None, text: str | None = None) -> bool:
-        """Answer a pending human request (the oldest, or ``which``); False when none matches."""
-        if not self.human:
-            return False
-        key = which if which is not None else next(iter(self.human))
-        if key not in self.human:
-            return False
-        request_id, method, params = self.human.pop(key)
-        self.connection.respond(request_id, server_requests.human_answer(method, params, accept, text))
-        self.note(f"{'approved' if accept else 'declined'} [{key}]")
-        return True
 
     # --- delivery --------------------------------------------------------------------------
     def deliver(self) -> None:
@@ -404,52 +347,6 @@ class CodexSession:
             return
         self.pump.sent(request_id, batch)
         self.note(f"delivered {len(batch.filenames)} message(s)")
-
-    # --- keyboard --------------------------------------------------------------------------
-    def on_keyboard(self, data: bytes) -> None:
-        self._keyboard += data
-        while b"\n" in self._keyboard:
-            raw, self._keyboard = self._keyboard.split(b"\n", 1)
-            self.on_line(raw.decode("utf-8", "replace").strip())
-        if len(self._keyboard) > 64 * 1024:
-            self._keyboard = b""
-
-    def on_line(self, line: str) -> None:
-        if not line:
-            return
-        words = line.split(maxsplit=1)
-        if words[0] in ("/approve", "/decline"):
-            if not self.resolve(words[0] == "/approve", words[1] if len(words) > 1 else None):
-                self.note("nothing is waiting for that answer")
-            return
-        if words[0] == "/answer":
-            if not self.resolve(True, None, words[1] if len(words) > 1 else ""):
-                self.note("no question is waiting")
-            return
-        if words[0] == "/help":
-            self.transcript.say(HELP)
-            return
-        self.publish_operator_line(line)
-
-    def publish_operator_line(self, line: str) -> None:
-        from st2.bus import BusError
-        from st2.bus.addressing import resolve_seat
-        from st2.bus.principals import resolve_principal
-        from st2.bus.send import send
-
-        if not self.operator:
-            self.note("no operator principal is declared for this seat (codex { operator \"…\" }); line not sent")
-            return
-        host = self.seat.agent.split(".", 1)[0]
-        try:
-            principal = resolve_principal(self.catalog, self.operator, host)
-            recipient = resolve_seat(self.catalog, self.seat.agent)
-            receipt = send(self.catalog, recipient, sender=principal.bus_id, body=line, subject=line[:80],
-                           clock=self.clock)
-        except BusError as error:
-            self.note(f"line not sent: {error}")
-            return
-        self.note(f"sent as {principal.bus_id}: {receipt.filename}")
 
     # --- the loop --------------------------------------------------------------------------
     def run(self) -> int:
@@ -492,7 +389,7 @@ class CodexSession:
                     elif key.data == "keyboard":
                         data = os.read(self.stdin_fd, 4096)
                         if data:
-                            self.on_keyboard(data)
+                            self.desk.on_keyboard(data)
                         else:
                             selector.unregister(self.stdin_fd)
                             self.stdin_fd = None

@@ -131,6 +131,6 @@ def test_a_failed_turns_system_error_still_starts_the_next_turn_but_never_steers
     (None, False),
 ])
 def test_only_a_typed_credential_rejection_is_provider_auth(info, rejected) -> None:
-    from st2.drivers.codex.session import credential_rejected
+    from st2.drivers.codex.diagnostics import credential_rejected
 
     assert credential_rejected(info) is rejected

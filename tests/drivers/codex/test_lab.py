@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +27,7 @@ if str(LAB_DIR) not in sys.path:
 from fake_model import FakeModel  # noqa: E402
 from lab_config import Lab, configure_codex  # noqa: E402
 from lab_support import require_harness  # noqa: E402
+from st2_seat import UpSeat, poll  # noqa: E402
 
 from st2.drivers.codex.context import used_percent  # noqa: E402
 from st2.drivers.codex.pump import correlations_in  # noqa: E402
@@ -35,79 +35,20 @@ from st2.drivers.codex.pump import correlations_in  # noqa: E402
 pytestmark = pytest.mark.lab
 
 HOST = "labhost"
-WAIT = 90.0
 
 
-def poll(predicate, what: str, timeout: float = WAIT, describe=lambda: ""):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}\n{describe()[-4000:]}")
-
-
-class Seat:
+class Seat(UpSeat):
     def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], lab: Lab) -> None:
-        self.catalog = catalog
-        self.directory = catalog / "agents" / HOST / "coder"
-        self.state_home = state_home
-        self.env = env
+        super().__init__(catalog, state_home, env, HOST, "coder")
         self.lab = lab
-        self.socket: Path | None = None
-        self.session = ""
-
-    def st2(self, *words: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.catalog), *words],
-                              capture_output=True, text=True, env=self.env, timeout=timeout, cwd=REPO)
-
-    def record(self, name: str):
-        try:
-            return json.loads((self.directory / name).read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def row(self) -> dict:
-        result = self.st2("agents", "--json", "--host", HOST)
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)[0]
-
-    def tmux(self, *words: str) -> str:
-        result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
-    def screen(self) -> str:
-        try:
-            return self.tmux("capture-pane", "-p", "-S", "-200", "-t", self.session) if self.socket else ""
-        except AssertionError:
-            return ""
 
     def state(self) -> tuple:
         value = self.record("harness-state") or {}
         return value.get("state"), value.get("blockedOn"), value.get("ask")
 
-    def up(self) -> None:
-        started = self.st2("up", "--once", "--host", HOST)
-        assert started.returncode == 0, started.stdout + started.stderr
-        self.socket = poll(lambda: next(iter(self.state_home.glob(f"**/s/{HOST}.coder")), None), "the tmux socket", 30)
-        self.session = poll(lambda: self.tmux("list-sessions", "-F", "#{session_name}").split(), "the session", 30)[0]
-
     def ledger(self) -> dict:
         path = next(iter(self.state_home.glob(f"**/delivery/{HOST}.coder/delivery-ledger.json")), None)
         return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
-
-    def kill_pty(self) -> None:
-        if self.socket is not None and self.socket.exists():
-            pane = subprocess.run(["tmux", "-S", str(self.socket), "display-message", "-p", "-t", self.session,
-                                   "#{pane_pid}"], capture_output=True, text=True, timeout=30).stdout.strip()
-            subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True, timeout=30)
-            if pane.isdigit():
-                try:
-                    os.killpg(int(pane), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
 
 
 @pytest.fixture

@@ -1,0 +1,79 @@
+"""A seat run by the real ``st2 up`` in the lab: the CLI against its catalog, its records, its
+roster row, its private tmux server (the PTY task's socket under the runtime scope) and the
+teardown that kills that server and the pane's process group. Shared by the driver lab tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from support import poll_for
+
+REPO = Path(__file__).resolve().parents[2]
+WAIT = 90.0
+
+
+def poll(predicate, what: str, timeout: float = WAIT, describe=lambda: "", step: float = 0.1):
+    """:func:`support.poll_for` naming ``what`` and the tail of ``describe()`` (the screen)."""
+    return poll_for(predicate, lambda: f"{what}\n{describe()[-4000:]}", timeout=timeout, step=step)
+
+
+class UpSeat:
+    def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], host: str, identity: str) -> None:
+        self.catalog = catalog
+        self.host = host
+        self.identity = identity
+        self.directory = catalog / "agents" / host / identity
+        self.state_home = state_home
+        self.env = env
+        self.socket: Path | None = None
+        self.session = ""
+
+    def st2(self, *words: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.catalog), *words],
+                              capture_output=True, text=True, env=self.env, timeout=timeout, cwd=REPO)
+
+    def record(self, name: str):
+        try:
+            return json.loads((self.directory / name).read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def row(self) -> dict:
+        result = self.st2("agents", "--json", "--host", self.host)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)[0]
+
+    def tmux(self, *words: str) -> str:
+        result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, result.stderr
+        return result.stdout
+
+    def screen(self) -> str:
+        try:
+            return self.tmux("capture-pane", "-p", "-S", "-200", "-t", self.session) if self.socket else ""
+        except AssertionError:
+            return ""
+
+    def up(self) -> None:
+        """One ``st2 up --once`` pass; then find the seat's tmux socket and session."""
+        started = self.st2("up", "--once", "--host", self.host)
+        assert started.returncode == 0, started.stdout + started.stderr
+        self.socket = poll(lambda: next(iter(self.state_home.glob(f"**/s/{self.host}.{self.identity}")), None),
+                           "the seat's tmux socket", 30)
+        self.session = poll(lambda: self.tmux("list-sessions", "-F", "#{session_name}").split(), "the session", 30)[0]
+
+    def kill_pty(self) -> None:
+        if self.socket is not None and self.socket.exists():
+            pane = subprocess.run(["tmux", "-S", str(self.socket), "display-message", "-p", "-t", self.session,
+                                   "#{pane_pid}"], capture_output=True, text=True, timeout=30).stdout.strip()
+            subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], capture_output=True, timeout=30)
+            if pane.isdigit():
+                try:
+                    os.killpg(int(pane), signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
