@@ -39,7 +39,7 @@ if str(LAB_DIR) not in sys.path:
 from fake_model import FakeModel  # noqa: E402
 from harnesses import REPO, Harness, install, load_manifest  # noqa: E402
 from lab_config import Lab, configure_claude, configure_codex, configure_opencode, configure_pi  # noqa: E402
-from lab_drivers import CodexAppServer, OpencodeServer, PiRpc, claude_print  # noqa: E402
+from lab_drivers import ClaudeTui, CodexAppServer, OpencodeServer, PiRpc, claude_print  # noqa: E402
 
 Session = Callable[[Harness, Lab, FakeModel], dict[str, str]]
 
@@ -156,9 +156,71 @@ def session_pi(harness: Harness, lab: Lab, fake: FakeModel) -> dict[str, str]:
             "extension_context_usage.jsonl": extension.read_text() if extension.exists() else ""}
 
 
+# The batched-tool session (seed 004 §C): one assistant turn carrying two Bash calls, one allowed
+# by the workspace settings and one that asks, in both orders; the ask answered Yes, and No.
+BATCHES = (
+    ("allowed-first-approved", "FAKE_TOOLS: echo batch-allowed ;; touch batch-asks.txt", "1"),
+    ("asking-first-approved", "FAKE_TOOLS: touch batch-asks.txt ;; echo batch-allowed", "1"),
+    ("asking-first-denied", "FAKE_TOOLS: touch batch-asks.txt ;; echo batch-allowed", "3"),
+)
+
+
+def _hook_labels(log: Path) -> list[str]:
+    return [json.loads(line)["label"] for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _quiet(log: Path, seconds: float = 3.0, timeout: float = 60.0) -> None:
+    """Wait until no hook has run for ``seconds`` (the harness is done reacting)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    count, since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        now = len(_hook_labels(log))
+        if now != count:
+            count, since = now, time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            return
+        time.sleep(0.1)
+
+
+def session_claude_batched(harness: Harness, lab: Lab, fake: FakeModel) -> dict[str, str]:
+    """The interactive TUI (print mode cannot ask), one fresh session per batch; hooks teed with
+    their arrival time; the screen captured while the permission prompt is open, then answered."""
+    files = {}
+    for name, prompt, answer in BATCHES:
+        run = Lab.create(lab.root / name)
+        env = configure_claude(run, harness, fake, stamp_hooks=True, allow=("Bash(echo:*)",))
+        tui = ClaudeTui(harness.executable, run, env, "--model", "claude-sonnet-4-5")
+        log = run.logs / "hooks.jsonl"
+        try:
+            tui.wait_screen(lambda screen: "? for shortcuts" in screen or "← for agents" in screen, 90, "the composer")
+            _quiet(log, 1.0)
+            tui.type(prompt)
+            tui.wait_screen(lambda screen: "Do you want to proceed?" in screen, 60, "the permission prompt")
+            _quiet(log)                       # whatever runs while the prompt is open has run
+            files[f"{name}.prompt-screen.txt"] = tui.screen()
+            tui._tmux("send-keys", "-t", "lab", answer)
+            _quiet(log)
+            files[f"{name}.final-screen.txt"] = tui.screen()
+        finally:
+            tui.close()
+        files[f"{name}.hooks.jsonl"] = log.read_text() if log.exists() else ""
+    return files
+
+
 SESSIONS: dict[str, Session] = {
     "claude-code": session_claude, "codex": session_codex, "opencode": session_opencode,
     "pi": session_pi, "omp": session_pi,
+}
+# Extra sessions, ``--session NAME``: (harness, name) -> (session, steps); written to
+# captures/<harness>/<version>/<name>/.
+VARIANTS: dict[tuple[str, str], tuple[Session, str]] = {
+    ("claude-code", "batched-tool"): (
+        session_claude_batched,
+        "interactive TUI (--model claude-sonnet-4-5, permissions.allow Bash(echo:*)), a fresh session per batch, "
+        "hooks teed with arrival atMs: one assistant turn with two Bash calls: echo (allowed) then touch (asks), "
+        "answered 1 (Yes); touch then echo, answered 1 (Yes); touch then echo, answered 3 (No)"),
 }
 SESSION_STEPS = {
     "claude-code": "claude -p (stream-json, --model claude-sonnet-4-5, --continue): hi; FAKE_TOOL echo "
@@ -222,8 +284,10 @@ def normalize(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------- capture
-def capture(name: str, out: Path) -> Path:
-    """Run the scripted session of harness ``name`` and write its capture into ``out``."""
+def capture(name: str, out: Path, variant: str | None = None) -> Path:
+    """Run the scripted session of harness ``name`` (or its ``variant`` session) and write its
+    capture into ``out``."""
+    session, steps = VARIANTS[(name, variant)] if variant else (SESSIONS[name], SESSION_STEPS[name])
     harness = load_manifest()[name]
     install(harness)
     out.mkdir(parents=True, exist_ok=True)
@@ -232,7 +296,7 @@ def capture(name: str, out: Path) -> Path:
         with FakeModel() as fake:
             lab = Lab.create(temporary)
             usage = fake.usage
-            files = SESSIONS[name](harness, lab, fake)
+            files = session(harness, lab, fake)
             serve_port = files.pop("_serve_port", None)
             requests = [{"seq": entry["seq"], "method": entry["method"], "path": entry["path"],
                          "user_agent": entry["headers"].get("User-Agent") or entry["headers"].get("user-agent"),
@@ -253,8 +317,9 @@ def capture(name: str, out: Path) -> Path:
         f"- harness: {name}, npm `{harness.package}@{harness.version}`"
         + (f" (+ {', '.join(harness.needs)})" if harness.needs else "") + "\n"
         f"- date: {datetime.datetime.now(datetime.timezone.utc).date().isoformat()}\n"
-        f"- made by: `python tests/lab/capture.py {name}` (real binary, offline, fake model on 127.0.0.1)\n"
-        f"- session: {SESSION_STEPS[name]}\n"
+        f"- made by: `python tests/lab/capture.py {name}{f' --session {variant}' if variant else ''}` "
+        "(real binary, offline, fake model on 127.0.0.1)\n"
+        f"- session: {steps}\n"
         f"- fake usage per answer: {json.dumps(asdict(usage))} "
         "(Anthropic input/cache_read/cache_creation/output; Responses and Chat input includes cache_read)\n"
         "- placeholders: /LAB = temp lab root (HOME is /LAB/home, workspace /LAB/workspace), "
@@ -266,11 +331,15 @@ def capture(name: str, out: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Capture a scripted session of a real harness.")
     parser.add_argument("harness", choices=sorted(SESSIONS))
+    parser.add_argument("--session", choices=sorted({variant for _, variant in VARIANTS}),
+                        help="an extra session of the harness instead of the standard one")
     parser.add_argument("--out", type=Path)
     arguments = parser.parse_args(argv)
+    if arguments.session and (arguments.harness, arguments.session) not in VARIANTS:
+        parser.error(f"{arguments.harness} has no session {arguments.session}")
     harness = load_manifest()[arguments.harness]
-    out = arguments.out or REPO / "captures" / arguments.harness / harness.version / "lab"
-    print(capture(arguments.harness, out))
+    out = arguments.out or REPO / "captures" / arguments.harness / harness.version / (arguments.session or "lab")
+    print(capture(arguments.harness, out, arguments.session))
     return 0
 
 

@@ -18,7 +18,9 @@ wire's fields, so every number a harness derives from it is known in advance:
                completion_tokens=output, completion_tokens_details.reasoning_tokens=reasoning,
                total_tokens=input+output
 
-Scripted answers: a line of the last user message starting ``FAKE_TOOL: <command>`` makes the
+Scripted answers: a line ``FAKE_TOOLS: <command> ;; <command>`` makes the reply several shell
+calls in one assistant turn (Anthropic wire; others take the first). A line of the last user
+message starting ``FAKE_TOOL: <command>`` makes the
 reply a call of the shell tool the request offers (``Bash``, ``bash``, ``_bash``,
 ``exec_command``, ``shell_command``, ``shell``); ``FAKE_ESCALATE: <command>`` does the same but
 asks Codex's ``exec_command`` to run outside the sandbox, which makes Codex ask for approval; a line starting ``FAKE_SUBAGENT`` makes it a
@@ -57,6 +59,10 @@ STATUS_MARKER = "FAKE_HTTP_STATUS:"
 # A marker opening the body of a mail line st2's Codex pump delivered (one JSON object per line,
 # the body escaped): the command runs to the next escape or quote rather than to the line's end.
 _EMBEDDED = re.compile(r'^\{.*"body":"(FAKE_TOOL:|FAKE_ESCALATE:)\s*([^"\\]+)')
+# ``FAKE_TOOLS: <command> ;; <command> …``: several shell calls batched in one assistant turn
+# (Anthropic wire only; the other wires answer with the first call).
+BATCH_MARKER = "FAKE_TOOLS:"
+BATCH_SEPARATOR = ";;"
 # The sub-agent's own first message; it carries no marker, so the sub-agent answers with text.
 SUBAGENT_PROMPT = "Say hello."
 SHELL_TOOLS = ("Bash", "bash", "_bash", "exec_command", "shell_command", "shell")
@@ -108,6 +114,12 @@ def choose_answer(conversation: Conversation) -> dict[str, Any]:
         return {"kind": "text"}
     for line in conversation.last_user_text.splitlines():
         line = line.strip()
+        if line.startswith(BATCH_MARKER):
+            name = next((tool for tool in SHELL_TOOLS if tool in conversation.tool_names), None)
+            commands = [part.strip() for part in line[len(BATCH_MARKER):].split(BATCH_SEPARATOR) if part.strip()]
+            if name is not None and commands:
+                calls = [{"name": name, "arguments": shell_arguments(name, command)} for command in commands]
+                return {"kind": "tool", "name": name, "arguments": calls[0]["arguments"], "batch": calls}
         marker = next((m for m in (TOOL_MARKER, ESCALATE_MARKER) if line.startswith(m)), None)
         if marker is not None:
             name = next((tool for tool in SHELL_TOOLS if tool in conversation.tool_names), None)

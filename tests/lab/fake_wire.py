@@ -97,17 +97,18 @@ def _anthropic_usage(usage: "Usage", output: int) -> dict[str, int]:
             "cache_read_input_tokens": usage.cache_read, "output_tokens": output}
 
 
-def _anthropic_block(answer: dict[str, Any]) -> dict[str, Any]:
+def _anthropic_blocks(answer: dict[str, Any]) -> list[dict[str, Any]]:
     if answer["kind"] == "tool":
-        return {"type": "tool_use", "id": f"toolu_fake_{answer['call_id']}", "name": answer["name"],
-                "input": answer["arguments"]}
-    return {"type": "text", "text": TEXT_ANSWER}
+        calls = answer.get("batch") or [{"name": answer["name"], "arguments": answer["arguments"]}]
+        return [{"type": "tool_use", "id": f"toolu_fake_{answer['call_id']}" + (f"_{index}" if index else ""),
+                 "name": call["name"], "input": call["arguments"]} for index, call in enumerate(calls)]
+    return [{"type": "text", "text": TEXT_ANSWER}]
 
 
 def anthropic_message(model: str, answer: dict[str, Any], usage: "Usage") -> bytes:
     """A non-streaming Messages response."""
     message = {"id": _identifier("msg"), "type": "message", "role": "assistant", "model": model,
-               "content": [_anthropic_block(answer)],
+               "content": _anthropic_blocks(answer),
                "stop_reason": "tool_use" if answer["kind"] == "tool" else "end_turn",
                "stop_sequence": None, "usage": _anthropic_usage(usage, usage.output)}
     return json.dumps(message).encode()
@@ -118,19 +119,19 @@ def anthropic_stream(model: str, answer: dict[str, Any], usage: "Usage") -> byte
     events = [_sse("message_start", {"type": "message_start", "message": {
         "id": _identifier("msg"), "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None, "usage": _anthropic_usage(usage, 1)}})]
-    block = _anthropic_block(answer)
-    if block["type"] == "text":
-        events.append(_sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                                   "content_block": {"type": "text", "text": ""}}))
-        for piece in TEXT_PIECES:
-            events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                       "delta": {"type": "text_delta", "text": piece}}))
-    else:
-        events.append(_sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                                   "content_block": block | {"input": {}}}))
-        events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-            "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
-    events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
+    for index, block in enumerate(_anthropic_blocks(answer)):
+        if block["type"] == "text":
+            events.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                       "content_block": {"type": "text", "text": ""}}))
+            for piece in TEXT_PIECES:
+                events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                           "delta": {"type": "text_delta", "text": piece}}))
+        else:
+            events.append(_sse("content_block_start", {"type": "content_block_start", "index": index,
+                                                       "content_block": block | {"input": {}}}))
+            events.append(_sse("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(block["input"])}}))
+        events.append(_sse("content_block_stop", {"type": "content_block_stop", "index": index}))
     events.append(_sse("message_delta", {"type": "message_delta", "delta": {
         "stop_reason": "tool_use" if answer["kind"] == "tool" else "end_turn", "stop_sequence": None},
         "usage": _anthropic_usage(usage, usage.output)}))

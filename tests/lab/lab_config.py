@@ -75,12 +75,14 @@ class Lab:
         }
 
 
-def _tee_command(path: Path, label: str | None = None, printed: str | None = None) -> str:
-    words = [sys.executable, str(TEE), str(path)] + ([label] if label else []) + (["--print", printed] if printed else [])
+def _tee_command(path: Path, label: str | None = None, printed: str | None = None, stamp: bool = False) -> str:
+    words = ([sys.executable, str(TEE), str(path)] + ([label] if label else []) + (["--print", printed] if printed else [])
+             + (["--stamp"] if stamp else []))
     return " ".join(f"'{word}'" for word in words)
 
 
-def configure_claude(lab: Lab, harness: Harness, fake: FakeModel, *, hooks: bool = True) -> dict[str, str]:
+def configure_claude(lab: Lab, harness: Harness, fake: FakeModel, *, hooks: bool = True,
+                     stamp_hooks: bool = False, allow: tuple[str, ...] = ()) -> dict[str, str]:
     """``~/.claude.json`` (onboarding, theme, approved key, trusted workspace) and the workspace
     ``.claude/settings.local.json`` (status line tee to logs/statusline.jsonl, hook tee to
     logs/hooks.jsonl)."""
@@ -97,9 +99,12 @@ def configure_claude(lab: Lab, harness: Harness, fake: FakeModel, *, hooks: bool
     if hooks:
         settings["hooks"] = {
             event: [{"matcher": "*", "hooks": [{"type": "command",
-                                                "command": _tee_command(lab.logs / "hooks.jsonl", event)}]}]
+                                                "command": _tee_command(lab.logs / "hooks.jsonl", event,
+                                                                        stamp=stamp_hooks)}]}]
             for event in CLAUDE_HOOK_EVENTS
         }
+    if allow:
+        settings["permissions"] = {"allow": list(allow)}
     (lab.workspace / ".claude").mkdir(exist_ok=True)
     (lab.workspace / ".claude" / "settings.local.json").write_text(json.dumps(settings, indent=2))
     return lab.base_environment(harness) | {

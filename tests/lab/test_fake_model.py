@@ -258,3 +258,19 @@ def test_an_unknown_path_is_404_and_logged(fake: FakeModel) -> None:
         post(fake, "/v1/unknown", {})
     assert error.value.code == 404
     assert fake.requests[-1]["path"] == "/v1/unknown"
+
+
+def test_a_batch_marker_makes_several_tool_uses_in_one_anthropic_turn():
+    import fake_wire
+    from fake_model import Usage, choose_answer as answer_for
+
+    conversation = fake_wire.Conversation("FAKE_TOOLS: echo a ;; touch b", False, ("Bash",), 1)
+    answer = answer_for(conversation) | {"call_id": "c0ffee000001"}
+    message = json.loads(fake_wire.anthropic_message("m", answer, Usage()))
+    assert [(block["type"], block["id"], block["input"]["command"]) for block in message["content"]] == [
+        ("tool_use", "toolu_fake_c0ffee000001", "echo a"), ("tool_use", "toolu_fake_c0ffee000001_1", "touch b")]
+    stream = fake_wire.anthropic_stream("m", answer, Usage()).decode()
+    assert stream.count("event: content_block_start") == 2 and stream.count("event: content_block_stop") == 2
+    # The twin: a single FAKE_TOOL line stays one call.
+    single = answer_for(fake_wire.Conversation("FAKE_TOOL: echo a", False, ("Bash",), 1)) | {"call_id": "c0ffee000002"}
+    assert len(json.loads(fake_wire.anthropic_message("m", single, Usage()))["content"]) == 1

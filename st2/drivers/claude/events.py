@@ -30,10 +30,15 @@ after every turn — and nothing in the captures would catch it. The fixture tes
 captured phantom so at least the measured builds stay pinned.
 
 Blocked exit. PermissionRequest carries no ``tool_use_id``, so the exit edge is the next
-PreToolUse / PostToolUse / Stop / UserPromptSubmit (the original measured that tool execution
-serializes around an open prompt, so that next event is the granted call's own). A denial ends
-the turn with no further event, so ``blocked`` then stands until the next prompt: a stated limit,
-not a rule. Blocked is vacuous under ``--permission-mode bypassPermissions``.
+PreToolUse / PostToolUse / Stop / UserPromptSubmit. Pinned by the batched-tool capture
+(captures/claude-code/2.1.197/batched-tool/, Claude Code 2.1.197 in its TUI, one assistant turn
+with two Bash calls, one allowed and one asking, in both orders): tool execution serializes around
+the open prompt. The asking call's PreToolUse comes *before* its PermissionRequest, no hook of the
+batch's other call runs while the prompt is open (it shows "Waiting…"), and on Yes the very next
+event is the granted call's own PostToolUse; the other call's PreToolUse follows it. On No every
+call of the batch is interrupted and the turn ends with no further event (no Stop, PostToolUse or
+PermissionDenied), so ``blocked`` then stands until the next prompt: a stated limit, not a rule.
+Blocked is vacuous under ``--permission-mode bypassPermissions``.
 
 Compaction (the dedupe is positional, so it needs no memory between hook processes):
 PreCompact is the sole counting edge (writes trigger and lastCompactionMs); PostCompact advances
