@@ -179,3 +179,16 @@ def test_a_resumed_turn_carries_the_opened_pair_after_the_binding_changed(foreig
     foreign.call("close", "audit-7")
     foreign.call("run", "vendor", str(foreign.prompt), "--class", "mechanical")
     assert (foreign.run_dir() / "report.txt").read_text() == "--model=acme-max\n-c\nreasoning=low\n"
+
+
+def test_a_resume_form_asking_for_a_pair_its_session_lacks_fails_before_the_spawn(foreign) -> None:
+    classed(foreign)
+    foreign.call("run", "vendor", str(foreign.prompt), "--class", "mechanical")
+    record = foreign.run_dir() / "session.txt"
+    # a record an earlier build wrote, without the class fields: they read back as -
+    record.write_text(f"adapter=vendor mode=audit base={foreign.head} turn=1 id=-\n")
+    before = (foreign.run_dir() / "report.txt").read_bytes()
+    status, out, _ = foreign.call("resume", "audit-7", str(foreign.prompt))
+    assert (status, verdict(out), fields(out)["budget"], fields(out)["exit"]) == (
+        2, "FAILED (class: the session recorded no model for @MODEL@)", "-", "-")
+    assert (foreign.run_dir() / "report.txt").read_bytes() == before and not (foreign.run_dir() / "report.1.txt").exists()
