@@ -3,9 +3,10 @@ renderer (`st2 driver claude-statusline-arm`) as the operator selects it, over a
 payload with rate limits added, a seat with unread messages, a harness-context record and one
 DELEGATION_KIT_STATUSLINE_INBOXES element — every group the arm renders is read.
 
-Prints the median and p95 wall time of the tee and its renderer together, the median of
-`python -c pass` with the same interpreter (the anchor), and their ratio (target <= 2.5),
-interleaved so load weighs on both alike.
+Prints the median and p95 wall time of the tee and its renderer together, the same tee with
+`printf ok` as its renderer (so the arm's own share shows), the median of `python -c pass` with
+the same interpreter (the anchor), and the ratio (target <= 2.5), all interleaved so load weighs
+on each alike. ST2_BENCH_RUNS sets the run count (default 100).
 Last line: RESULT tee_arm_median_ms=<x> tee_arm_p95_ms=<y> ratio_python=<z>
 """
 
@@ -63,7 +64,8 @@ def main() -> int:
         for _ in range(5):
             timed(tee, env, payload(0))
             timed(anchor, env, b"")
-        samples, anchors, line = [], [], b""
+        plain_env = env | {"ST_CLAUDE_STATUSLINE_RENDERER": "printf ok"}
+        samples, anchors, plain, line = [], [], [], b""
         for index in range(RUNS):
             elapsed, line = timed(tee, env, payload(index))
             if b" | G2 | inbox 3" not in line:
@@ -71,11 +73,14 @@ def main() -> int:
                 return 1
             samples.append(elapsed)
             anchors.append(timed(anchor, env, b"")[0])
+            plain.append(timed(tee, plain_env, payload(index))[0])
     median, anchor_median = statistics.median(samples), statistics.median(anchors)
     ratio = median / anchor_median
     print(f"runs: {RUNS} (tee+arm and anchor interleaved); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     print(f"last line: {line.decode().rstrip()}")
     print(f"tee + arm renderer: median {median:.1f} ms, p95 {p95(samples):.1f} ms")
+    print(f"the same tee with printf as its renderer: median {statistics.median(plain):.1f} ms "
+          f"(the arm in process adds {median - statistics.median(plain):.1f} ms)")
     print(f"python -c pass (anchor): median {anchor_median:.1f} ms")
     print(f"ratio to the anchor: {ratio:.2f} (target <= 2.5)")
     print(f"RESULT tee_arm_median_ms={median:.1f} tee_arm_p95_ms={p95(samples):.1f} ratio_python={ratio:.2f}")
