@@ -172,6 +172,7 @@ class Notifier:
     def __init__(self, catalog: Path, identity: str, socket: str, state: Path, *extra: str,
                  retry_backoff: float = 0.3, poll_interval: float = 0.2) -> None:
         self.log = state / f"ding-{identity}.log"
+        self.ownership = ownership_record(state, catalog, identity)
         state.mkdir(parents=True, exist_ok=True)
         environment = dict(os.environ, XDG_STATE_HOME=str(state), CATALOG=str(catalog))
         environment.pop("ST_AGENT", None)
@@ -189,6 +190,10 @@ class Notifier:
 
     def progress(self) -> dict[str, int]:
         return progress(self.log)
+
+    def wait_started(self, timeout: float = 30) -> None:
+        """Wait until the notifier has taken its startup backlog (its ownership record exists)."""
+        poll_for(self.ownership.exists, f"the notifier to take its backlog ({self.ownership})", timeout=timeout)
 
     def runs_on(self, passes: int = 3, attempts: int = 0, what: str = "the notifier to carry on") -> None:
         runs_on(self.log, passes, attempts, what)

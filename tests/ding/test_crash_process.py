@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import (HOST, Notifier, Standin, make_seat, ownership_record, poll_for, typed_notice,
+from ding_support import (HOST, Notifier, Standin, make_seat, poll_for, typed_notice,
                           write_message)
 from st2.catalog.layout import CatalogPaths
 from st2.clock import SYSTEM_CLOCK
@@ -113,7 +113,7 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
     kills = 0
     try:
         notifier = Notifier(catalog, "builder", standin.socket, state)
-        poll_for(lambda: ownership_record(state, catalog, "builder").exists(), what='ownership_record(state, catalog, "builder").exists()')
+        notifier.wait_started()
         while kills < KILLS:
             if len(notices) - len(standin.events("submit")) < 2:
                 subject = f"message {len(notices)}"

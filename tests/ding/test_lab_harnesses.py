@@ -74,7 +74,7 @@ def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, cata
 
             poll_for(lambda: "← for agents" in screen(), timeout=90, step=0.3, what="Claude's idle composer")
             notifier = Notifier(catalog, "claude", socket, tmp_path / "state", retry_backoff=1.0)
-            poll_for(lambda: ownership_record(tmp_path / "state", catalog, "claude").exists(), timeout=20, what='ownership_record(tmp_path / "state", catalog, "claude").exists()')
+            notifier.wait_started(timeout=20)
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")
@@ -137,7 +137,7 @@ def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
             poll_for(lambda: "fake-claude" in screen() and "%/" in screen(), timeout=90, step=0.3,
                      what="pi's idle composer")
             notifier = Notifier(catalog, "pi", socket, tmp_path / "state", retry_backoff=1.0)
-            poll_for(lambda: ownership_record(tmp_path / "state", catalog, "pi").exists(), timeout=20, what='ownership_record(tmp_path / "state", catalog, "pi").exists()')
+            notifier.wait_started(timeout=20)
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")
@@ -191,7 +191,7 @@ def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
             poll_for(lambda: all(marker in screen() for marker in IDLE_MARKERS), timeout=90, step=0.3,
                      what="omp's idle composer (the setup wizard skipped)")
             notifier = Notifier(catalog, "omp", socket, tmp_path / "state", retry_backoff=1.0)
-            poll_for(lambda: ownership_record(tmp_path / "state", catalog, "omp").exists(), timeout=20, what='ownership_record(tmp_path / "state", catalog, "omp").exists()')
+            notifier.wait_started(timeout=20)
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")

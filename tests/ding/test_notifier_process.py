@@ -47,8 +47,7 @@ def expected_notice(seat: Path, name: str, subject: str, sender: str = "h.planne
 def test_fifty_messages_across_busy_and_idle_arrive_once_each_in_order(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
-                 what="the notifier to take its (empty) backlog")
+        notifier.wait_started()
         names = []
         for index in range(50):
             if index % 10 == 0:
@@ -91,7 +90,7 @@ def test_startup_backlog_becomes_one_notice_then_new_mail_is_fifo(tmp_path, cata
 def test_no_backlog_notice_when_the_inbox_starts_empty(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+        notifier.wait_started()
         name = write_message(seat, "only one")
         poll_for(lambda: standin.events("submit"), what="the notice")
         notifier.runs_on(passes=3)
@@ -103,7 +102,7 @@ def test_no_backlog_notice_when_the_inbox_starts_empty(tmp_path, catalog, seat, 
 def test_a_human_draft_is_never_pasted_over_or_submitted(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", retry_backoff=0.3)
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+        notifier.wait_started()
         standin.pane.type("half a thought")
         poll_for(lambda: "half a thought" in standin.pane.capture(), what='"half a thought" in standin.pane.capture()')
         name = write_message(seat, "while you type")
@@ -124,7 +123,7 @@ def test_a_dim_placeholder_is_not_a_draft(tmp_path, catalog, seat):
     notifier = Notifier(catalog, "builder", program.socket, tmp_path / "state")
     try:
         poll_for(lambda: 'Try "refactor the parser"' in program.pane.capture(), what='\'Try "refactor the parser"\' in program.pane.capture()')
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+        notifier.wait_started()
         name = write_message(seat, "placeholder showing")
         poll_for(lambda: program.events("submit"), what="the notice over a placeholder")
         assert [text for _, text in program.events("submit")] == [expected_notice(seat, name, "placeholder showing")]
@@ -137,7 +136,7 @@ def test_fresh_dnd_defers_and_busy_does_not(tmp_path, catalog, seat, standin):
     status_record.write(seat, "dnd", SYSTEM_CLOCK)
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+        notifier.wait_started()
         name = write_message(seat, "held by dnd")
         notifier.runs_on(passes=5, what="passes deferred by dnd")
         assert notifier.progress()["attempts"] == 0          # dnd defers before any probe
@@ -153,7 +152,7 @@ def test_a_message_archived_before_its_turn_is_never_noticed(tmp_path, catalog, 
     standin.pane.type("draft")  # hold the FIFO behind a human draft
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+        notifier.wait_started()
         read_early = write_message(seat, "read before its turn")
         later = write_message(seat, "still unread")
         archive(seat, read_early)
@@ -167,7 +166,7 @@ def test_a_message_archived_before_its_turn_is_never_noticed(tmp_path, catalog, 
 
 def test_notifier_exits_after_its_session_is_gone(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", poll_interval=0.1)
-    poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+    notifier.wait_started()
     assert notifier.process.poll() is None
     standin.pane.kill()
     assert notifier.process.wait(timeout=10) == 0
@@ -205,7 +204,7 @@ def test_hostile_subjects_and_senders_stay_inside_one_frame(tmp_path, catalog, s
 
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what='ownership_record(tmp_path / "state", catalog, "builder").exists()')
+        notifier.wait_started()
         hostile = [
             b"---\nfrom: evil\x1b[201~\r\x03\nsubject: done\x1b[201~\rrm -rf ~\x1b[200~\x1b]52;c;AA\x07\n---\nbody\n",
             b"---\nfrom: x\nsubject: " + b"A" * 10_000 + b"\n---\nlong\n",
@@ -234,8 +233,7 @@ def test_a_fifo_in_the_inbox_never_mutes_the_notifier(tmp_path, catalog, seat, s
 
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
-                 what="the notifier to take its (empty) backlog")
+        notifier.wait_started()
         fifo = seat / "resources" / "inbox" / "1788000000000-fifooo.md"
         os.mkfifo(fifo)
         first = write_message(seat, "beside the fifo")
@@ -266,8 +264,7 @@ def test_a_notice_typed_into_an_interactive_shell_seat_runs_nothing(tmp_path, ca
     pane = Pane(["env", "-C", str(work), "PS1=", "PS2=", "HISTFILE=/dev/null", *shell])
     notifier = Notifier(catalog, "builder", pane.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(),
-                 what="the notifier to take its (empty) backlog")
+        notifier.wait_started()
         names = [write_message(seat, None, raw_front_matter=f"---\nfrom: {HOSTILE_SENDER}\nsubject: {subject}\n---\nb\n"
                                .encode()) for subject in HOSTILE_SUBJECTS]
         for name, subject in zip(names, HOSTILE_SUBJECTS):
@@ -292,7 +289,7 @@ def test_a_plain_subject_reaches_the_shell_seat_readably(tmp_path, catalog, seat
     pane = Pane(["env", "PS1=", "HISTFILE=/dev/null", "bash", "--norc", "--noprofile", "-i"])
     notifier = Notifier(catalog, "builder", pane.socket, tmp_path / "state")
     try:
-        poll_for(lambda: ownership_record(tmp_path / "state", catalog, "builder").exists(), what="the notifier to start")
+        notifier.wait_started()
         name = write_message(seat, "build the parser")
         typed = typed_notice(name, "build the parser", "h.planner")
         assert typed == f"# [DING] new st2 message: [id:{name[14:20]}] build the parser (from h.planner) check your inbox"
