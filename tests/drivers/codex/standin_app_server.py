@@ -7,7 +7,7 @@ thread's history durably in ``$STANDIN_DIR/history.jsonl`` (one user message per
 and fsynced when the turn takes the input — the moment a model would see it), so a restarted
 stand-in resumes the same thread and ``thread/read`` returns the real history. Markers in the
 input: ``FAKE_APPROVAL`` asks a command approval and waits for the answer; ``FAKE_LATE`` sleeps
-0.5 s before taking the input and ``FAKE_SLOW`` after it (before reporting it); ``FAKE_401`` / ``FAKE_429`` end the turn with the typed errors
+0.5 s before taking the input and ``FAKE_SLOW`` after it (before reporting it); ``FAKE_HOLD`` keeps the turn live 1.5 s after taking its input; ``FAKE_401`` / ``FAKE_429`` end the turn with the typed errors
 0.171.0 reports for an HTTP 401 / 429 in the lab.
 """
 
@@ -76,6 +76,8 @@ def run_turn(request_id, text):
         time.sleep(0.5)  # taken but not yet reported: a kill now leaves it only in history
     note("item/started", {"item": item, "threadId": THREAD, "turnId": turn_id})
     note("item/completed", {"item": item, "threadId": THREAD, "turnId": turn_id})
+    if "FAKE_HOLD" in text:
+        time.sleep(1.5)  # the turn stays live after taking its input (a model thinking)
     error = None
     if "FAKE_401" in text:
         # What 0.171.0 yields for an HTTP 401 (lab, tests/drivers/codex/test_lab.py).
@@ -135,6 +137,8 @@ def main():
                      for index, entry in enumerate(history())]
             out({"id": request_id, "result": {"thread": thread(turns=[{"id": "t", "items": items}])}})
         elif method in ("turn/start", "turn/steer"):
+            with open(os.path.join(STATE, "methods"), "a") as handle:
+                handle.write(json.dumps({"method": method, "expectedTurnId": params.get("expectedTurnId")}) + "\n")
             if os.environ.get("STANDIN_TIMING"):  # the benchmark's clock: when the request arrived
                 with open(os.environ["STANDIN_TIMING"], "a") as handle:
                     handle.write(f"{time.monotonic()}\n")

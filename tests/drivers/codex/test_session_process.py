@@ -148,3 +148,21 @@ def test_sigterm_stops_the_app_servers_process_group_and_writes_ended(catalog, t
         os.kill(server_pid, 0)
     state = record(seat, "harness-state")
     assert state["state"] == "ended" and state["exit"] == "signal 15"
+
+
+def test_mail_arriving_during_a_live_turn_is_steered_into_it(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        first = write_message(seat, "long one", body="FAKE_HOLD")
+        poll_for(lambda: phases(tmp_path, catalog).get(first) == "consumed", "the first consumed, turn still live")
+        assert record(seat, "harness-state")["state"] == "active"
+        second = write_message(seat, "while busy")
+        poll_for(lambda: phases(tmp_path, catalog).get(second) == "consumed", "the steered message consumed")
+        methods = [json.loads(line) for line in (wrapper.standin_dir / "methods").read_text().splitlines()]
+        assert [row["method"] for row in methods] == ["turn/start", "turn/steer"]
+        assert methods[1]["expectedTurnId"]  # the live turn's id, Codex's precondition
+        assert sum(1 for text in wrapper.history() if second[:-3] in text) == 1
+    finally:
+        wrapper.stop()
