@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from support import poll_for
 from support_claude import REPO
 
 LAB_DIR = REPO / "tests" / "lab"
