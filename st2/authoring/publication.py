@@ -34,7 +34,7 @@ from st2.authoring.transaction import BUNDLE_STAGE_PREFIX, authoring
 from st2.catalog.location import CatalogLocation
 from st2.declarations.agent import parse_agent
 from st2.digest import sha256
-from st2.fs.atomic import check_real_directories, fsync_directory
+from st2.fs.atomic import check_real_directories, fsync_directory, write_all
 
 SCHEMA = "st2.agent-publish.v2"
 CONFLICT_SCHEMA = "st2.agent-publish-conflict.v1"
@@ -204,8 +204,7 @@ def _stage_bundle(staging: Path, captured: Captured) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
         try:
-            os.write(descriptor, data)
-            os.fsync(descriptor)
+            write_all(descriptor, data, target)
         finally:
             os.close(descriptor)
     fsync_directory(stage)

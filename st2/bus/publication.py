@@ -16,7 +16,7 @@ from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
-from st2.fs.atomic import TEMP_SUFFIX, fsync_directory
+from st2.fs.atomic import TEMP_SUFFIX, fsync_directory, write_all
 
 STAGING = "bus-staging"
 
@@ -57,11 +57,7 @@ def _write_temp(staging: Path, name: str, data: bytes, mode: int, durable: bool)
     temp = staging / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(descriptor, view) :]
-        if durable:
-            os.fsync(descriptor)
+        write_all(descriptor, data, temp, durable=durable)
     except BaseException:
         os.close(descriptor)
         os.unlink(temp)

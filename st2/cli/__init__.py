@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import importlib
 
 import click
@@ -61,6 +62,28 @@ def cli(ctx: click.Context, catalog: str | None, host: str | None) -> None:
     ctx.obj = {"catalog": catalog, "host": host}
 
 
+EXIT_OS_ERROR = 74  # EX_IOERR: the machine refused (disk full, inodes exhausted, read-only, quota)
+
+
+def os_error_line(words: list[str], error: OSError) -> str:
+    """One line for an OS error no verb handled: the verb, the operation, the path, the reason."""
+    verb = " ".join(word for word in words[:2] if not word.startswith("-")) or "st2"
+    name = errno_name(error.errno)
+    reason = f"{error.strerror or error}{f' ({name})' if name else ''}"
+    if error.filename is not None and error.filename2 is not None:
+        return f"st2 {verb}: cannot rename {error.filename} to {error.filename2}: {reason}"
+    operation = "cannot write" if error.errno in WRITE_ERRNOS else "cannot access"
+    where = f" {error.filename}" if error.filename is not None else ""
+    return f"st2 {verb}: {operation}{where}: {reason}"
+
+
+def errno_name(number: int | None) -> str:
+    return errno.errorcode.get(number, "") if number is not None else ""
+
+
+WRITE_ERRNOS = frozenset((errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO))
+
+
 def run(words: list[str]) -> int:
     try:
         result = cli.main(args=words, prog_name="st2", standalone_mode=False)
@@ -76,4 +99,7 @@ def run(words: list[str]) -> int:
     except click.exceptions.Abort:
         click.echo("Aborted!", err=True)
         return 1
+    except OSError as error:  # never a traceback: one line naming what the machine refused
+        click.echo(os_error_line(words, error), err=True)
+        return EXIT_OS_ERROR
     return result if isinstance(result, int) else 0

@@ -20,6 +20,15 @@ def _emit(value: dict) -> None:
 
 
 def _refuse(verb: str, refusal: Exception) -> None:
+    """A refusal is one line and exit 1; an OS error under it (disk full, read-only …) is the
+    CLI's one OS-error line and exit 74, however the authoring layer wrapped it."""
+    from st2.cli import EXIT_OS_ERROR, os_error_line
+
+    cause = refusal if isinstance(refusal, OSError) else refusal.__cause__
+    if isinstance(cause, OSError):
+        click.echo(os_error_line(["agent", verb], cause), err=True)
+        exit_with(EXIT_OS_ERROR)
+        return
     click.echo(f"st2 agent {verb}: {refusal}", err=True)
     exit_with(1)
 

@@ -52,6 +52,20 @@ def fsync_directory(directory: Path) -> None:
         os.close(descriptor)
 
 
+def write_all(descriptor: int, data: bytes, path: Path | str, *, durable: bool = True) -> None:
+    """Write all of ``data`` to the open ``descriptor`` (and fsync it when ``durable``). An
+    OSError (ENOSPC, EDQUOT, EROFS, EIO …) is re-raised naming ``path``, so the one line a user
+    reads says which file the machine refused."""
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view):]
+        if durable:
+            os.fsync(descriptor)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror, str(path)) from None
+
+
 def publish(
     target: Path,
     data: bytes,
@@ -85,11 +99,7 @@ def publish(
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                written = os.write(descriptor, view)
-                view = view[written:]
-            os.fsync(descriptor)
+            write_all(descriptor, data, temp)
         finally:
             os.close(descriptor)
         os.replace(temp, target)

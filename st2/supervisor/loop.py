@@ -74,6 +74,14 @@ def run(location: CatalogLocation, *, once: bool = False, interval: float = 30.0
 def _supervise(location, once, interval, selection, materialize_only, clock, output, archive_clock) -> int:
     scope = RuntimeScope(location.root, location.host)
     scope.ensure()
+    if once:
+        # A one-shot pass on a filesystem that takes no write would launch companions that die
+        # at once and still report success: refuse it (the OSError is the CLI's one line).
+        from st2.fs.atomic import ensure_directory
+        from st2.fs.probe import probe_writable
+
+        probe_writable(ensure_directory(location.paths.control))
+        probe_writable(scope.directory)
     identity = supervisor_record.own_identity()
     supervisor_record.write(scope, identity, clock.wall_ms())
     holds.clear_all(scope)

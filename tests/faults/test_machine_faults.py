@@ -14,11 +14,7 @@ pytestmark = [pytest.mark.faults, pytest.mark.process]
 
 # Writers that still print a traceback on these faults until the one-line OS-error fix of
 # issue 15 lands; strict, so each case turns red the moment it is fixed (then drop it here).
-NOT_YET = {
-    "disk-full/message-send", "disk-full/message-reply",
-    "inodes-exhausted/message-send", "inodes-exhausted/message-archive",
-    "read-only/message-send", "read-only/message-archive", "read-only/up-once",
-}
+NOT_YET: set[str] = set()
 CASES = [f"{fault}/{writer}" for fault in fault_disk.FAULTS for writer in (*fault_disk.WRITERS, "up-once")]
 
 
