@@ -132,6 +132,11 @@ def test_a_codex_seat_under_st2_up_is_driven_observed_and_measured(seat: Seat, f
     seat.tmux("send-keys", "-t", seat.session, "Enter")
     poll(lambda: target.exists() and seat.state()[:2] == ("idle", "none"), "approved, run and idle",
          describe=seat.screen)
+    # Recorded from the lab: 0.171.0 does populate activeFlags around an approval request.
+    wire = [json.loads(line)["msg"] for line in (seat.lab.logs / "wire.jsonl").read_text().splitlines()]
+    flags = [frame["params"]["status"].get("activeFlags") for frame in wire
+             if frame.get("method") == "thread/status/changed"]
+    assert ["waitingOnApproval"] in flags
 
     # A 429 is not auth; a 401 is (0.171.0 types it httpConnectionFailed with status 401).
     write_message(seat.directory, "quota", body="FAKE_HTTP_STATUS: 429")

@@ -137,9 +137,13 @@ def test_a_typed_line_is_published_from_the_operator_principal_into_the_seats_in
 
 def test_sigterm_stops_the_app_servers_process_group_and_writes_ended(catalog, tmp_path) -> None:
     seat = make_seat(catalog)
+    (seat / "harness-context").write_text('{"schema":"st2.harness-context.v1","note":"a predecessor\'s fill"}\n')
     wrapper = Wrapper(catalog, tmp_path)
     try:
         poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        # The relaunch claim removed the predecessor's context; presence was refreshed (v1 heartbeat).
+        assert not (seat / "harness-context").exists()
+        assert (seat / "status").read_text().startswith("available\nv1 ")
         server_pid = int((wrapper.standin_dir / "launches").read_text().split()[0])
     finally:
         status = wrapper.stop(signal.SIGTERM)
