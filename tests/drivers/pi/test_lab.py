@@ -122,7 +122,8 @@ def seat(request, tmp_path: Path, fake_model: FakeModel):
         from capture_omp_screens import OMP_OFFLINE_SETTINGS
 
         config = lab.home / ".omp" / "agent" / "config.yml"
-        config.write_text(config.read_text() + OMP_OFFLINE_SETTINGS)
+        # omp asks before an exec-tier tool runs: the approval is an extension event (blocked on a human).
+        config.write_text(config.read_text() + OMP_OFFLINE_SETTINGS + "tools:\n  approvalMode: always-ask\n")
         env["OMP_SKIP_SETUP"] = "1"
     state_home = Path(tempfile.mkdtemp(prefix="st2pi-"))  # short: tmux sockets live under it
     catalog = tmp_path / "catalog"
@@ -175,7 +176,14 @@ def test_a_pi_family_seat_under_st2_up_is_observed_natively_and_still_delivered_
 
     # A turn with a tool call: obs follows it (active while the tool runs, then idle).
     seat.type("FAKE_TOOL: sleep 4")
-    poll_for(lambda: seat.state() == "active", "agent_start -> active", 60)
+    if seat.harness == "omp":  # the approval prompt: blocked on a human, asked for permission
+        poll_for(lambda: (seat.record("harness-state") or {}).get("blockedOn") == "human", "the approval", 60)
+        observed = seat.row()["observedState"]
+        assert (observed["state"], observed["blockedOn"], observed["ask"]) == ("active", "human", "permission")
+        poll_for(lambda: "Approve" in seat.screen(), "omp's approval prompt", 30)
+        seat.tmux("send-keys", "-t", seat.session, "Enter")  # ❯ Approve
+    poll_for(lambda: seat.state() == "active" and seat.record("harness-state")["blockedOn"] == "none",
+             "agent_start -> active", 60)
     assert "obs:active" in seat.human_row()
     poll_for(lambda: seat.state() == "idle" and seat.context("usedTokens") == numerator,
              "agent_end -> idle with the turn's reading", 90)
