@@ -30,3 +30,20 @@ def test_own_reads_never_wake_but_inbox_and_status_mutations_do(catalog):
     (seat / "status").write_text("busy\n")
     assert watch.wait(2.0) is True
     assert watch.wakeups == 2
+
+
+def test_the_seat_watch_mask_is_mutations_only(tmp_path):
+    from inotify_simple import INotify, flags
+
+    from st2.ding.watch import MUTATION_MASK
+
+    assert MUTATION_MASK == (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_FROM
+                             | flags.MOVED_TO | flags.DELETE | flags.DELETE_SELF | flags.MOVE_SELF)
+    message = tmp_path / "1788000000000-abcdef.md"
+    message.write_text("---\n---\n")
+    with INotify() as notify:
+        notify.add_watch(str(tmp_path), MUTATION_MASK)
+        message.read_bytes()
+        assert notify.read(timeout=0) == []                         # a read reports nothing
+        message.unlink()                                            # archiving removes it from the inbox
+        assert any(event.mask & flags.DELETE for event in notify.read(timeout=0))
