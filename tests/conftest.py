@@ -29,7 +29,12 @@ def st2():
     return run_st2
 
 
-SPAWNING_MARKERS = ("process", "lab", "systemd")
+def pytest_collection_modifyitems(items):
+    """A lab or systemd test runs real processes too: it carries the ``process`` marker as well,
+    so ``-m "not process"`` alone selects the process-free unit tier."""
+    for item in items:
+        if item.get_closest_marker("lab") or item.get_closest_marker("systemd"):
+            item.add_marker(pytest.mark.process)
 
 
 def _refuse_spawn(nodeid: str):
@@ -41,9 +46,10 @@ def _refuse_spawn(nodeid: str):
 
 @pytest.fixture(autouse=True)
 def _unit_tests_spawn_nothing(request, monkeypatch):
-    """Enforce the tiers: a test without a process, lab or systemd marker may not start a process
-    (subprocess, fork or spawn), so ``-m "not process and not lab"`` is the fast unit tier."""
-    if any(request.node.get_closest_marker(name) for name in SPAWNING_MARKERS):
+    """Enforce the tiers: a test without the process marker (lab and systemd tests carry it too)
+    may not start a process (subprocess, fork or spawn), so ``-m "not process"`` is the fast,
+    process-free unit tier."""
+    if request.node.get_closest_marker("process"):
         return
     refuse = _refuse_spawn(request.node.nodeid)
     real_execute_child = subprocess.Popen._execute_child

@@ -20,3 +20,8 @@ def test_an_unmarked_test_cannot_start_a_process():
 @pytest.mark.process
 def test_a_process_test_can():
     assert subprocess.run([sys.executable, "-c", "raise SystemExit(7)"]).returncode == 7
+
+
+@pytest.mark.lab
+def test_a_lab_test_is_a_process_test_too(request):
+    assert request.node.get_closest_marker("process") is not None
