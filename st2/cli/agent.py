@@ -120,8 +120,9 @@ def _refusals():
     from st2.authoring.authority import AuthorityRefused
     from st2.authoring.gate import GateRefused
     from st2.authoring.publication import PublishRefused
+    from st2.bus import BusError
 
-    return (PublishRefused, AuthorityRefused, GateRefused, OSError)
+    return (PublishRefused, AuthorityRefused, GateRefused, BusError, OSError)
 
 
 def _author(verb: str, as_json: bool, call) -> None:
@@ -164,7 +165,7 @@ def new(identity: str, harness: str, workspace: str | None, as_json: bool, locat
     from st2.authoring.starter import new_seat
 
     try:
-        receipt = new_seat(location, identity, harness, workspace)
+        created = new_seat(location, identity, harness, workspace)
     except CasLost as lost:
         click.echo(f"st2 agent new: [seat-exists] {lost.agent} is already declared at {lost.path}", err=True)
         exit_with(1)
@@ -172,12 +173,17 @@ def new(identity: str, harness: str, workspace: str | None, as_json: bool, locat
     except _refusals() as refusal:
         _refuse("new", refusal)
         return
+    receipt = created.published
     if as_json:
         _emit(receipt.wire())
-    elif receipt.status == "unchanged":
+        return
+    if receipt.status == "unchanged":
         click.echo(f"{receipt.agent} is already declared exactly so at {receipt.path}")
     else:
         click.echo(f"declared {receipt.agent} at {receipt.path}; `st2 up` launches it")
+    if created.operator is not None:
+        click.echo(f"declared the operator principal {created.operator}: `st2 message send {receipt.agent} "
+                   f"-m …` mails the seat as {created.operator}")
 
 
 @agent.command("describe")

@@ -29,11 +29,19 @@ def test_agent_new_publishes_a_valid_starter_declaration_once(fleet):
     created = fleet.st2("agent", "new", "helper", "--harness", "shell", "--workspace", "/tmp")
     assert created.returncode == 0, created.stderr
     declaration = fleet.catalog / "agents" / "h" / "helper" / "agent.kdl"
-    assert created.stdout == f"declared h.helper at {declaration}; `st2 up` launches it\n"
+    assert created.stdout == (f"declared h.helper at {declaration}; `st2 up` launches it\n"
+                              "declared the operator principal h.operator: `st2 message send h.helper -m …` "
+                              "mails the seat as h.operator\n")
+    operator = fleet.catalog / "principals" / "h" / "operator" / "principal.kdl"
+    assert operator.read_text() == 'principal "operator" host="h"\n'
+    mailed = fleet.st2("message", "send", "helper", "-m", "hello", "--subject", "hi")
+    assert mailed.returncode == 0, mailed.stderr
+    assert "from: h.operator" in next((declaration.parent / "resources" / "inbox").iterdir()).read_text()
     assert declaration.read_text() == 'agent "helper" {\n    host "h"\n    workspace "/tmp"\n    argv "sh"\n    ding\n}\n'
     assert (fleet.catalog / ".st2" / "catalog-generation").read_text() == "1\n"
     claude = fleet.st2("agent", "new", "coder", "--harness", "claude")
     assert claude.returncode == 0, claude.stderr
+    assert "operator principal" not in claude.stdout, "a catalog that has one gets no second"
     assert fleet.st2("validate").returncode == 0
     declaration.write_text(declaration.read_text().replace('"sh"', '"bash"'))
     again = fleet.st2("agent", "new", "helper", "--harness", "shell", "--workspace", "/tmp")
