@@ -1,7 +1,7 @@
 """The name grammar of hosts, identities and principals: the directory names under
 ``agents/<host>/<identity>`` and ``principals/<host>/<name>``.
 
-A name is 1 to 64 characters: ASCII letters, digits, ``-`` and ``_``, and (not for hosts) ``.``
+A name is 1 to 128 characters: ASCII letters, digits, ``-`` and ``_``, and (not for hosts) ``.``
 inside the name, starting with a letter, digit or ``_``. Everything else is refused by discovery
 with its reason, so no command ever lists, launches or prints it: control characters and
 newlines (they reach a terminal raw and split every output line), whitespace, non-ASCII
@@ -12,7 +12,7 @@ first dot). Standard library only.
 
 from __future__ import annotations
 
-MAX_NAME = 64
+MAX_NAME = 128
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 

@@ -14,7 +14,7 @@ from st2.catalog.names import name_problem, shown
 from support import run_st2, st2_env
 
 
-@pytest.mark.parametrize("name", ["worker", "w", "a-b_c", "seat.two", "_x", "A9", "x" * 64])
+@pytest.mark.parametrize("name", ["worker", "w", "a-b_c", "seat.two", "_x", "A9", "x" * 128])
 def test_a_grammatical_identity_is_accepted(name: str) -> None:
     assert name_problem(name, "identity") is None
 
@@ -22,7 +22,7 @@ def test_a_grammatical_identity_is_accepted(name: str) -> None:
 @pytest.mark.parametrize("name, reason", [
     ("bad\x1b[31mred", "control character"), ("two\nlines", "control character"), ("del\x7f", "control character"),
     ("a b", "whitespace"), ("caf\u00e9", "non-ASCII"), ("\u202eevil", "control character"),
-    ("-rf", "starts with '-'"), (".hidden", "starts with '.'"), ("x" * 65, "longer than 64"),
+    ("-rf", "starts with '-'"), (".hidden", "starts with '.'"), ("x" * 129, "longer than 128"),
     ("a;b", "';'"), ("a$b", "'$'"), ("", "empty"),
 ])
 def test_an_identity_outside_the_grammar_is_refused_with_its_reason(name: str, reason: str) -> None:
