@@ -13,8 +13,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-MAX_FRAME_BYTES = 8 * 1024 * 1024
-"""The largest frame the wrapper accepts (a thread/read of a long thread is the biggest seen)."""
+MAX_FRAME_BYTES = 32 * 1024 * 1024
+"""The largest frame the wrapper accepts. The biggest frame is the ``thread/read`` with turns the
+restarted wrapper asks for to settle an ambiguous delivery, which grows with the thread."""
 
 
 class FrameTooLarge(ValueError):

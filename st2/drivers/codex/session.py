@@ -95,6 +95,7 @@ class CodexSession:
                          runtime_id, log=self.note)
         self.scope_staging = scope.staging
         self.control = ControlState()
+        self._published: ControlState | None = None
         self.context = ContextProducer()
         self.diagnostics: driver_diagnostic.Publisher | None = None
         self.context_writer: harness_context.Writer | None = None
@@ -176,13 +177,22 @@ class CodexSession:
 
     # --- protocol --------------------------------------------------------------------------
     def _publish_state(self) -> None:
+        """Project a changed control state onto harness-state and persist it. An unchanged state
+        (most frames: output deltas) costs nothing here; the refresh cadence is the heartbeat's."""
+        if self.control == self._published:
+            return
+        self._published = self.control
         projection = control_module.project(self.control)
         writer = self.records.writer
-        if projection is control_module.UNKNOWN:
-            writer.lose_sight()
-        elif projection is not None:
-            writer.observe(projection.state, projection.blocked_on, "unknown", projection.ask, projection.reason)
-        self.control_store.save(self.control, self.clock.wall_ms())
+        try:
+            if projection is control_module.UNKNOWN:
+                writer.lose_sight()
+            elif projection is not None:
+                writer.observe(projection.state, projection.blocked_on, "unknown", projection.ask, projection.reason)
+            self.control_store.save(self.control, self.clock.wall_ms())
+        except OSError as error:  # a record write failing never stops the session; the next change retries
+            self._published = None
+            self.note(f"observed-state write failed: {error}")
 
     def _control(self, event: Event, value=None, ask: str | None = None) -> None:
         self.control = control_module.transition(self.control, event, value, ask)
