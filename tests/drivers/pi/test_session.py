@@ -188,3 +188,43 @@ def test_frames_left_in_the_pipe_when_the_harness_exits_land_before_ended(catalo
     assert record(seat, "harness-context")["usedTokens"] == 11442
     final = record(seat, "harness-state")
     assert (final["state"], final["exit"], final["transitions"]) == ("ended", "exit 0", 3)
+
+
+@pytest.mark.process
+def test_a_full_channel_drops_frames_and_never_stalls_the_harness(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    script = tmp_path / "pi"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import os, pathlib, sys, time\n"
+        f"here = pathlib.Path('{tmp_path}')\n"
+        "descriptor = int(os.environ['ST2_CHANNEL_FD'])\n"
+        "(here / 'ready').touch()\n"
+        "while not (here / 'go').exists(): time.sleep(0.02)\n"
+        f"line = b'{ACTIVE}' + b'\\n'\n"
+        "sent = dropped = 0\n"
+        "for _ in range(5000):  # 500 KiB against a 64 KiB pipe nobody is reading\n"
+        "    try:\n"
+        "        os.write(descriptor, line); sent += 1\n"
+        "    except BlockingIOError:\n"
+        "        dropped += 1\n"
+        "(here / 'done').write_text(f'{sent} {dropped}')\n"
+        "while not (here / 'exit').exists(): time.sleep(0.02)\n")
+    script.chmod(0o755)
+    process = start_wrapper(catalog, tmp_path, "pi-session", script)
+    try:
+        poll_for(lambda: (tmp_path / "ready").exists(), "the stand-in")
+        os.kill(process.pid, signal.SIGSTOP)  # the wrapper reads nothing while the harness writes
+        try:
+            (tmp_path / "go").touch()
+            sent, dropped = map(int, poll_for(lambda: (tmp_path / "done").exists() and (tmp_path / "done").read_text(),
+                                              "the harness to finish writing while the wrapper is stopped", 20).split())
+        finally:
+            os.kill(process.pid, signal.SIGCONT)
+        assert dropped > 0 and sent + dropped == 5000 and sent * len(ACTIVE) < 128 * 1024
+        poll_for(lambda: observed(seat) == ("active", None), "the frames that fit, applied")
+        (tmp_path / "exit").touch()
+        assert finish(process) == 0
+        assert observed(seat) == ("ended", "exit 0")
+    finally:
+        finish(process)
