@@ -82,7 +82,10 @@ def test_an_over_long_socket_path_is_refused_at_admission_naming_path_and_overag
 
 def test_another_hosts_seats_are_not_judged_against_this_hosts_root(fleet):
     fleet.seat("short", '    argv "sleep" "600"')
-    fleet.seat("x" * 80, '    argv "sleep" "600"', host="elsewhere")
+    long_identity = "x" * 64                    # the longest name the grammar admits
+    fleet.seat(long_identity, '    argv "sleep" "600"', host="elsewhere")
+    # Judged against this host's root it could never bind; it is another host's, so it is not judged.
+    assert fleet.scope.socket_admission_error(f"elsewhere.{long_identity}") is not None
     result = fleet.st2("up", "--once")
     assert result.returncode == 0, result.stderr
     assert "admission" not in result.stderr
