@@ -1,7 +1,9 @@
 """The human side of the Codex wrapper's PTY: what Codex is waiting for a person to answer, and
 the keyboard grammar (:mod:`.transcript` documents it). ``/approve``, ``/decline`` and
 ``/answer`` resolve a pending request; any other line is sent to the seat's own inbox as a bus
-message from the declared operator principal (``codex { operator "…" }``)."""
+message from the seat's operator: the principal ``codex { operator "…" }`` names, else the
+catalog's operator principal on this host (``principals/<host>/operator``,
+:func:`st2.bus.principals.operator_principal`)."""
 
 from __future__ import annotations
 
@@ -66,15 +68,17 @@ class HumanDesk:
     def publish_operator_line(self, line: str) -> None:
         from st2.bus import BusError
         from st2.bus.addressing import resolve_seat
-        from st2.bus.principals import resolve_principal
+        from st2.bus.principals import OPERATOR, operator_principal, resolve_principal
         from st2.bus.send import send
 
-        if not self.operator:
-            self.note("no operator principal is declared for this seat (codex { operator \"…\" }); line not sent")
-            return
         host = self.seat.agent.split(".", 1)[0]
         try:
-            principal = resolve_principal(self.catalog, self.operator, host)
+            principal = (resolve_principal(self.catalog, self.operator, host) if self.operator
+                         else operator_principal(self.catalog, host))
+            if principal is None:
+                self.note(f"no operator principal is declared (principals/{host}/{OPERATOR}/principal.kdl, or "
+                          "codex { operator \"…\" }); line not sent")
+                return
             recipient = resolve_seat(self.catalog, self.seat.agent)
             receipt = send(self.catalog, recipient, sender=principal.bus_id, body=line, subject=line[:80],
                            clock=self.session.clock)

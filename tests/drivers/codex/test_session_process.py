@@ -170,3 +170,21 @@ def test_mail_arriving_during_a_live_turn_is_steered_into_it(catalog, tmp_path) 
         assert sum(1 for text in wrapper.history() if second[:-3] in text) == 1
     finally:
         wrapper.stop()
+
+
+def test_without_a_named_operator_a_typed_line_comes_from_the_catalogs_operator_principal(catalog, tmp_path) -> None:
+    from st2.bus.principals import ensure_operator
+
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        wrapper.type("nobody to send as yet")
+        poll_for(lambda: "no operator principal is declared" in wrapper.text(), "the refusal")
+        assert list((seat / "resources" / "inbox").iterdir()) == []
+        ensure_operator(catalog, HOST)
+        wrapper.type("now as the operator")
+        poll_for(lambda: len(wrapper.history()) == 1, "the typed line delivered as mail")
+        assert '"from":"h.operator"' in wrapper.history()[0]
+    finally:
+        wrapper.stop()
