@@ -146,6 +146,9 @@ class _Harness(click.ParamType):
 
     name = "harness"
 
+    def get_metavar(self, param, ctx=None) -> str:
+        return "[" + "|".join(_harness_choices()) + "]"
+
     def convert(self, value, param, ctx):
         choices = _harness_choices()
         if value not in choices:

@@ -166,3 +166,16 @@ def test_resource_add_and_rm_author_one_binding_through_the_gate(fleet):
     assert fleet.st2("agent", "resource", "rm", "x", "spec").returncode == 0
     assert json.loads(fleet.st2("agent", "resource", "rm", "x", "spec", "--json").stdout)["result"] == "unchanged"
     assert path.read_text() == original
+
+
+@pytest.mark.parametrize("harness", available_harnesses())
+def test_every_offered_harness_gets_a_starter_the_catalog_admits(tmp_path, harness):
+    from st2.authoring import gate
+    from st2.authoring.starter import new_seat
+    from st2.catalog.location import CatalogLocation
+
+    location = CatalogLocation(tmp_path / "c", "h")
+    location.root.mkdir()
+    created = new_seat(location, "seat", harness, None)
+    assert created.published.status == "published"
+    gate.admit(location, "h", "seat", created.published.path.read_text())    # raises on any error
