@@ -179,3 +179,21 @@ def test_every_offered_harness_gets_a_starter_the_catalog_admits(tmp_path, harne
     created = new_seat(location, "seat", harness, None)
     assert created.published.status == "published"
     gate.admit(location, "h", "seat", created.published.path.read_text())    # raises on any error
+
+
+@pytest.mark.process
+def test_concurrent_stream_authors_are_serialized_and_lose_no_edit(fleet):
+    import subprocess
+    import sys
+
+    from support import REPO
+
+    directory = fleet.seat("x", '    argv "sleep" "600"')
+    authors = [subprocess.Popen([sys.executable, "-m", "st2", "agent", "stream", "add", "--host", "h", "x", f"s{index}"],
+                                cwd=REPO, env=fleet.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for index in range(8)]
+    assert [author.wait(timeout=60) for author in authors] == [0] * 8, [author.stderr.read() for author in authors]
+    text = (directory / "agent.kdl").read_text()
+    assert sorted(line.strip() for line in text.splitlines() if line.strip().startswith("stream")) == \
+        sorted(f'stream "s{index}" {{}}' for index in range(8))
+    assert (fleet.catalog / ".st2" / "catalog-generation").read_text() == "8\n"
