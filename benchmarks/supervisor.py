@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO))
 from st2.catalog.location import CatalogLocation  # noqa: E402
 from st2.supervisor.catalog_view import read_catalog  # noqa: E402
 from st2.supervisor.reconcile import Reconciler  # noqa: E402
-from st2.supervisor.runtime.scope import RuntimeScope  # noqa: E402
+from st2.runtime.scope import RuntimeScope  # noqa: E402
 
 SEATS = 627
 ADOPT = 100

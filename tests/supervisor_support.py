@@ -16,10 +16,10 @@ from pathlib import Path
 
 from support import REPO, poll_for, run_st2, st2_env  # noqa: F401 (poll_for re-exported)
 
-from st2.supervisor.runtime import launch_record
-from st2.supervisor.runtime.identity import observe
+from st2.runtime import launch_record
+from st2.process.identity import observe
 from st2.supervisor.runtime.process_group import kill_group, reap_children
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 
 
 

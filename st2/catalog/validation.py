@@ -187,7 +187,7 @@ def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | N
                         overlay: Overlay | None = None) -> list[Diagnostic]:
     """Only this host's PTY tasks are judged, against the socket path the supervisor would use."""
     try:
-        from st2.supervisor.runtime.scope import RuntimeScope
+        from st2.runtime.scope import RuntimeScope
     except ImportError:  # the supervisor package is absent: nothing to judge against
         return []
     scope = RuntimeScope(root, host, state_dir)

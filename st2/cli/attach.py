@@ -14,9 +14,9 @@ from st2.cli.common import catalog_options, exit_with
 @catalog_options
 def attach(identity: str, location) -> None:
     """Exec `tmux -S <socket> attach` for the seat's canonical PTY task (or a PTY runtime id)."""
-    from st2.supervisor.runtime import launch_record
-    from st2.supervisor.runtime.launch_record import MalformedRecord
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime import launch_record
+    from st2.runtime.launch_record import MalformedRecord
+    from st2.runtime.scope import RuntimeScope
     from st2.supervisor.runtime.tmux_backend import attach_argv
 
     runtime_id = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"

@@ -19,8 +19,8 @@ def _emit(value: dict) -> None:
 
 def _recorded_ids(location):
     """The runtime ids with a launch record (live or dead) in this catalog's host scope."""
-    from st2.supervisor.runtime import launch_record
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime import launch_record
+    from st2.runtime.scope import RuntimeScope
 
     return lambda: launch_record.recorded_ids(RuntimeScope(location.root, location.host))
 
@@ -84,7 +84,7 @@ def graph(as_json: bool, location) -> None:
     """The declaration graph with its runtime rows and archived tombstones; exits 1 when incomplete."""
     from st2.authoring.graph import build
     from st2.supervisor.inventory import inventory
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime.scope import RuntimeScope
 
     if not location.root.is_dir():
         click.echo(f"st2 catalog graph: there is no catalog directory at {location.root}", err=True)

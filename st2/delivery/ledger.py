@@ -368,7 +368,7 @@ def ledger_path(scope_directory: Path, runtime_id: str) -> Path:
 def load_for(catalog: Path, host: str, runtime_id: str, profile: Profile, agent: str,
              state_dir: Path | None = None) -> Ledger:
     """The seat's ledger in the catalog's runtime scope on this host; raise :class:`Quarantined`."""
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime.scope import RuntimeScope
 
     scope = RuntimeScope(Path(os.path.abspath(catalog)), host, state_dir)
     return Ledger.load(ledger_path(scope.directory, runtime_id), scope.staging, profile, agent, runtime_id)

@@ -109,7 +109,7 @@ class Demo:
     # pastes one notice for the planner's mail into the builder's terminal and presses Return
     # once the screen shows it sitting in the composer; declared `busy` does not defer it.
     def show_ding(self, timeout: float = 15.0) -> None:
-        from st2.supervisor.runtime.scope import RuntimeScope
+        from st2.runtime.scope import RuntimeScope
 
         self.echo("\n# DING: the builder's notifier types one notice into the builder's terminal")
         scope = RuntimeScope(self.root, DEMO_HOST, state_dir=Path(self.env["XDG_STATE_HOME"]) / "st2")

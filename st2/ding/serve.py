@@ -37,7 +37,7 @@ def split_target(runtime_id: str, host: str) -> tuple[str, str]:
 
 def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = None,
           settings: Settings = Settings()) -> int:
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime.scope import RuntimeScope
 
     seat_host, identity = split_target(runtime_id, host)
     seat = CatalogPaths(Path(catalog)).seat(seat_host, identity)

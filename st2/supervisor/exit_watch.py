@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from st2.supervisor.runtime.identity import ProcessIdentity, same_start, observe
+from st2.process.identity import ProcessIdentity, same_start, observe
 
 # Leave most of the descriptor table to tasks' own needs (and tmux clients).
 MAXIMUM_TRACKED = 800

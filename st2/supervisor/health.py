@@ -24,9 +24,9 @@ from st2.doctor.findings import Finding, Severity
 from st2.supervisor import park, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.inventory import observe
-from st2.supervisor.runtime import launch_record
+from st2.runtime import launch_record
 from st2.supervisor.runtime.backend import RuntimeState
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 
 FAILURE = Severity.FAILURE
 ADVISORY = Severity.ADVISORY

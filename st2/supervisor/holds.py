@@ -4,7 +4,7 @@ operator asking for the declared tasks again)."""
 
 from __future__ import annotations
 
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 
 
 def directory(scope: RuntimeScope):

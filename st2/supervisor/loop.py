@@ -25,7 +25,7 @@ from st2.supervisor import holds, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.exit_watch import ExitWatch
 from st2.supervisor.reconcile import Reconciler, Selection
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 from st2.supervisor.watch import CatalogWatch
 
 STOP = "stop"
@@ -161,7 +161,7 @@ def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, 
     """Archive the seats retired past ``archive-after`` (skipped, never waited for, when an author
     holds the catalog authoring lock)."""
     from st2.authoring.auto_archive import archive_step
-    from st2.supervisor.runtime import launch_record
+    from st2.runtime import launch_record
 
     for line in archive_step(location, clock.wall_ms(), lambda: launch_record.recorded_ids(scope),
                              retired_hint=retired).lines():

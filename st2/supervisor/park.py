@@ -15,8 +15,8 @@ import json
 from dataclasses import dataclass
 
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
-from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, liveness
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.process.identity import Liveness, ProcessIdentity, liveness
+from st2.runtime.scope import RuntimeScope
 
 SCHEMA = "st2.park-marker.v1"
 REQUEST_SCHEMA = "st2.unpark-request.v1"

@@ -38,11 +38,11 @@ from st2.supervisor.lowering import SeatPlan, Task, TaskRole
 from st2.supervisor.materialize import MaterializationRefused, materialize
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
-from st2.supervisor.runtime import launch_record
+from st2.runtime import launch_record
 from st2.supervisor.runtime.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
 from st2.supervisor.runtime.exec_backend import remove_logs
-from st2.supervisor.runtime.launch_record import MalformedRecord
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.launch_record import MalformedRecord
+from st2.runtime.scope import RuntimeScope
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ import json
 import os
 
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
-from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, liveness, observe
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.process.identity import Liveness, ProcessIdentity, liveness, observe
+from st2.runtime.scope import RuntimeScope
 
 SCHEMA = "st2.supervisor.v1"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.supervisor import park
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 
 
 def unpark(location: CatalogLocation, runtime_id: str, clock: Clock = SYSTEM_CLOCK) -> tuple[int, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from st2.catalog.layout import AGENTS_DIR, CATALOG_GENERATION, CONTROL_DIR, DECLARATION
 from st2.catalog.location import CatalogLocation
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 
 try:
     from inotify_simple import INotify, flags

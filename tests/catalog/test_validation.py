@@ -269,7 +269,7 @@ def test_the_socket_bound_is_judged_against_the_declared_pty_root(catalog: Path,
     write_seats(catalog, {"c": 'agent "c" { argv "true" }\n'}, host="other")
     diagnostics = validate_catalog(catalog, "h", state_dir=state)
     assert [(d.code, d.source) for d in diagnostics] == [("socket-path-too-long", "agents/h/a/agent.kdl")]
-    from st2.supervisor.runtime.scope import SUN_PATH_BYTES, catalog_digest
+    from st2.runtime.scope import SUN_PATH_BYTES, catalog_digest
 
     path = root / catalog_digest(catalog) / "h.a"
     overage = len(os.fsencode(str(path))) + 1 - SUN_PATH_BYTES

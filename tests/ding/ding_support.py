@@ -210,6 +210,6 @@ class Notifier:
 
 
 def ownership_record(state: Path, catalog: Path, identity: str) -> Path:
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime.scope import RuntimeScope
 
     return RuntimeScope(Path(os.path.abspath(catalog)), HOST, state / "st2").directory / "ding" / f"{HOST}.{identity}.json"

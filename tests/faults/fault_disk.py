@@ -156,7 +156,7 @@ def _judge(case: str, fault: str, result, before: dict, catalog: Path, outcome: 
 
 
 def _one_fault(base: Path, fault: str, outcomes: dict, evidence: list) -> None:
-    from st2.supervisor.runtime.identity import observe
+    from st2.process.identity import observe
 
     catalog = base / "c"
     catalog.mkdir(parents=True)

@@ -199,7 +199,7 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
 
 def _kill_notifier(fleet: Fleet, identity: str) -> int:
     """SIGKILL the process group of seat ``identity``'s live notifier; 1 when one was killed."""
-    from st2.supervisor.runtime.identity import observe
+    from st2.process.identity import observe
 
     try:
         record = fleet.record(f"h.{identity}.ding")

@@ -13,7 +13,7 @@ import pytest
 
 from st2.supervisor.runtime.exec_backend import ExecBackend
 from st2.supervisor.runtime.process_group import kill_group, reap_children
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 from st2.supervisor.runtime.tmux_backend import TmuxBackend
 
 

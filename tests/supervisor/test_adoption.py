@@ -9,10 +9,10 @@ from dataclasses import replace
 import pytest
 
 from supervisor_support import RuntimeScope, poll_for
-from st2.supervisor.runtime import launch_record
-from st2.supervisor.runtime.identity import observe
+from st2.runtime import launch_record
+from st2.process.identity import observe
 from st2.supervisor.runtime.process_group import kill_group
-from st2.supervisor.runtime.scope import SUN_PATH_BYTES
+from st2.runtime.scope import SUN_PATH_BYTES
 
 pytestmark = pytest.mark.process
 
@@ -27,7 +27,7 @@ def stranger():
 
 
 def replace_identity(pid):
-    from st2.supervisor.runtime.identity import ProcessIdentity
+    from st2.process.identity import ProcessIdentity
 
     return ProcessIdentity(pid, 0.0)
 

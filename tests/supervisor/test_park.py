@@ -9,7 +9,7 @@ import os
 import pytest
 
 from supervisor_support import poll_for
-from st2.supervisor.runtime.scope import SUN_PATH_BYTES, RuntimeScope
+from st2.runtime.scope import SUN_PATH_BYTES, RuntimeScope
 
 pytestmark = pytest.mark.process
 

@@ -16,7 +16,7 @@ from st2.clock import FakeClock
 from st2.supervisor import holds, lowering
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.reconcile import Reconciler, Selection
-from st2.supervisor.runtime.identity import observe
+from st2.process.identity import observe
 
 pytestmark = pytest.mark.process
 

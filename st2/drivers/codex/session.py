@@ -70,7 +70,7 @@ class CodexSession:
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
                  stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
         from st2.delivery.ledger import ledger_path
-        from st2.supervisor.runtime.scope import RuntimeScope
+        from st2.runtime.scope import RuntimeScope
 
         if not codex_argv:
             raise ValueError("no codex argv after --")

@@ -1,5 +1,6 @@
-"""Host-local runtime: launch records, process identity and the exec / tmux PTY backends.
+"""The supervisor's process backends: exec tasks, tmux PTY tasks, their process groups and the
+transport that reaches a PTY.
 
-Everything here lives under ``runtime_state_dir()``, scoped by catalog and host, so two catalogs
-(or two hosts sharing a state directory) never see each other's tasks.
+The runtime layout they record into (scope, launch records) is :mod:`st2.runtime`, below the
+supervisor; process identity (PID plus start time) is :mod:`st2.process.identity`.
 """

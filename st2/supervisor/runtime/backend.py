@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from st2.supervisor.runtime.launch_record import LaunchRecord
+from st2.runtime.launch_record import LaunchRecord
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import os
 import signal
 import time
 
-from st2.supervisor.runtime.identity import Liveness, ProcessIdentity, liveness
+from st2.process.identity import Liveness, ProcessIdentity, liveness
 
 TERMINATE_GRACE_SECONDS = 3.0
 POLL_SECONDS = 0.02

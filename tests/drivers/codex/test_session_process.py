@@ -19,7 +19,7 @@ pytestmark = pytest.mark.process
 
 
 def ledger(tmp_path: Path, catalog: Path, identity: str = "coder") -> dict | None:
-    from st2.supervisor.runtime.scope import RuntimeScope
+    from st2.runtime.scope import RuntimeScope
 
     scope = RuntimeScope(Path(os.path.abspath(catalog)), HOST, tmp_path / "state" / "st2")
     path = scope.directory / "delivery" / f"{HOST}.{identity}" / "delivery-ledger.json"

@@ -7,9 +7,9 @@ import time
 
 
 from support import poll_for
-from st2.supervisor.runtime import launch_record
+from st2.runtime import launch_record
 from st2.supervisor.runtime.backend import RuntimeState, TaskSpec
-from st2.supervisor.runtime.identity import observe
+from st2.process.identity import observe
 from st2.supervisor.runtime.process_group import group_alive, reap_children
 
 pytestmark = pytest.mark.process

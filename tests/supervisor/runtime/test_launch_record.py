@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from st2.supervisor.runtime import launch_record
-from st2.supervisor.runtime.launch_record import LaunchRecord, MalformedRecord, parse
+from st2.runtime import launch_record
+from st2.runtime.launch_record import LaunchRecord, MalformedRecord, parse
 
 RECORD = LaunchRecord(
     runtime_id="h.a", kind="exec", pid=42, start_time=1788000000.25,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from st2.supervisor.runtime.scope import SUN_PATH_BYTES, RuntimeScope, catalog_digest
+from st2.runtime.scope import SUN_PATH_BYTES, RuntimeScope, catalog_digest
 
 
 def scope_with(tmp_path: Path, pty_root: str | None) -> RuntimeScope:

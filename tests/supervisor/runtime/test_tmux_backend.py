@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from support import poll_for
-from st2.supervisor.runtime import launch_record
+from st2.runtime import launch_record
 from st2.supervisor.runtime.backend import LaunchError, RuntimeState, TaskSpec
-from st2.supervisor.runtime.identity import observe
+from st2.process.identity import observe
 from st2.supervisor.runtime.process_group import group_alive
-from st2.supervisor.runtime.scope import RuntimeScope, socket_admission_error
+from st2.runtime.scope import RuntimeScope, socket_admission_error
 from st2.supervisor.runtime.tmux_backend import TmuxBackend, panes
 
 

@@ -17,8 +17,8 @@ import json
 from dataclasses import dataclass
 
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
-from st2.supervisor.runtime.identity import ProcessIdentity
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.process.identity import ProcessIdentity
+from st2.runtime.scope import RuntimeScope
 
 SCHEMA = "st2.launch-record.v1"
 KINDS = ("exec", "pty")
