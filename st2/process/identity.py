@@ -11,8 +11,6 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-import psutil
-
 from st2.process import proc_stat
 
 # psutil derives the start time from boot time plus start ticks; two reads of one process agree
@@ -57,6 +55,10 @@ def observe(pid: int) -> ProcessIdentity | None:
     fast = _proc_stat(pid)
     if fast is not False:
         return fast
+    # Only where /proc is unusable; importing psutil here keeps it out of every reader that
+    # only ever takes the /proc path (the roster, the DING notifier).
+    import psutil
+
     try:
         process = psutil.Process(pid)
         if process.status() == psutil.STATUS_ZOMBIE:

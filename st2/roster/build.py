@@ -6,7 +6,7 @@ from pathlib import Path
 
 from st2.catalog.discovery import discover
 from st2.declarations import load_agent
-from st2.roster.liveness import SessionProbe
+from st2.runtime.session_probe import SessionProbe
 from st2.roster.row import RosterRow, build_row
 
 

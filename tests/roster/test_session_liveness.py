@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from st2.roster.liveness import ALIVE, DEAD, INDETERMINATE, SessionProbe
+from st2.runtime import launch_record
+from st2.runtime.launch_record import LaunchRecord
+from st2.runtime.scope import RuntimeScope
+from st2.runtime.session_probe import ALIVE, DEAD, INDETERMINATE, SessionProbe
 from support import run_st2, st2_env
 
 
@@ -27,14 +30,12 @@ def short_root():
 
 
 def write_launch_record(state: Path, catalog: Path, runtime_id: str, pid: int, start_time: float) -> None:
-    import hashlib
-
-    digest = hashlib.sha256(os.path.abspath(catalog).encode()).hexdigest()[:12]
-    tasks = state / "st2" / "scopes" / digest / "h" / "tasks"
-    tasks.mkdir(parents=True, exist_ok=True)
-    (tasks / f"{runtime_id}.json").write_text(json.dumps({
-        "schema": "st2.launch-record.v1", "runtimeId": runtime_id, "kind": "pty", "pid": pid,
-        "startTime": start_time}))
+    """A PTY launch record exactly as the supervisor writes it (the shared writer)."""
+    scope = RuntimeScope(catalog, "h", state / "st2")
+    launch_record.write(scope, LaunchRecord(
+        runtime_id=runtime_id, kind="pty", pid=pid, start_time=start_time, created_at="2026-01-01T00:00:00.000Z",
+        generation_id="sha256:0", argv_digest="sha256:0", launched_at_ms=0, supervisor_pid=os.getpid(),
+        socket=str(state / "s"), server_pid=pid))
 
 
 def own_start_time(pid: int) -> float:
