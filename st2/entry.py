@@ -17,14 +17,14 @@ HOT_PATHS: dict[tuple[str, str], str] = {
     ("usage", "verdict"): "st2.usage.verdict:main",
     ("usage", "poll"): "st2.usage.poll:main",
     ("usage", "trend"): "st2.usage.trend:main",
-    ("hook", "budget-guard"): "st2.hooks.budget_guard:main",
-    ("hook", "subagent-stop-liveness"): "st2.delegation.liveness_hook:main",
-    ("hook", "dispatch-guard"): "st2.delegation.dispatch_guard:main",
+    ("hook", "budget-guard"): "st2.drivers.claude.hooks.budget_guard:main",
+    ("hook", "subagent-stop-liveness"): "st2.drivers.claude.hooks.subagent_stop_liveness:main",
+    ("hook", "dispatch-guard"): "st2.drivers.claude.hooks.dispatch_guard:main",
     ("check", "producer-liveness"): "st2.delegation.producer_liveness:main",
     ("check", "gate-tamper"): "st2.kit.gate_tamper:main",
     ("check", "wait-probe"): "st2.kit.wait_probe:main",
     ("driver", "claude-statusline"): "st2.drivers.claude.statusline:main",
-    ("driver", "claude-observe"): "st2.drivers.claude.observe:main",
+    ("driver", "claude-observe"): "st2.drivers.claude.hooks.observe:main",
     ("driver", "claude-statusline-arm"): "st2.drivers.claude.statusline_arm:main",
 }
 

@@ -496,7 +496,7 @@ def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
     classes, binding = "DELEGATION_KIT_TIER_CLASSES", "DELEGATION_KIT_TIER_MODEL"
     if any(arrays[name] for name in FOREIGN_TABLES):
         # Only a configuration naming a foreign adapter pays for this import.
-        from st2.kit.foreign import tables as foreign_tables
+        from st2 import foreign_tables
 
         for finding in foreign_tables.findings(arrays, arrays[classes]):
             findings.append(array_sources.get(finding.split(":", 1)[0], "") + finding)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from st2.authoring import archive, retired_ledger
 from st2.authoring.transaction import LockContended, authoring
-from st2.catalog.catalog_declaration import load_catalog_declaration
+from st2.declarations.catalog import load_catalog_declaration
 from st2.catalog.location import CatalogLocation
 
 PASS_LIMIT = 25

@@ -27,7 +27,8 @@ import json
 import os
 import sys
 
-from st2.delegation import agent_definitions, hook_output, knobs
+from st2.delegation import agent_definitions, knobs
+from st2.drivers.claude.hooks import output as hook_output
 from st2.delegation.values import Value
 
 TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated

@@ -39,7 +39,7 @@ from st2.ding import ownership
 from st2.ding.notice import BACKLOG_NOTICE, notice_text
 from st2.ding.ownership import (Event, Head, MalformedOwnership, Ownership, OwnershipStore, Phase,
                                 transition)
-from st2.ding.screen import ComposerState, ReceiptState, classify, receipt
+from st2.drivers.screen import ComposerState, ReceiptState, classify, receipt
 from st2.records import status as status_record
 
 DELIVERY_RETRY_BACKOFF_SECONDS = 15.0

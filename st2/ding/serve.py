@@ -17,7 +17,7 @@ from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, Settings, run
 from st2.ding.ownership import store_for
 from st2.ding.terminal import Terminal
-from st2.ding.watch import SeatWatch
+from st2.catalog.seat_watch import SeatWatch
 from st2.drivers import delivery_owner
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from st2.ding.screen import Screen
+from st2.drivers.screen import Screen
 
 COMMAND_TIMEOUT_SECONDS = 2.0
 SESSION = "st2"  # the session name the PTY backend gives every task

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 
 from st2.doctor.findings import Finding, Severity
+from st2.doctor.filesystem import filesystem_findings
+from st2.doctor.health import supervisor_health, task_health
 from st2.doctor.records import record_findings
 from st2.roster.build import build_roster
 
-# Further checks contributed by other parts ("module:function", each (catalog_root, host, now_ms)
-# -> list[Finding]). A part that is not installed yet is skipped, never faked.
-EXTRA_CHECKS: list[str] = [
-    "st2.supervisor.health:supervisor_health",
-    "st2.supervisor.health:task_health",
-    "st2.doctor.filesystem:filesystem_findings",
-]
+# The host-scoped checks after the per-seat record checks, each (catalog_root, host, now_ms)
+# -> list[Finding].
+HOST_CHECKS = (supervisor_health, task_health, filesystem_findings)
 
 
 def mailbox_findings(catalog_root: Path) -> list[Finding]:
@@ -44,11 +41,6 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     for row in rows:
         findings.extend(record_findings(row))
     findings.extend(mailbox_findings(catalog_root))
-    for target in EXTRA_CHECKS:
-        module_name, function_name = target.split(":")
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError:
-            continue
-        findings.extend(getattr(module, function_name)(catalog_root, host, now_ms))
+    for check in HOST_CHECKS:
+        findings.extend(check(catalog_root, host, now_ms))
     return findings

@@ -8,7 +8,7 @@ import pytest
 from supervisor_support import poll_for
 from st2.catalog.location import CatalogLocation
 from st2.authoring.desired_state import DesiredStateRefused, set_desired_state
-from st2.supervisor.health import task_health
+from st2.doctor.health import task_health
 
 ORIGINAL = '''// a comment that must survive
 agent "x" {

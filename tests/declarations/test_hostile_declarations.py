@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.catalog.catalog_declaration import load_catalog_declaration
+from st2.declarations.catalog import load_catalog_declaration
 from st2.declarations import load_agent
 from st2.declarations import spans
 from st2.declarations.context import MAX_DIAGNOSTICS

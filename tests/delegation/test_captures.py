@@ -10,7 +10,9 @@ from pathlib import Path
 
 from delegation_support import hermetic_env
 from st2.clock import FakeClock
-from st2.delegation import dispatch_guard, liveness_hook, task_view
+from st2.delegation import task_view
+from st2.drivers.claude.hooks import dispatch_guard
+from st2.drivers.claude.hooks import subagent_stop_liveness as liveness_hook
 
 CAPTURES = Path(__file__).resolve().parents[2] / "captures" / "claude-code"
 REAL_KEYS = (

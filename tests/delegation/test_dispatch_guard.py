@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from delegation_support import hermetic_env, knob_file, run_hook
-from st2.delegation import agent_definitions, dispatch_guard
+from st2.delegation import agent_definitions
+from st2.drivers.claude.hooks import dispatch_guard
 
 TABLE = Path(__file__).with_name("dispatch-guard-cases.tsv")
 

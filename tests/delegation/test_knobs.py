@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from delegation_support import hermetic_env, knob_file, run_hook
-from st2.delegation import dispatch_guard, knobs, liveness_hook
+from st2.delegation import knobs
+from st2.drivers.claude.hooks import dispatch_guard
+from st2.drivers.claude.hooks import subagent_stop_liveness as liveness_hook
 from st2.delegation.checkout import scratch_dir
 
 

@@ -11,7 +11,8 @@ import pytest
 
 from delegation_support import CONTINUING, PAYLOAD, hermetic_env, write_by_child
 from st2.clock import FakeClock
-from st2.delegation import liveness_hook, reader_spawn
+from st2.delegation import reader_spawn
+from st2.drivers.claude.hooks import subagent_stop_liveness as liveness_hook
 from st2.delegation.reader_spawn import Outcome
 
 

@@ -12,7 +12,7 @@ from st2.clock import FakeClock
 from st2.ding.harness import adapters_for
 from st2.ding.notifier import DELIVERY_RETRY_BACKOFF_SECONDS, Notifier, SessionWatch, Settings
 from st2.ding.ownership import OwnershipStore
-from st2.ding.screen import Screen
+from st2.drivers.screen import Screen
 
 
 class DraftTerminal:

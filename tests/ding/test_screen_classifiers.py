@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from st2.ding.harness import TUI_ADAPTERS, adapters_for
-from st2.ding.harness.claude import Claude
-from st2.ding.screen import ComposerState, ReceiptState, Screen, classify, receipt
+from st2.drivers.claude.screen import Claude
+from st2.drivers.screen import ComposerState, ReceiptState, Screen, classify, receipt
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE = REPO / "captures" / "claude-code" / "2.1.197" / "screens"
@@ -212,7 +212,7 @@ def test_pi_screens(name, expected, state, receipt_state):
 
 
 def test_pi_is_never_located_on_a_claude_screen_and_claude_never_on_pi():
-    from st2.ding.harness.pi import Pi
+    from st2.drivers.pi.screen import Pi
 
     assert Pi().locate(claude_screen("pasted")) is None
     assert Claude().locate(pi_screen("pasted")) is None
@@ -257,9 +257,9 @@ def test_omp_seat_reads_its_screens_where_it_used_to_hold():
 
 @pytest.mark.parametrize("name", OMP_STATES)
 def test_omp_screens_are_omp_and_only_omp(name):
-    from st2.ding.harness.codex import Codex
-    from st2.ding.harness.omp import Omp
-    from st2.ding.harness.pi import Pi
+    from st2.drivers.codex.screen import Codex
+    from st2.drivers.omp.screen import Omp
+    from st2.drivers.pi.screen import Pi
 
     screen = omp_screen(name)
     assert Omp().locate(screen) is not None
@@ -269,7 +269,7 @@ def test_omp_screens_are_omp_and_only_omp(name):
 @pytest.mark.parametrize("screen_of, name", [(claude_screen, "pasted"), (codex_screen, "pasted"),
                                              (pi_screen, "pasted"), (pi_screen, "busy")])
 def test_omp_is_never_located_on_another_harness_screen(screen_of, name):
-    from st2.ding.harness.omp import Omp
+    from st2.drivers.omp.screen import Omp
 
     assert Omp().locate(screen_of(name)) is None
 
@@ -295,7 +295,7 @@ def test_omp_box_bottom_edge_is_not_a_prompt_row():
 
 
 def test_omp_screen_in_scrollback_does_not_outrank_the_live_composer():
-    from st2.ding.harness.omp import Omp
+    from st2.drivers.omp.screen import Omp
 
     live, transcript = omp_screen("draft"), omp_screen("pasted")
     combined = Screen.parse(transcript.raw + "\n" + live.raw + "\n")

@@ -1,4 +1,4 @@
-"""The seat watch (st2/ding/watch.py): mutation-only wake-ups, so the notifier's own reads of its
+"""The seat watch (st2/catalog/seat_watch.py): mutation-only wake-ups, so the notifier's own reads of its
 inbox and status never wake it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from ding_support import make_seat, write_message
-from st2.ding.watch import SeatWatch
+from st2.catalog.seat_watch import SeatWatch
 
 
 @pytest.mark.process

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from supervisor_support import poll_for
-from st2.supervisor.health import supervisor_health, task_health
+from st2.doctor.health import supervisor_health, task_health
 from st2.supervisor.runtime.backend import RuntimeState, TaskSpec
 from st2.supervisor.runtime.exec_backend import ExecBackend
 from st2.supervisor.runtime.process_group import reap_children

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from st2.hooks.budget_guard import CORRECTIVE, decide
+from st2.drivers.claude.hooks.budget_guard import CORRECTIVE, decide
 
 LINE = "usage-verdict: used=40% age=0s resets_in=3600s width=2 -> OK (x)"
 

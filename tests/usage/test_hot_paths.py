@@ -24,7 +24,7 @@ print(json.dumps({"status": status, "loaded": sorted(set(sys.modules) - baseline
 """
 ALLOWED_ST2 = {
     "st2", "st2.entry", "st2.knobs", "st2.usage", "st2.usage.knobs", "st2.usage.snapshot", "st2.usage.history",
-    "st2.usage.verdict", "st2.usage.poll", "st2.usage.trend", "st2.hooks", "st2.hooks.budget_guard",
+    "st2.usage.verdict", "st2.usage.poll", "st2.usage.trend", "st2.hooks", "st2.drivers.claude.hooks.budget_guard",
     # the poller's atomic rewrite (standard library only, by its own contract)
     "st2.fs", "st2.fs.atomic",
     # the bounded read primitive every file reader goes through (standard library only)
@@ -87,5 +87,5 @@ def test_the_probe_sees_click_on_a_click_verb(usage_process, tmp_path):
 
 def test_the_usage_hot_paths_are_registered():
     assert HOT_PATHS[("usage", "verdict")] == "st2.usage.verdict:main"
-    assert HOT_PATHS[("hook", "budget-guard")] == "st2.hooks.budget_guard:main"
+    assert HOT_PATHS[("hook", "budget-guard")] == "st2.drivers.claude.hooks.budget_guard:main"
     assert HOT_PATHS[("usage", "poll")] == "st2.usage.poll:main"

@@ -1,4 +1,4 @@
-"""Per-harness screen grammars behind one interface (:class:`st2.ding.screen.Harness`).
+"""Per-harness screen grammars behind one interface (:class:`st2.drivers.screen.Harness`).
 
 A seat's adapters are chosen from its declaration: a seat with no harness driver is a plain
 terminal program (the demo ``shell`` seats) and gets only the line grammar, which claims the
@@ -10,10 +10,10 @@ holds rather than types into a surface it cannot read.
 
 from __future__ import annotations
 
-from st2.ding.harness.claude import Claude
-from st2.ding.harness.codex import Codex
-from st2.ding.harness.omp import Omp
-from st2.ding.harness.pi import Pi
+from st2.drivers.claude.screen import Claude
+from st2.drivers.codex.screen import Codex
+from st2.drivers.omp.screen import Omp
+from st2.drivers.pi.screen import Pi
 from st2.ding.harness.shell import Shell
 
 SHELL = "shell"

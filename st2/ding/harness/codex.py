@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, soft_wrap_candidates,
+from st2.drivers.screen import (ComposerState, ReceiptState, Screen, compact, soft_wrap_candidates,
                              strip_ansi)
 
 EMPTY_MARKERS = (

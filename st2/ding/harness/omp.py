@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from st2.ding.screen import (ComposerState, ReceiptState, Screen, compact, composer_verdict, receipt_verdict,
+from st2.drivers.screen import (ComposerState, ReceiptState, Screen, compact, composer_verdict, receipt_verdict,
                              soft_wrap_candidates)
 
 GUTTER = "╰─"

@@ -29,7 +29,7 @@ import os
 import sys
 
 from st2.drivers.claude import recording, renderer, seat as seat_module
-from st2.drivers.claude.observe import parse_options
+from st2.drivers.claude.hooks.observe import parse_options
 
 PREFIX = "st2 claude-statusline: "
 USAGE = "usage: st2 driver claude-statusline --identity <host.identity> [--catalog DIR]"

@@ -360,7 +360,7 @@ class CodexSession:
 
     # --- the loop --------------------------------------------------------------------------
     def run(self) -> int:
-        from st2.ding.watch import SeatWatch
+        from st2.catalog.seat_watch import SeatWatch
 
         if not self.gate():
             return EXIT_UNSUPPORTED

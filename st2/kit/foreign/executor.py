@@ -26,7 +26,8 @@ import subprocess
 import sys
 
 from st2.kit import argv as argv_grammar
-from st2.kit.foreign import clone, keyed_verdict, session, tables as foreign_tables
+from st2.kit.foreign import clone, keyed_verdict, session
+from st2 import foreign_tables
 
 RUN_USAGE = ("usage: st2 foreign run <adapter> <prompt-file> [--mode audit|sweep] [--class <class>] [--key <key>]\n"
              "       st2 foreign run <adapter> --budget")

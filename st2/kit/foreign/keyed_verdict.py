@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from st2.kit.foreign import tables as foreign_tables
+from st2 import foreign_tables
 from st2.usage import snapshot as usage_snapshot, verdict as usage_verdict
 
 OK, RESET_OK, PAUSE, STALE, OFF = "OK", "RESET-OK", "PAUSE", "STALE", "OFF"

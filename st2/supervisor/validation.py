@@ -1,4 +1,6 @@
-"""``st2 validate``'s core: every problem in a catalog, one diagnostic each. Read-only.
+"""``st2 validate``'s core, in the supervisor because it predicts the supervisor's own refusals
+(driver-block expansion, materialization, socket admission): every problem in a catalog, one
+diagnostic each. Read-only.
 
 Checks, in order: discovery (layout strictness), ``catalog.kdl``, each ``agent.kdl`` and
 ``principal.kdl``, ``_templates`` bounds, and the cross-seat and host-scoped rules (a supervisor
@@ -12,13 +14,15 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from st2.catalog.catalog_declaration import load_catalog_declaration
 from st2.catalog.discovery import DiscoveredSeat, discover
-from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR
+from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR, CatalogPaths
 from st2.declarations import load_agent, parse_agent
+from st2.declarations.catalog import load_catalog_declaration
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
 from st2.declarations.principal import load_principal
+from st2.drivers import expand_driver_blocks
 from st2.fs.read import DECLARATION_LIMIT, read_text
+from st2.runtime.scope import RuntimeScope
 
 TEMPLATE_MAX_DEPTH = 8
 TEMPLATE_MAX_FILES = 256
@@ -43,7 +47,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     if overlay is not None:
         _apply_overlay(found, root, overlay)
     diagnostics: list[Diagnostic] = list(found.errors) + list(found.warnings)
-    _, catalog_diagnostics = load_catalog_declaration(root)
+    _, catalog_diagnostics = load_catalog_declaration(CatalogPaths(root).declaration)
     diagnostics.extend(catalog_diagnostics)
     declarations = []
     for seat in found.seats:
@@ -96,8 +100,6 @@ def _driver_block_problems(seat, declaration, host: str, overlay: Overlay | None
     seat at launch; report it now, at the block."""
     if not declaration.drivers:
         return []
-    from st2.drivers import expand_driver_blocks
-
     try:
         expand_driver_blocks(declaration, host, ["st2"])
     except ValueError as error:
@@ -186,10 +188,6 @@ def _unsafe_mailboxes(seats, principals) -> list[Diagnostic]:
 def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | None,
                         overlay: Overlay | None = None) -> list[Diagnostic]:
     """Only this host's PTY tasks are judged, against the socket path the supervisor would use."""
-    try:
-        from st2.runtime.scope import RuntimeScope
-    except ImportError:  # the supervisor package is absent: nothing to judge against
-        return []
     scope = RuntimeScope(root, host, state_dir)
     problems = []
     for seat, declaration in declarations:

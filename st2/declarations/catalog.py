@@ -16,7 +16,6 @@ from functools import partial
 from pathlib import Path
 from typing import NamedTuple
 
-from st2.catalog.layout import CATALOG_DECLARATION
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
 from st2.fs.read import DECLARATION_LIMIT, read_text
 
@@ -45,22 +44,25 @@ class CatalogDeclaration(NamedTuple):
         return Path(catalog_root) / Path(value).expanduser()
 
 
-def load_catalog_declaration(catalog_root: Path) -> tuple[CatalogDeclaration, list[Diagnostic]]:
-    """Read ``catalog.kdl``. On any error the default declaration is returned with the diagnostics,
-    so runtime callers keep working while ``st2 validate`` reports the problem."""
-    path = Path(catalog_root) / CATALOG_DECLARATION
+def load_catalog_declaration(path: Path) -> tuple[CatalogDeclaration, list[Diagnostic]]:
+    """Read the catalog declaration at ``path`` (``CatalogPaths(root).declaration``), as
+    :func:`st2.declarations.load_agent` reads an ``agent.kdl``. On any error the default
+    declaration is returned with the diagnostics (their source is the file name, the catalog
+    root's own file), so runtime callers keep working while ``st2 validate`` reports the problem."""
+    path = Path(path)
+    source = path.name
     try:
         text = read_text(path, DECLARATION_LIMIT)
     except FileNotFoundError:
         return CatalogDeclaration(), []
     except (OSError, UnicodeDecodeError) as error:
         return CatalogDeclaration(), [Diagnostic(code="unreadable-declaration", severity=ERROR, layer=CATALOG,
-                                                 source=CATALOG_DECLARATION, span=None, field_path=None,
+                                                 source=source, span=None, field_path=None,
                                                  message=f"cannot read catalog.kdl: {error}")]
-    return parse_catalog_declaration(text)
+    return parse_catalog_declaration(text, source)
 
 
-def parse_catalog_declaration(text: str) -> tuple[CatalogDeclaration, list[Diagnostic]]:
+def parse_catalog_declaration(text: str, source: str = "catalog.kdl") -> tuple[CatalogDeclaration, list[Diagnostic]]:
     import ckdl
 
     from st2.declarations import fields
@@ -68,13 +70,13 @@ def parse_catalog_declaration(text: str) -> tuple[CatalogDeclaration, list[Diagn
     from st2.declarations.durations import parse_duration_seconds
     from st2.declarations.spans import SourceText, locate_syntax_error
 
-    context = Context(text, CATALOG_DECLARATION)
+    context = Context(text, source)
     try:
         document = ckdl.parse(text, version=2)
     except ckdl.ParseError:
         start, end, message = locate_syntax_error(text)
         return CatalogDeclaration(), [Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX,
-                                                 source=CATALOG_DECLARATION, span=SourceText(text).span(start, end),
+                                                 source=source, span=SourceText(text).span(start, end),
                                                  field_path=None, message=message)]
     from st2.declarations.spans import nesting_refusal
 

@@ -1,6 +1,6 @@
 """Supervisor and task health for ``st2 doctor``.
 
-:func:`task_health` has the Doctor extra-check signature ``(catalog_root, host, now_ms) ->
+:func:`task_health` has the Doctor host-check signature ``(catalog_root, host, now_ms) ->
 list[Finding]``. It reads only: launch records, park markers, live processes.
 
 - A running seat is healthy when each declared task is running; a parked task, a task that is

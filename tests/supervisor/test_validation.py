@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.catalog.validation import validate_catalog
+from st2.validation import validate_catalog
 from support import run_st2
 
 
