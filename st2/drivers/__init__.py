@@ -2,28 +2,62 @@
 
 A driver owns everything harness-specific: the wrapper that runs the harness in its PTY, the
 hooks or channels that observe it, the producers of the ``harness-state`` and ``harness-context``
-records, and the expansion of its typed declaration block (``claude { … }``) into the seat's argv
-and render block. Core st2 consumes the records generically and never branches on a harness.
+records, the DING screen grammar of its TUI, and the expansion of its typed declaration block
+(``claude { … }``) into the seat's argv and render block. Core st2 consumes the records
+generically and never branches on a harness.
+
+The registry below is explicit: a driver's expansion or screen grammar exists when it is named
+here, never because a module happens to import. Every lookup imports its module on first use, so
+a process pays only for the harness it serves (the DING notifier, the hot-path hooks).
 """
 
 from __future__ import annotations
 
-import importlib
+# Positional screen dispatch order: on a row tie the later grammar wins (st2.drivers.screen).
+SCREEN_GRAMMAR_HARNESSES = ("codex", "pi", "omp", "claude")
+
+
+def expansion(harness: str):
+    """The module whose ``expand(declaration, host, st2_command)`` expands ``harness``'s typed
+    block, or None when that harness has no expansion yet."""
+    if harness == "claude":
+        from st2.drivers.claude import expansion
+
+        return expansion
+    return None
+
+
+def screen_grammar(harness: str | None):
+    """A new instance of ``harness``'s DING screen grammar (:class:`st2.drivers.screen.Harness`),
+    or None when its driver maintains none (DING then holds)."""
+    if harness == "claude":
+        from st2.drivers.claude.screen import Claude
+
+        return Claude()
+    if harness == "codex":
+        from st2.drivers.codex.screen import Codex
+
+        return Codex()
+    if harness == "pi":
+        from st2.drivers.pi.screen import Pi
+
+        return Pi()
+    if harness == "omp":
+        from st2.drivers.omp.screen import Omp
+
+        return Omp()
+    return None
 
 
 def expand_driver_blocks(declaration, host: str, st2_command: list[str]):
     """Return ``declaration`` with each typed driver block it declares expanded into argv and
-    render operations by that harness's ``st2.drivers.<harness>.expansion.expand``. A harness
-    with no expansion module yet leaves the declaration unchanged. Raise ``ValueError`` naming
-    the problem when a block cannot be expanded."""
+    render operations by that harness's :func:`expansion`. A harness with no expansion yet
+    leaves the declaration unchanged. Raise ``ValueError`` naming the problem when a block
+    cannot be expanded."""
     for harness in sorted(declaration.drivers):
-        try:
-            module = importlib.import_module(f"st2.drivers.{harness}.expansion")
-        except ModuleNotFoundError as error:
-            if error.name and error.name.startswith(f"st2.drivers.{harness}"):
-                continue
-            raise
-        declaration = module.expand(declaration, host, st2_command)
+        module = expansion(harness)
+        if module is not None:
+            declaration = module.expand(declaration, host, st2_command)
     return declaration
 
 

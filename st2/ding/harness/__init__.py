@@ -1,4 +1,6 @@
-"""Per-harness screen grammars behind one interface (:class:`st2.drivers.screen.Harness`).
+"""The screen grammars DING classifies a seat with (:class:`st2.drivers.screen.Harness`): the
+TUI grammars live in their driver packages (:func:`st2.drivers.screen_grammar`); the plain
+terminal line grammar and the "no grammar, hold" case are DING's own.
 
 A seat's adapters are chosen from its declaration: a seat with no harness driver is a plain
 terminal program (the demo ``shell`` seats) and gets only the line grammar, which claims the
@@ -10,22 +12,20 @@ holds rather than types into a surface it cannot read.
 
 from __future__ import annotations
 
-from st2.drivers.claude.screen import Claude
-from st2.drivers.codex.screen import Codex
-from st2.drivers.omp.screen import Omp
-from st2.drivers.pi.screen import Pi
 from st2.ding.harness.shell import Shell
+from st2.drivers import SCREEN_GRAMMAR_HARNESSES, screen_grammar
 
 SHELL = "shell"
-TUI_ADAPTERS = (Codex(), Pi(), Omp(), Claude())  # a row tie resolves to the later one
-MAINTAINED = ("shell", "claude", "codex", "pi", "omp")
+# Every driver's TUI grammar, in positional dispatch order (a row tie resolves to the later one).
+TUI_ADAPTERS = tuple(screen_grammar(harness) for harness in SCREEN_GRAMMAR_HARNESSES)
 
 
 def adapters_for(harness: str | None) -> tuple:
-    """The adapters to classify a seat's screens with (empty: nothing can be proven)."""
+    """The adapters to classify a seat's screens with (empty: nothing can be proven). A seat
+    whose driver has a screen grammar gets positional dispatch over every driver's TUI grammar."""
     if harness in (None, SHELL):
         return (Shell(),)
-    if harness in ("claude", "codex", "pi", "omp"):
+    if screen_grammar(harness) is not None:
         return TUI_ADAPTERS
     return ()
 
