@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from st2.bus import BusError
+from st2.bus.addressing import resolve_seat
+from st2.bus.send import send
+
 SENDER = "st2"
 
 
@@ -56,12 +60,6 @@ class CrashLoopNotice:
 def send_crash_loop_notice(notice: CrashLoopNotice) -> str | None:
     """Send ``notice`` to its supervisor agent. Return None on success, else why it was not
     sent (never raises: a notice is advisory, the park itself already happened)."""
-    try:
-        from st2.bus import BusError
-        from st2.bus.addressing import resolve_seat
-        from st2.bus.send import send
-    except ImportError as error:  # the bus is not part of this build
-        return f"bus unavailable: {error}"
     try:
         recipient = resolve_seat(notice.catalog, notice.supervisor)
         send(notice.catalog, recipient, sender=SENDER, subject=notice.subject, body=notice.body,

@@ -24,7 +24,8 @@ print(json.dumps({"status": status, "loaded": sorted(set(sys.modules) - baseline
 """
 ALLOWED_ST2 = {
     "st2", "st2.entry", "st2.knobs", "st2.usage", "st2.usage.knobs", "st2.usage.snapshot", "st2.usage.history",
-    "st2.usage.verdict", "st2.usage.poll", "st2.usage.trend", "st2.hooks", "st2.drivers.claude.hooks.budget_guard",
+    "st2.usage.verdict", "st2.usage.poll", "st2.usage.trend", "st2.drivers", "st2.drivers.claude", "st2.drivers.claude.hooks",
+    "st2.drivers.claude.hooks.budget_guard",
     # the poller's atomic rewrite (standard library only, by its own contract)
     "st2.fs", "st2.fs.atomic",
     # the bounded read primitive every file reader goes through (standard library only)

@@ -2,8 +2,10 @@
 
 - :mod:`.session` — ``st2 driver claude-session``: runs ``claude`` in the seat's PTY, claims the
   session, refreshes presence, re-stamps observed state and writes the terminal ``ended`` record.
-- :mod:`.observe` — ``st2 driver claude-observe`` (hot path): one hook event → harness-state and
-  the compaction edges of harness-context.
+- :mod:`.hooks` — every Claude Code hook st2 registers (hot paths): ``claude-observe`` (one hook
+  event → harness-state and the compaction edges of harness-context), the SubagentStop liveness
+  hook and the two PreToolUse guards (budget, dispatch).
+- :mod:`.screen` — the DING screen grammar of the Claude Code TUI.
 - :mod:`.statusline` — ``st2 driver claude-statusline`` (hot path): the status-line tee that
   records the reading, writes the usage snapshot, then runs the operator's own renderer.
 - :mod:`.settings` / :mod:`.expansion` — the ``claude { … }`` block's argv and rendered

@@ -1,6 +1,6 @@
 """Apply one Claude hook event, or one status-line payload, to a seat's records.
 
-Shared by the hot-path hook (:mod:`.observe`), the tee (:mod:`.statusline`) and
+Shared by the hot-path hook (:mod:`.hooks.observe`), the tee (:mod:`.statusline`) and
 :mod:`.replay`, so a replayed capture goes through exactly the producers and writers a live seat
 does. Standard library and the record modules only (hot path).
 """

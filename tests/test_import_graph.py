@@ -1,0 +1,195 @@
+"""st2's import graph reads as the architecture: the packages under ``st2/`` form a DAG, and no
+module reaches one of st2's own packages through an ``except ImportError`` fallback or an
+importlib string, except the two lazy dispatch tables DESIGN §11 requires (``st2.entry.HOT_PATHS``
+and ``st2.cli.VERBS``).
+
+Every import statement counts, including the ones inside functions: a lazy import is still a
+dependency. A node is a top-level part of ``st2`` (``st2.catalog``, ``st2.drivers``,
+``st2.clock``); the per-harness driver packages are one node with the driver registry.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from support import REPO
+
+PACKAGE = REPO / "st2"
+LAZY_DISPATCH_TABLES = {"st2/entry.py", "st2/cli/__init__.py"}
+
+
+def module_name(path: Path, root: Path) -> tuple[str, bool]:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts = parts[:-1]
+    return ".".join(parts), is_package
+
+
+def imported_modules(path: Path, root: Path) -> list[tuple[str, int]]:
+    """Every ``st2…`` module ``path`` imports, with the line, resolving relative imports."""
+    name, is_package = module_name(path, root)
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.extend((alias.name, node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_package else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((target, node.lineno))
+            found.extend((f"{target}.{alias.name}", node.lineno) for alias in node.names)
+    return [(target, line) for target, line in found if target == root.name or target.startswith(root.name + ".")]
+
+
+def part_of(module: str) -> str:
+    """The graph node a module belongs to: ``st2.<first component>``."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def package_graph(root: Path) -> dict[str, dict[str, str]]:
+    """``{node: {imported node: "file:line" of one import that makes the edge}}``."""
+    graph: dict[str, dict[str, str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        source = part_of(module_name(path, root)[0])
+        edges = graph.setdefault(source, {})
+        for target, line in imported_modules(path, root):
+            node = part_of(target)
+            on_disk = root.parent / node.replace(".", "/")
+            if node != source and (on_disk.is_dir() or on_disk.with_suffix(".py").is_file()):
+                edges.setdefault(node, f"{path.relative_to(root.parent)}:{line}")
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """One cycle (as a closed path of nodes) per strongly connected component that has one."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, {})):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return [closed_path(graph, component) for component in components]
+
+
+def closed_path(graph: dict[str, dict[str, str]], component: list[str]) -> list[str]:
+    """A shortest cycle through the first node of ``component`` (breadth-first inside it)."""
+    start = component[0]
+    members = set(component)
+    previous: dict[str, str] = {}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for target in sorted(graph.get(node, {})):
+                if target not in members:
+                    continue
+                if target == start:
+                    path = [node]
+                    while path[-1] != start:
+                        path.append(previous[path[-1]])
+                    return list(reversed(path)) + [start]
+                if target not in previous:
+                    previous[target] = node
+                    following.append(target)
+        frontier = following
+    return component
+
+
+def describe(graph: dict[str, dict[str, str]], cycle: list[str]) -> str:
+    return " -> ".join(cycle) + "  (" + "; ".join(
+        f"{a} -> {b} at {graph[a][b]}" for a, b in zip(cycle, cycle[1:])) + ")"
+
+
+def test_the_st2_package_graph_has_no_cycle() -> None:
+    graph = package_graph(PACKAGE)
+    assert "st2.supervisor" in graph and "st2.catalog" in graph  # the walk saw the tree
+    assert [describe(graph, cycle) for cycle in cycles(graph)] == []
+
+
+def test_the_cycle_check_names_a_cycle_it_is_shown(tmp_path: Path) -> None:
+    root = tmp_path / "st2"
+    for package, source in {"low": "from st2.high import thing\n", "high": "def f():\n    import st2.low.x\n",
+                            "side": "from st2.low import y\n"}.items():
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+        (root / package / "x.py").write_text(source)
+    graph = package_graph(root)
+    assert cycles(graph) == [["st2.high", "st2.low", "st2.high"]]
+    assert describe(graph, cycles(graph)[0]) == (
+        "st2.high -> st2.low -> st2.high  (st2.high -> st2.low at st2/high/x.py:2; "
+        "st2.low -> st2.high at st2/low/x.py:1)")
+    (root / "low" / "x.py").write_text("")
+    assert cycles(package_graph(root)) == []
+
+
+def own_package_fallbacks(path: Path, root: Path = REPO) -> list[str]:
+    """``try: import st2…`` guarded by ``except ImportError`` / ``ModuleNotFoundError``, and
+    importlib calls: ways of depending on st2's own packages that the graph above cannot see."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    problems = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try):
+            guarded = any(isinstance(handler.type, ast.Name) and handler.type.id in ("ImportError", "ModuleNotFoundError")
+                          for handler in node.handlers)
+            imports_own = any(isinstance(inner, (ast.Import, ast.ImportFrom)) and
+                              any(name.startswith("st2") for name in _names(inner))
+                              for statement in node.body for inner in ast.walk(statement))
+            if guarded and imports_own:
+                problems.append(f"{path.relative_to(root)}:{node.lineno}: except ImportError around an st2 import")
+        if isinstance(node, ast.Attribute) and node.attr == "import_module":
+            problems.append(f"{path.relative_to(root)}:{node.lineno}: importlib.import_module")
+    return problems
+
+
+def _names(node) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    return [node.module or ("." * node.level)] if node.level == 0 else ["st2"]
+
+
+def test_no_fallback_or_string_registry_reaches_st2_s_own_packages() -> None:
+    problems = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if str(path.relative_to(REPO)) not in LAZY_DISPATCH_TABLES:
+            problems.extend(own_package_fallbacks(path))
+    assert problems == []
+
+
+def test_the_fallback_check_fires(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import importlib\ntry:\n    from st2.bus import send\nexcept ImportError:\n    send = None\n"
+                      "x = importlib.import_module('st2.bus')\n")
+    assert own_package_fallbacks(sample, tmp_path) == [
+        "sample.py:2: except ImportError around an st2 import", "sample.py:6: importlib.import_module"]
+    sample.write_text("try:\n    import inotify_simple\nexcept ImportError:\n    inotify_simple = None\n")
+    assert own_package_fallbacks(sample, tmp_path) == []  # a third-party guard is not st2's own
