@@ -37,7 +37,7 @@ def usage() -> None:
 @usage.command(cls=RawCommand)
 def verdict(words: tuple[str, ...]) -> None:
     """[--] [usage-file [credentials-file]]: OK/RESET-OK exit 0, PAUSE 1, STALE 2."""
-    from st2.entry import dispatch
+    from st2.hot_paths import dispatch
 
     exit_with(dispatch("usage", "verdict", list(words)))
 
@@ -45,7 +45,7 @@ def verdict(words: tuple[str, ...]) -> None:
 @usage.command(cls=RawCommand)
 def poll(words: tuple[str, ...]) -> None:
     """[--timeout SECONDS]: one poll cycle of the usage endpoint into usage.txt (fail-soft)."""
-    from st2.entry import dispatch
+    from st2.hot_paths import dispatch
 
     exit_with(dispatch("usage", "poll", list(words)))
 
@@ -53,6 +53,6 @@ def poll(words: tuple[str, ...]) -> None:
 @usage.command(cls=RawCommand)
 def trend(words: tuple[str, ...]) -> None:
     """[--] [history-file]: the footprint trend over the sample history (exit 0 or 2)."""
-    from st2.entry import dispatch
+    from st2.hot_paths import dispatch
 
     exit_with(dispatch("usage", "trend", list(words)))

@@ -21,7 +21,7 @@ a subject.
 from __future__ import annotations
 
 from st2.ding.notice import shell_comment
-from st2.ding.screen import (ComposerState, ReceiptState, Screen, cell_width, styled_characters)
+from st2.drivers.screen import (ComposerState, ReceiptState, Screen, cell_width, styled_characters)
 
 QUEUED_PREFIX = "queued: "
 
