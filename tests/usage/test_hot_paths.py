@@ -23,7 +23,7 @@ status = main(sys.argv[2:])
 print(json.dumps({"status": status, "loaded": sorted(set(sys.modules) - baseline)}), file=open(sys.argv[1], "w"))
 """
 ALLOWED_ST2 = {
-    "st2", "st2.entry", "st2.knobs", "st2.usage", "st2.usage.knobs", "st2.usage.snapshot", "st2.usage.history",
+    "st2", "st2.entry", "st2.hot_paths", "st2.knobs", "st2.usage", "st2.usage.knobs", "st2.usage.snapshot", "st2.usage.history",
     "st2.usage.verdict", "st2.usage.poll", "st2.usage.trend", "st2.drivers", "st2.drivers.claude", "st2.drivers.claude.hooks",
     "st2.drivers.claude.hooks.budget_guard",
     # the poller's atomic rewrite (standard library only, by its own contract)
