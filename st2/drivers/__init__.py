@@ -13,15 +13,22 @@ a process pays only for the harness it serves (the DING notifier, the hot-path h
 
 from __future__ import annotations
 
+# The harnesses whose typed block (``claude { … }``) a driver expands: a driver lands by adding
+# its harness here and its branch to :func:`expansion`.
+EXPANDING_HARNESSES = ("claude", "codex")
 # Positional screen dispatch order: on a row tie the later grammar wins (st2.drivers.screen).
 SCREEN_GRAMMAR_HARNESSES = ("codex", "pi", "omp", "claude")
 
 
 def expansion(harness: str):
     """The module whose ``expand(declaration, host, st2_command)`` expands ``harness``'s typed
-    block, or None when that harness has no expansion yet."""
+    block, or None when that harness has no expansion yet (not in :data:`EXPANDING_HARNESSES`)."""
     if harness == "claude":
         from st2.drivers.claude import expansion
+
+        return expansion
+    if harness == "codex":
+        from st2.drivers.codex import expansion
 
         return expansion
     return None
@@ -66,32 +73,35 @@ SHELL = "shell"
 
 def available_harnesses() -> tuple[str, ...]:
     """The harnesses a new seat can be declared with: ``shell`` (a plain ``argv`` seat, which the
-    core runs itself) and every harness whose driver package expands its typed block. This is the
-    one place that answers it: a driver that lands is offered without any other change."""
-    import importlib.util
-
+    core runs itself) and every harness whose driver expands its typed block
+    (:data:`EXPANDING_HARNESSES`), in the declaration model's order."""
     from st2.declarations.model import DRIVER_HARNESSES
 
-    found = [SHELL]
-    for harness in DRIVER_HARNESSES:
-        try:
-            if importlib.util.find_spec(f"st2.drivers.{harness}.expansion") is not None:
-                found.append(harness)
-        except ModuleNotFoundError:
-            continue
-    return tuple(found)
+    return (SHELL,) + tuple(harness for harness in DRIVER_HARNESSES if harness in EXPANDING_HARNESSES)
+
+
+def package(harness: str | None):
+    """``harness``'s driver package (``st2.drivers.<harness>``, light by contract), or None when
+    st2 has no driver package for it."""
+    if harness == "claude":
+        import st2.drivers.claude as driver
+    elif harness == "codex":
+        import st2.drivers.codex as driver
+    elif harness == "opencode":
+        import st2.drivers.opencode as driver
+    elif harness == "pi":
+        import st2.drivers.pi as driver
+    elif harness == "omp":
+        import st2.drivers.omp as driver
+    else:
+        return None
+    return driver
 
 
 def owns_delivery(harness: str | None) -> bool:
     """Whether ``harness``'s driver delivers mail natively (its package's ``OWNS_DELIVERY``), so
     no DING may type into its seat."""
-    if not harness or not harness.isidentifier():
-        return False
-    try:
-        module = importlib.import_module(f"st2.drivers.{harness}")
-    except ModuleNotFoundError:
-        return False
-    return bool(getattr(module, "OWNS_DELIVERY", False))
+    return bool(getattr(package(harness), "OWNS_DELIVERY", False))
 
 
 def delivery_owner(declaration_path) -> str | None:
