@@ -20,7 +20,7 @@ class RawCommand(click.Command):
     ``--`` prints the command's help and runs nothing, as for every other verb."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from st2.entry import asks_for_help
+        from st2.hot_paths import asks_for_help
 
         if asks_for_help(args):  # `--help` before any `--` is help and runs nothing
             click.echo(ctx.get_help())
