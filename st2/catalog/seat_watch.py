@@ -1,7 +1,8 @@
-"""Mutation-only wake-ups for one notifier: the seat's ``resources/inbox`` and ``status`` only.
+"""Mutation-only wake-ups on one seat's ``resources/inbox`` and ``status`` only, for the DING
+notifier and a native driver's delivery pump.
 
-Watches carry create / modify / close-write / rename / delete masks and never access, open or
-close-nowrite, so the notifier's own reads of its inbox and status cannot wake it (seed 003
+Watches are :class:`st2.fs.watch.MutationWatch` ones (create / modify / close-write / rename /
+delete, never access, open or close-nowrite), so the notifier's own reads of its inbox and status cannot wake it (seed 003
 "Mutation-only filesystem wakeups"). The seat directory is watched for its ``status`` record
 (atomic publication renames into it) and for ``resources`` appearing; ``resources`` for
 ``inbox`` appearing; the inbox for any mail mutation. If inotify is unavailable the watch is
@@ -15,52 +16,26 @@ import time
 from pathlib import Path
 
 from st2.catalog.layout import INBOX, RESOURCES, STATUS
-
-try:
-    from inotify_simple import INotify, flags
-except ImportError:  # pragma: no cover - a declared dependency; inert if missing
-    INotify = None
-    flags = None
-
-if flags is not None:
-    MUTATION_MASK = (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_FROM
-                     | flags.MOVED_TO | flags.DELETE | flags.DELETE_SELF | flags.MOVE_SELF)
-else:  # pragma: no cover
-    MUTATION_MASK = 0
+from st2.fs.watch import IGNORED, MutationWatch
 
 
 class SeatWatch:
     def __init__(self, seat_directory: Path) -> None:
         self.seat = Path(seat_directory)
-        self.roles: dict[int, str] = {}
-        self.watched: dict[str, int] = {}
+        self.watch = MutationWatch()
         self.wakeups = 0
-        try:
-            if INotify is None:
-                raise OSError("inotify_simple is not installed")
-            self.inotify = INotify(nonblocking=True)
-        except OSError:
-            self.inotify = None
         self.sync()
 
     @property
     def active(self) -> bool:
-        return self.inotify is not None
+        return self.watch.active
 
     def sync(self) -> None:
         """Watch whichever of seat, resources and inbox exist and are not yet watched."""
-        if self.inotify is None:
-            return
         for role, path in (("seat", self.seat), ("resources", self.seat / RESOURCES),
                            ("inbox", self.seat / RESOURCES / INBOX)):
-            if role in self.watched or not path.is_dir():
-                continue
-            try:
-                descriptor = self.inotify.add_watch(str(path), MUTATION_MASK)
-            except OSError:
-                continue
-            self.watched[role] = descriptor
-            self.roles[descriptor] = role
+            if path.is_dir():
+                self.watch.add(path, role)
 
     def _relevant(self, role: str, name: str) -> bool:
         if role == "seat":
@@ -70,24 +45,9 @@ class SeatWatch:
         return role == "inbox"
 
     def drain(self) -> bool:
-        """Consume pending events; True when one of them is a relevant mutation."""
-        if self.inotify is None:
-            return False
-        relevant = False
-        try:
-            events = self.inotify.read(timeout=0)
-        except OSError:
-            return False
-        for event in events:
-            role = self.roles.get(event.wd)
-            if event.mask & flags.IGNORED:
-                self.roles.pop(event.wd, None)
-                if role is not None:
-                    self.watched.pop(role, None)
-                relevant = True
-                continue
-            if role is not None and self._relevant(role, event.name):
-                relevant = True
+        """Consume pending events; True when one of them is a relevant mutation (a dropped
+        watch counts: its directory went away or was replaced)."""
+        relevant = any(mask & IGNORED or self._relevant(role, name) for role, name, mask in self.watch.events())
         if relevant:
             self.sync()
         return relevant
@@ -99,7 +59,7 @@ class SeatWatch:
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             remaining = deadline - time.monotonic()
-            watched = ([self.inotify.fileno()] if self.inotify is not None else []) + extra
+            watched = ([self.watch.fileno()] if self.watch.active else []) + extra
             readable, _, _ = select.select(watched, [], [], max(0.0, remaining))
             if not readable or (wake_fd is not None and wake_fd in readable):
                 return False

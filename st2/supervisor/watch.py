@@ -1,6 +1,6 @@
 """Mutation-only filesystem wake-ups for the supervisor.
 
-inotify watches are installed with :data:`MUTATION_MASK` only — create, modify/close-write,
+inotify watches (:class:`st2.fs.watch.MutationWatch`) carry the mutation mask only — create, modify/close-write,
 rename and delete — never access or open, so the supervisor's own reads of its catalog cannot
 produce an event, let alone a pass. Watched: the catalog-generation file (through ``.st2/``),
 ``agents/``, this host's seat directories (for ``agent.kdl``), the runtime scope's unpark
@@ -16,43 +16,26 @@ from pathlib import Path
 
 from st2.catalog.layout import AGENTS_DIR, CATALOG_GENERATION, CONTROL_DIR, DECLARATION
 from st2.catalog.location import CatalogLocation
+from st2.fs.watch import ARRIVALS, IGNORED, MutationWatch
 from st2.runtime.scope import RuntimeScope
 
-try:
-    from inotify_simple import INotify, flags
-except ImportError:  # pragma: no cover - a declared dependency; kept inert if missing
-    INotify = None
-    flags = None
-
-if flags is not None:
-    MUTATION_MASK = (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_FROM
-                     | flags.MOVED_TO | flags.DELETE | flags.DELETE_SELF | flags.MOVE_SELF)
-    READ_MASK = flags.ACCESS | flags.OPEN | flags.CLOSE_NOWRITE
-else:  # pragma: no cover
-    MUTATION_MASK = READ_MASK = 0
 
 
 class CatalogWatch:
     def __init__(self, location: CatalogLocation, scope: RuntimeScope) -> None:
         self.location = location
         self.scope = scope
+        self.watch = MutationWatch()
         self.error: str | None = None
-        self.watches: dict[int, tuple[str, Path]] = {}
-        self.by_path: dict[Path, int] = {}
-        try:
-            if INotify is None:
-                raise OSError("inotify_simple is not installed")
-            self.inotify = INotify(nonblocking=True)
-        except OSError as error:
-            self.inotify = None
-            self.error = f"filesystem watch unavailable ({error}); waking on the interval timer only"
+        if not self.watch.active:
+            self.error = f"filesystem watch unavailable ({self.watch.error}); waking on the interval timer only"
 
     @property
     def active(self) -> bool:
-        return self.inotify is not None
+        return self.watch.active
 
     def fileno(self) -> int:
-        return self.inotify.fileno()
+        return self.watch.fileno()
 
     def wanted(self) -> dict[Path, str]:
         """Directory -> role for every directory that should carry a watch now."""
@@ -75,48 +58,27 @@ class CatalogWatch:
 
     def sync(self) -> None:
         """Add watches for directories that appeared, forget ones that went away."""
-        if self.inotify is None:
+        if not self.watch.active:
             return
         wanted = self.wanted()
         for path, role in wanted.items():
-            if path in self.by_path or not path.is_dir():
+            if self.watch.watching(path) or not path.is_dir():
                 continue
-            try:
-                descriptor = self.inotify.add_watch(str(path), MUTATION_MASK)
-            except OSError as error:
-                if self.error is None and role in ("control", "host"):
-                    self.error = f"cannot watch {path}: {error}; the interval timer still runs"
-                continue
-            self.watches[descriptor] = (role, path)
-            self.by_path[path] = descriptor
-        for path in [path for path in self.by_path if path not in wanted]:
-            descriptor = self.by_path.pop(path)
-            self.watches.pop(descriptor, None)
-            try:
-                self.inotify.rm_watch(descriptor)
-            except OSError:
-                pass
+            error = self.watch.add(path, role)
+            if error is not None and self.error is None and role in ("control", "host"):
+                self.error = f"cannot watch {path}: {error}; the interval timer still runs"
+        for path in [path for path in self.watch.by_path if path not in wanted]:
+            self.watch.remove(path)
 
     def drain(self) -> bool:
         """Read every pending event; True when one of them should wake a pass."""
-        if self.inotify is None:
-            return False
         relevant = False
-        try:
-            events = self.inotify.read(timeout=0)
-        except OSError:
-            return False
-        for event in events:
-            if event.mask & flags.IGNORED:
-                entry = self.watches.pop(event.wd, None)
-                if entry is not None:
-                    self.by_path.pop(entry[1], None)
+        for role, name, mask in self.watch.events():
+            if mask & IGNORED:
                 relevant = True
-                continue
-            role = self.watches.get(event.wd, ("", None))[0]
-            if role == "unpark" and not event.mask & (flags.CREATE | flags.MOVED_TO | flags.CLOSE_WRITE):
+            elif role == "unpark" and not mask & ARRIVALS:
                 continue  # the supervisor consuming a request must not wake itself
-            if _relevant(role, event.name):
+            elif _relevant(role, name):
                 relevant = True
         return relevant
 

@@ -17,7 +17,8 @@ from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK
 from st2.supervisor import loop
 from st2.supervisor.reconcile import Reconciler
-from st2.supervisor.watch import MUTATION_MASK, CatalogWatch
+from st2.fs.watch import MUTATION_MASK
+from st2.supervisor.watch import CatalogWatch
 
 
 def mask_events(mask: int, directory, act) -> int:
@@ -104,7 +105,7 @@ def test_a_failed_watch_installation_leaves_the_timer_working(fleet, monkeypatch
     def refuse(*arguments, **keywords):
         raise OSError(24, "Too many open files")
 
-    monkeypatch.setattr("st2.supervisor.watch.INotify", refuse)
+    monkeypatch.setattr("st2.fs.watch.INotify", refuse)
     location = CatalogLocation(fleet.catalog, "h")
     watch = CatalogWatch(location, fleet.scope)
     assert not watch.active and "interval timer" in watch.error
