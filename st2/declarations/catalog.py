@@ -19,6 +19,9 @@ from typing import NamedTuple
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
 from st2.fs.read import DECLARATION_LIMIT, read_text
 
+# The declaration's name under the catalog root and the source its diagnostics name. The layout
+# (st2.catalog.layout.CATALOG_DECLARATION) sits above this package, which imports no catalog code.
+SOURCE = "catalog.kdl"
 DEFAULT_ARCHIVE_AFTER = "7d"
 CATALOG_FIELDS = ("pty-root", "archive-after")
 
@@ -44,13 +47,11 @@ class CatalogDeclaration(NamedTuple):
         return Path(catalog_root) / Path(value).expanduser()
 
 
-def load_catalog_declaration(path: Path) -> tuple[CatalogDeclaration, list[Diagnostic]]:
-    """Read the catalog declaration at ``path`` (``CatalogPaths(root).declaration``), as
-    :func:`st2.declarations.load_agent` reads an ``agent.kdl``. On any error the default
-    declaration is returned with the diagnostics (their source is the file name, the catalog
-    root's own file), so runtime callers keep working while ``st2 validate`` reports the problem."""
-    path = Path(path)
-    source = path.name
+def load_catalog_declaration(catalog_root: Path) -> tuple[CatalogDeclaration, list[Diagnostic]]:
+    """Read ``<catalog_root>/catalog.kdl``. On any error the default declaration is returned with
+    the diagnostics, so runtime callers keep working while ``st2 validate`` reports the problem."""
+    source = SOURCE
+    path = Path(catalog_root) / source
     try:
         text = read_text(path, DECLARATION_LIMIT)
     except FileNotFoundError:
@@ -62,7 +63,7 @@ def load_catalog_declaration(path: Path) -> tuple[CatalogDeclaration, list[Diagn
     return parse_catalog_declaration(text, source)
 
 
-def parse_catalog_declaration(text: str, source: str = "catalog.kdl") -> tuple[CatalogDeclaration, list[Diagnostic]]:
+def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogDeclaration, list[Diagnostic]]:
     import ckdl
 
     from st2.declarations import fields
@@ -83,7 +84,7 @@ def parse_catalog_declaration(text: str, source: str = "catalog.kdl") -> tuple[C
     deep = nesting_refusal(text, document.nodes)
     if deep is not None:
         return CatalogDeclaration(), [Diagnostic(code="nesting-too-deep", severity=ERROR, layer=SYNTAX,
-                                                 source=CATALOG_DECLARATION, span=SourceText(text).span(deep[0], deep[1]),
+                                                 source=source, span=SourceText(text).span(deep[0], deep[1]),
                                                  field_path=None, message=deep[2])]
     values: dict[str, str] = {}
     blocks = 0

@@ -66,10 +66,9 @@ class RuntimeScope:
         """The catalog's declared ``pty-root`` resolved on this host (``catalog.kdl``), or None
         when undeclared. A malformed catalog.kdl resolves to None here: the runtime keeps
         working on the default and ``st2 validate`` reports the declaration."""
-        from st2.catalog.layout import CatalogPaths
         from st2.declarations.catalog import load_catalog_declaration
 
-        declaration, _ = load_catalog_declaration(CatalogPaths(self.catalog).declaration)
+        declaration, _ = load_catalog_declaration(self.catalog)
         return declaration.resolved_pty_root(Path(os.path.abspath(self.catalog)))
 
     @cached_property

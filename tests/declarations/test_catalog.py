@@ -14,7 +14,7 @@ def summary(diagnostics) -> list[tuple[str, int, int]]:
 
 
 def test_an_absent_catalog_declaration_is_the_default(tmp_path: Path) -> None:
-    declaration, diagnostics = load_catalog_declaration(tmp_path / "catalog.kdl")
+    declaration, diagnostics = load_catalog_declaration(tmp_path)
     assert (declaration, diagnostics) == (CatalogDeclaration(pty_root=None, archive_after="7d"), [])
     assert declaration.archive_after_seconds == 7 * 86400
     assert declaration.resolved_pty_root(tmp_path) is None
@@ -22,7 +22,7 @@ def test_an_absent_catalog_declaration_is_the_default(tmp_path: Path) -> None:
 
 def test_both_fields_are_read(tmp_path: Path) -> None:
     (tmp_path / "catalog.kdl").write_text('catalog {\n    pty-root "$CATALOG/../pty"\n    archive-after "12h"\n}\n')
-    declaration, diagnostics = load_catalog_declaration(tmp_path / "catalog.kdl")
+    declaration, diagnostics = load_catalog_declaration(tmp_path)
     assert diagnostics == []
     assert declaration.archive_after_seconds == 12 * 3600
     assert declaration.resolved_pty_root(tmp_path) == tmp_path / ".." / "pty"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from st2.catalog.discovery import DiscoveredSeat, discover
-from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR, CatalogPaths
+from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR
 from st2.declarations import load_agent, parse_agent
 from st2.declarations.catalog import load_catalog_declaration
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
@@ -47,7 +47,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     if overlay is not None:
         _apply_overlay(found, root, overlay)
     diagnostics: list[Diagnostic] = list(found.errors) + list(found.warnings)
-    _, catalog_diagnostics = load_catalog_declaration(CatalogPaths(root).declaration)
+    _, catalog_diagnostics = load_catalog_declaration(root)
     diagnostics.extend(catalog_diagnostics)
     declarations = []
     for seat in found.seats:
