@@ -30,6 +30,10 @@ class SeatWatch:
     def active(self) -> bool:
         return self.watch.active
 
+    def fileno(self) -> int:
+        """The descriptor that becomes readable on a pending event (for a caller's selector)."""
+        return self.watch.fileno()
+
     def sync(self) -> None:
         """Watch whichever of seat, resources and inbox exist and are not yet watched."""
         for role, path in (("seat", self.seat), ("resources", self.seat / RESOURCES),
@@ -59,7 +63,7 @@ class SeatWatch:
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             remaining = deadline - time.monotonic()
-            watched = ([self.watch.fileno()] if self.watch.active else []) + extra
+            watched = ([self.fileno()] if self.active else []) + extra
             readable, _, _ = select.select(watched, [], [], max(0.0, remaining))
             if not readable or (wake_fd is not None and wake_fd in readable):
                 return False

@@ -373,8 +373,8 @@ class CodexSession:
         selector = selectors.DefaultSelector()
         selector.register(self.connection.read_fd, selectors.EVENT_READ, "server")
         selector.register(wake_read, selectors.EVENT_READ, "signal")
-        if self.watch.inotify is not None:
-            selector.register(self.watch.inotify.fileno(), selectors.EVENT_READ, "watch")
+        if self.watch.active:
+            selector.register(self.watch.fileno(), selectors.EVENT_READ, "watch")
         if self.stdin_fd is not None:
             try:
                 selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
