@@ -15,7 +15,7 @@ from __future__ import annotations
 
 # The harnesses whose typed block (``claude { … }``) a driver expands: a driver lands by adding
 # its harness here and its branch to :func:`expansion`.
-EXPANDING_HARNESSES = ("claude", "codex")
+EXPANDING_HARNESSES = ("claude", "codex", "pi", "omp")
 # Positional screen dispatch order: on a row tie the later grammar wins (st2.drivers.screen).
 SCREEN_GRAMMAR_HARNESSES = ("codex", "pi", "omp", "claude")
 
@@ -29,6 +29,14 @@ def expansion(harness: str):
         return expansion
     if harness == "codex":
         from st2.drivers.codex import expansion
+
+        return expansion
+    if harness == "pi":
+        from st2.drivers.pi import expansion
+
+        return expansion
+    if harness == "omp":
+        from st2.drivers.omp import expansion
 
         return expansion
     return None

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
-from st2.supervisor.lowering import SeatPlan, hooks_directory, lower, task_base_environment
+from st2.hook_assets import hooks_directory
+from st2.supervisor.lowering import SeatPlan, lower, task_base_environment
 
 
 @dataclass

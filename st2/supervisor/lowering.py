@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from st2.hook_assets import hooks_directory
 from st2.declarations.model import DEFAULT_RESTART, RUNNING, AgentDeclaration, Restart
 
 # The supervisor's own service plumbing must not leak into tasks: a task that inherited
@@ -91,16 +92,6 @@ def st2_command() -> list[str]:
     if found and os.path.dirname(found) == os.path.dirname(sys.executable):
         return [found]
     return [sys.executable, "-m", "st2"]
-
-
-def hooks_directory() -> str:
-    explicit = os.environ.get("ST_HOOKS")
-    if explicit:
-        return explicit
-    packaged = Path(__file__).resolve().parent.parent / "assets" / "hooks"
-    source_tree = Path(__file__).resolve().parent.parent.parent / "hooks"
-    # A source checkout (pip install -e) keeps the harness-side assets in the repository's hooks/.
-    return str(source_tree if not packaged.is_dir() and source_tree.is_dir() else packaged)
 
 
 def expand_workspace(workspace: str | None) -> Path | None:
