@@ -32,7 +32,8 @@ import sys
 
 from st2 import knobs as knob_table
 from st2.delegation.agent_definitions import front_matter
-from st2.kit import argv as argv_grammar, gate_output
+from st2.kit import gate_output
+from st2 import argv as argv_grammar
 
 GATE = "check-agent-tier-explicit"
 EMIT = "agent-tiers"

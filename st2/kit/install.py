@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 
 from st2.digest import sha256
-from st2.kit import argv as argv_grammar, gate_registry
+from st2.kit import gate_registry
+from st2 import argv as argv_grammar
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DECLARATIONS = Path(__file__).resolve().parent / "checks"

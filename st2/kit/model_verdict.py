@@ -29,7 +29,7 @@ import sys
 from st2 import knobs as knob_table
 from st2.delegation.knobs import model_matches
 from st2.drivers.claude import transcript
-from st2.kit import argv as argv_grammar
+from st2 import argv as argv_grammar
 
 USAGE = "usage: st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]"
 OFF_TIER = " — the session is not on its expected tier; stop before work that needs it and have it re-dispatched at that tier"

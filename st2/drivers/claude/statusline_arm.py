@@ -203,7 +203,7 @@ def render(payload, environ, options: dict[str, str], cwd: str, now: int) -> str
 
 def parse_arguments(argv: list[str]) -> dict[str, str]:
     """``--identity``/``--catalog`` values; raise ValueError for anything else."""
-    from st2.kit import argv as argv_grammar
+    from st2 import argv as argv_grammar
 
     _, options, positionals = argv_grammar.parse(argv, options=("--identity", "--catalog"))
     if positionals:

@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 
-from st2.kit import argv as argv_grammar
+from st2 import argv as argv_grammar
 from st2.kit.foreign import clone, keyed_verdict, session
 from st2 import foreign_tables
 
