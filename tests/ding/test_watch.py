@@ -35,7 +35,7 @@ def test_own_reads_never_wake_but_inbox_and_status_mutations_do(catalog):
 def test_the_seat_watch_mask_is_mutations_only(tmp_path):
     from inotify_simple import INotify, flags
 
-    from st2.catalog.seat_watch import MUTATION_MASK
+    from st2.fs.watch import MUTATION_MASK
 
     assert MUTATION_MASK == (flags.CREATE | flags.MODIFY | flags.CLOSE_WRITE | flags.MOVED_FROM
                              | flags.MOVED_TO | flags.DELETE | flags.DELETE_SELF | flags.MOVE_SELF)
