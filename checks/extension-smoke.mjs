@@ -7,7 +7,7 @@
 //   node checks/extension-smoke.mjs <transpiled-hooks-dir>
 //
 // Exit 0 with one line per extension, or 1 naming every failed assertion.
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -23,7 +23,7 @@ const ENVELOPE = { context: ["type", "event", "reading", "compaction"], state: [
 // totalTokens (22,525).
 const HARNESSES = {
   pi: {
-    events: ["agent_end", "agent_start", "message_end", "session_compact", "session_start", "turn_end"],
+    events: ["agent_end", "agent_start", "message_end", "session_compact", "session_shutdown", "session_start", "turn_end"],
     contextEvents: ["session_start", "message_end", "turn_end", "agent_end", "session_compact"],
     usage: { input: 22400, output: 25, cacheRead: 700, cacheWrite: 300, totalTokens: 23425, cost: { total: 0.0703 } },
     reading: { tokens: 23425, contextWindow: 4000, percent: 585.625 },
@@ -31,8 +31,8 @@ const HARNESSES = {
     numerator: 23425, wrong: 22500,
   },
   omp: {
-    events: ["agent_end", "agent_start", "message_end", "session_compact", "session_start", "session_switch",
-      "tool_approval_requested", "tool_approval_resolved"],
+    events: ["agent_end", "agent_start", "message_end", "session_compact", "session_shutdown", "session_start",
+      "session_switch", "tool_approval_requested", "tool_approval_resolved"],
     contextEvents: ["session_start", "session_switch", "agent_end", "session_compact"],
     usage: { input: 22500, output: 25, cacheRead: 0, cacheWrite: 0, totalTokens: 22525, cost: { total: 0.0676 } },
     reading: { tokens: 22500, contextWindow: 4000, percent: 562.5 },
@@ -174,10 +174,59 @@ function assertWire(harness, runs) {
   if (harness === "omp") check(states.includes("tool_approval_requested:active/human"), `omp: an approval is not blocked on a human`);
 }
 
+// The re-pull: a settled reading is re-taken on the cadence while the harness sits still, never
+// while a turn runs on omp (an estimate), and never from a context whose pull fails.
+async function repull(harness) {
+  const module = await import(pathToFileURL(join(directory, `${harness}-channel.js`)).href);
+  const scratch = mkdtempSync(join(tmpdir(), "st2-extension-smoke-"));
+  const file = join(scratch, "frames.jsonl");
+  const descriptor = openSync(file, "w");
+  let offset = 0;
+  const take = () => {
+    const text = readFileSync(file, "utf8");
+    const frames = text.slice(offset).split("\n").filter(Boolean).map((line) => JSON.parse(line));
+    offset = text.length;
+    return frames.filter((frame) => frame.event === "repull");
+  };
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 60));
+  try {
+    const handlers = new Map();
+    module.install({ on: (event, handler) => handlers.set(event, handler) },
+      { send: (frame) => writeSync(descriptor, JSON.stringify(frame) + "\n") }, 5);
+    const spec = HARNESSES[harness];
+    const call = (name, kind) => handlers.get(name)(eventFor(name, harness), contexts(harness, name)[kind]);
+    await pause();
+    check(take().length === 0, `${harness}: a re-pull before anything settled`);
+    await call("agent_end", "populated");
+    await pause();
+    const beats = take();
+    check(beats.length >= 2, `${harness}: ${beats.length} re-pulls while idle after a settled reply`);
+    check(beats.every((frame) => frame.reading.tokens === spec.numerator && frame.compaction === null),
+      `${harness}: a re-pull carries ${JSON.stringify(beats[0]?.reading)}`);
+    await call("agent_start", "populated");
+    await pause();
+    const during = take();
+    if (harness === "omp") check(during.length === 0, "omp: a re-pull while a turn runs (an estimate)");
+    await call("agent_end", "throwing-pulls");
+    await pause();
+    check(take().length === 0, `${harness}: a re-pull from a context whose pull throws`);
+    await call("agent_end", "populated");
+    await call("session_shutdown", "populated");
+    take();
+    await pause();
+    check(take().length === 0, `${harness}: a re-pull after session_shutdown`);
+    return `${harness}: re-pull every 5 ms while settled, none otherwise`;
+  } finally {
+    closeSync(descriptor);
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
 const lines = [];
 for (const harness of ["pi", "omp"]) {
   try {
     lines.push(await drive(harness));
+    lines.push(await repull(harness));
   } catch (error) {
     failures.push(`${harness}: ${error?.stack ?? error}`);
   }

@@ -12,10 +12,12 @@
 //   events send none.
 // - session_compact carries no reason (compactionEntry and fromExtension), so the trigger is
 //   unknown; the count comes from sessionManager.getEntries().
+// - While omp sits still after a settled reply, that reply's context is re-pulled every REPULL_MS
+//   (at rest omp still answers its prompt figure); a turn, a compaction or a new session stops it.
 // - omp has no agent_settled; agent_end with willContinue is not a settle. Tool approvals are
 //   events here (tool_approval_requested / _resolved): blocked on a human, asked for permission.
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
-import { Producer, channelFromEnvironment, compactionCount, field, guarded, type Channel } from "./st2-channel.ts";
+import { Producer, REPULL_MS, channelFromEnvironment, compactionCount, field, guarded, type Channel } from "./st2-channel.ts";
 
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Pin<T extends true> = T;
@@ -36,31 +38,42 @@ export function settledOnAssistant(event: unknown): boolean {
   return field(last, "role") === "assistant" && field(last, "usage") !== undefined && stop !== "error" && stop !== "aborted";
 }
 
-export function install(pi: ExtensionAPI, channel: Channel | null): void {
+export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = REPULL_MS): void {
   if (channel === null) return;
   const producer = new Producer(channel);
   pi.on("session_start", (event, ctx) => guarded(() => {
     producer.forget();
+    producer.unsettle();
     producer.context("session_start", producer.reading(ctx, true));
     producer.state("session_start", "idle");
   }));
   pi.on("session_switch", (event, ctx) => guarded(() => {
     producer.forget();
+    producer.unsettle();
     producer.context("session_switch", producer.reading(ctx, true));
   }));
   pi.on("message_end", (event, ctx) => guarded(() => producer.hold(field(event, "message"))));
-  pi.on("agent_start", (event, ctx) => guarded(() => producer.state("agent_start", "active")));
+  pi.on("agent_start", (event, ctx) => guarded(() => {
+    producer.unsettle(); // from here until the next settle omp's answer is an estimate
+    producer.state("agent_start", "active");
+  }));
   pi.on("agent_end", (event, ctx) => guarded(() => {
     if (field(event, "willContinue") === true) return;
-    if (settledOnAssistant(event)) producer.context("agent_end", producer.reading(ctx));
+    if (settledOnAssistant(event)) {
+      producer.context("agent_end", producer.reading(ctx));
+      producer.settle(ctx);
+    }
     producer.state("agent_end", "idle");
   }));
   pi.on("tool_approval_requested", (event, ctx) => guarded(() =>
     producer.state("tool_approval_requested", "active", "human", "permission")));
   pi.on("tool_approval_resolved", (event, ctx) => guarded(() => producer.state("tool_approval_resolved", "active")));
   pi.on("session_compact", (event, ctx: ExtensionContext) => guarded(() => {
+    producer.unsettle(); // after a compaction omp estimates again
     producer.context("session_compact", producer.reading(ctx, true), { trigger: "unknown", count: compactionCount(ctx) });
   }));
+  pi.on("session_shutdown", (event, ctx) => guarded(() => producer.unsettle()));
+  producer.repull(repullMs);
 }
 
 export default function (pi: ExtensionAPI): void {

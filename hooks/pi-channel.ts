@@ -8,12 +8,14 @@
 // - getContextUsage().tokens is pi's own occupancy: the last assistant message's totalTokens
 //   (input + output + cacheRead + cacheWrite; 11442 in the lab) plus pi's estimate of anything
 //   after it, and null right after a compaction until the next reply — forwarded as is.
+// - While pi sits still the last context is re-pulled every REPULL_MS (a re-pull whose pull fails
+//   sends nothing); session_shutdown stops it (the captured ctx goes stale).
 // - session_compact carries no reason in 0.73.1 (compactionEntry and fromExtension only; the
 //   reason rides compaction_start, which extensions are not sent), so the trigger is unknown.
 //   Inside its handler getContextUsage() already reads null and getEntries() already counts the
 //   new entry, so the withheld reading and the edge go out as one frame.
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { Producer, channelFromEnvironment, compactionCount, field, guarded, type Channel } from "./st2-channel.ts";
+import { Producer, REPULL_MS, channelFromEnvironment, compactionCount, field, guarded, type Channel, type Compaction } from "./st2-channel.ts";
 
 // Compile-time pins on pi's own declarations: the runtime guards in st2-channel.ts widen every
 // pull to unknown, so these keep the type check's teeth on the three surfaces the frames read.
@@ -28,27 +30,34 @@ export type Pins = [
 
 export const CONTEXT_EVENTS = ["session_start", "message_end", "turn_end", "agent_end"] as const;
 
-export function install(pi: ExtensionAPI, channel: Channel | null): void {
+export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = REPULL_MS): void {
   if (channel === null) return;
   const producer = new Producer(channel);
+  // Every answer pi gives is its own number (its null included), so every context frame settles.
+  const publish = (event: string, ctx: ExtensionContext, compaction: Compaction | null = null) => {
+    producer.context(event, producer.reading(ctx), compaction);
+    producer.settle(ctx);
+  };
   pi.on("session_start", (event, ctx) => guarded(() => {
     if (field(event, "reason") !== "reload") producer.forget(); // a replaced session's cost is not restated
-    producer.context("session_start", producer.reading(ctx));
+    publish("session_start", ctx);
     producer.state("session_start", "idle");
   }));
   pi.on("message_end", (event, ctx) => guarded(() => {
     producer.hold(field(event, "message"));
-    producer.context("message_end", producer.reading(ctx));
+    publish("message_end", ctx);
   }));
-  pi.on("turn_end", (event, ctx) => guarded(() => producer.context("turn_end", producer.reading(ctx))));
+  pi.on("turn_end", (event, ctx) => guarded(() => publish("turn_end", ctx)));
   pi.on("agent_start", (event, ctx) => guarded(() => producer.state("agent_start", "active")));
   pi.on("agent_end", (event, ctx) => guarded(() => {
-    producer.context("agent_end", producer.reading(ctx));
+    publish("agent_end", ctx);
     producer.state("agent_end", "idle");
   }));
-  pi.on("session_compact", (event, ctx: ExtensionContext) => guarded(() => {
-    producer.context("session_compact", producer.reading(ctx), { trigger: "unknown", count: compactionCount(ctx) });
+  pi.on("session_compact", (event, ctx) => guarded(() => {
+    publish("session_compact", ctx, { trigger: "unknown", count: compactionCount(ctx) });
   }));
+  pi.on("session_shutdown", (event, ctx) => guarded(() => producer.unsettle())); // its ctx goes stale
+  producer.repull(repullMs);
 }
 
 export default function (pi: ExtensionAPI): void {

@@ -19,6 +19,9 @@ import { writeSync } from "node:fs";
 
 export const CHANNEL_FD_ENV = "ST2_CHANNEL_FD";
 export const FRAME_LIMIT = 4096;
+/** How often a settled reading is re-taken while the harness sits still (the record's own
+ * heartbeat, 300 s, decides whether a re-taken reading is written). */
+export const REPULL_MS = 60_000;
 const TEXT_LIMIT = 256;
 
 export type Frame = Record<string, unknown>;
@@ -98,12 +101,16 @@ export function modelId(context: unknown): string | null {
   return text(field(field(context, "model"), "id"));
 }
 
-/** ``ctx.getContextUsage()`` as the harness answers it; every part null when it cannot. */
-export function contextUsage(context: unknown): { tokens: number | null; contextWindow: number | null; percent: number | null } {
-  const usage = attempt(() => {
+/** ``ctx.getContextUsage()`` as the harness answers it, or undefined when it cannot (absent, throwing). */
+export function pullUsage(context: unknown): unknown {
+  return attempt(() => {
     const pull = field(context, "getContextUsage");
     return typeof pull === "function" ? pull.call(context) : undefined;
   });
+}
+
+/** A pulled usage's three numbers; every part null when the harness did not answer it. */
+export function contextUsage(context: unknown, usage: unknown = pullUsage(context)): { tokens: number | null; contextWindow: number | null; percent: number | null } {
   return {
     tokens: finite(field(usage, "tokens")),
     contextWindow: finite(field(usage, "contextWindow")),
@@ -124,8 +131,39 @@ export function assistantCost(message: unknown): number | null | undefined {
  */
 export class Producer {
   heldCost: number | null = null;
+  /** The context a re-pull reads — set after a frame that published the harness's own number,
+   * cleared when the next answer would not be one (a turn running, an estimate, a replaced session). */
+  private settled: { context: unknown; withheld: boolean } | null = null;
+  private timer: unknown = null;
 
   constructor(private readonly channel: Channel | null) {}
+
+  settle(context: unknown, withheld = false): void {
+    this.settled = { context, withheld };
+  }
+
+  unsettle(): void {
+    this.settled = null;
+  }
+
+  /** Re-take the settled reading every ``intervalMs`` while the harness sits still, so an idle
+   * seat's record is refreshed by the write policy's heartbeat instead of ageing into stale.
+   * The timer never keeps the harness alive (unref). */
+  repull(intervalMs = REPULL_MS): void {
+    if (this.timer !== null) return;
+    this.timer = attempt(() => setInterval(() => guarded(() => this.beat()), intervalMs)) ?? null;
+    attempt(() => (this.timer as { unref?: () => void } | null)?.unref?.());
+  }
+
+  /** One re-pull: nothing is sent unless the settled context answers (a stale or throwing
+   * context re-takes nothing, so a failing pull can never null a published reading). */
+  beat(): void {
+    const settled = this.settled;
+    if (settled === null) return;
+    const usage = pullUsage(settled.context);
+    if (usage === null || typeof usage !== "object") return;
+    this.context("repull", this.reading(settled.context, settled.withheld, usage));
+  }
 
   hold(message: unknown): void {
     const cost = assistantCost(message);
@@ -136,8 +174,8 @@ export class Producer {
     this.heldCost = null;
   }
 
-  reading(context: unknown, withheld = false): Reading {
-    const usage = contextUsage(context);
+  reading(context: unknown, withheld = false, pulled: unknown = pullUsage(context)): Reading {
+    const usage = contextUsage(context, pulled);
     return {
       tokens: withheld ? null : usage.tokens,
       contextWindow: usage.contextWindow,

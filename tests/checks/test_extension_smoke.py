@@ -2,8 +2,9 @@
 kind of broken one — the mutations below are the proof it is not vacuous: a flattened envelope
 (every Python fixture would stay green while no record is ever written), a lifecycle event the
 pinned build does not declare, a moved declaration, a use before declaration inside a handler
-body (only a populated context reaches it), an estimate published as omp's prompt figure, and a
-countless edge turned into a count.
+body (only a populated context reaches it), an estimate published as omp's prompt figure, a
+countless edge turned into a count, and a re-pull that runs during omp's turn or from a failing
+pull.
 
 It type-checks against the lab's pinned pi and omp builds and installs the pinned TypeScript
 toolchain from npm when missing, so it runs with the lab tier (``scripts/dev test``, CI)."""
@@ -39,8 +40,10 @@ def test_the_shipped_extensions_pass_the_smoke() -> None:
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "extension-smoke: type-checked with typescript 5.9.3 against pi 0.73.1 and omp 18.2.3",
-        "extension-smoke: pi: 6 handlers x 4 contexts, 32 frames",
-        "extension-smoke: omp: 8 handlers x 4 contexts, 36 frames",
+        "extension-smoke: pi: 7 handlers x 4 contexts, 32 frames",
+        "extension-smoke: pi: re-pull every 5 ms while settled, none otherwise",
+        "extension-smoke: omp: 9 handlers x 4 contexts, 36 frames",
+        "extension-smoke: omp: re-pull every 5 ms while settled, none otherwise",
     ]
 
 
@@ -73,10 +76,24 @@ MUTATIONS = {
     ),
     "an-estimate-as-omps-prompt-figure": (
         "omp-channel.ts",
-        '    if (settledOnAssistant(event)) producer.context("agent_end", producer.reading(ctx));',
-        '    producer.context("agent_end", producer.reading(ctx));\n'
-        '    producer.context("turn_end", producer.reading(ctx));',
-        "omp: agent_end (populated context): 2 context frames, expected one",
+        '  pi.on("message_end", (event, ctx) => guarded(() => producer.hold(field(event, "message"))));',
+        '  pi.on("message_end", (event, ctx) => guarded(() => {\n'
+        '    producer.hold(field(event, "message"));\n'
+        '    producer.context("message_end", producer.reading(ctx));\n'
+        '  }));',
+        "omp: message_end (populated context): an estimate published as omp's prompt figure",
+    ),
+    "a-re-pull-while-omps-turn-runs": (
+        "omp-channel.ts",
+        "    producer.unsettle(); // from here until the next settle omp's answer is an estimate\n",
+        "",
+        "omp: a re-pull while a turn runs (an estimate)",
+    ),
+    "a-re-pull-from-a-failing-pull": (
+        "st2-channel.ts",
+        '    if (usage === null || typeof usage !== "object") return;\n',
+        "",
+        "pi: a re-pull from a context whose pull throws",
     ),
     "a-countless-edge-counted": (
         "st2-channel.ts",

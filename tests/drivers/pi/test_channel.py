@@ -182,3 +182,16 @@ def test_a_withheld_value_is_never_filled_from_the_previous_reading(catalog, clo
     written = record(seat, "harness-context")
     assert [written[key] for key in ("usedTokens", "windowTokens", "usedPercent", "model", "costUsd")] == [None] * 5
     assert harness_context.read_file(seat.directory / "harness-context", clock.wall_ms()).used_percent is None
+
+
+def test_a_re_pulled_reading_refreshes_an_idle_seats_record_at_the_heartbeat_not_before(catalog, clock) -> None:
+    seat = make_seat(catalog)
+    session = Session(seat, "omp", clock)
+    session.feed(frame(event="agent_end") + b"\n")
+    first = record(seat, "harness-context")
+    clock.advance(60)
+    assert session.feed(frame(event="repull") + b"\n") == [[]]  # same bucket, record young: nothing written
+    clock.advance(241)
+    assert session.feed(frame(event="repull") + b"\n") == [["harness-context"]]
+    refreshed = record(seat, "harness-context")
+    assert refreshed["observedAtMs"] == first["observedAtMs"] + 301_000 and refreshed["usedTokens"] == 11442
