@@ -8,7 +8,7 @@ claim is refused before any write, each with its own code:
 - ``invalid-managed-by``: the assertion is empty, padded, or carries control characters;
 - ``nix-managed-declaration``: no assertion, and the incumbent carries the ``nix`` marker;
 - ``managed-by-unmarked``: an assertion, and the incumbent carries no marker (or there is no
-  readable incumbent to confirm it);
+  readable incumbent to confirm it: its bytes do not load);
 - ``managed-by-mismatch``: an assertion that is not exactly the incumbent's single marker
   (a declaration with several markers is unresolvable and admits no assertion at all).
 

@@ -164,7 +164,8 @@ def publish(location: CatalogLocation, captured: Captured, source_name: str, inp
             raise CasLost(agent, seat.declaration, expect_sha256, before_sha)
         same = before == captured.declaration
         admitted = None
-        if not same:
+        if before is not None and not same:
+            # Only a rewrite replaces bytes someone may own; creating and replaying stay open.
             admitted = authority.admit_rewrite(agent, _incumbent_markers(before, host, identity), managed_by)
         staged = None
         if captured.kind == "bundle":

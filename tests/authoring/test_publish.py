@@ -140,6 +140,9 @@ def test_publication_honours_the_incumbent_ownership_marker(catalog, tmp_path):
     created = publish_bytes(projected, "--expect-absent")
     assert created.returncode == 0, created.stderr
     assert json.loads(created.stdout)["managedBy"] is None
+    # A projector that always asserts its marker may create too: there is no incumbent to protect.
+    asserted = publish_bytes(spec("asserted", marker="nix"), "--expect-absent", "--managed-by", "nix")
+    assert asserted.returncode == 0 and json.loads(asserted.stdout)["managedBy"] is None, asserted.stderr
     assert json.loads(publish_bytes(projected, "--expect-absent").stdout)["status"] == "unchanged"
     worker = catalog / "agents" / "h" / "worker"
     write(worker / "resources" / "inbox" / "message.md", "keep me")
