@@ -175,7 +175,7 @@ def test_a_pi_family_seat_under_st2_up_is_observed_natively_and_still_delivered_
     poll_for(lambda: "fake-claude" in seat.screen(), "the idle composer", WAIT)
 
     # A turn with a tool call: obs follows it (active while the tool runs, then idle).
-    seat.type("FAKE_TOOL: sleep 4")
+    seat.type("FAKE_TOOL: sleep 8")  # long enough for `st2 agents` to see it under load
     if seat.harness == "omp":  # the approval prompt: blocked on a human, asked for permission
         poll_for(lambda: (seat.record("harness-state") or {}).get("blockedOn") == "human", "the approval", 60)
         observed = seat.row()["observedState"]
