@@ -12,7 +12,8 @@
 - ``scope.json``                 names the catalog and host, so a digest is never guessed at
 
 The catalog digest keeps the prefix short (tmux sockets must fit the 104-byte ``sun_path``)
-while two catalogs on one host never share a channel.
+while two catalogs on one host never share a channel. Which directory that is — the same from
+every environment and every path to the catalog — is :mod:`st2.catalog.runtime_home`'s rule.
 """
 
 from __future__ import annotations
@@ -23,17 +24,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from st2.catalog.layout import runtime_state_dir
+from st2.catalog import runtime_home
+from st2.catalog.runtime_home import catalog_digest
 from st2.fs.atomic import ensure_directory, publish
-from st2.digest import sha256
 
 SCOPE_SCHEMA = "st2.runtime-scope.v1"
 # Portable sun_path size (macOS/BSD); Linux allows 108. The path plus its NUL must fit.
 SUN_PATH_BYTES = 104
-
-
-def catalog_digest(catalog: Path) -> str:
-    return sha256(str(Path(os.path.abspath(catalog))).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -46,8 +43,7 @@ class RuntimeScope:
     # lookup behind the directory are fixed for the scope's lifetime.
     @cached_property
     def directory(self) -> Path:
-        base = self.state_dir if self.state_dir is not None else runtime_state_dir()
-        return base / "scopes" / catalog_digest(self.catalog) / self.host
+        return runtime_home.scope_directory(self.catalog, self.host, self.state_dir)
 
     @cached_property
     def tasks(self) -> Path:
@@ -105,7 +101,14 @@ class RuntimeScope:
         return self.directory.is_dir()
 
     def ensure(self) -> None:
-        """Create the scope's directories (never called by read-only observers)."""
+        """Create the scope's directories (never called by read-only observers), first claiming
+        the catalog's pointer to it so every other environment finds this one scope."""
+        if self.state_dir is None:
+            claimed = runtime_home.claim_pointer(self.catalog, self.host, self.directory)
+            if claimed != self.directory:  # another environment won the claim: use its scope
+                for name in ("directory", "tasks", "parks", "unpark_requests", "sockets", "staging"):
+                    self.__dict__.pop(name, None)
+                self.__dict__["directory"] = claimed
         for directory in (self.tasks, self.parks, self.unpark_requests, self.sockets, self.staging):
             ensure_directory(directory, mode=0o700)
         marker = self.directory / "scope.json"

@@ -16,9 +16,7 @@ from fault_common import TIER_SCALE
 pytestmark = [pytest.mark.faults, pytest.mark.process]
 
 # Classes whose issue-15 fix has not landed; strict, so each turns red the moment it does.
-NOT_YET = {
-    "duplicate-fleet": "issue 15: one fleet per catalog across symlinks and XDG_STATE_HOME fix not landed",
-}
+NOT_YET: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("case", [
