@@ -21,18 +21,18 @@ agree on the winner's directory. Standard library only (the roster's session pro
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 from pathlib import Path
 
 from st2.catalog.layout import CONTROL_DIR, runtime_state_dir
+from st2.digest import sha256
 from st2.fs.read import RUNTIME_LIMIT, read_optional
 
 POINTER_PREFIX = "runtime-scope."
 
 
 def digest_of(path: str) -> str:
-    return hashlib.sha256(path.encode()).hexdigest()[:12]
+    return sha256(path.encode()).hexdigest()[:12]  # st2.digest: no OpenSSL on the notifier's path
 
 
 def catalog_digest(catalog: Path) -> str:
