@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from st2.catalog import runtime_home
-from st2.supervisor.runtime.scope import RuntimeScope
+from st2.runtime.scope import RuntimeScope
 from support import poll_for, run_st2, st2_env
 
 
