@@ -70,12 +70,19 @@ def st2(tally: Tally, label: str, arguments: list[str], env: dict, bound: float 
     """Run ``st2 <arguments>`` under ``bound``; count a hang, a traceback, or a raw control byte
     (anything below 0x20 but tab/newline, and DEL) in what it prints."""
     tally.commands += 1
+    # Its own process group, killed whole past the bound: a child it spawned that is stuck (on a
+    # FIFO, say) and holds the output pipes can never make the bound itself hang.
+    process = subprocess.Popen([sys.executable, "-m", "st2", *arguments], env=env, cwd=REPO,
+                               stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        result = subprocess.run([sys.executable, "-m", "st2", *arguments], env=env, cwd=REPO, input=input,
-                                capture_output=True, timeout=bound)
+        stdout, stderr = process.communicate(input.encode() if input is not None else None, timeout=bound)
     except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate(timeout=10)
         tally.note("hangs", f"{label}: st2 {' '.join(arguments)[:80]} did not return within {bound:g} s")
         return None
+    result = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     output = result.stdout + result.stderr
     if b"Traceback (most recent call last)" in output:
         tally.note("escapes", f"{label}: st2 {' '.join(arguments)[:80]} printed a traceback: "
@@ -253,6 +260,10 @@ def run_case(name: str, scale: float, base: Path) -> Tally:
     try:
         CASES[name](fleet, tally, scale)
     finally:
+        # The planted FIFOs go first: the cleanup below reads the catalog in this process.
+        for path in Path(base).rglob("*"):
+            if path.is_fifo():
+                path.unlink()
         for process in fleet.supervisors:
             if process.poll() is None:
                 process.send_signal(signal.SIGKILL)

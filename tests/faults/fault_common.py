@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from supervisor_support import poll_for  # noqa: F401  (every wait of the campaign is bounded by it)
+from support import poll_for  # noqa: F401  (every wait of the campaign is bounded by it)
 
 TIER_SCALE = 0.1
 
