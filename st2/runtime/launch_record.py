@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.process.identity import ProcessIdentity
@@ -131,13 +133,35 @@ def read(scope: RuntimeScope, runtime_id: str) -> LaunchRecord | None:
 def write(scope: RuntimeScope, record: LaunchRecord) -> None:
     scope.ensure()
     scope.publish(scope.launch_record(record.runtime_id), record.to_json())
+    try:  # a relaunch ends the tombstone: the session may be live again
+        tombstone(scope, record.runtime_id).unlink()
+    except FileNotFoundError:
+        pass
+
+
+def tombstone(scope: RuntimeScope, runtime_id: str) -> Path:
+    """``<scope>/stopped/<runtime-id>``: left where a launch record was removed, so a stopped
+    task's session reads dead — never live on a harness record written after the stop."""
+    return scope.directory / "stopped" / runtime_id
 
 
 def remove(scope: RuntimeScope, runtime_id: str) -> None:
+    """Forget ``runtime_id``'s launch record (its task was stopped or is gone) and tombstone it."""
     try:
         scope.launch_record(runtime_id).unlink()
     except FileNotFoundError:
         pass
+    marker = tombstone(scope, runtime_id)
+    try:
+        marker.parent.mkdir(mode=0o700, exist_ok=True)
+        marker.touch()
+    except FileNotFoundError:  # no scope directory at all: nothing was ever recorded
+        pass
+
+
+def stopped(scope: RuntimeScope, runtime_id: str) -> bool:
+    """True when st2 removed ``runtime_id``'s launch record and has not relaunched it since."""
+    return os.path.lexists(tombstone(scope, runtime_id))
 
 
 def recorded_ids(scope: RuntimeScope) -> list[str]:

@@ -33,5 +33,7 @@ class SessionProbe:
         except launch_record.MalformedRecord:
             return INDETERMINATE
         if record is None:
-            return INDETERMINATE
+            # No record proves nothing, unless st2 itself stopped the session (`st2 down`, a
+            # retirement): its tombstone proves the session dead, whatever a harness wrote after.
+            return DEAD if launch_record.stopped(self.scope, pty_session) else INDETERMINATE
         return ALIVE if liveness(record.identity) == Liveness.ALIVE else DEAD

@@ -104,3 +104,37 @@ def test_a_live_state_of_a_killed_session_reads_session_dead(short_root: Path) -
         assert observed()["other.worker"] == ("active", None)
     finally:
         run_st2("down", "--host", "h", env=env)
+
+
+@pytest.mark.process
+def test_a_seat_st2_down_stopped_never_reads_live_again_until_relaunched(short_root: Path) -> None:
+    # `st2 down` kills the seat and removes its launch record; a fresh `active` record written
+    # after (the killed harness's last write, a stale writer) must read unknown(session-dead),
+    # not obs:active for the next 15 minutes. A relaunch ends the tombstone.
+    from st2.clock import SYSTEM_CLOCK
+
+    state, catalog = short_root / "state", short_root / "catalog"
+    seat = catalog / "agents" / "h" / "w"
+    seat.mkdir(parents=True)
+    (seat / "agent.kdl").write_text('agent "w" {\n    argv "sleep" "600"\n}\n')
+    env = st2_env(catalog, XDG_STATE_HOME=str(state))
+
+    def observed() -> dict:
+        record = {"schema": "st2.harness-state.v1", "agent": "h.w", "harness": "claude", "state": "active",
+                  "blockedOn": "none", "inputBuffer": "empty", "ask": "none", "ptySession": "h.w",
+                  "incarnation": "t", "seq": 1, "sinceMs": SYSTEM_CLOCK.wall_ms(),
+                  "writtenAtMs": SYSTEM_CLOCK.wall_ms(), "transitions": 1}
+        (seat / "harness-state").write_text(json.dumps(record) + "\n")
+        roster = run_st2("agents", "--json", "--host", "h", env=env)
+        return json.loads(roster.stdout)[0]["observedState"]
+
+    try:
+        assert run_st2("up", "--once", "--host", "h", env=env).returncode == 0
+        assert observed()["state"] == "active"
+        assert run_st2("down", "--host", "h", env=env).returncode == 0
+        after = observed()
+        assert (after["state"], after["reason"]) == ("unknown", "session-dead")
+        assert run_st2("up", "--once", "--host", "h", env=env).returncode == 0
+        assert observed()["state"] == "active"
+    finally:
+        run_st2("down", "--host", "h", env=env)
