@@ -3,7 +3,6 @@ through the full-catalog gate that refuses a Nix-owned declaration outright."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -11,17 +10,18 @@ import pytest
 
 from st2.declarations.model import DRIVER_HARNESSES
 from support import run_st2
-from st2.drivers import available_harnesses
+from st2.drivers import available_harnesses, expansion
 
 ORIGINAL = '// kept\nagent "x" {\n    argv "sleep" "600"   // kept too\n}\n'
 NIX = '// kept\nagent "x" {\n    meta { managed-by "nix"; }\n    argv "sleep" "600"   // kept too\n}\n'
 
 
 def test_the_offered_harnesses_are_shell_and_every_driver_that_expands_its_block():
-    expected = ["shell"] + [harness for harness in DRIVER_HARNESSES
-                            if importlib.util.find_spec(f"st2.drivers.{harness}.expansion") is not None]
+    expected = ["shell"] + [harness for harness in DRIVER_HARNESSES if expansion(harness) is not None]
     assert list(available_harnesses()) == expected
     assert "claude" in expected and "opencode" not in expected
+    # Every expansion the registry names is a real module with the expand entry point.
+    assert all(callable(expansion(harness).expand) for harness in expected[1:])
 
 
 @pytest.mark.process
