@@ -180,3 +180,22 @@ def test_a_sigkill_at_any_unarchive_step_leaves_the_seat_live_or_archived_never_
     assert _placements(fleet) == (True, False)
     assert tree(directory) == before
     assert list((fleet.catalog / ".st2" / "archive" / "h").iterdir()) == []
+
+
+def test_a_seat_retired_under_a_real_supervisor_archives_once_its_tasks_are_gone(fleet):
+    from st2.runtime import launch_record
+    from supervisor_support import poll_for
+
+    directory = fleet.seat("worker", '    argv "sleep" "600"\n    exec "job" { argv "sleep" "600"; }')
+    supervisor = fleet.up("--interval", "60s")
+    assert poll_for(lambda: len(fleet.running()) == 2, timeout=20), fleet.log()
+    assert fleet.stop(supervisor) == 0                      # tasks keep running without it
+    assert fleet.st2("agent", "desired-state", "worker", "retired", "--reason", "done").returncode == 0
+    live = st2(fleet, "catalog", "archive", "--identity", "worker")
+    assert live.returncode == 1 and "[runtime-record-present]" in live.stderr
+    assert "h.worker" in live.stderr and "h.worker.job" in live.stderr and directory.is_dir()
+    fleet.up("--interval", "60s")
+    assert poll_for(lambda: launch_record.recorded_ids(fleet.scope) == [], timeout=20), fleet.log()
+    archived = st2(fleet, "catalog", "archive", "--identity", "worker")
+    assert archived.returncode == 0, archived.stderr
+    assert not directory.exists() and (fleet.catalog / ".st2" / "archive" / "h" / "worker").is_dir()
