@@ -79,11 +79,11 @@ def describe(method: str, params: Any) -> str:
     params = params if isinstance(params, dict) else {}
     if "command" in params:
         command = params["command"]
-        command = " ".join(command) if isinstance(command, list) else str(command)
+        command = " ".join(str(part) for part in command) if isinstance(command, list) else str(command)
         return f"run `{command}`" + (f" ({params['reason']})" if params.get("reason") else "")
     if method == "item/tool/requestUserInput":
-        questions = [q.get("question", "") for q in params.get("questions", []) if isinstance(q, dict)]
-        return "answer: " + " / ".join(questions)
+        raw = params.get("questions") if isinstance(params.get("questions"), list) else []
+        return "answer: " + " / ".join(str(q.get("question", "")) for q in raw if isinstance(q, dict))
     if method in ("item/fileChange/requestApproval", "applyPatchApproval"):
         return "apply a file change" + (f" ({params['reason']})" if params.get("reason") else "")
     return method

@@ -206,6 +206,11 @@ class CodexSession:
         if isinstance(frame, Malformed):
             self.note(f"ignored a malformed app-server line: {frame.text[:80]}")
             return
+        method, request_id = frame.get("method"), frame.get("id")
+        if (method is not None and not isinstance(method, str)) or (
+                request_id is not None and (isinstance(request_id, bool) or not isinstance(request_id, (int, str)))):
+            self.note("ignored an app-server frame whose method or id is not JSON-RPC")  # nothing to answer it by
+            return
         if "method" in frame and "id" in frame:
             self.on_server_request(frame)
         elif "method" in frame:

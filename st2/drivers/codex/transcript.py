@@ -28,21 +28,24 @@ def clean(text: Any, limit: int = 2000) -> str:
     return value if len(value) <= limit else value[:limit] + "…"
 
 
+def _object(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
 def line_for(frame: dict) -> str | None:
-    """One transcript line for a notification, or None for frames not worth a line."""
-    method, params = frame.get("method"), frame.get("params") or {}
-    if not isinstance(params, dict):
-        return None
+    """One transcript line for a notification, or None for frames not worth a line. Any shape
+    is tolerated: a field of the wrong type reads as absent."""
+    method, params = frame.get("method"), _object(frame.get("params"))
     if method == "turn/started":
         return "── turn started"
     if method == "turn/completed":
-        turn = params.get("turn") or {}
-        error = (turn.get("error") or {}) if isinstance(turn, dict) else {}
+        turn = _object(params.get("turn"))
+        error = _object(turn.get("error"))
         suffix = f" with error: {clean(error.get('message'), 300)}" if error else ""
-        return f"── turn {clean(turn.get('status') if isinstance(turn, dict) else '?', 40)}{suffix}"
+        return f"── turn {clean(turn.get('status', '?'), 40)}{suffix}"
     if method == "item/completed":
-        item = params.get("item") or {}
-        kind = item.get("type") if isinstance(item, dict) else None
+        item = _object(params.get("item"))
+        kind = item.get("type")
         if kind == "agentMessage":
             return f"codex: {clean(item.get('text'))}"
         if kind == "userMessage":
@@ -50,7 +53,7 @@ def line_for(frame: dict) -> str | None:
 
             return f"you/mail: {clean(user_message_text(item), 400)}"
         if kind == "commandExecution":
-            return f"ran: {clean(item.get('command'), 300)} → exit {item.get('exitCode')}"
+            return f"ran: {clean(item.get('command'), 300)} → exit {clean(item.get('exitCode'), 20)}"
         if kind == "fileChange":
             return "changed files"
         if kind == "contextCompaction":
@@ -58,7 +61,7 @@ def line_for(frame: dict) -> str | None:
         if kind in ("mcpToolCall", "dynamicToolCall"):
             return f"tool: {clean(item.get('tool') or item.get('name'), 100)}"
     if method == "error":
-        error = params.get("error") or {}
+        error = params.get("error")
         return f"error: {clean(error.get('message') if isinstance(error, dict) else error, 300)}"
     return None
 
