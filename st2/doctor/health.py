@@ -23,8 +23,7 @@ from st2.declarations.model import RETIRED, RUNNING, SUSPENDED
 from st2.doctor.findings import Finding, Severity
 from st2.supervisor import park, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
-from st2.supervisor.inventory import observe
-from st2.runtime import launch_record
+from st2.supervisor.inventory import observe, orphans
 from st2.supervisor.runtime.backend import RuntimeState
 from st2.runtime.scope import RuntimeScope
 
@@ -45,11 +44,8 @@ def task_health(catalog_root: Path, host: str, now_ms: int, scope: RuntimeScope 
             declared.add(task.runtime_id)
             observation = observe(scope, location, task.runtime_id)
             findings.extend(_task_findings(plan, task, observation, scope))
-    for runtime_id in launch_record.recorded_ids(scope):
-        if runtime_id not in declared and not view.errors:
-            if observe(scope, location, runtime_id).state is RuntimeState.RUNNING:
-                findings.append(Finding(ADVISORY, runtime_id, "task-undeclared",
-                                        "running but no declaration names it; `st2 down` stops it"))
+    for line in orphans(scope, location, declared):  # a broken declaration's tasks included
+        findings.append(Finding(ADVISORY, line.split()[2], "task-undeclared", line))
     return findings
 
 

@@ -73,11 +73,33 @@ def inventory(location: CatalogLocation, scope: RuntimeScope | None = None) -> d
     for runtime_id, names in sorted(owners.items()):
         if len(names) > 1:
             errors.append(f"duplicate runtime id {runtime_id!r} is declared by {', '.join(names)}")
+    errors.extend(orphans(scope, location, set(owners)))
     again = read_catalog(location)
     if again.fingerprint() != view.fingerprint() or _generation(location) != generation_before:
         errors.append("declarations changed while the inventory was observed; observe again")
     rows.sort(key=lambda row: (row["agent"], row["task"], row["runtimeId"]))
     return _envelope(location, _unique(errors), rows)
+
+
+def orphan_stop_argv(location: CatalogLocation, runtime_id: str) -> list[str]:
+    """The exact command that stops one orphan task (and nothing else)."""
+    return ["st2", "down", "--catalog", str(location.root), "--host", location.host, runtime_id]
+
+
+def orphans(scope: RuntimeScope, location: CatalogLocation, declared: set[str]) -> list[str]:
+    """One line per task that runs with a launch record but no loadable declaration claims
+    (its declaration deleted, or broken, while it ran): it keeps running (only `st2 down` kills)
+    but is no longer governed, so it is named with the command that stops it."""
+    found = []
+    for runtime_id in launch_record.recorded_ids(scope):
+        if runtime_id in declared:
+            continue
+        observation = observe(scope, location, runtime_id)
+        if observation.state is RuntimeState.RUNNING:
+            found.append(f"orphan task {runtime_id} (pid {observation.record.pid}) is running but no loadable "
+                         f"declaration claims it (deleted or broken); stop it with: "
+                         + " ".join(orphan_stop_argv(location, runtime_id)))
+    return found
 
 
 def _unique(errors: list[str]) -> list[str]:

@@ -48,3 +48,36 @@ def test_the_supervisor_leaves_seats_that_claim_one_runtime_id_alone(fleet):
     assert result.returncode == 1
     assert "h.alpha: runtime id 'h.shared' is also declared by h.beta; leaving the seat alone" in result.stderr
     assert sorted(fleet.running()) == ["h.gamma"]
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("loss", ["deleted", "broken"])
+def test_a_task_whose_declaration_is_lost_while_running_is_listed_as_an_orphan_with_its_stop(fleet, loss):
+    seat = fleet.seat("alpha", '    argv "sleep" "600"')
+    fleet.seat("gamma", '    argv "sleep" "600"')
+    assert fleet.st2("up", "--once").returncode == 0
+    pid = fleet.record("h.alpha").pid
+    if loss == "deleted":
+        (seat / "agent.kdl").unlink()
+    else:
+        (seat / "agent.kdl").write_text('agent "alpha" {\n    argv "sleep" {\n')
+    stop = f"st2 down --catalog {fleet.catalog} --host h h.alpha"
+    line = f"orphan task h.alpha (pid {pid}) is running but no loadable declaration claims it (deleted or broken); stop it with: {stop}"
+    tasks = fleet.st2("tasks")
+    assert tasks.returncode == 1 and f"incomplete: {line}" in tasks.stderr, tasks.stderr
+    doctor = fleet.st2("doctor")
+    assert line in doctor.stdout + doctor.stderr
+    assert "h.alpha" in fleet.running()  # still running: only st2 down kills
+    down = fleet.st2(*stop.split()[1:])
+    assert down.returncode == 0 and "stopped h.alpha" in down.stdout, down
+    assert "h.alpha" not in fleet.running() and "h.gamma" in fleet.running()
+    assert "orphan" not in fleet.st2("tasks").stderr
+
+
+@pytest.mark.process
+def test_a_declared_running_task_is_no_orphan(fleet):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    assert fleet.st2("up", "--once").returncode == 0
+    tasks = fleet.st2("tasks")
+    assert tasks.returncode == 0 and "orphan" not in tasks.stderr
+    assert "orphan" not in fleet.st2("doctor").stdout
