@@ -194,7 +194,6 @@ REPAIR_TEXT_BY_STAGE: dict[str, str] = {
     "apiGate": "restore the producer API contract, then restart the seat",
     "sse": "restore the producer event stream; recovery clears this advisory",
     "seed": "restore readable producer state snapshots; recovery clears this advisory",
-    "providerAuth": "the seat's provider credential was rejected; log in again with the account's own client",
     "delivery": "restore the native prompt transport; the queued message remains retryable",
     "readBack": "restore message read-back; st2 reconciles without duplicating the prompt",
 }
@@ -206,8 +205,16 @@ REPAIR_TEXT_BY_INVALID: dict[str, str] = {
 }
 
 
-def repair_text(diagnostic: Diagnostic) -> str:
-    """Driver-agnostic operator guidance for Doctor."""
+# A rejected provider credential gets no text: no credential knowledge or remedy text enters st2
+# (seed 003 "Native-driver diagnostics are bounded and recoverable"); its stage and reason say it.
+NO_REMEDY_STAGES = ("providerAuth",)
+
+
+def repair_text(diagnostic: Diagnostic) -> str | None:
+    """Driver-agnostic operator guidance for Doctor; None for a stage st2 must not advise on
+    (:data:`NO_REMEDY_STAGES`)."""
+    if diagnostic.status not in (ABSENT, INDETERMINATE) and diagnostic.stage in NO_REMEDY_STAGES:
+        return None
     if diagnostic.status == ABSENT:
         return "no diagnostic evidence exists; wait for the native driver to publish a boundary result or restart the seat"
     if diagnostic.status == INDETERMINATE:

@@ -145,3 +145,16 @@ def test_a_successor_removes_an_unreadable_predecessor(seat: Path, clock: FakeCl
     assert projected(seat, clock).reason == "malformedRecord"
     driver_diagnostic.Publisher(seat, "opencode", clock)
     assert projected(seat, clock).status == "absent"
+
+
+def test_a_rejected_credential_carries_no_remedy_text(clock: FakeClock) -> None:
+    """Seed 003: no credential knowledge or remedy text enters st2. The failure is named by its
+    stage and reason; what to do about a provider credential is not st2's to say."""
+    now = clock.wall_ms()
+    credential = record(now, driver="codex", stage="providerAuth", reason="providerAuthRejected", source="turnResult")
+    diagnostic = driver_diagnostic.read(json.dumps(credential).encode(), now)
+    assert (diagnostic.status, diagnostic.stage) == ("failure", "providerAuth")
+    assert driver_diagnostic.repair_text(diagnostic) is None
+    assert "providerAuth" not in driver_diagnostic.REPAIR_TEXT_BY_STAGE
+    delivery = record(now, driver="codex", stage="delivery", reason="deliveryRejected", source="promptTransport")
+    assert driver_diagnostic.repair_text(driver_diagnostic.read(json.dumps(delivery).encode(), now))  # its twin
