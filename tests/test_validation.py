@@ -230,6 +230,21 @@ def test_a_driver_block_its_driver_cannot_expand_is_reported_at_the_block(catalo
     assert "unknown field `colour` in `claude`" in diagnostics[0].message
 
 
+def test_a_driver_block_for_a_harness_without_a_driver_is_an_error_naming_it(catalog: Path, tmp_path: Path) -> None:
+    """Until a harness's driver lands (st2.drivers.EXPANDING_HARNESSES) its typed block would be
+    silently ignored at launch; validate refuses it at the block, naming the harness."""
+    from st2.drivers import EXPANDING_HARNESSES
+    from st2.declarations.model import DRIVER_HARNESSES
+
+    missing = [harness for harness in DRIVER_HARNESSES if harness not in EXPANDING_HARNESSES]
+    assert missing == ["opencode"]  # the declaration model knows it; no driver expands it yet
+    write_seats(catalog, {"o": 'agent "o" {\n    argv "opencode"\n    opencode { }\n}\n'})
+    diagnostics = validate_catalog(catalog, "h", state_dir=tmp_path / "s")
+    assert [(d.code, d.source, d.span.line, d.span.column) for d in diagnostics] == [
+        ("driver-block-invalid", "agents/h/o/agent.kdl", 3, 5)]
+    assert diagnostics[0].message == "st2 has no opencode driver yet: the `opencode { … }` block cannot be expanded"
+
+
 def test_a_driver_block_that_expands_is_clean(catalog: Path, tmp_path: Path) -> None:
     write_seats(catalog, {"c": 'agent "c" {\n    claude { }\n}\n'})
     assert validate_catalog(catalog, "h", state_dir=tmp_path / "s") == []

@@ -66,13 +66,15 @@ def screen_grammar(harness: str | None):
 
 def expand_driver_blocks(declaration, host: str, st2_command: list[str]):
     """Return ``declaration`` with each typed driver block it declares expanded into argv and
-    render operations by that harness's :func:`expansion`. A harness with no expansion yet
-    leaves the declaration unchanged. Raise ``ValueError`` naming the problem when a block
-    cannot be expanded."""
+    render operations by that harness's :func:`expansion`. Raise ``ValueError`` naming the
+    problem when a block cannot be expanded, including a block for a harness whose driver has
+    not landed (not in :data:`EXPANDING_HARNESSES`): ignoring it would launch a seat without the
+    driver its declaration asks for."""
     for harness in sorted(declaration.drivers):
         module = expansion(harness)
-        if module is not None:
-            declaration = module.expand(declaration, host, st2_command)
+        if module is None:
+            raise ValueError(f"st2 has no {harness} driver yet: the `{harness} {{ … }}` block cannot be expanded")
+        declaration = module.expand(declaration, host, st2_command)
     return declaration
 
 
