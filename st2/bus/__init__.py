@@ -10,7 +10,7 @@ Modules: :mod:`filename` (grammar), :mod:`envelope` (front matter, hostile-input
 :mod:`publication` (exclusive atomic create), :mod:`mailbox` (list, read, archive receipts),
 :mod:`addressing` (who a recipient names), :mod:`send` (plain and idempotent sends),
 :mod:`sent` (the sender's ledger), :mod:`thread`, :mod:`principals`, :mod:`request`,
-:mod:`stream` (event ingress and its receipt ring), :mod:`roster` (inbox counts and activity).
+:mod:`stream` (event ingress and its receipt ring), :mod:`boxes` (the name-only unread set and origin-timed activity the roster reads).
 """
 
 

@@ -17,18 +17,10 @@ from pathlib import Path
 from st2.bus import BusError
 from st2.bus.envelope import Message, parse
 from st2.bus.filename import is_message_filename
+from st2.bus.boxes import archive_of, inbox_of, message_names  # noqa: F401 - the boxes' names, re-exported
 from st2.bus.publication import ensure_box
-from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
 from st2.fs.atomic import fsync_directory
 from st2.fs.read import MESSAGE_LIMIT, read_bounded
-
-
-def inbox_of(seat_directory: Path) -> Path:
-    return Path(seat_directory) / RESOURCES / INBOX
-
-
-def archive_of(seat_directory: Path) -> Path:
-    return Path(seat_directory) / RESOURCES / ARCHIVE
 
 
 def _read_regular(path: Path) -> bytes | None:
@@ -50,15 +42,6 @@ def refusal(directory: Path, filename: str) -> str | None:
     except OSError as error:
         return error.strerror or str(error)
     return None
-
-
-def message_names(directory: Path) -> list[str]:
-    """Grammatical message filenames in ``directory``, sorted (= chronological); [] if absent."""
-    try:
-        names = os.listdir(directory)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    return sorted(name for name in names if is_message_filename(name))
 
 
 def list_box(directory: Path) -> list[Message]:

@@ -7,16 +7,15 @@ observed state never hides a context reading, presence never implies desired lif
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from st2.bus import boxes
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
-MESSAGE_NAME = re.compile(r"^[0-9]{13}-[0-9a-z]{6}\.md$")  # the bus grammar (st2/bus/filename.py)
 
 
 @dataclass
@@ -55,41 +54,13 @@ def _read_bytes(path: str) -> bytes | None:
         return b""
 
 
-def unread_messages(seat: layout.SeatPaths) -> list[str]:
-    """Canonical message files in the inbox that no archive receipt settles."""
-    try:
-        inbox = [name for name in os.listdir(seat.inbox) if MESSAGE_NAME.match(name)]
-    except OSError:
-        return []
-    if not inbox:
-        return []
-    try:
-        archived = set(os.listdir(seat.archive))
-    except OSError:
-        archived = set()
-    return sorted(name for name in inbox if name not in archived)
-
-
-def last_activity_ms(seat: layout.SeatPaths, status_activity_ms: int | None) -> float | None:
-    """Newest activity across inbox and archive files and the status record. A v1 status
-    contributes its own origin time (the heartbeat inside the record), a legacy word its mtime."""
-    newest: float | None = None
-    for directory in (seat.inbox, seat.archive):
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                stamp = entry.stat(follow_symlinks=False).st_mtime_ns / 1_000_000
-            except OSError:
-                continue
-            if newest is None or stamp > newest:
-                newest = stamp
-    origin = status_activity_ms
-    if origin is not None and (newest is None or origin > newest):
-        newest = float(origin)
-    return newest
+def last_activity_ms(seat_directory: Path, status_activity_ms: int | None) -> float | None:
+    """Newest origin-timed activity: the newest message filename time across inbox and archive
+    (:func:`st2.bus.boxes.activity_ms`, never an mtime) and the status record's own time (a v1
+    record's embedded stamp, a legacy word's mtime). A float, the JSON number type the original
+    emits (``1784649988999.0``); None when neither exists."""
+    stamps = [stamp for stamp in (boxes.activity_ms(seat_directory), status_activity_ms) if stamp is not None]
+    return float(max(stamps)) if stamps else None
 
 
 INVALID = "invalid"  # desiredState of a seat whose declaration does not load
@@ -142,9 +113,8 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
         bus_address=None if retired else runtime_id,
     )
     if enrich:
-        seat = layout.SeatPaths(catalog_root, host, identity)
-        row.last_activity_ms = last_activity_ms(seat, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
-        row.inbox = len(unread_messages(seat))
+        row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
+        row.inbox = len(boxes.unread_names(directory))
     return row
 
 
