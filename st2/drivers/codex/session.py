@@ -130,6 +130,7 @@ class CodexSession:
         support = "supported" if version in SUPPORTED_VERSIONS else ("unsupported" if version else "unknown")
         self.diagnostics = driver_diagnostic.Publisher(self.seat.directory, HARNESS, self.clock,
                                                        producer_version=version, support=support)
+        self._adopt_predecessor_failure()
         if version is None:
             self.diagnostics.publish("versionGate", "versionProbeFailed", "versionProbe")
             _say(f"{problem}; refusing to drive it (supported: {', '.join(SUPPORTED_VERSIONS)})")
@@ -141,6 +142,21 @@ class CodexSession:
             return False
         self.diagnostics.clear("versionGate")
         return True
+
+    def _adopt_predecessor_failure(self) -> None:
+        """A predecessor's published Codex failure stands until its own stage recovers here: a
+        rejected credential until a turn reaches its ordinary end, a delivery failure until a
+        turn request is accepted, a version refusal until this probe finds a supported build."""
+        import json
+
+        path = self.seat.directory / driver_diagnostic.RECORD_NAME
+        found = driver_diagnostic.read_file(path, self.clock.wall_ms())
+        if found.status != driver_diagnostic.FAILURE or found.driver != HARNESS:
+            return
+        try:
+            self.diagnostics.failures[found.stage] = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return
 
     def start(self) -> None:
         writer = self.records.claim()

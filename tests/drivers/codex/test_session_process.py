@@ -188,3 +188,28 @@ def test_without_a_named_operator_a_typed_line_comes_from_the_catalogs_operator_
         assert '"from":"h.operator"' in wrapper.history()[0]
     finally:
         wrapper.stop()
+
+
+def test_a_predecessors_failure_stands_until_its_own_stage_recovers(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    gate = ('{"schema":"st2.driver-diagnostic.v1","driver":"codex","stage":"versionGate","reason":"unsupportedVersion",'
+            '"source":"versionProbe","producerVersion":"0.170.0","support":"unsupported","observedAt":1,'
+            '"recovery":"clearsOnStageRecovery"}\n')
+    (seat / "driver-diagnostic").write_text(gate)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        assert record(seat, "driver-diagnostic") is None  # a supported build now: the gate recovered
+    finally:
+        wrapper.stop()
+    auth = gate.replace('"versionGate","reason":"unsupportedVersion","source":"versionProbe"',
+                        '"providerAuth","reason":"providerAuthRejected","source":"turnResult"')
+    (seat / "driver-diagnostic").write_text(auth)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle")
+        assert record(seat, "driver-diagnostic")["stage"] == "providerAuth"  # stands across the restart
+        write_message(seat, "an ordinary turn")
+        poll_for(lambda: record(seat, "driver-diagnostic") is None, "recovery by a turn's ordinary end")
+    finally:
+        wrapper.stop()
