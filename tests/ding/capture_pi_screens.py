@@ -5,7 +5,8 @@ interactively in a private tmux server against the lab's loopback fake model (pr
 ``fake-anthropic``; a ``sleep`` bash call keeps a turn busy), and saves each ``tmux capture-pane
 -p -e`` verbatim (plus ``cursor_x cursor_y pane_width`` in ``<name>.cursor``) under
 ``captures/<harness>/<version>/screens/``: empty, draft, pasted, submitted, busy, busy-pasted,
-queued (Return during the turn: a steering message), queued-submitted.
+queued (Return during the turn: a steering message), queued-submitted, and for pi compacted-empty
+(after ``/compact``: the usage row reads ``?/200k``) and compacted-pasted.
 
 Usage: ``.venv/bin/python tests/ding/capture_pi_screens.py [pi|omp]``
 """
@@ -115,12 +116,31 @@ def main(name: str = "pi") -> int:
                  "the queued notice submitted")
             time.sleep(1.0)
             save("queued-submitted")
+            if name == "pi":
+                compacted(tmux, wait, save, paste, screen)
         finally:
             tmux("kill-server")
             shutil.rmtree(sockets, ignore_errors=True)
             end_lab_processes(lab.root)
             shutil.rmtree(lab.root, ignore_errors=True)
     return 0
+
+
+def compacted(tmux, wait, save, paste, screen) -> None:
+    """``/compact`` the conversation, then the empty composer pi draws until its next reply, then a
+    notice pasted into it."""
+    tmux("send-keys", "-t", "st2", "-l", "/compact")
+    wait(lambda text: "/compact" in text, "the /compact command typed")
+    tmux("send-keys", "-t", "st2", "Enter")
+    wait(lambda text: "Compacted from" in text and "?/" in text and "Working" not in text,
+         "the compacted conversation", 90)
+    time.sleep(1.5)
+    save("compacted-empty")
+    before = screen().count("[id:p3p3p3]")
+    paste(FIRST)
+    wait(lambda text: text.count("[id:p3p3p3]") > before, "the notice pasted after compaction")
+    time.sleep(0.5)
+    save("compacted-pasted")
 
 
 if __name__ == "__main__":
