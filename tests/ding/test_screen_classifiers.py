@@ -205,6 +205,10 @@ def pi_screen(name: str) -> Screen:
     ("queued", QUEUED, ComposerState.AMBIGUOUS, ReceiptState.ACCEPTED),            # a steering message
     ("queued", OTHER, ComposerState.AMBIGUOUS, ReceiptState.NOT_RETAINED),
     ("queued-submitted", QUEUED, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),
+    ("compacted-empty", OTHER, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),   # footer reads ?/200k
+    ("compacted-empty", FIRST, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),       # FIRST is in the transcript
+    ("compacted-pasted", FIRST, ComposerState.EXACT_SAFE, ReceiptState.RETAINED_SAFE),
+    ("compacted-pasted", OTHER, ComposerState.CHANGED, ReceiptState.NOT_RETAINED),
 ])
 def test_pi_screens(name, expected, state, receipt_state):
     screen = pi_screen(name)
@@ -216,6 +220,27 @@ def test_pi_is_never_located_on_a_claude_screen_and_claude_never_on_pi():
 
     assert Pi().locate(claude_screen("pasted")) is None
     assert Claude().locate(pi_screen("pasted")) is None
+    assert Claude().locate(pi_screen("compacted-empty")) is None
+
+
+def pi_usage_row_replaced(name: str, old: str, new: str) -> Screen:
+    """A pi capture with its context-usage row's gauge rewritten (the row must hold ``old`` once)."""
+    raw = (PI / f"{name}.ansi").read_text()
+    assert raw.count(old) == 1
+    x, y, width = (int(field) for field in (PI / f"{name}.cursor").read_text().split())
+    return Screen.parse(raw.replace(old, new), x, y, width)
+
+
+@pytest.mark.parametrize("gauge", ["??/200k", "x?/200k", "?%/200k", "/200k", "? /200k", "-/200k", "?/200"])
+def test_pi_post_compact_gauge_admits_exactly_a_question_mark(gauge):
+    """After ``/compact`` pi draws ``?/200k`` in place of ``<n>%/200k`` (captured); the footer shape
+    stays strict: any other stand-in for the percent is not pi's footer, so nothing is located."""
+    from st2.drivers.pi.screen import Pi
+
+    assert Pi().locate(pi_usage_row_replaced("compacted-empty", "?/200k", "?/200k")) is not None
+    screen = pi_usage_row_replaced("compacted-empty", "?/200k", gauge)
+    assert Pi().locate(screen) is None
+    assert classify(screen, OTHER, TUI_ADAPTERS) is ComposerState.AMBIGUOUS
 
 
 # --- omp 18.2.3 (captures/omp/18.2.3/screens) -----------------------------------------------------

@@ -5,6 +5,9 @@ context-usage row.
 - Rules are lines whose trimmed content is at least 40 ``─``. pi is located only when the footer
   has its own shape — a directory row (``/…`` or ``~…``) followed by a row carrying
   ``<n>%/<m>k`` — so another harness drawn between rules (Claude Code) is never taken for pi.
+  After ``/compact`` the context usage is unknown until pi's next reply and the row carries
+  ``?/<m>k`` instead (``compacted-empty``, ``compacted-pasted``; pi's ``footer.js`` prints ``?``
+  when the percent is null): exactly a lone ``?`` stands in for ``<n>%``, nothing looser.
 - Empty is a composer whose rows are all blank (the cursor is a reverse-video space).
 - A running turn is a spinner row ``<glyph> Working...`` above the composer; it blocks Return
   and paste. pi draws no idle marker, so idle is the absence of that row.
@@ -19,7 +22,8 @@ import re
 from st2.drivers.screen import (ComposerState, ReceiptState, Screen, compact, composer_verdict, receipt_verdict,
                              soft_wrap_candidates)
 
-_USAGE_ROW = re.compile(r"\d+(?:\.\d+)?%/\d+(?:\.\d+)?[kM]")
+# ``<n>%/<m>k``, or pi's post-compaction ``?/<m>k``: the ``?`` alone, as its own word.
+_USAGE_ROW = re.compile(r"(?:\d+(?:\.\d+)?%|(?<!\S)\?)/\d+(?:\.\d+)?[kM]")
 _WORKING_ROW = re.compile(r"^\s*\S\s+Working\.\.\.")
 _QUEUED_PREFIXES = ("Steering: ", "Follow-up: ")
 
