@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -103,7 +104,10 @@ def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, cata
             shutil.rmtree(socket_directory, ignore_errors=True)
 
 
-def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
+@contextmanager
+def real_pi(tmp_path, catalog):
+    """The pinned real pi TUI in a private tmux server against the fake model, idle, with the
+    ``pi`` seat declared; yields ``(seat, fake, socket, screen, keys)`` and ends what it started."""
     harness = load_manifest()["pi"]
     if not npm_available():
         pytest.skip("LAB TIER NOT RUN: npm is not on PATH")
@@ -128,37 +132,83 @@ def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
                        env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
         pane_pid = int(subprocess.run(["tmux", "-S", socket, "display-message", "-p", "-t", "st2", "#{pane_pid}"],
                                       capture_output=True, text=True, timeout=10).stdout)
-        notifier = None
-        try:
-            def screen() -> str:
-                return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
-                                      capture_output=True, text=True, timeout=10).stdout
 
+        def screen() -> str:
+            return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"],
+                                  capture_output=True, text=True, timeout=10).stdout
+
+        def keys(*words: str) -> None:
+            subprocess.run(["tmux", "-S", socket, "send-keys", "-t", "st2", *words], check=True, timeout=10)
+
+        try:
             poll_for(lambda: "fake-claude" in screen() and "%/" in screen(), timeout=90, step=0.3,
                      what="pi's idle composer")
-            notifier = Notifier(catalog, "pi", socket, tmp_path / "state", retry_backoff=1.0)
-            notifier.wait_started(timeout=20)
-            before = len(fake.model_requests())
-            name = write_message(seat, "review the parser", sender="h.planner")
-            notice = notice_text(name, "review the parser", "h.planner")
-            poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
-                                 for text in user_texts(entry)),
-                     timeout=60, step=0.3, what="the notice in the fake model's request log")
-            poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())["settled"],
-                     timeout=30, step=0.3, what="the notice settled")
-            record = json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())
-            assert (record["phase"], record["settled"]) == ("idle", [name])
-            assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
-                       for text in user_texts(entry) if notice in text)
+            yield seat, fake, socket, screen, keys
         finally:
-            if notifier is not None:
-                notifier.stop()
             subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=30)
             try:
                 os.killpg(pane_pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
             shutil.rmtree(socket_directory, ignore_errors=True)
+
+
+def pi_notice_settles(seat, fake, tmp_path, catalog) -> tuple[int, str, str]:
+    """Write one message to the pi seat and wait until its notice is in a model request and
+    settled; returns the request count before, the message name and the notice."""
+    before = len(fake.model_requests())
+    name = write_message(seat, "review the parser", sender="h.planner")
+    notice = notice_text(name, "review the parser", "h.planner")
+    poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:] for text in user_texts(entry)),
+             timeout=60, step=0.3, what="the notice in the fake model's request log")
+    poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())["settled"],
+             timeout=30, step=0.3, what="the notice settled")
+    return before, name, notice
+
+
+def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
+    with real_pi(tmp_path, catalog) as (seat, fake, socket, screen, keys):
+        notifier = Notifier(catalog, "pi", socket, tmp_path / "state", retry_backoff=1.0)
+        try:
+            notifier.wait_started(timeout=20)
+            before, name, notice = pi_notice_settles(seat, fake, tmp_path, catalog)
+            record = json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())
+            assert (record["phase"], record["settled"]) == ("idle", [name])
+            assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
+                       for text in user_texts(entry) if notice in text)
+        finally:
+            notifier.stop()
+
+
+def test_real_pi_submits_a_notice_that_arrives_after_compact_once(tmp_path, catalog):
+    """After ``/compact`` pi's footer reads ``?/200k`` until its next reply
+    (captures/pi/0.73.1/screens/compacted-empty); a notice written then is still pasted and
+    submitted, and the model sees it in exactly one user turn."""
+    with real_pi(tmp_path, catalog) as (seat, fake, socket, screen, keys):
+        keys("-l", "hello there")
+        keys("Enter")
+        poll_for(lambda: "Hello from the fake model" in screen(), timeout=60, step=0.3, what="pi's first reply")
+        keys("-l", "/compact")
+        poll_for(lambda: "/compact" in screen(), timeout=10, step=0.2, what="/compact typed")
+        keys("Enter")
+        poll_for(lambda: "Compacted from" in screen() and "?/200k" in screen(), timeout=90, step=0.3,
+                 what="the compacted conversation with the ?/200k footer")
+        notifier = Notifier(catalog, "pi", socket, tmp_path / "state", retry_backoff=1.0)
+        try:
+            notifier.wait_started(timeout=20)
+            before, name, notice = pi_notice_settles(seat, fake, tmp_path, catalog)
+            poll_for(lambda: "%/200k" in screen(), timeout=60, step=0.3, what="pi's reply to the notice")
+            notifier.runs_on(passes=3)
+            record = json.loads(ownership_record(tmp_path / "state", catalog, "pi").read_text())
+            assert (record["phase"], record["settled"]) == ("idle", [name])
+            carrying = [entry for entry in fake.model_requests()[before:]
+                        if any(notice in text for text in user_texts(entry))]
+            # Each request replays the conversation; the notice is one user turn, pasted once.
+            assert carrying and all([text.count(notice) for text in user_texts(entry) if notice in text] == [1]
+                                    for entry in carrying)
+            assert screen().count(notice) == 1
+        finally:
+            notifier.stop()
 
 
 def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
