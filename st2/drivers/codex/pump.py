@@ -181,9 +181,11 @@ class Pump:
         self._apply(consumed, Event.CONSUMED)
         return consumed
 
-    def settle(self, turns: list | None) -> None:
-        """Settle ambiguous entries from the thread's complete history (``thread/read`` with
-        turns); ``None`` (no history could be read) keeps them holding."""
+    def settle(self, turns: list | None, binding: str) -> None:
+        """Settle the ambiguous entries bound to ``binding`` from that thread's complete history
+        (``thread/read`` with turns); ``None`` (no history could be read) keeps them holding, and
+        so does an entry bound to another thread — only its own thread's history can prove or
+        disprove it."""
         if self.ledger is None or turns is None:
             return
         seen: set[str] = set()
@@ -192,6 +194,8 @@ class Pump:
                 if isinstance(item, dict) and item.get("type") == "userMessage":
                     seen |= correlations_in(user_message_text(item))
         for entry in self.ambiguous():
+            if entry.binding != binding:
+                continue
             if entry.correlation in seen:
                 self._apply([entry.filename], Event.CONSUMED)
             elif entry.attestation.value == "observed":

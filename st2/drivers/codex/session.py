@@ -268,7 +268,8 @@ class CodexSession:
         elif purpose == "thread/read":
             thread = result.get("thread") if ok else None
             turns = thread.get("turns") if isinstance(thread, dict) else None
-            self.pump.settle(turns if isinstance(turns, list) else None)
+            self.pump.settle(turns if isinstance(turns, list) else None,
+                             thread.get("id") if isinstance(thread, dict) else None)
         elif purpose in ("turn/start", "turn/steer"):
             self.pump.on_reply(request_id, ok)
             if ok:

@@ -91,9 +91,12 @@ def test_settlement_from_history_consumes_what_is_there_and_retries_what_is_not(
     text_with_a_only = "\n".join(line for line in batch.text.split("\n") if "bbbbbb" not in line)
     restarted = P.Pump(seat, ledger_path, tmp_path / "staging", "h.c", "h.c")
     assert restarted.unsettled and restarted.next_batch("thread-1") is None   # ambiguous: holds
-    restarted.settle(None)                                                    # no history: still holds
+    restarted.settle(None, "thread-1")                                        # no history: still holds
     assert restarted.unsettled
-    restarted.settle([{"items": [{"type": "userMessage", "content": [{"type": "text", "text": text_with_a_only}]}]}])
+    history = [{"items": [{"type": "userMessage", "content": [{"type": "text", "text": text_with_a_only}]}]}]
+    restarted.settle([], "thread-2")                 # another thread's history proves nothing here
+    assert restarted.unsettled and restarted.ledger.verdict(B) is Verdict.HOLD
+    restarted.settle(history, "thread-1")
     assert restarted.ledger.get(A).phase is Phase.CONSUMED
     assert restarted.ledger.verdict(B) is Verdict.RETRY and not restarted.unsettled
     assert restarted.next_batch("thread-1").filenames == (B,)                 # exactly one retry
