@@ -26,6 +26,7 @@ from pathlib import Path
 
 from st2.catalog.layout import CONTROL_DIR, runtime_state_dir
 from st2.digest import sha256
+from st2.fs.atomic import write_all
 from st2.fs.read import RUNTIME_LIMIT, read_optional
 
 POINTER_PREFIX = "runtime-scope."
@@ -88,7 +89,14 @@ def claim_pointer(catalog: Path, host: str, directory: Path) -> Path:
         return current
     pointer.parent.mkdir(parents=True, exist_ok=True)
     temporary = pointer.parent / f".{pointer.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
-    temporary.write_text(f"{directory}\n")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        write_all(descriptor, f"{directory}\n".encode(), temporary)  # an OSError names the file
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(descriptor)
     try:
         if os.path.lexists(pointer):  # a malformed pointer: replace it (atomically)
             os.replace(temporary, pointer)

@@ -33,6 +33,7 @@ DECLARATION_LIMIT = 1 * MIB     # catalog.kdl, agent.kdl, principal.kdl
 SNAPSHOT_LIMIT = 64 * KIB       # the usage.txt snapshot
 RUNTIME_LIMIT = 64 * KIB        # launch records, park markers, ownership, supervisor records
 HISTORY_LIMIT = 64 * MIB        # the usage sample history (an append log)
+RENDER_LIMIT = 32 * MIB         # a render block's copy source or target file
 TRANSCRIPT_LIMIT = 64 * MIB     # a harness task output file a hook inspects
 
 _CHUNK = 64 * KIB

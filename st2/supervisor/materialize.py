@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st2.fs.atomic import publish
+from st2.fs.read import RENDER_LIMIT, read_bounded, read_with_status
 
 
 class MaterializationRefused(Exception):
@@ -69,7 +70,8 @@ def _current(path: Path, overlay: dict[Path, Planned]) -> tuple[bytes | None, in
     if path in overlay:
         return overlay[path].data, overlay[path].mode
     try:
-        return path.read_bytes(), path.stat().st_mode & 0o777
+        data, status = read_with_status(path, RENDER_LIMIT)
+        return data, status.st_mode & 0o777
     except FileNotFoundError:
         return None, 0o644
 
@@ -89,7 +91,7 @@ def _simulate(operation, workspace: Path, seat_directory: Path, overlay: dict[Pa
         source = Path(operation.source)
         source = source if source.is_absolute() else seat_directory / source
         try:
-            overlay[path] = Planned(path, source.read_bytes(), mode)
+            overlay[path] = Planned(path, read_bounded(source, RENDER_LIMIT), mode)
         except OSError as error:
             raise MaterializationRefused(f"{agent}: render copy source {source}: {error}") from error
     elif kind == "file":
@@ -135,7 +137,8 @@ def _merge(existing, patch, arrays: str):
 
 def _differs(planned: Planned) -> bool:
     try:
-        return planned.path.read_bytes() != planned.data or (planned.path.stat().st_mode & 0o777) != planned.mode
+        data, status = read_with_status(planned.path, RENDER_LIMIT)
+        return data != planned.data or (status.st_mode & 0o777) != planned.mode
     except FileNotFoundError:
         return True
 
