@@ -44,6 +44,9 @@ from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase as Lifecycle, 
 from st2.records import driver_diagnostic, harness_context
 
 TICK_SECONDS = 1.0
+REJECTION_BACKOFF_SECONDS = 15.0
+"""After Codex refuses a turn request (a negative receipt: the retry is authorized), wait this
+long before the retry, so a persistently refusing app-server cannot spin the pump."""
 FRAME_LOG_ENV = "ST2_CODEX_FRAME_LOG"
 """A path: every frame each way is appended there as ``{"dir": "in"|"out", "msg": …}`` — the
 capture ``st2 driver codex replay`` reads (how the lab makes its fixtures)."""
@@ -108,6 +111,7 @@ class CodexSession:
         self.resuming = False
         self.inbox_dirty = True
         self._next_audit = 0.0
+        self._retry_at = 0.0
 
     # --- small helpers ---------------------------------------------------------------------
     def note(self, message: str) -> None:
@@ -275,8 +279,9 @@ class CodexSession:
             if ok:
                 self.diagnostics.clear("delivery")
             else:
-                self.note(f"{purpose} refused: {frame.get('error')}")
+                self.note(f"{purpose} refused: {frame.get('error')}; retrying in {REJECTION_BACKOFF_SECONDS:g} s")
                 self.diagnostics.publish("delivery", "deliveryRejected", "promptTransport")
+                self._retry_at = self.clock.monotonic() + REJECTION_BACKOFF_SECONDS
 
     def _bind(self) -> None:
         if self.binding_to_resume:
@@ -352,7 +357,7 @@ class CodexSession:
         if now >= self._next_audit:
             self.inbox_dirty = True
             self._next_audit = now + 30.0
-        if not self.inbox_dirty or self.connection is None or self.control.thread_id is None:
+        if not self.inbox_dirty or self.connection is None or self.control.thread_id is None or now < self._retry_at:
             return
         current, _ = control_module.phase(self.control)
         start = control_module.startable(self.control)

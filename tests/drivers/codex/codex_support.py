@@ -97,3 +97,54 @@ class Wrapper:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
             self.handle.close()
+
+
+class Sink:
+    """The connection's writing side: answers are recorded, never sent."""
+
+    def __init__(self) -> None:
+        self.frames: list = []
+        self.next_id = 0
+        self.read_fd = -1
+
+    def request(self, method, params):
+        self.next_id += 1
+        self.frames.append((method, params))
+        return self.next_id
+
+    def notify(self, method, params=None):
+        self.frames.append((method, params))
+
+    def respond(self, request_id, result):
+        self.frames.append(("respond", request_id, result))
+
+    def respond_error(self, request_id, code, message):
+        self.frames.append(("error", request_id, code))
+
+
+
+def offline_session(catalog: Path, tmp_path: Path, clock=None):
+    """A :class:`CodexSession` over a fresh seat, started as far as its records (claim, context
+    writer, control store) with a :class:`Sink` for a connection: its frame handling and
+    delivery run in process, on ``clock`` (a FakeClock by default), with no app-server."""
+    from st2.clock import FakeClock
+    from st2.drivers.codex.control import ControlStore
+    from st2.drivers.codex.session import CodexSession
+    from st2.drivers.seat import Seat
+    from st2.records import driver_diagnostic, harness_context
+
+    directory = catalog / "agents" / HOST / "coder"
+    (directory / "resources" / "inbox").mkdir(parents=True, exist_ok=True)
+    (directory / "agent.kdl").write_text('agent "coder" {\n    codex\n}\n')
+    session = CodexSession(Seat(directory, f"{HOST}.coder"), f"{HOST}.coder", ["codex", "app-server"],
+                           clock or FakeClock(), catalog, state_dir=tmp_path / "state", stdin_fd=None,
+                           stream=open(os.devnull, "w"))
+    session.diagnostics = driver_diagnostic.Publisher(directory, "codex", session.clock)
+    session.records.claim()
+    session.context_writer = harness_context.Writer(directory, f"{HOST}.coder", "codex", session.records.token,
+                                                    session.clock)
+    session.control_store = ControlStore(session.control_path, session.scope_staging, f"{HOST}.coder",
+                                         f"{HOST}.coder", session.records.token)
+    session.binding_to_resume = None
+    session.connection = Sink()
+    return session

@@ -143,6 +143,9 @@ def main():
                 with open(os.environ["STANDIN_TIMING"], "a") as handle:
                     handle.write(f"{time.monotonic()}\n")
             text = "\n".join(part.get("text", "") for part in params.get("input", []))
+            if os.environ.get("STANDIN_REFUSE_TURNS"):
+                out({"id": request_id, "error": {"code": -32600, "message": "stand-in refuses turns"}})
+                continue
             run_turn(request_id, text)
         elif request_id is not None and method is not None:
             out({"id": request_id, "error": {"code": -32601, "message": f"stand-in: no {method}"}})

@@ -10,38 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from st2.clock import FakeClock
+from codex_support import offline_session
+
 from st2.drivers.codex.rpc import LineReader, Malformed
-from st2.drivers.codex.session import CodexSession
-from st2.drivers.seat import Seat
 
 CAPTURES = Path(__file__).parents[3] / "captures" / "codex" / "0.171.0" / "lab"
 FRAMES = int(os.environ.get("ST2_CODEX_FUZZ_FRAMES", "1500"))
 VALUES = [None, True, 0, -1, 2**70, 1.5, "", "x", "systemError", [], [1, "a"], {}, {"type": "active"},
           {"type": "contextCompaction", "id": 3}, {"httpConnectionFailed": {"httpStatusCode": 401}}]
-
-
-class Sink:
-    """The connection's writing side: answers are recorded, never sent."""
-
-    def __init__(self) -> None:
-        self.frames: list = []
-        self.next_id = 0
-        self.read_fd = -1
-
-    def request(self, method, params):
-        self.next_id += 1
-        self.frames.append((method, params))
-        return self.next_id
-
-    def notify(self, method, params=None):
-        self.frames.append((method, params))
-
-    def respond(self, request_id, result):
-        self.frames.append(("respond", request_id, result))
-
-    def respond_error(self, request_id, code, message):
-        self.frames.append(("error", request_id, code))
 
 
 def mutate(value, chooser: random.Random, depth: int = 0):
@@ -59,22 +35,7 @@ def mutate(value, chooser: random.Random, depth: int = 0):
 
 
 def test_mutated_frames_never_raise_and_every_server_request_is_answered(catalog, tmp_path, capsys) -> None:
-    directory = catalog / "agents" / "h" / "coder"
-    (directory / "resources" / "inbox").mkdir(parents=True)
-    (directory / "agent.kdl").write_text('agent "coder" {\n    codex\n}\n')
-    session = CodexSession(Seat(directory, "h.coder"), "h.coder", ["codex", "app-server"], FakeClock(), catalog,
-                           state_dir=tmp_path / "state", stdin_fd=None, stream=open(os.devnull, "w"))
-    from st2.records import driver_diagnostic
-
-    session.diagnostics = driver_diagnostic.Publisher(directory, "codex", session.clock)
-    session.records.claim()
-    from st2.records import harness_context
-    from st2.drivers.codex.control import ControlStore
-
-    session.context_writer = harness_context.Writer(directory, "h.coder", "codex", session.records.token, session.clock)
-    session.control_store = ControlStore(session.control_path, session.scope_staging, "h.coder", "h.coder", "t")
-    session.binding_to_resume = None
-    session.connection = Sink()
+    session = offline_session(catalog, tmp_path)
     from st2.drivers.codex.replay import frames as wire_frames
 
     seeds = [json.loads(line) for line in (CAPTURES / "app-server.harness.jsonl").read_text().splitlines() if line.strip()]

@@ -213,3 +213,4 @@ def test_a_predecessors_failure_stands_until_its_own_stage_recovers(catalog, tmp
         poll_for(lambda: record(seat, "driver-diagnostic") is None, "recovery by a turn's ordinary end")
     finally:
         wrapper.stop()
+
