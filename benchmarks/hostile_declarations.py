@@ -1,0 +1,60 @@
+"""Hostile declarations: what a generated ``agent.kdl`` at the declaration bound (1 MiB) costs.
+
+1. ~50k unknown nodes (the class of the issue's 280k-node file, cut to the 1 MiB read bound):
+   ``load_agent`` lists 100 diagnostics and counts the rest; median of 5 against ckdl parsing
+   the same text (the irreducible cost of reading it at all), as the ratio.
+2. A 3 KB declaration nested 500 deep: ``load_agent`` refuses it at the nesting bound; median ms.
+Last line: RESULT unknown_nodes=<n> load_ms=<x> ratio_parse=<y> diagnostics=<d> deep_ms=<z>
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+ROUNDS = 5
+
+
+def timed(call) -> float:
+    started = time.perf_counter()
+    call()
+    return (time.perf_counter() - started) * 1000
+
+
+def main() -> int:
+    import ckdl
+
+    from st2.declarations import load_agent
+    from st2.fs.read import DECLARATION_LIMIT
+
+    with tempfile.TemporaryDirectory() as scratch:
+        seat = Path(scratch) / "agents" / "h" / "w"
+        seat.mkdir(parents=True)
+        lines = ['agent "w" {', '    argv "sh" "-c" "true"']
+        size = sum(len(line) + 1 for line in lines) + 2
+        count = 0
+        while size + 24 < DECLARATION_LIMIT:
+            line = f"    unknown{count} 1"
+            lines.append(line)
+            size += len(line) + 1
+            count += 1
+        text = "\n".join(lines) + "\n}\n"
+        path = seat / "agent.kdl"
+        path.write_text(text)
+        diagnostics = len(load_agent(path)[1])
+        load = statistics.median(timed(lambda: load_agent(path)) for _ in range(ROUNDS))
+        parse = statistics.median(timed(lambda: ckdl.parse(text, version=2)) for _ in range(ROUNDS))
+        print(f"{count} unknown nodes in {len(text.encode())} bytes: load_agent {load:.0f} ms "
+              f"({diagnostics} diagnostics), ckdl.parse alone {parse:.0f} ms")
+        path.write_text('agent "w" {\n    argv "sh"\n    ' + "x {" * 500 + "}" * 500 + "\n}\n")
+        deep = statistics.median(timed(lambda: load_agent(path)) for _ in range(ROUNDS))
+        print(f"500-deep declaration refused in {deep:.1f} ms")
+    print(f"RESULT unknown_nodes={count} load_ms={load:.0f} ratio_parse={load / parse:.2f} "
+          f"diagnostics={diagnostics} deep_ms={deep:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
