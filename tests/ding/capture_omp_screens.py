@@ -5,7 +5,8 @@ private tmux server against the lab's loopback fake model (provider ``fake-anthr
 ``sleep`` bash call keeps a turn busy), and saves each ``tmux capture-pane -p -e`` verbatim (plus
 ``cursor_x cursor_y pane_width`` in ``<name>.cursor``) under
 ``captures/omp/<version>/screens/``: empty, draft, pasted, submitted, busy, busy-pasted, queued
-(Return during the turn), queued-submitted.
+(Return during the turn), queued-submitted, compacted-empty (after ``/compact``; unlike pi, the
+status band keeps its ``<n>%`` gauge).
 
 omp's first-run setup wizard is passed offline by omp's own switches, read from its source
 (``src/modes/setup-wizard/index.ts`` ``selectSetupScenes``): ``OMP_SKIP_SETUP=1`` and the
@@ -145,6 +146,14 @@ def main() -> int:
                  "the queued notice answered and the turn over", 90)
             time.sleep(1.5)
             save("queued-submitted")
+            before = screen()
+            tmux("send-keys", "-t", "st2", "-l", "/compact")
+            wait(lambda text: "/compact" in text, "the /compact command typed")
+            tmux("send-keys", "-t", "st2", "Enter")
+            wait(lambda text: text != before and "/compact" not in text.split("╰─")[-1] and IDLE_STATUS in text
+                 and "ompact" in text, "the compacted conversation", 120)
+            time.sleep(2.0)
+            save("compacted-empty")
         finally:
             tmux("kill-server")
             shutil.rmtree(sockets, ignore_errors=True)

@@ -246,7 +246,8 @@ def test_pi_post_compact_gauge_admits_exactly_a_question_mark(gauge):
 # --- omp 18.2.3 (captures/omp/18.2.3/screens) -----------------------------------------------------
 
 OMP = REPO / "captures" / "omp" / "18.2.3" / "screens"
-OMP_STATES = ("empty", "draft", "pasted", "submitted", "busy", "busy-pasted", "queued", "queued-submitted")
+OMP_STATES = ("empty", "draft", "pasted", "submitted", "busy", "busy-pasted", "queued", "queued-submitted",
+              "compacted-empty")
 
 
 def omp_screen(name: str) -> Screen:
@@ -268,6 +269,7 @@ def omp_screen(name: str) -> Screen:
     ("queued", OTHER, ComposerState.AMBIGUOUS, ReceiptState.NOT_RETAINED),
     ("queued-submitted", QUEUED, ComposerState.EMPTY_SAFE, ReceiptState.ACCEPTED),
     ("queued-submitted", OTHER, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),
+    ("compacted-empty", OTHER, ComposerState.EMPTY_SAFE, ReceiptState.NOT_RETAINED),  # band keeps its <n>%
 ])
 def test_omp_screens(name, expected, state, receipt_state):
     screen = omp_screen(name)
