@@ -99,16 +99,3 @@ def supervisor_health(catalog_root: Path, host: str, now_ms: int, *, require: bo
     severity = FAILURE if require else ADVISORY
     return [Finding(severity, "supervisor", "supervisor-running",
                     f"no `st2 up` is running for {catalog_root} on {host}")]
-
-
-def admission_errors(location: CatalogLocation) -> list[str]:
-    """Socket-bound refusals for this host's PTY tasks (for ``st2 validate``)."""
-    scope = RuntimeScope(location.root, location.host)
-    errors = []
-    for plan in read_catalog(location).plans:
-        for task in plan.tasks:
-            if task.kind == "pty":
-                refusal = scope.socket_admission_error(task.runtime_id)
-                if refusal is not None:
-                    errors.append(f"{task.runtime_id}: {refusal}")
-    return errors

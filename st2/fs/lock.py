@@ -7,8 +7,8 @@ process holds open lets two writers in at once.
 Record locks sit on hot paths (hooks, the status-line tee) that may import only the standard
 library, and importing :mod:`filelock` 4.x costs 60–90 ms on this machine (measured with
 ``python -X importtime``), so this is ``fcntl.flock`` directly — the same primitive filelock's
-Unix lock uses. Long-lived processes that want filelock's API for other locks (the supervisor's
-host lock, the catalog authoring lock) use :func:`process_lock`.
+Unix lock uses. The long-lived locks (the supervisor's host lock, the catalog authoring lock)
+take :mod:`filelock` directly, where its import is paid once.
 """
 
 from __future__ import annotations
@@ -86,11 +86,4 @@ def record_lock(record: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> Recor
     return RecordLock(lock_path_for(record), timeout=timeout)
 
 
-def process_lock(path: Path, timeout: float = -1):
-    """A :class:`filelock.FileLock` for long-lived processes (not for hot paths)."""
-    from filelock import FileLock
-
-    return FileLock(str(path), timeout=timeout, thread_local=False)
-
-
-__all__ = ["record_lock", "lock_path_for", "RecordLock", "LockTimeout", "process_lock"]
+__all__ = ["record_lock", "lock_path_for", "RecordLock", "LockTimeout"]

@@ -6,12 +6,9 @@ from pathlib import Path
 
 from st2.catalog.discovery import discover
 from st2.declarations import load_agent
+from st2.declarations.diagnostics import ERROR
 from st2.runtime.session_probe import SessionProbe
 from st2.roster.row import RosterRow, build_row
-
-
-class RosterError(Exception):
-    """The selector matched nothing, or the catalog cannot be read at all."""
 
 
 def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
@@ -23,7 +20,7 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
     verb accepts. ``host`` is this host: its seats' live observed states are cross-checked against their PTY
     sessions' launch records."""
     found = discover(catalog_root)
-    problems = [str(error) for error in getattr(found, "errors", [])]
+    problems = [str(error) for error in found.errors]
     rows: list[RosterRow] = []
     probe = SessionProbe(str(catalog_root), host) if host is not None else None
     for seat in found.seats:
@@ -33,7 +30,7 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
             continue
         declaration, diagnostics = load_agent(seat.declaration_path)
         errors = [str(diagnostic) for diagnostic in diagnostics
-                  if getattr(diagnostic, "severity", "error") == "error"]
+                  if diagnostic.severity == ERROR]
         problems.extend(errors)
         row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich,
                         probe if seat.host == host else None,

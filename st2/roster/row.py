@@ -13,6 +13,7 @@ from typing import Any
 
 from st2.bus import boxes
 from st2.catalog import layout
+from st2.declarations.model import RETIRED, RUNNING, AgentDeclaration
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
@@ -66,7 +67,7 @@ def last_activity_ms(seat_directory: Path, status_activity_ms: int | None) -> fl
 INVALID = "invalid"  # desiredState of a seat whose declaration does not load
 
 
-def build_row(host: str, identity: str, directory: Path, declaration: Any, catalog_root: Path,
+def build_row(host: str, identity: str, directory: Path, declaration: AgentDeclaration | None, catalog_root: Path,
               now_ms: int, enrich: bool, liveness=None, declaration_error: str | None = None) -> RosterRow:
     """One seat's row. ``liveness`` is the same-host PTY session probe (None for another host's
     seat: its records are judged by their own stamps alone). ``declaration_error`` (the first
@@ -87,20 +88,23 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
     context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms, runtime_id)
     diagnostic = driver_diagnostic.read(_read_bytes(prefix + layout.DRIVER_DIAGNOSTIC), now_ms)
 
-    desired_state = getattr(declaration, "desired_state", None) or "running"
-    desired_state_reason = getattr(declaration, "desired_state_reason", None)
-    if declaration is None and declaration_error is not None:
-        desired_state, desired_state_reason = INVALID, declaration_error
-    retired = desired_state == "retired"
-    declared_id = getattr(declaration, "id", None)
-    declared_address = getattr(declaration, "address", None)
+    if declaration is not None:
+        desired_state, desired_state_reason = declaration.desired_state or RUNNING, declaration.desired_state_reason
+        name, description = declaration.name, declaration.description
+        declared_id, declared_address = declaration.id, declaration.address
+    else:
+        desired_state, desired_state_reason = RUNNING, None
+        name = description = declared_id = declared_address = None
+        if declaration_error is not None:
+            desired_state, desired_state_reason = INVALID, declaration_error
+    retired = desired_state == RETIRED
     row = RosterRow(
         identity=runtime_id,
         host=host,
         bare_identity=identity,
         status=status_reading.presence,
-        name=getattr(declaration, "name", None),
-        description=getattr(declaration, "description", None),
+        name=name,
+        description=description,
         retired=retired,
         resources=resource_descriptors(declaration),
         desired_state=desired_state,
@@ -118,17 +122,7 @@ def build_row(host: str, identity: str, directory: Path, declaration: Any, catal
     return row
 
 
-def resource_descriptors(declaration: Any) -> list[dict[str, Any]]:
-    """The declared resource descriptors, opaque and in declared order."""
-    resources = getattr(declaration, "resources", None) or []
-    descriptors = []
-    for resource in resources:
-        if isinstance(resource, dict):
-            descriptors.append(dict(resource))
-        elif hasattr(resource, "wire"):
-            descriptors.append(resource.wire())
-        elif hasattr(resource, "model_dump"):
-            descriptors.append(resource.model_dump(by_alias=True, exclude_none=True))
-        else:
-            descriptors.append(dict(vars(resource)))
-    return descriptors
+def resource_descriptors(declaration: AgentDeclaration | None) -> list[dict[str, Any]]:
+    """The declared resource descriptors, opaque and in declared order (none without a
+    declaration)."""
+    return [resource.wire() for resource in declaration.resources] if declaration is not None else []

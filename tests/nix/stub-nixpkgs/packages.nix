@@ -43,7 +43,6 @@ let
       }) [
         # pyproject.toml's dependencies and test extras, under their nixpkgs attribute names.
         "click"
-        "pydantic"
         "psutil"
         "sdnotify"
         "filelock"
