@@ -177,14 +177,9 @@ def seat_readings(options: dict[str, str], environ) -> tuple[int, int]:
         compactions = reading.compactions if reading is not None else 0
     except Exception:  # an unreadable record costs the compaction count, never the line
         pass
-    from st2.bus import mailbox
+    from st2.bus import boxes  # the bus's one unread set, name-only (no envelope parsing)
 
-    try:
-        unread = len(set(mailbox.message_names(mailbox.inbox_of(seat.directory)))
-                     - set(mailbox.message_names(mailbox.archive_of(seat.directory))))
-    except OSError:
-        unread = 0
-    return compactions, unread
+    return compactions, len(boxes.unread_names(seat.directory))
 
 
 def render(payload, environ, options: dict[str, str], cwd: str, now: int) -> str:
