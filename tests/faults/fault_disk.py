@@ -27,7 +27,7 @@ import subprocess
 from pathlib import Path
 
 from fault_common import Verdict, poll_for
-from supervisor_support import Fleet
+from supervisor_support import Fleet, NotifyListener
 
 FAULTS = ("disk-full", "inodes-exhausted", "read-only")
 DOCTOR_PHRASE = {"disk-full": "has no space left", "inodes-exhausted": "has no free inodes",
@@ -163,6 +163,7 @@ def _one_fault(base: Path, fault: str, outcomes: dict, evidence: list) -> None:
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m,nr_inodes=4000,mode=0755", "tmpfs", str(catalog)],
                    check=True, capture_output=True)
     fleet = None
+    listener = None
     logs = catalog / "logs"
     try:
         # Exec logs on their own mount: a task's open log is a writer that would keep the
@@ -175,7 +176,8 @@ def _one_fault(base: Path, fault: str, outcomes: dict, evidence: list) -> None:
             seat = catalog / "agents" / "h" / identity      # written in place: the catalog is its own mount
             seat.mkdir(parents=True)
             (seat / "agent.kdl").write_text(f'agent "{identity}" {{\n{body}\n}}\n')
-        fleet.up("--interval", "1s")
+        listener = NotifyListener(base / "notify")     # one STATUS line per finished pass
+        fleet.up("--interval", "1s", env={**fleet.env, "NOTIFY_SOCKET": str(listener.path)})
         live = poll_for(lambda: (lambda r: r if len(r) == 3 else None)(fleet.running()), timeout=60, step=0.05)
         if not live:
             raise AssertionError(f"{fault}: the fleet never came up: {fleet.log()[-2000:]}")
@@ -189,6 +191,7 @@ def _one_fault(base: Path, fault: str, outcomes: dict, evidence: list) -> None:
         else:
             # The supervisor holds its host lock open for writing, so it stops first (its agents
             # keep running); a read-only catalog must not be started on either.
+            listener.collect()      # drained, so its sd_notify never blocks the way out
             fleet.supervisors[-1].send_signal(signal.SIGTERM)
             fleet.supervisors[-1].wait(timeout=30)
             subprocess.run(["mount", "-o", "remount,ro", str(catalog)], check=True, capture_output=True)
@@ -197,12 +200,18 @@ def _one_fault(base: Path, fault: str, outcomes: dict, evidence: list) -> None:
             result = fleet.st2(*_writer_argv(name, filename))
             _judge(f"{fault}/{name}", fault, result, before, catalog, outcomes, evidence)
         supervisor = fleet.supervisors[-1]
-        passes = fleet.log().count("\n")
-        poll_for(lambda: supervisor.poll() is not None or fleet.log().count("\n") > passes, timeout=5)
+        if fault != "read-only":
+            # Two whole passes on the faulty filesystem, or the supervisor's end, whichever first.
+            passes = listener.passes()
+            poll_for(lambda: supervisor.poll() is not None or listener.passes() >= passes + 2, timeout=30)
+            if supervisor.poll() is None and listener.passes() < passes + 2:
+                evidence.append(f"{fault}: the supervisor ran no pass on the faulty filesystem")
+                outcomes[f"{fault}/passes"] = {"exit": 1, "traceback": False, "clear": False, "corrupted": 0}
         alive = supervisor.poll() is None or fault == "read-only"
         supervisor_log = fleet.log()
         changed = {rid for rid, identity in live.items() if fleet.running().get(rid) != identity}
         if supervisor.poll() is None:
+            listener.collect()
             supervisor.send_signal(signal.SIGTERM)
             supervisor.wait(timeout=30)
         before = _snapshot(catalog)
@@ -223,6 +232,8 @@ def _one_fault(base: Path, fault: str, outcomes: dict, evidence: list) -> None:
             if observe(pid) is None:
                 evidence.append(f"{fault}: {rid} is gone")
     finally:
+        if listener is not None:
+            listener.close()
         if fleet is not None:
             fleet.cleanup()
         for mount in (logs, catalog):

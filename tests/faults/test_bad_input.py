@@ -15,13 +15,7 @@ from fault_common import TIER_SCALE
 
 pytestmark = [pytest.mark.faults, pytest.mark.process]
 
-# Readers whose issue-15 fix has not landed; strict, so each turns red the moment it does.
-NOT_YET: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("reader", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name])) if name in NOT_YET else name
-    for name in fault_input.READERS])
+@pytest.mark.parametrize("reader", fault_input.READERS)
 def test_a_reader_survives_hostile_bytes_and_planted_files(reader):
     base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2f4-"))
     try:

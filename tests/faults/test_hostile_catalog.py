@@ -15,13 +15,7 @@ from fault_common import TIER_SCALE
 
 pytestmark = [pytest.mark.faults, pytest.mark.process]
 
-# Classes whose issue-15 fix has not landed; strict, so each turns red the moment it does.
-NOT_YET: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("case", [
-    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[name])) if name in NOT_YET else name
-    for name in fault_catalog.CASES])
+@pytest.mark.parametrize("case", list(fault_catalog.CASES))
 def test_a_hostile_catalog_class_neither_hangs_escapes_nor_duplicates(case):
     tally = fault_catalog.run_case(case, TIER_SCALE, Path(tempfile.mkdtemp(dir="/tmp", prefix="st2f6-")))
     print(f"{case}: RESULT hangs={tally.hangs} escapes={tally.escapes} duplicates={tally.duplicates} "

@@ -12,9 +12,6 @@ from fault_common import run_at_tier
 
 pytestmark = [pytest.mark.faults, pytest.mark.process]
 
-# Writers that still print a traceback on these faults until the one-line OS-error fix of
-# issue 15 lands; strict, so each case turns red the moment it is fixed (then drop it here).
-NOT_YET: set[str] = set()
 CASES = [f"{fault}/{writer}" for fault in fault_disk.FAULTS for writer in (*fault_disk.WRITERS, "up-once")]
 
 
@@ -37,9 +34,7 @@ def test_doctor_names_every_machine_fault(campaign):
         assert campaign.notes["outcomes"][f"{fault}/doctor"]["clear"], campaign.explain()
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(case, marks=pytest.mark.xfail(strict=True, reason="issue 15: ENOSPC/EROFS one-line error fix not landed"))
-    if case in NOT_YET else case for case in CASES])
+@pytest.mark.parametrize("case", CASES)
 def test_a_writer_on_a_faulty_filesystem_fails_in_one_clear_line(campaign, case):
     outcome = campaign.notes["outcomes"][case]
     assert not outcome["traceback"] and outcome["clear"], (case, outcome, campaign.explain())
