@@ -7,11 +7,20 @@ verbatim (plus ``cursor_x cursor_y pane_width`` in ``<name>.cursor``) under
 ``captures/codex/<version>/screens/`` — the same states as the Claude tool: empty, draft,
 pasted, submitted, busy, busy-pasted, queued, queued-submitted.
 
-Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py``
+``--context-left`` instead runs one session with ``model_context_window = 200000`` and, per
+turn, the fake model scripted to report a known usage above Codex's 12,000-token baseline
+(``CONTEXT_TURNS``; ``last.totalTokens`` = input + output on the Responses wire), and saves the
+screen after each answer as ``captures/codex/<version>/context-left/<name>.ansi`` with the
+scripted usage in ``turns.json``: the TUI's own "% context left" footer, which the fixture test
+``tests/drivers/codex/test_context_left_screens.py`` compares with st2's mirrored percent.
+
+Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py [--context-left]``
 """
 
 from __future__ import annotations
 
+import datetime
+import json
 import os
 import shutil
 import subprocess
@@ -29,6 +38,16 @@ from harnesses import install, load_manifest  # noqa: E402
 from lab_config import Lab, configure_codex  # noqa: E402
 
 FIRST = "[DING] new st2 message: [id:p3p3p3] build the parser (from demo.planner); check your inbox"
+CONTEXT_WINDOW = 200_000
+# (name, last.totalTokens) per turn. Codex reports 95 % of the configured window (190,000), so the
+# effective window is 178,000: 50,270 leaves 78.5 % and 125,030 leaves 36.5 %, exact halves where
+# Rust's half-away-from-zero (79, 37) and Python's half-to-even (78, 36) differ; 92,283 is the
+# seed's measured reading.
+CONTEXT_TURNS = (("half-78.5", 50_270), ("seed-92283", 92_283), ("half-36.5", 125_030))
+# 0.171.0's footer prints no context figure by default; these ``[tui] status_line`` items do.
+CONTEXT_STATUS_LINE = ("model-with-reasoning", "context-remaining", "context-used", "used-tokens")
+CONTEXT_OUTPUT = 300
+CONTEXT_CACHE_READ = 1_200
 QUEUED = "[DING] new st2 message: [id:q2q2q2] review the diff (from demo.planner); check your inbox"
 
 
@@ -51,10 +70,14 @@ def end_lab_processes(root: Path) -> None:
                 pass
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    context_left = argv == ["--context-left"]
+    if argv and not context_left:
+        print("usage: capture_codex_screens.py [--context-left]", file=sys.stderr)
+        return 2
     harness = load_manifest()["codex"]
     install(harness)
-    output = REPO / "captures" / "codex" / harness.version / "screens"
+    output = REPO / "captures" / "codex" / harness.version / ("context-left" if context_left else "screens")
     output.mkdir(parents=True, exist_ok=True)
     lab = Lab.create(Path(tempfile.mkdtemp(prefix="st2-ding-capture-")))
     sockets = Path(tempfile.mkdtemp(prefix="st2dc-", dir="/tmp"))
@@ -85,7 +108,11 @@ def main() -> int:
         tmux("paste-buffer", "-d", "-p", "-b", "capture", "-t", "st2")
 
     with FakeModel() as fake:
-        environment = configure_codex(lab, harness, fake)
+        environment = configure_codex(lab, harness, fake,
+                                      context_window=CONTEXT_WINDOW if context_left else None)
+        if context_left:  # the footer items that print Codex's own context arithmetic
+            with (Path(environment["CODEX_HOME"]) / "config.toml").open("a") as config:
+                config.write(f"[tui]\nstatus_line = {json.dumps(list(CONTEXT_STATUS_LINE))}\n")
         launcher = lab.root / "codex.sh"
         exports = "".join(f"export {name}='{value}'\n" for name, value in environment.items())
         launcher.write_text(f"#!/bin/sh\n{exports}cd '{lab.workspace}'\nexec '{harness.executable}'\n")
@@ -96,6 +123,10 @@ def main() -> int:
         try:
             wait(lambda text: "? for shortcuts" in text and "gpt-" in text, "an idle composer")
             time.sleep(1)
+            if context_left:
+                capture_context_left(harness.version, fake, tmux, wait, save, output,
+                                     Path(environment["CODEX_HOME"]))
+                return 0
             save("empty")
             tmux("send-keys", "-t", "st2", "-l", "half a thought about the parser")
             wait(lambda text: "half a thought" in text, "the draft")
@@ -135,5 +166,32 @@ def main() -> int:
     return 0
 
 
+def capture_context_left(version: str, fake, tmux, wait, save, output: Path, codex_home: Path) -> None:
+    """One turn per ``CONTEXT_TURNS`` entry; the screen after each answer, ``turns.json``, and
+    the session rollout's ``token_count`` events verbatim (``token_count.jsonl``: the TUI's own
+    ``last_token_usage`` and ``model_context_window``)."""
+    turns = []
+    for index, (name, last_total) in enumerate(CONTEXT_TURNS, start=1):
+        fake.set_usage(input=last_total - CONTEXT_OUTPUT, output=CONTEXT_OUTPUT, cache_read=CONTEXT_CACHE_READ,
+                       cache_creation=0, reasoning=0)
+        tmux("send-keys", "-t", "st2", "-l", f"turn {index}: {name}")
+        wait(lambda text: f"turn {index}: {name}" in text, f"turn {index} typed")
+        tmux("send-keys", "-t", "st2", "Enter")
+        wait(lambda text: text.count("Hello from the fake model") >= index and "Ask Codex to do anything" in text
+             and "esc to interrupt" not in text, f"turn {index} answered")
+        time.sleep(1)
+        save(name)
+        turns.append({"name": name, "input": last_total - CONTEXT_OUTPUT, "output": CONTEXT_OUTPUT,
+                      "cacheRead": CONTEXT_CACHE_READ, "lastTotalTokens": last_total})
+    (output / "turns.json").write_text(json.dumps({
+        "harness": "codex", "version": version, "configuredContextWindow": CONTEXT_WINDOW,
+        "date": datetime.date.today().isoformat(), "turns": turns}, indent=2) + "\n")
+    events = [line for rollout in sorted((codex_home / "sessions").rglob("rollout-*.jsonl"))
+              for line in rollout.read_text().splitlines()
+              if '"type":"token_count"' in line.replace(" ", "") and '"info":null' not in line.replace(" ", "")]
+    (output / "token_count.jsonl").write_text("".join(f"{line}\n" for line in events))
+    print(f"saved {len(events)} token_count events")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -27,7 +27,8 @@ from st2.records.harness_context import CompactionEdge, RateLimits, Reading
 
 BASELINE_TOKENS = 12_000
 """Codex's BASELINE_TOKENS (prompts, fixed tools and room to compact), hardcoded in its TUI's
-token display and subtracted from both sides of the fraction; re-verified for 0.171.0."""
+token display and subtracted from both sides of the fraction; re-verified for 0.171.0 against
+the real TUI's own "% context left" footer (``captures/codex/0.171.0/context-left/``)."""
 SEVEN_DAY_MINUTES = 10_080
 FIVE_HOUR_MINUTES = 300  # admitted from the 0.171.0 lab capture (the fake server's x-codex-* headers)
 COMPACTION_RING = 64
