@@ -87,8 +87,13 @@ class Context:
         # Imported here: a clean declaration never pays for the tokenizer.
         from st2.declarations.spans import KdlSyntaxError, SourceText, locate
 
+        paths = [entry[3] for entry in self._pending if entry[3] is not None]
+        stop = max(paths) if paths else ()
+        if any(entry[4] is WHOLE and entry[3] is not None and entry[3] != stop and stop[:len(entry[3])] == entry[3]
+               for entry in self._pending):
+            stop = None  # a whole ancestor is located: its end lies past the last asked-about node
         try:
-            tree = locate(self.text)
+            tree = locate(self.text, stop)
         except KdlSyntaxError:
             tree = None
         source_text = SourceText(self.text)

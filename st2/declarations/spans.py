@@ -129,15 +129,23 @@ def _bisect_right(values: list[int], target: int) -> int:
 class _Walker(Lexer):
     """Recursive-descent walk of a KDL 2 document recording spans."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, stop_after: tuple[int, ...] | None = None) -> None:
         super().__init__(text)
         # Positions of the children blocks open at the current position (for prefix bisection).
         self.open_blocks: list[int] = []
+        # The last node path anyone asked about: the walk ends once it is past it (every later
+        # node in document order has a greater path), so locating the first 100 diagnostics of
+        # a 50k-node file walks only as far as they are.
+        self.stop_after = stop_after
+        self.stopped = False
+        self.path: list[int] = []
 
     # -- structure --------------------------------------------------------------------------
 
     def document(self) -> list[NodeSpan]:
         nodes = self.nodes(top_level=True)
+        if self.stopped:
+            return nodes
         if self.position < self.length:
             raise KdlSyntaxError(self.position, 1, "unexpected `}` with no open children block")
         return nodes
@@ -160,9 +168,23 @@ class _Walker(Lexer):
                 self.skip_after_slashdash()
                 if self.peek() == "}" and not top_level:
                     continue  # ckdl accepts a dangling `/-` just before `}`
+                self.path.append(-1)  # a discarded subtree is never asked about
                 self.node(discarded=True)
+                self.path.pop()
+                if self.stopped:
+                    return found
                 continue
-            found.append(self.node())
+            if self.stop_after is not None and -1 not in self.path:
+                candidate = tuple(self.path) + (len(found),)
+                if candidate > self.stop_after and self.stop_after[:len(candidate)] != candidate:
+                    self.stopped = True
+                    return found
+            self.path.append(len(found))
+            node = self.node()
+            self.path.pop()
+            found.append(node)
+            if self.stopped:
+                return found
 
     def node(self, discarded: bool = False) -> NodeSpan:
         start = self.position
@@ -197,6 +219,8 @@ class _Walker(Lexer):
                     continue  # a dangling `/-` that ckdl tolerates
                 if self.peek() == "{":
                     self.children_block(record=False)
+                    if self.stopped:
+                        return node
                 else:
                     self.entry(record=None)
                 continue
@@ -206,6 +230,8 @@ class _Walker(Lexer):
                     raise KdlSyntaxError(self.position, 1, "a node can have only one children block")
                 node.children = self.children_block(record=True)
                 node.end = self.position
+                if self.stopped:
+                    return node
                 saw_children = True
                 continue
             if saw_children and not discarded:
@@ -240,6 +266,8 @@ class _Walker(Lexer):
         self.position += 1
         self.open_blocks.append(open_position)
         children = self.nodes(top_level=False)
+        if self.stopped:
+            return children if record else []
         if self.peek() != "}":
             raise KdlSyntaxError(open_position, 1, "unclosed children block: this `{` has no matching `}`")
         self.open_blocks.pop()
@@ -315,9 +343,11 @@ def nesting_refusal(text: str, nodes: list) -> tuple[int, int, str] | None:
     return locate_syntax_error(text)
 
 
-def locate(text: str) -> list[NodeSpan]:
-    """The span tree of ``text``. Raise :class:`KdlSyntaxError` if the tokenizer rejects it."""
-    return _Walker(text).document()
+def locate(text: str, stop_after: tuple[int, ...] | None = None) -> list[NodeSpan]:
+    """The span tree of ``text``. Raise :class:`KdlSyntaxError` if the tokenizer rejects it.
+    With ``stop_after`` (a node index path) the tree is complete only up to that node: the walk
+    ends at the first node past it, for callers that need no later span."""
+    return _Walker(text, stop_after).document()
 
 
 def locate_syntax_error(text: str) -> tuple[int, int, str]:

@@ -84,6 +84,9 @@ def test_thousands_of_problems_list_the_cap_and_count_the_rest(catalog: Path) ->
     assert all(d.code == "unknown-node" for d in diagnostics[:-1])
     assert diagnostics[-1].code == "diagnostics-truncated" and diagnostics[-1].severity == "error"
     assert f"{5000 - MAX_DIAGNOSTICS} more problem(s)" in diagnostics[-1].message
+    # The span walk stops past the last listed node, yet every listed span is exact.
+    assert [(d.span.line, d.span.column, d.span.length) for d in diagnostics[:-1]] == [
+        (index + 3, 5, len(f"unknown{index}")) for index in range(MAX_DIAGNOSTICS)]
 
 
 def test_a_few_problems_are_all_listed_without_a_truncation(catalog: Path) -> None:
