@@ -29,6 +29,7 @@ FORBIDDEN = (
     "click", "pydantic", "pydantic_core", "psutil", "filelock", "sdnotify", "inotify_simple", "ckdl",
     "st2.cli", "st2.supervisor", "st2.ding", "st2.roster", "st2.doctor", "st2.authoring", "st2.validation",
     "st2.declarations", "st2.service", "st2.demo", "st2.delivery", "st2.bus.send", "st2.bus.envelope",
+    "textual", "rich", "st2.top",  # the fleet view's UI: paid once, by `st2 top` alone
 )
 
 PAYLOAD = json.dumps({"session_id": "s", "trigger": "manual", "context_window": {"context_window_size": 1},

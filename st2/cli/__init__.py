@@ -17,6 +17,7 @@ VERBS: dict[str, str] = {
     "attach": "st2.cli.attach:attach",
     "agent": "st2.cli.agent:agent",
     "agents": "st2.cli.agents:agents",
+    "top": "st2.cli.top:top",
     "catalog": "st2.cli.catalog:catalog",
     "validate": "st2.cli.validate:validate",
     "ls": "st2.cli.ls:ls",

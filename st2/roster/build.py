@@ -28,15 +28,24 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
         if identity_filter is not None and identity_filter != runtime_id and (
                 seat.host != host or identity_filter != seat.identity):
             continue
-        declaration, diagnostics = load_agent(seat.declaration_path)
-        errors = [str(diagnostic) for diagnostic in diagnostics
-                  if diagnostic.severity == ERROR]
+        row, errors = seat_row(catalog_root, seat, now_ms, enrich=enrich, host=host, probe=probe)
         problems.extend(errors)
-        row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich,
-                        probe if seat.host == host else None,
-                        declaration_error=errors[0] if errors and declaration is None else None)
         if status_filter is not None and row.status != status_filter:
             continue
         rows.append(row)
     rows.sort(key=lambda row: row.identity)
     return rows, problems
+
+
+def seat_row(catalog_root: Path, seat, now_ms: int, *, enrich: bool, host: str | None,
+             probe: SessionProbe | None = None) -> tuple[RosterRow, list[str]]:
+    """One discovered seat's row and its declaration errors: the unit a live view re-reads when
+    only that seat's records changed. ``probe`` is this host's session probe (made on demand)."""
+    declaration, diagnostics = load_agent(seat.declaration_path)
+    errors = [str(diagnostic) for diagnostic in diagnostics if diagnostic.severity == ERROR]
+    if probe is None and host is not None and seat.host == host:
+        probe = SessionProbe(str(catalog_root), host)
+    row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich,
+                    probe if seat.host == host else None,
+                    declaration_error=errors[0] if errors and declaration is None else None)
+    return row, errors

@@ -192,9 +192,12 @@ def _stale(body: str) -> tuple[str, int]:
     return f"{body} -> {STALE} ({NEVER_BLOCKS})", STATUS[STALE]
 
 
-def verdict(args: list[str], environ=None, now: int | None = None, stderr=None) -> tuple[str, int]:
+def verdict(args: list[str], environ=None, now: int | None = None, stderr=None, *,
+            refreshing: bool = True, sampling: bool = True) -> tuple[str, int]:
     """Judge the usage snapshot. Return ``(line, status)``: status 0 OK/RESET-OK, 1 PAUSE,
-    2 STALE. A shape refusal writes the usage to ``stderr`` and returns ``("", 2)``; a
+    2 STALE. A view (``st2 top``) judges with ``refreshing=False`` (never spawns the refresh
+    command: no network from a view) and ``sampling=False`` (appends no sample: the verdict's
+    callers are the history's single author). A shape refusal writes the usage to ``stderr`` and returns ``("", 2)``; a
     malformed knob configuration writes every finding to ``stderr`` and returns a STALE line.
     ``environ`` defaults to ``os.environ``, ``now`` (epoch seconds) to the wall clock."""
     environ = os.environ if environ is None else environ
@@ -222,13 +225,14 @@ def verdict(args: list[str], environ=None, now: int | None = None, stderr=None) 
 
     # The live identity is read before the refresh: its short-circuit is keyed on it too.
     live_account = usage_snapshot.json_field(paths.account_config, ("oauthAccount", "accountUuid"))
-    refresh(
-        config.indexed("DELEGATION_KIT_REFRESH_CMD"),
-        usage_file,
-        live_account,
-        config.integer("DELEGATION_KIT_REFRESH_MIN_AGE"),
-        now,
-    )
+    if refreshing:
+        refresh(
+            config.indexed("DELEGATION_KIT_REFRESH_CMD"),
+            usage_file,
+            live_account,
+            config.integer("DELEGATION_KIT_REFRESH_MIN_AGE"),
+            now,
+        )
 
     reading = usage_snapshot.read_file(usage_file)
     if reading.outcome == usage_snapshot.UNREADABLE:
@@ -296,7 +300,7 @@ def verdict(args: list[str], environ=None, now: int | None = None, stderr=None) 
     else:
         word, consequence = _reroute(parsed, live_account, login_at, now, rolled, config)
 
-    if history_path:
+    if history_path and sampling:
         history.append(history_path, history.sample_line(parsed, word, login_at))
     if word == PAUSE:
         axis = "7-day window" if judged == JUDGED_PAUSE_7D else "5h window"

@@ -24,3 +24,10 @@ def test_the_notifier_does_not_load_openssl() -> None:
 
 def test_the_check_sees_openssl_when_it_is_loaded() -> None:
     assert "_hashlib" in loaded("import hashlib")
+
+
+def test_the_notifier_and_the_roster_never_load_the_fleet_view() -> None:
+    """Textual is paid once, by `st2 top` alone: DING, the roster and the hooks never load it."""
+    modules = loaded("import st2.ding.serve, st2.ding.notifier, st2.roster.build, st2.drivers.claude.hooks")
+    assert "st2.roster.build" in modules
+    assert {name for name in modules if name.split(".")[0] in ("textual", "rich") or name.startswith("st2.top")} == set()

@@ -1,0 +1,118 @@
+"""What the view's keys do, each through the verb's own core: the bus's send as the declared
+operator principal, :func:`st2.supervisor.unpark.unpark`, the authoring path's
+:func:`st2.authoring.desired_state.set_desired_state`, `st2 attach`'s argv, and the detail
+pane's read-only facts (doctor lines, last messages, driver diagnostic, record ages). Each
+returns a one-line outcome for the status bar and never raises for a refusal."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from st2.bus import BusError
+from st2.catalog import layout
+from st2.catalog.location import CatalogLocation
+from st2.top.model import SeatView, task_trouble
+
+RECORDS = (layout.STATUS, layout.HARNESS_STATE, layout.HARNESS_CONTEXT, layout.DRIVER_DIAGNOSTIC)
+LAST_MESSAGES = 5
+
+
+def send_message(location: CatalogLocation, seat: SeatView, body: str, subject: str | None = None) -> str:
+    """Send ``body`` to the seat as this host's declared operator principal."""
+    from st2.bus.addressing import resolve_seat
+    from st2.bus.principals import operator_principal
+    from st2.bus.send import send
+
+    if not body.strip():
+        return "not sent: the message is empty"
+    try:
+        operator = operator_principal(location.root, location.host)
+        if operator is None:
+            return (f"not sent: no operator principal on {location.host} "
+                    f"(declare principals/{location.host}/operator/principal.kdl)")
+        recipient = resolve_seat(location.root, seat.identity)
+        receipt = send(location.root, recipient, sender=operator.bus_id, body=body, subject=subject or None)
+    except (BusError, OSError) as error:
+        return f"not sent: {error}"
+    return f"sent {receipt.filename} to {receipt.recipient} as {operator.bus_id}"
+
+
+def unpark_tasks(location: CatalogLocation, seat: SeatView) -> str:
+    """Unpark every parked task of the seat through the real unpark path."""
+    from st2.supervisor.unpark import unpark
+
+    parked = [task["runtimeId"] for task in seat.tasks if task_trouble(task) in ("parked", "crash-loop")]
+    if not parked:
+        return f"{seat.identity} has no parked task"
+    return "; ".join(unpark(location, runtime_id)[1] for runtime_id in parked)
+
+
+def set_desired(location: CatalogLocation, seat: SeatView, words: str) -> str:
+    """``<state> [reason…]`` through the authoring path (the same refusals as `st2 agent desired-state`)."""
+    from st2.authoring.desired_state import DesiredStateRefused, set_desired_state
+
+    state, _, reason = words.strip().partition(" ")
+    try:
+        receipt = set_desired_state(location, seat.identity, state, reason.strip() or None)
+    except DesiredStateRefused as refusal:
+        return f"refused: {refusal}"
+    return receipt.line()
+
+
+def attach_argv(location: CatalogLocation, seat: SeatView) -> list[str]:
+    """`st2 attach` for the seat, in this interpreter, naming the exact catalog and host."""
+    return [sys.executable, "-m", "st2", "attach", "--catalog", str(location.root),
+            "--host", location.host, seat.identity]
+
+
+def _age(path: str, now_ms: int) -> str:
+    try:
+        mtime_ms = os.stat(path, follow_symlinks=False).st_mtime_ns // 1_000_000
+    except OSError:
+        return "absent"
+    seconds = max(0, (now_ms - mtime_ms) // 1000)
+    return f"{seconds}s"
+
+
+def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list[str]:
+    """The detail pane: identity and declaration, record ages, driver diagnostic, tasks,
+    the last messages (inbox and archive, newest first) and the seat's doctor findings."""
+    from st2.bus.mailbox import archive_of, inbox_of, list_box
+    from st2.doctor.run import run_doctor
+
+    row = seat.row
+    directory = layout.SeatPaths(location.root, row.host, row.bare_identity).directory
+    lines = [f"{row.identity}  {row.name or ''}".rstrip(), f"desired {row.desired_state}"
+             + (f" ({row.desired_state_reason})" if row.desired_state_reason else ""), "", "record ages:"]
+    lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
+    diagnostic = row.driver_diagnostic or {}
+    lines += ["", "driver diagnostic: " + (" ".join(f"{key}={value}" for key, value in diagnostic.items()
+                                                   if value is not None) or "none")]
+    lines += ["", "tasks:"] + ([f"  {task['runtimeId']} {task['runtime']['state']}"
+                                + (f" parked: {task['parked']['reason']}" if task.get("parked") else "")
+                                for task in seat.tasks] or ["  none on this host"])
+    messages = []
+    try:
+        for box, where in ((inbox_of(directory), "inbox"), (archive_of(directory), "archive")):
+            messages += [(message.ts, where, message) for message in list_box(box)]
+    except (BusError, OSError) as error:
+        lines.append(f"messages unreadable: {error}")
+    messages.sort(key=lambda item: item[0], reverse=True)
+    lines += ["", "last messages:"] + ([f"  {where:7} {message.filename} from {message.sender or '?'}: {summary(message)}"
+                                        for _, where, message in messages[:LAST_MESSAGES]] or ["  none"])
+    try:
+        findings = [finding.line() for finding in run_doctor(location.root, location.host, now_ms)
+                    if finding.subject == row.identity or finding.subject.startswith(row.identity + ".")]
+    except OSError as error:
+        findings = [f"doctor could not run: {error}"]
+    lines += ["", "doctor:"] + ([f"  {line}" for line in findings] or ["  no findings"])
+    return lines
+
+
+def summary(message) -> str:
+    """A message's subject, else the first line of its body."""
+    if message.subject:
+        return message.subject
+    body = message.body.strip()
+    return body.splitlines()[0] if body else ""

@@ -1,0 +1,175 @@
+"""The fleet view's model: one :class:`SeatView` per seat, built from the same readers the CLI
+uses — the roster row (:func:`st2.roster.build.seat_row`), the task inventory
+(:func:`st2.supervisor.inventory.inventory`) and the bus's unread-mail reader — and rendered to
+cells by the roster's own human column functions. Nothing here re-derives a projection.
+
+Default order: seats blocked on a human first, then by identity. Any column sorts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from st2.catalog import layout
+from st2.catalog.discovery import discover
+from st2.catalog.location import CatalogLocation
+from st2.roster.build import seat_row
+from st2.roster.human import activity_column, context_column, observed_column
+from st2.roster.row import RosterRow, unread_messages
+from st2.runtime.session_probe import SessionProbe
+
+COLUMNS = ("HOST", "AGENT", "PRESENCE", "DESIRED", "OBSERVED", "CONTEXT", "INBOX", "OLDEST", "TASKS")
+SORT_KEYS = tuple(column.lower() for column in COLUMNS)
+
+
+@dataclass
+class SeatView:
+    """One seat: its roster row, the age of its oldest unread message and its tasks' states."""
+
+    row: RosterRow
+    oldest_unread_ms: int | None = None
+    tasks: list[dict] = field(default_factory=list)
+
+    @property
+    def identity(self) -> str:
+        return self.row.identity
+
+    @property
+    def blocked_on_human(self) -> bool:
+        observed = self.row.observed_state or {}
+        return observed.get("blockedOn") == "human"
+
+    @property
+    def state_word(self) -> str:
+        """The observed state word a state filter matches (``-`` when there is no record)."""
+        observed = self.row.observed_state
+        return (observed or {}).get("state") or "-"
+
+    def task_column(self) -> str:
+        """``-`` without tasks, else the troubled ones (``parked``, ``exited``, ``crash-looping``)
+        by name, or ``ok N`` when all N run."""
+        if not self.tasks:
+            return "-"
+        troubled = [f"{task['task']}:{task_trouble(task)}" for task in self.tasks if task_trouble(task)]
+        return " ".join(troubled) if troubled else f"ok {len(self.tasks)}"
+
+    def cells(self, now_ms: int) -> tuple[str, ...]:
+        row = self.row
+        desired = row.desired_state + (f" ({row.desired_state_reason})" if row.desired_state_reason else "")
+        oldest = "-" if self.oldest_unread_ms is None else activity_column(self.oldest_unread_ms, now_ms)
+        return (row.host, row.bare_identity, row.status, desired, observed_column(row.observed_state),
+                context_column(row.context), str(row.inbox), oldest, self.task_column())
+
+    def sort_value(self, column: str):
+        row = self.row
+        if column == "context":
+            percent = (row.context or {}).get("usedPercent")
+            return -1.0 if percent is None else float(percent)
+        if column == "inbox":
+            return row.inbox
+        if column == "oldest":
+            return -(self.oldest_unread_ms or 0) if self.oldest_unread_ms else 0
+        return self.cells(0)[SORT_KEYS.index(column)]
+
+
+def task_trouble(task: dict) -> str | None:
+    """An inventory row's trouble word, or None for a task that is as it should be: ``parked``
+    (``crash-loop`` when the supervisor parked it for exiting past its restart policy), or the
+    runtime state of a task that should run and does not (``exited``, ``absent``,
+    ``indeterminate``)."""
+    parked = task.get("parked")
+    if parked:
+        return "crash-loop" if str(parked.get("reason", "")).startswith("exited ") else "parked"
+    state = task["runtime"]["state"]
+    if task["desiredState"] == "running" and state != "running":
+        return state
+    return None
+
+
+@dataclass
+class Filters:
+    host: str | None = None
+    harness: str | None = None
+    state: str | None = None  # an observed state word, a presence, or "blocked"
+    text: str = ""
+
+    def admit(self, seat: SeatView, now_ms: int) -> bool:
+        row = seat.row
+        if self.host and row.host != self.host:
+            return False
+        if self.harness and (row.harness or (row.observed_state or {}).get("harness")) != self.harness:
+            return False
+        if self.state:
+            words = {seat.state_word, row.status, row.desired_state} | ({"blocked"} if seat.blocked_on_human else set())
+            if self.state not in words:
+                return False
+        if self.text:
+            haystack = " ".join(seat.cells(now_ms)) + " " + (row.name or "")
+            if self.text.lower() not in haystack.lower():
+                return False
+        return True
+
+
+class Fleet:
+    """Every seat of a catalog, re-readable one seat at a time."""
+
+    def __init__(self, location: CatalogLocation, inventory_reader=None) -> None:
+        self.location = location
+        self.seats: dict[str, SeatView] = {}
+        self.discovered: dict[str, object] = {}
+        self.problems: list[str] = []
+        self.inventory_errors: list[str] = []
+        self._inventory_reader = inventory_reader
+        self._probe = SessionProbe(str(location.root), location.host)
+
+    def load(self, now_ms: int) -> None:
+        """Discover the catalog and read every seat and the task inventory."""
+        found = discover(self.location.root)
+        self.problems = [str(error) for error in getattr(found, "errors", [])]
+        self.discovered = {seat.runtime_id: seat for seat in found.seats}
+        self.seats = {}
+        for runtime_id in self.discovered:
+            self.reload_seat(runtime_id, now_ms)
+        self.reload_tasks()
+
+    def reload_seat(self, runtime_id: str, now_ms: int) -> None:
+        """Re-read one seat (its declaration, records and inbox); drop it when it went away."""
+        seat = self.discovered.get(runtime_id)
+        if seat is None or not Path(seat.declaration_path).exists():
+            self.seats.pop(runtime_id, None)
+            return
+        self._probe = SessionProbe(str(self.location.root), self.location.host)
+        row, _ = seat_row(self.location.root, seat, now_ms, enrich=True, host=self.location.host,
+                          probe=self._probe if seat.host == self.location.host else None)
+        unread = unread_messages(layout.SeatPaths(self.location.root, seat.host, seat.identity))
+        oldest = int(unread[0][:13]) if unread else None
+        tasks = self.seats[runtime_id].tasks if runtime_id in self.seats else []
+        self.seats[runtime_id] = SeatView(row, oldest, tasks)
+
+    def reload_tasks(self) -> None:
+        """Re-read the task inventory (this host's tasks) and attach each task to its seat."""
+        if self._inventory_reader is not None:
+            envelope = self._inventory_reader(self.location)
+        else:
+            from st2.supervisor.inventory import inventory
+
+            envelope = inventory(self.location)
+        self.inventory_errors = list(envelope.get("errors", []))
+        by_seat: dict[str, list[dict]] = {}
+        for task in envelope.get("tasks", []):
+            by_seat.setdefault(task["agent"], []).append(task)  # the agent's runtime id
+        for runtime_id, seat in self.seats.items():
+            seat.tasks = by_seat.get(runtime_id, [])
+
+    def visible(self, filters: Filters, now_ms: int, sort: str | None = None, reverse: bool = False) -> list[SeatView]:
+        """The admitted seats in view order: blocked-on-human first then identity by default,
+        else by ``sort`` (a :data:`SORT_KEYS` word)."""
+        seats = [seat for seat in self.seats.values() if filters.admit(seat, now_ms)]
+        if sort is None:
+            seats.sort(key=lambda seat: (not seat.blocked_on_human, seat.identity))
+            if reverse:
+                seats.reverse()
+        else:
+            seats.sort(key=lambda seat: (seat.sort_value(sort), seat.identity), reverse=reverse)
+        return seats
