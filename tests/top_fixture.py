@@ -5,6 +5,7 @@ snapshot and history so the header's gauges and sparkline are deterministic."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from roster_fixture import MINUTE_MS, context_record, state_record
@@ -51,6 +52,10 @@ def build(root: Path) -> Path:
     _json(stale / "harness-context", context_record("sleeper", "codex", NOW_MS - 61 * MINUTE_MS, usedPercent=96, compactions=5))
 
     _seat(catalog, "remote", host="beta")
+    for path in (catalog / "agents").rglob("*"):  # record ages read against the pinned clock
+        if path.is_file():
+            age_ms = int(path.name[:13]) if path.name[:13].isdigit() else NOW_MS - 2000
+            os.utime(path, ns=(age_ms * 1_000_000,) * 2)
     return catalog
 
 

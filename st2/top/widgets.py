@@ -25,8 +25,9 @@ class UsageHeader(Vertical):
     sampling on)."""
 
     DEFAULT_CSS = """
-    UsageHeader { height: auto; padding: 0 1; background: $panel; }
-    UsageHeader Sparkline { height: 1; width: 60; }
+    UsageHeader { height: 3; padding: 0 1; background: $panel; }
+    UsageHeader > Static { height: 1; width: 1fr; }
+    UsageHeader > Sparkline { height: 1; width: 60; }
     """
 
     def compose(self) -> ComposeResult:
