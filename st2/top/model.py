@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from st2.catalog import layout
+from st2.bus import boxes
 from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
 from st2.roster.build import seat_row
 from st2.roster.human import activity_column, context_column, observed_column
-from st2.roster.row import RosterRow, unread_messages
+from st2.roster.row import RosterRow
 from st2.runtime.session_probe import SessionProbe
 
 COLUMNS = ("HOST", "AGENT", "PRESENCE", "DESIRED", "OBSERVED", "CONTEXT", "INBOX", "OLDEST", "TASKS")
@@ -142,7 +142,7 @@ class Fleet:
         self._probe = SessionProbe(str(self.location.root), self.location.host)
         row, _ = seat_row(self.location.root, seat, now_ms, enrich=True, host=self.location.host,
                           probe=self._probe if seat.host == self.location.host else None)
-        unread = unread_messages(layout.SeatPaths(self.location.root, seat.host, seat.identity))
+        unread = boxes.unread_names(seat.directory)  # the roster's own unread rule
         oldest = int(unread[0][:13]) if unread else None
         tasks = self.seats[runtime_id].tasks if runtime_id in self.seats else []
         self.seats[runtime_id] = SeatView(row, oldest, tasks)
