@@ -48,10 +48,12 @@ let
         "filelock"
         "inotify-simple"
         "ckdl"
+        "textual"
         "pytest"
         "pytest-xdist"
         "pytest-timeout"
         "hypothesis"
+        "pytest-textual-snapshot"
         "setuptools"
       ]
     )
