@@ -46,6 +46,21 @@ def codex_session(identity: str, runtime_id: str | None, operator: str | None, c
     exit_with(run_session(location.root, identity, runtime_id, list(codex_argv), operator=operator))
 
 
+@driver.command("opencode-session", context_settings={"ignore_unknown_options": True})
+@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
+@click.option("--model", default=None, help="providerID/modelID every delivered prompt names.")
+@click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
+@click.argument("opencode_argv", nargs=-1, type=click.UNPROCESSED, required=True)
+@catalog_options
+def opencode_session(identity: str, runtime_id: str | None, model: str | None, operator: str | None,
+                     opencode_argv: tuple[str, ...], location: CatalogLocation) -> None:
+    """Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."""
+    from st2.drivers.opencode.session import run_session
+
+    exit_with(run_session(location.root, identity, runtime_id, list(opencode_argv), model=model, operator=operator))
+
+
 def _channel_session(harness: str):
     @driver.command(f"{harness}-session", context_settings={"ignore_unknown_options": True},
                     help=f"Run `{harness} …` (after --) in this PTY with st2's channel extension injected.")
@@ -167,3 +182,40 @@ def codex_replay(capture: Path, identity: str, runtime_id: str | None, location:
     from st2.drivers.codex.replay import replay as run_replay
 
     _replay_rows("codex", run_replay, capture, identity, runtime_id, location)
+
+
+@driver.group("opencode")
+def opencode() -> None:
+    """opencode driver tools."""
+
+
+@opencode.command("replay")
+@click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
+@click.option("--providers", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="A GET /config/providers answer (default: config_providers*.json beside the capture).")
+@catalog_options
+def opencode_replay(capture: Path, identity: str, runtime_id: str | None, providers: Path | None,
+                    location: CatalogLocation) -> None:
+    """Feed a captured SSE stream (event.sse) through the opencode producers into the seat's records."""
+    from st2.clock import Clock
+    from st2.drivers import seat as seat_module
+    from st2.drivers.opencode.replay import replay as run_replay
+
+    try:
+        seat = seat_module.resolve(location.root, identity)
+    except seat_module.SeatNotFound as error:
+        click.echo(f"st2 driver opencode replay: {error}", err=True)
+        exit_with(2)
+        return
+    problems: list[str] = []
+    try:
+        for row in run_replay(capture, seat, Clock(), runtime_id, providers, problems.append):
+            sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
+    except (ValueError, UnicodeDecodeError) as error:
+        click.echo(f"st2 driver opencode replay: cannot read the providers window: {error}", err=True)
+        exit_with(2)
+        return
+    for line in problems:
+        click.echo(f"st2 driver opencode replay: {line}", err=True)

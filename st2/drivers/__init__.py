@@ -15,7 +15,7 @@ from __future__ import annotations
 
 # The harnesses whose typed block (``claude { … }``) a driver expands: a driver lands by adding
 # its harness here and its branch to :func:`expansion`.
-EXPANDING_HARNESSES = ("claude", "codex", "pi", "omp")
+EXPANDING_HARNESSES = ("claude", "codex", "pi", "omp", "opencode")
 # Positional screen dispatch order: on a row tie the later grammar wins (st2.drivers.screen).
 SCREEN_GRAMMAR_HARNESSES = ("codex", "pi", "omp", "claude")
 
@@ -37,6 +37,10 @@ def expansion(harness: str):
         return expansion
     if harness == "omp":
         from st2.drivers.omp import expansion
+
+        return expansion
+    if harness == "opencode":
+        from st2.drivers.opencode import expansion
 
         return expansion
     return None

@@ -37,3 +37,27 @@ def read_fields(node: Any, block: str, fields: tuple[str, ...], single_value: tu
                 raise ValueError(f"`{block} {{ {name} }}` needs at least one argument")
             values[name] = tuple(words)
     return values
+
+
+def expand_native_block(declaration, host: str, st2_command: list[str], harness: str, noun: str, read_block,
+                        session_argv):
+    """Expand the ``<harness> { … }`` block of a seat whose wrapper owns its delivery (Codex,
+    opencode) into its argv: the block is the launch, so ``argv``/``command`` beside it is
+    refused, and so is ``ding`` (the wrapper's pump delivers). ``noun`` names the seat in the
+    refusal ("a Codex seat"). Raise ValueError naming the declaration and the problem."""
+    block = declaration.drivers.get(harness)
+    if block is None:
+        return declaration
+    label = f"{declaration.path}: agent \"{declaration.identity}\""
+    if declaration.argv is not None or declaration.command is not None:
+        raise ValueError(f"{label} declares `{harness} {{ … }}` and `argv`/`command`; the driver block is the "
+                         "launch, so remove one of them")
+    if declaration.ding:
+        raise ValueError(f"{label} declares `{harness} {{ … }}` and `ding`; {noun} is delivered by its "
+                         "wrapper's native pump only, so remove `ding`")
+    try:
+        content = read_block(block.node)
+    except ValueError as error:
+        raise ValueError(f"{label}: {error}") from None
+    agent = f"{host}.{declaration.identity}"
+    return declaration._replace(argv=session_argv(st2_command, agent, agent, content))

@@ -307,3 +307,167 @@ def run_child_session(session_class, catalog, identity: str, runtime_id: str | N
         return session.run()
     except OSError:
         return 127
+
+
+def die_with_parent() -> None:
+    """In a native server child (``preexec_fn``): SIGKILL when the wrapper dies, so no orphan
+    keeps the harness's session (or answers a predecessor's request after its wrapper is gone)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def exit_words(returncode: int) -> str:
+    return f"signal {-returncode}" if returncode < 0 else f"exit {returncode}"
+
+
+def adopt_predecessor_failure(publisher, seat_directory, driver: str, clock) -> None:
+    """A predecessor's published failure of this driver stands until its own stage recovers
+    here: a rejected credential until a turn reaches its ordinary end, a delivery failure until a
+    prompt is accepted, a version refusal until this probe finds a supported build."""
+    import json
+
+    from st2.records import driver_diagnostic
+
+    path = seat_directory / driver_diagnostic.RECORD_NAME
+    found = driver_diagnostic.read_file(path, clock.wall_ms())
+    if found.status != driver_diagnostic.FAILURE or found.driver != driver:
+        return
+    try:
+        publisher.failures[found.stage] = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return
+
+
+def version_gate(seat_directory, driver: str, clock, version: str | None, problem: str | None,
+                 supported: tuple[str, ...], product: str, prefix: str, adopt=None):
+    """The exact-version launch gate a native wrapper runs before it starts its harness:
+    ``(publisher, ok)``, the ``versionGate`` stage published (probe failed / unsupported) or
+    cleared, and the refusal said on the PTY naming both versions. ``adopt`` (e.g.
+    :func:`adopt_predecessor_failure`) takes over a predecessor's record before the verdict."""
+    from st2.records import driver_diagnostic
+
+    support = "supported" if version in supported else ("unsupported" if version else "unknown")
+    publisher = driver_diagnostic.Publisher(seat_directory, driver, clock, producer_version=version, support=support)
+    if adopt is not None:
+        adopt(publisher, seat_directory, driver, clock)
+    if version is None:
+        publisher.publish("versionGate", "versionProbeFailed", "versionProbe")
+        say(prefix, f"{problem}; refusing to drive it (supported: {', '.join(supported)})")
+        return publisher, False
+    if version not in supported:
+        publisher.publish("versionGate", "unsupportedVersion", "versionProbe")
+        say(prefix, f"{product} {version} is not a supported version (supported: {', '.join(supported)}); "
+                    "refusing to drive it")
+        return publisher, False
+    publisher.clear("versionGate")
+    return publisher, True
+
+
+class GroupServerSession:
+    """The lifecycle half every native wrapper whose harness is a server in its own process group
+    shares (Codex app-server, opencode serve): signal handlers that only enqueue, the named
+    lifecycle edges, and the stop path over the server's group. Subclasses provide ``child``,
+    ``records``, ``clock``, ``stop_grace``, ``requests``, ``lifecycle``, :meth:`note` and
+    :attr:`server_name`."""
+
+    server_name = "server"
+
+    def _enqueue(self, number: int, frame) -> None:  # signal handlers only record
+        self.requests.append(number)
+
+    def install_signal_handlers(self) -> None:
+        for number in STOP_SIGNALS:
+            signal.signal(number, self._enqueue)
+        signal.signal(signal.SIGINT, lambda number, frame: None)
+
+    def _step(self, event: str) -> None:
+        self.lifecycle = transition(self.lifecycle, event)
+
+    def register_inputs(self, selector, watch) -> None:
+        """Register the seat's inbox watch (``"watch"``) and the keyboard (``"keyboard"``, when
+        ``stdin_fd`` is open) with the loop's selector."""
+        import selectors
+
+        if watch.active:
+            selector.register(watch.fileno(), selectors.EVENT_READ, "watch")
+        if self.stdin_fd is not None:
+            try:
+                selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
+            except (ValueError, OSError):
+                self.stdin_fd = None
+
+    def read_keyboard(self, selector, on_keyboard) -> None:
+        """Hand what was typed to ``on_keyboard``; at end of input stop reading the keyboard."""
+        import os
+
+        data = os.read(self.stdin_fd, 4096)
+        if data:
+            on_keyboard(data)
+        else:
+            selector.unregister(self.stdin_fd)
+            self.stdin_fd = None
+
+    def _terminate_group(self) -> None:
+        import os
+
+        try:
+            os.killpg(self.child.pid, signal.SIGTERM)
+        except OSError:
+            pass
+
+    def _end(self, returncode: int) -> int:
+        self._step("reaped")
+        self.records.ended(returncode)
+        self.note(f"{self.server_name} ended ({exit_words(returncode)})")
+        return returncode_status(returncode)
+
+    def _stop(self) -> int:
+        import os
+
+        self._step("stop-requested")
+
+        def kill() -> None:
+            os.killpg(self.child.pid, signal.SIGKILL)
+
+        returncode, escalated = stop_with_cover(self.child, self.records, self.clock, self.stop_grace,
+                                                self._terminate_group, kill)
+        self._step("grace-expired" if escalated else "reaped")
+        return returncode_status(returncode)
+
+
+def replay_writers(seat, harness: str, clock, runtime_id: str | None = None):
+    """A replay's relaunch claim over ``seat`` and its two writers under the claimed token:
+    ``(harness_state.Writer, harness_context.Writer)`` — the same records the live wrapper writes."""
+    from st2.records import harness_context
+
+    token = harness_state.session_token()
+    seq = harness_state.claim(seat.directory, seat.agent, harness, token, clock)
+    state_writer = harness_state.Writer(seat.directory, seat.agent, harness, clock,
+                                        pty_session=runtime_id or seat.agent, incarnation=token, claimed_seq=seq)
+    return state_writer, harness_context.Writer(seat.directory, seat.agent, harness, token, clock)
+
+
+def keyboard_lines(pending: bytes, data: bytes, limit: int = 64 * 1024) -> tuple[list[str], bytes]:
+    """The complete lines typed so far (decoded, stripped) and what is left pending; a pending
+    partial line beyond ``limit`` bytes is dropped."""
+    pending += data
+    lines = []
+    while b"\n" in pending:
+        raw, pending = pending.split(b"\n", 1)
+        lines.append(raw.decode("utf-8", "replace").strip())
+    return lines, (b"" if len(pending) > limit else pending)
+
+
+def resolve_seat(catalog, identity: str, prefix: str):
+    """The seat a wrapper verb serves, or None after saying why on the PTY (the verb exits 2)."""
+    from st2.drivers import seat as seat_module
+
+    try:
+        return seat_module.resolve(catalog, identity)
+    except seat_module.SeatNotFound as error:
+        say(prefix, str(error))
+        return None

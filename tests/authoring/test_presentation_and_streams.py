@@ -19,7 +19,7 @@ NIX = '// kept\nagent "x" {\n    meta { managed-by "nix"; }\n    argv "sleep" "6
 def test_the_offered_harnesses_are_shell_and_every_driver_that_expands_its_block():
     expected = ["shell"] + [harness for harness in DRIVER_HARNESSES if expansion(harness) is not None]
     assert list(available_harnesses()) == expected
-    assert "claude" in expected and "opencode" not in expected
+    assert "claude" in expected and "opencode" in expected
     # Every expansion the registry names is a real module with the expand entry point.
     assert all(callable(expansion(harness).expand) for harness in expected[1:])
 
@@ -46,9 +46,9 @@ def test_agent_new_publishes_a_valid_starter_declaration_once(fleet):
     declaration.write_text(declaration.read_text().replace('"sh"', '"bash"'))
     again = fleet.st2("agent", "new", "helper", "--harness", "shell", "--workspace", "/tmp")
     assert again.returncode == 1 and "[seat-exists] h.helper is already declared" in again.stderr
-    unknown = fleet.st2("agent", "new", "other", "--harness", "opencode")
+    unknown = fleet.st2("agent", "new", "other", "--harness", "aider")
     assert unknown.returncode == 2
-    assert f"'opencode' has no driver; choose one of {', '.join(available_harnesses())}" in unknown.stderr
+    assert f"'aider' has no driver; choose one of {', '.join(available_harnesses())}" in unknown.stderr
     assert not (fleet.catalog / "agents" / "h" / "other").exists()
 
 

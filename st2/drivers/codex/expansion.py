@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from st2.drivers.block import read_fields
+from st2.drivers.block import expand_native_block, read_fields
 
 FIELDS = ("executable", "model", "approval-policy", "sandbox", "config", "operator")
 SINGLE_VALUE_FIELDS = ("executable", "model", "approval-policy", "sandbox", "operator")
@@ -88,19 +88,4 @@ def session_argv(st2_command: list[str], agent: str, runtime_id: str, block: Cod
 def expand(declaration, host: str, st2_command: list[str]):
     """Return ``declaration`` with the ``codex`` block expanded (see the module docstring).
     Raise ValueError when the block is invalid, or the seat also declares argv/command or ding."""
-    block = declaration.drivers.get("codex")
-    if block is None:
-        return declaration
-    label = f"{declaration.path}: agent \"{declaration.identity}\""
-    if declaration.argv is not None or declaration.command is not None:
-        raise ValueError(f"{label} declares `codex {{ … }}` and `argv`/`command`; the driver block is the "
-                         "launch, so remove one of them")
-    if declaration.ding:
-        raise ValueError(f"{label} declares `codex {{ … }}` and `ding`; a Codex seat is delivered by its "
-                         "wrapper's native pump only, so remove `ding`")
-    try:
-        content = read_block(block.node)
-    except ValueError as error:
-        raise ValueError(f"{label}: {error}") from None
-    agent = f"{host}.{declaration.identity}"
-    return declaration._replace(argv=session_argv(st2_command, agent, agent, content))
+    return expand_native_block(declaration, host, st2_command, "codex", "a Codex seat", read_block, session_argv)

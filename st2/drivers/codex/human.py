@@ -41,12 +41,11 @@ class HumanDesk:
         return True
 
     def on_keyboard(self, data: bytes) -> None:
-        self._keyboard += data
-        while b"\n" in self._keyboard:
-            raw, self._keyboard = self._keyboard.split(b"\n", 1)
-            self.on_line(raw.decode("utf-8", "replace").strip())
-        if len(self._keyboard) > 64 * 1024:
-            self._keyboard = b""
+        from st2.drivers.session_common import keyboard_lines
+
+        lines, self._keyboard = keyboard_lines(self._keyboard, data)
+        for line in lines:
+            self.on_line(line)
 
     def on_line(self, line: str) -> None:
         if not line:
@@ -66,23 +65,6 @@ class HumanDesk:
         self.publish_operator_line(line)
 
     def publish_operator_line(self, line: str) -> None:
-        from st2.bus import BusError
-        from st2.bus.addressing import resolve_seat
-        from st2.bus.principals import OPERATOR, operator_principal, resolve_principal
-        from st2.bus.send import send
+        from st2.drivers.operator_line import publish_operator_line
 
-        host = self.seat.agent.split(".", 1)[0]
-        try:
-            principal = (resolve_principal(self.catalog, self.operator, host) if self.operator
-                         else operator_principal(self.catalog, host))
-            if principal is None:
-                self.note(f"no operator principal is declared (principals/{host}/{OPERATOR}/principal.kdl, or "
-                          "codex { operator \"…\" }); line not sent")
-                return
-            recipient = resolve_seat(self.catalog, self.seat.agent)
-            receipt = send(self.catalog, recipient, sender=principal.bus_id, body=line, subject=line[:80],
-                           clock=self.session.clock)
-        except BusError as error:
-            self.note(f"line not sent: {error}")
-            return
-        self.note(f"sent as {principal.bus_id}: {receipt.filename}")
+        publish_operator_line(self.catalog, self.seat, self.operator, line, self.session.clock, self.note, "codex")

@@ -18,7 +18,7 @@ from st2.drivers.codex import control as control_module
 from st2.drivers.codex.context import ContextProducer
 from st2.drivers.codex.control import ControlState, Event
 from st2.drivers.seat import Seat
-from st2.records import harness_context, harness_state
+from st2.drivers.session_common import replay_writers
 
 
 def frames(capture: Path) -> Iterator[dict]:
@@ -39,11 +39,7 @@ _CONTROL = {"turn/started": Event.TURN_STARTED, "turn/completed": Event.TURN_COM
 
 
 def replay(capture: Path, seat: Seat, clock, runtime_id: str | None = None) -> Iterator[dict]:
-    token = harness_state.session_token()
-    seq = harness_state.claim(seat.directory, seat.agent, HARNESS, token, clock)
-    state_writer = harness_state.Writer(seat.directory, seat.agent, HARNESS, clock,
-                                        pty_session=runtime_id or seat.agent, incarnation=token, claimed_seq=seq)
-    context_writer = harness_context.Writer(seat.directory, seat.agent, HARNESS, token, clock)
+    state_writer, context_writer = replay_writers(seat, HARNESS, clock, runtime_id)
     producer = ContextProducer()
     control = ControlState()
     for number, frame in enumerate(frames(capture), 1):

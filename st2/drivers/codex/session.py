@@ -39,8 +39,9 @@ from st2.drivers.codex.pump import Pump
 from st2.drivers.codex.rpc import Connection, FrameLog, FrameTooLarge, Malformed
 from st2.drivers.codex.transcript import Transcript
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, Phase as Lifecycle, SessionRecords, returncode_status,
-                                        say, stop_with_cover, transition)
+from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, SessionRecords,
+                                        adopt_predecessor_failure, die_with_parent, resolve_seat, say,
+                                        version_gate)
 from st2.records import driver_diagnostic, harness_context
 
 TICK_SECONDS = 1.0
@@ -57,17 +58,9 @@ def _say(message: str) -> None:
     say("st2 codex-session", message)
 
 
-def _die_with_parent() -> None:
-    """In the app-server child: SIGKILL when the wrapper dies, so no orphan keeps the thread."""
-    try:
-        import ctypes
+class CodexSession(GroupServerSession):
+    server_name = "codex app-server"
 
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except Exception:
-        pass
-
-
-class CodexSession:
     def __init__(self, seat: Seat, runtime_id: str, codex_argv: list[str], clock, catalog: Path,
                  operator: str | None = None, state_dir: Path | None = None,
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
@@ -117,50 +110,13 @@ class CodexSession:
     def note(self, message: str) -> None:
         self.transcript.say(f"st2: {message}")
 
-    def _enqueue(self, number: int, frame) -> None:  # signal handlers only record
-        self.requests.append(number)
-
-    def install_signal_handlers(self) -> None:
-        for number in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(number, self._enqueue)
-        signal.signal(signal.SIGINT, lambda number, frame: None)
-
-    def _step(self, event: str) -> None:
-        self.lifecycle = transition(self.lifecycle, event)
-
     # --- start -----------------------------------------------------------------------------
     def gate(self) -> bool:
         version, problem = probe_version(self.codex_argv[0], self.environment)
-        support = "supported" if version in SUPPORTED_VERSIONS else ("unsupported" if version else "unknown")
-        self.diagnostics = driver_diagnostic.Publisher(self.seat.directory, HARNESS, self.clock,
-                                                       producer_version=version, support=support)
-        self._adopt_predecessor_failure()
-        if version is None:
-            self.diagnostics.publish("versionGate", "versionProbeFailed", "versionProbe")
-            _say(f"{problem}; refusing to drive it (supported: {', '.join(SUPPORTED_VERSIONS)})")
-            return False
-        if version not in SUPPORTED_VERSIONS:
-            self.diagnostics.publish("versionGate", "unsupportedVersion", "versionProbe")
-            _say(f"codex-cli {version} is not a supported version (supported: {', '.join(SUPPORTED_VERSIONS)}); "
-                 "refusing to drive it")
-            return False
-        self.diagnostics.clear("versionGate")
-        return True
-
-    def _adopt_predecessor_failure(self) -> None:
-        """A predecessor's published Codex failure stands until its own stage recovers here: a
-        rejected credential until a turn reaches its ordinary end, a delivery failure until a
-        turn request is accepted, a version refusal until this probe finds a supported build."""
-        import json
-
-        path = self.seat.directory / driver_diagnostic.RECORD_NAME
-        found = driver_diagnostic.read_file(path, self.clock.wall_ms())
-        if found.status != driver_diagnostic.FAILURE or found.driver != HARNESS:
-            return
-        try:
-            self.diagnostics.failures[found.stage] = json.loads(path.read_bytes())
-        except (OSError, ValueError):
-            return
+        self.diagnostics, ok = version_gate(self.seat.directory, HARNESS, self.clock, version, problem,
+                                            SUPPORTED_VERSIONS, "codex-cli", "st2 codex-session",
+                                            adopt=adopt_predecessor_failure)
+        return ok
 
     def start(self) -> None:
         writer = self.records.claim()
@@ -182,7 +138,7 @@ class CodexSession:
             with open(stderr_path, "ab") as stderr:
                 self.child = subprocess.Popen(self.codex_argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                               stderr=stderr, env=self.environment, start_new_session=True,
-                                              preexec_fn=_die_with_parent)
+                                              preexec_fn=die_with_parent)
         except OSError as error:
             _say(f"cannot start {self.codex_argv[0]!r}: {error.strerror or error}")
             self._step("spawn-failed")
@@ -400,13 +356,7 @@ class CodexSession:
         selector = selectors.DefaultSelector()
         selector.register(self.connection.read_fd, selectors.EVENT_READ, "server")
         selector.register(wake_read, selectors.EVENT_READ, "signal")
-        if self.watch.active:
-            selector.register(self.watch.fileno(), selectors.EVENT_READ, "watch")
-        if self.stdin_fd is not None:
-            try:
-                selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
-            except (ValueError, OSError):
-                self.stdin_fd = None
+        self.register_inputs(selector, self.watch)
         try:
             while True:
                 if self.requests:
@@ -424,12 +374,7 @@ class CodexSession:
                         if self.watch.drain():
                             self.inbox_dirty = True
                     elif key.data == "keyboard":
-                        data = os.read(self.stdin_fd, 4096)
-                        if data:
-                            self.desk.on_keyboard(data)
-                        else:
-                            selector.unregister(self.stdin_fd)
-                            self.stdin_fd = None
+                        self.read_keyboard(selector, self.desk.on_keyboard)
                 if self.child.poll() is None and not self._server_closed:
                     self.records.tick()
                     self.deliver()
@@ -458,41 +403,14 @@ class CodexSession:
         for frame in frames:
             self.on_frame(frame)
 
-    def _terminate_group(self) -> None:
-        try:
-            os.killpg(self.child.pid, signal.SIGTERM)
-        except OSError:
-            pass
-
-    def _end(self, returncode: int) -> int:
-        self._step("reaped")
-        self.records.ended(returncode)
-        self.note(f"codex app-server ended ({'signal ' + str(-returncode) if returncode < 0 else 'exit ' + str(returncode)})")
-        return returncode_status(returncode)
-
-    def _stop(self) -> int:
-        self._step("stop-requested")
-
-        def kill() -> None:
-            os.killpg(self.child.pid, signal.SIGKILL)
-
-        returncode, escalated = stop_with_cover(self.child, self.records, self.clock, self.stop_grace,
-                                                self._terminate_group, kill)
-        self._step("grace-expired" if escalated else "reaped")
-        return returncode_status(returncode)
-
-
 def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv: list[str],
                 operator: str | None = None, clock=None) -> int:
     """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
     not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
     from st2.clock import Clock
-    from st2.drivers import seat as seat_module
 
-    try:
-        seat = seat_module.resolve(catalog, identity)
-    except seat_module.SeatNotFound as error:
-        _say(str(error))
+    seat = resolve_seat(catalog, identity, "st2 codex-session")
+    if seat is None:
         return 2
     frame_log = None
     capture = os.environ.get(FRAME_LOG_ENV)

@@ -1,3 +1,25 @@
-"""The opencode driver: ``opencode serve`` driven natively by ``st2 driver opencode-session``."""
+"""The opencode driver: ``opencode serve`` driven natively by ``st2 driver opencode-session``.
+
+- :mod:`.expansion` — the ``opencode { … }`` block → the canonical PTY task's argv.
+- :mod:`.api` — the loopback HTTP client (basic auth with the launch's password), the SSE frame
+  parser, the version probe and the apiGate check of the OpenAPI document.
+- :mod:`.local` — host-local launch state (port, password, bound session), never in the catalog.
+- :mod:`.context` — harness-context from ``message.updated`` over ``GET /config/providers``.
+- :mod:`.observed` — harness-state from session status and the pending permissions/questions.
+- :mod:`.pump` — delivery through the session message API with durable read-back
+  (:mod:`st2.delivery.ledger`, opencode profile: never releases).
+- :mod:`.session` — the wrapper itself (and its transcript view of the SSE stream).
+- :mod:`.replay` — ``st2 driver opencode replay``: captured SSE frames through the same producers.
+"""
+
+from __future__ import annotations
 
 HARNESS = "opencode"
+
+OWNS_DELIVERY = True
+"""An opencode seat is delivered by its wrapper's pump only: ``ding`` is refused and DING holds it."""
+
+SUPPORTED_VERSIONS: tuple[str, ...] = ("1.18.33",)
+"""The exact opencode builds the wrapper drives. Every number the producers publish was measured on
+these (captures/opencode/1.18.33/); any other build is refused with a ``versionGate``
+driver-diagnostic rather than driven on a guess."""

@@ -1,0 +1,42 @@
+"""What every native delivery pump shares over its ledger (:mod:`st2.delivery.ledger`): loading it
+under the harness's profile (a quarantined ledger holds delivery for good and is never
+rewritten), the entries without durable evidence a successor must settle, and applying evidence
+(a refused edge is logged, never raised). Standard library only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from st2.delivery.ledger import Entry, Event, Ledger, Profile, Quarantined, Refused, Verdict
+
+
+class LedgerPump:
+    profile: Profile
+
+    def __init__(self, seat_directory: Path, ledger_path: Path, staging: Path, agent: str, runtime_id: str,
+                 log=lambda message: None) -> None:
+        self.seat_directory = Path(seat_directory)
+        self.log = log
+        self.quarantine: str | None = None
+        self.ledger: Ledger | None = None
+        try:
+            self.ledger = Ledger.load(ledger_path, staging, self.profile, agent, runtime_id)
+        except Quarantined as error:
+            self.quarantine = str(error)
+            log(f"delivery ledger {ledger_path} quarantined ({error}); delivery holds and the file is left as is")
+
+    def ambiguous(self) -> list[Entry]:
+        """Entries without durable evidence yet (attempted, transportAccepted short of the
+        profile's proof, or asserted): they hold, and only evidence settles them."""
+        if self.ledger is None:
+            return []
+        return [entry for entry in self.ledger.entries.values()
+                if self.ledger.verdict(entry.filename) is Verdict.HOLD]
+
+    def _apply(self, filenames: Iterable[str], event: Event) -> None:
+        for name in filenames:
+            try:
+                self.ledger.apply(name, event)
+            except Refused as error:
+                self.log(f"ledger evidence for {name} refused: {error}")

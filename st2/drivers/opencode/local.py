@@ -1,0 +1,60 @@
+"""The opencode wrapper's host-local launch state, ``<runtime scope>/opencode/<runtime-id>/server.json``
+(owner-only, never in the catalog, never in an argv), schema ``st2.opencode-server.v1``::
+
+    {"schema":"st2.opencode-server.v1","agent":"<host>.<identity>","runtimeId":"…",
+     "port":41234,"password":"<hex>","sessionID":"ses_…"|null,"pid":1234}
+
+``port`` and ``password`` are this launch's (the server's loopback port and its basic-auth
+password); ``sessionID`` is the session the seat is bound to, which a successor resumes (and whose
+history settles a predecessor's ambiguous deliveries). A record that does not read as this shape
+for this seat reads as absent: the successor starts a fresh session. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.fs.atomic import ensure_directory, publish
+from st2.fs.read import RUNTIME_LIMIT, read_bounded
+
+SCHEMA = "st2.opencode-server.v1"
+DIRECTORY_NAME = "opencode"
+RECORD_NAME = "server.json"
+
+
+@dataclass(frozen=True)
+class LaunchState:
+    port: int | None
+    password: str | None
+    session_id: str | None
+    pid: int | None
+
+
+def state_path(scope_directory: Path, runtime_id: str) -> Path:
+    return Path(scope_directory) / DIRECTORY_NAME / runtime_id / RECORD_NAME
+
+
+def read(path: Path, agent: str, runtime_id: str) -> LaunchState | None:
+    try:
+        body = json.loads(read_bounded(path, RUNTIME_LIMIT, follow_symlinks=False))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if (not isinstance(body, dict) or body.get("schema") != SCHEMA or body.get("agent") != agent
+            or body.get("runtimeId") != runtime_id):
+        return None
+    session_id = body.get("sessionID")
+    if session_id is not None and not (isinstance(session_id, str) and session_id.isprintable() and session_id):
+        return None
+    port, pid, password = body.get("port"), body.get("pid"), body.get("password")
+    return LaunchState(port if isinstance(port, int) else None, password if isinstance(password, str) else None,
+                       session_id, pid if isinstance(pid, int) else None)
+
+
+def write(path: Path, staging: Path, agent: str, runtime_id: str, state: LaunchState) -> None:
+    body = {"schema": SCHEMA, "agent": agent, "runtimeId": runtime_id, "port": state.port,
+            "password": state.password, "sessionID": state.session_id, "pid": state.pid}
+    ensure_directory(path.parent, mode=0o700)
+    ensure_directory(staging, mode=0o700)
+    publish(path, (json.dumps(body, separators=(",", ":")) + "\n").encode(), staging, mode=0o600)

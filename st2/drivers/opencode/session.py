@@ -1,0 +1,609 @@
+"""``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] -- opencode serve``:
+the opencode wrapper, the command inside an opencode seat's PTY task.
+
+1. Version gate: ``<opencode> --version`` must name a :data:`SUPPORTED_VERSIONS` build, else a
+   ``versionGate`` driver-diagnostic and exit :data:`EXIT_UNSUPPORTED` without serving.
+2. The relaunch claim (harness-state claim, harness-context removed) and presence, then
+   ``opencode serve --hostname 127.0.0.1 --port 0`` in its own process group, dying with the wrapper
+   (``PR_SET_PDEATHSIG``), with a fresh ``OPENCODE_SERVER_PASSWORD``. No request goes out before
+   the server prints its "listening" line (1.18.33 leaves a request in that gap unanswered); the
+   port it names and the password are kept in host-local state (:mod:`.local`) only.
+3. apiGate: ``GET /doc`` must offer every route the wrapper calls (:data:`.api.REQUIRED_PATHS`);
+   else an ``apiGate`` diagnostic and exit :data:`EXIT_UNSUPPORTED`. The first answer may take the
+   instance's whole bootstrap (5–40 s on two cores), so it is retried to a deadline.
+4. The window from ``GET /config/providers``; the session the local state names (``GET
+   /session/{id}``), else a new one (``POST /session``); then ``GET /event`` on its own thread,
+   reconnecting with backoff. Every (re)connect seeds the observed state from ``GET
+   /session/status``, ``GET /permission`` and ``GET /question`` before any delta is trusted.
+5. One loop over the event queue, the inbox watch, the keyboard and the signal pipe: events feed
+   the transcript, the context producer (harness-context), the observed state (harness-state) and
+   providerAuth (the assistant message's typed error only); the pump (:mod:`.pump`) delivers when
+   the bound session is idle and reads each delivery back.
+6. SIGTERM/SIGHUP: the server's group gets SIGTERM, a grace, then the ``signal 9`` cover and
+   SIGKILL; the terminal ``ended`` carries the real exit. A server that exits ends the session.
+
+Stage diagnostics (seed 003): versionGate, apiGate, sse (connect failed / disconnected; cleared
+by the next connect), seed (a snapshot that failed; cleared by the next complete seed),
+providerAuth (cleared by an assistant message that finishes without error), delivery (the prompt
+call; cleared by the next accepted call), readBack (cleared by the next successful read-back).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import secrets
+import selectors
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections import deque
+from pathlib import Path
+
+from st2.drivers.opencode import HARNESS, SUPPORTED_VERSIONS
+from st2.drivers.opencode import local
+from st2.drivers.opencode.api import ApiError, Client, Malformed, SseParser, api_problem, probe_version
+from st2.drivers.opencode.context import ContextProducer, credential_rejected
+from st2.drivers.opencode.expansion import split_model
+from st2.drivers.opencode.observed import Observed
+from st2.drivers.opencode.pump import Pump
+from st2.drivers.opencode.view import View
+from st2.drivers.seat import Seat
+from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, SessionRecords,
+                                        adopt_predecessor_failure, die_with_parent, exit_words, resolve_seat,
+                                        say, version_gate)
+from st2.records import driver_diagnostic, harness_context
+
+EXIT_UNSUPPORTED = 78
+TICK_SECONDS = 1.0
+LISTEN_TIMEOUT_SECONDS = 180.0
+API_TIMEOUT_SECONDS = 180.0
+CALL_SECONDS = 15.0
+BACKOFF_SECONDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+READ_BACK_SECONDS = 1.0
+MAX_RESTARTS = 5
+QUIET_SECONDS = 30.0
+"""A prompt call this server took (or may have taken: no answer) is settled against its history
+only once the session has run its turn and gone idle, or has stayed idle this long after the
+call; before that a missing correlation keeps holding. A predecessor's server is gone, so its
+history is complete at once."""
+_LISTENING = re.compile(rb"server listening on http://([0-9.]+):([0-9]+)")
+
+
+def _say(message: str) -> None:
+    say("st2 opencode-session", message)
+
+
+class EventStream(threading.Thread):
+    """``GET /event`` on its own connection; every outcome goes to ``inbox`` as ``("connected",)``,
+    ``("event", e)`` or ``("down", reason)``, and a byte to ``wake`` (the loop's pipe). Reconnects
+    with :data:`BACKOFF_SECONDS` until :meth:`stop`."""
+
+    def __init__(self, client: Client, inbox: queue.Queue, wake: int) -> None:
+        super().__init__(daemon=True)
+        self.client = client
+        self.inbox = inbox
+        self.wake = wake
+        self.stopping = threading.Event()
+        self._sock = None
+
+    def _put(self, item) -> None:
+        self.inbox.put(item)
+        try:
+            os.write(self.wake, b"e")
+        except OSError:
+            pass
+
+    def stop(self) -> None:
+        self.stopping.set()
+        sock = self._sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def run(self) -> None:
+        failures = 0
+        while not self.stopping.is_set():
+            connection = self.client.connection(timeout=CALL_SECONDS)
+            connected = False
+            try:
+                # Our own socket: http.client drops its reference once a response reads to close.
+                connection.sock = self._sock = socket.create_connection((self.client.host, self.client.port),
+                                                                        timeout=CALL_SECONDS)
+                connection.request("GET", "/event", headers={**self.client.headers, "Accept": "text/event-stream"})
+                response = connection.getresponse()
+                if response.status != 200:
+                    raise OSError(f"HTTP {response.status}")
+                self._sock.settimeout(None)  # a quiet stream is not a failure; stop() shuts it down
+                parser = SseParser()
+                connected = True
+                failures = 0
+                self._put(("connected",))
+                while not self.stopping.is_set():
+                    chunk = response.read1(65536)
+                    if not chunk:
+                        break
+                    for event in parser.feed(chunk):
+                        self._put(("event", event))
+                reason = "sseDisconnected"
+            except Exception:  # any failure of the stream is one reconnect
+                reason = "sseDisconnected" if connected else "sseConnectFailed"
+            finally:
+                connection.close()
+                self._sock = None
+            if self.stopping.is_set():
+                return
+            self._put(("down", reason))
+            self.stopping.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)])
+            failures += 1
+
+
+class OpencodeSession(GroupServerSession):
+    server_name = "opencode serve"
+
+    def __init__(self, seat: Seat, runtime_id: str, argv: list[str], clock, catalog: Path, model: str | None = None,
+                 operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
+                 stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS) -> None:
+        from st2.delivery.ledger import ledger_path
+        from st2.runtime.scope import RuntimeScope
+
+        if not argv:
+            raise ValueError("no opencode argv after --")
+        self.seat = seat
+        self.runtime_id = runtime_id
+        self.argv = list(argv)
+        self.clock = clock
+        self.catalog = Path(catalog)
+        self.model = split_model(model) if model else None
+        self.environment = dict(os.environ if environment is None else environment)
+        self.stdin_fd = stdin_fd
+        self.stop_grace = stop_grace
+        self.lifecycle = Lifecycle.STARTING
+        self.requests: deque[int] = deque()
+        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
+                                      prefix="st2 opencode-session")
+        scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
+        self.staging = scope.staging
+        self.state_path = local.state_path(scope.directory, runtime_id)
+        self.view = View(self, catalog, seat, operator, stream)
+        self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
+                         runtime_id, log=self.note)
+        self.context = ContextProducer()
+        self.observed = Observed()
+        self._published = None
+        self.diagnostics: driver_diagnostic.Publisher | None = None
+        self.context_writer: harness_context.Writer | None = None
+        self.child: subprocess.Popen | None = None
+        self.client: Client | None = None
+        self.session_id: str | None = None
+        self.password = secrets.token_hex(16)
+        self.events: queue.Queue = queue.Queue()
+        self.stream: EventStream | None = None
+        self.connected = False
+        self.restarts = 0
+        self.inbox_dirty = True
+        self.awaiting_read_back = False
+        self._turn_seen = False
+        self._next_read_back = 0.0
+        self._sent_at = 0.0
+        self._next_audit = 0.0
+        self._wake_read, self._wake_write = os.pipe()
+        os.set_blocking(self._wake_write, False)
+        os.set_blocking(self._wake_read, False)
+
+    # --- small helpers ---------------------------------------------------------------------
+    def note(self, message: str) -> None:
+        self.view.say(f"st2: {message}")
+
+    def _save_local(self) -> None:
+        try:
+            local.write(self.state_path, self.staging, self.seat.agent, self.runtime_id,
+                        local.LaunchState(self.client.port if self.client else None, self.password, self.session_id,
+                                          self.child.pid if self.child else None))
+        except OSError as error:
+            self.note(f"host-local state write failed: {error}")
+
+    # --- start -----------------------------------------------------------------------------
+    def gate(self) -> bool:
+        version, problem = probe_version(self.argv[0], self.environment)
+        self.diagnostics, ok = version_gate(self.seat.directory, HARNESS, self.clock, version, problem,
+                                            SUPPORTED_VERSIONS, "opencode", "st2 opencode-session",
+                                            adopt=adopt_predecessor_failure)
+        return ok
+
+    def start(self) -> None:
+        self.records.claim()
+        self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
+                                                     self.records.token, self.clock)
+        previous = local.read(self.state_path, self.seat.agent, self.runtime_id)
+        self.session_id = previous.session_id if previous else None
+        self.server_log = self.state_path.parent / "serve.log"
+        self.server_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        try:
+            self.spawn()
+        except OSError as error:
+            _say(f"cannot start {self.argv[0]!r}: {error.strerror or error}")
+            self._step("spawn-failed")
+            self.records.ended(127)
+            raise
+        self._step("spawned")
+
+    def spawn(self) -> None:
+        """Start ``opencode serve`` on a port it picks, with this launch's password."""
+        environment = {**self.environment, "OPENCODE_SERVER_PASSWORD": self.password}
+        argv = [*self.argv, "--hostname", "127.0.0.1", "--port", "0"]
+        with open(self.server_log, "wb") as log:
+            self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                                          env=environment, start_new_session=True, preexec_fn=die_with_parent)
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep up to ``seconds`` unless a stop is requested or the server exits; False then."""
+        if self.requests or self.child.poll() is not None:
+            return False
+        selectors_ = selectors.DefaultSelector()
+        selectors_.register(self._wake_read, selectors.EVENT_READ)
+        selectors_.select(seconds)
+        selectors_.close()
+        self._drain_wake()
+        return not self.requests and self.child.poll() is None
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_read, 4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def wait_listening(self) -> bool:
+        deadline = self.clock.monotonic() + LISTEN_TIMEOUT_SECONDS
+        while self.clock.monotonic() < deadline:
+            try:
+                match = _LISTENING.search(self.server_log.read_bytes()[:1 << 20])
+            except OSError:
+                match = None
+            if match:
+                self.client = Client(match.group(1).decode(), int(match.group(2)), self.password, CALL_SECONDS)
+                self._save_local()
+                self.note(f"opencode serve listening on 127.0.0.1:{self.client.port}")
+                return True
+            if not self._wait(0.1):
+                return False
+        self.note(f"opencode serve printed no 'listening' line within {LISTEN_TIMEOUT_SECONDS:.0f} s")
+        return False
+
+    def api_gate(self) -> bool:
+        deadline = self.clock.monotonic() + API_TIMEOUT_SECONDS
+        while True:
+            try:
+                document = self.client.get("/doc", timeout=max(1.0, min(60.0, deadline - self.clock.monotonic())))
+                break
+            except ApiError as error:
+                if self.clock.monotonic() >= deadline or not self._wait(0.5):
+                    self.diagnostics.publish("apiGate", "apiUnavailable", "openApiDocument")
+                    self.note(f"the OpenAPI document is unavailable: {error}")
+                    return False
+        problem = api_problem(document)
+        if problem:
+            self.diagnostics.publish("apiGate", "incompatibleApi", "openApiDocument")
+            _say(f"{problem}; refusing to drive it")
+            return False
+        self.diagnostics.clear("apiGate")
+        return True
+
+    def pull_window(self) -> None:
+        try:
+            self.context.on_providers(self.client.get("/config/providers"))
+        except ApiError as error:
+            self.note(f"GET /config/providers failed ({error}); the window is withheld until it answers")
+
+    def bind(self) -> bool:
+        if self.session_id:
+            try:
+                found = self.client.get(f"/session/{self.session_id}")
+                if isinstance(found, dict) and found.get("id") == self.session_id:
+                    self.note(f"resumed session {self.session_id}")
+                    return True
+            except ApiError as error:
+                self.note(f"session {self.session_id} is not served ({error}); starting a new one; "
+                          "deliveries bound to it hold")
+        try:
+            created = self.client.post("/session", {})
+        except ApiError as error:
+            self.note(f"POST /session failed: {error}")
+            self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
+            return False
+        if not isinstance(created, dict) or not isinstance(created.get("id"), str):
+            self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
+            return False
+        self.session_id = created["id"]
+        self._save_local()
+        self.note(f"started session {self.session_id}")
+        return True
+
+    # --- events ----------------------------------------------------------------------------
+    def seed(self) -> None:
+        """Seed the observed state from the three snapshots (a failing one is the seed stage)."""
+        snapshots = []
+        for path, reason, source in (("/session/status", "statusUnavailable", "statusSnapshot"),
+                                     ("/permission", "permissionUnavailable", "permissionSnapshot"),
+                                     ("/question", "questionUnavailable", "questionSnapshot")):
+            try:
+                snapshots.append(self.client.get(path))
+            except ApiError as error:
+                self.note(f"seed: GET {path} failed ({error})")
+                self.diagnostics.publish("seed", reason, source)
+                self.records.writer.lose_sight()
+                return
+        problem = self.observed.seed(*snapshots)
+        if problem is not None:
+            source = {"malformedStatus": "statusSnapshot", "unknownStatus": "statusSnapshot",
+                      "malformedPermissions": "permissionSnapshot", "malformedQuestions": "questionSnapshot",
+                      "missingAskId": "permissionSnapshot"}[problem]
+            self.diagnostics.publish("seed", problem, source)
+            self.records.writer.lose_sight()
+            return
+        self.diagnostics.clear("seed")
+        self.view.seeded(self.observed.pending)
+        self._publish_state(force=True)
+
+    def _publish_state(self, force: bool = False) -> None:
+        projection = self.observed.project()
+        if projection is None or (projection == self._published and not force):
+            return
+        try:
+            self.records.writer.observe(projection.state, projection.blocked_on, "unknown", projection.ask)
+            self._published = projection
+        except OSError as error:
+            self._published = None
+            self.note(f"observed-state write failed: {error}")
+
+    def on_item(self, item) -> None:
+        kind = item[0]
+        if kind == "connected":
+            self.connected = True
+            self.restarts = 0
+            self.diagnostics.clear("sse")
+            self.seed()
+            self.inbox_dirty = True
+            if self.pump.ambiguous():
+                self._next_read_back = 0.0
+            return
+        if kind == "down":
+            if self.connected or item[1] == "sseConnectFailed":
+                self.diagnostics.publish("sse", item[1], "eventStream")
+            self.connected = False
+            self._published = None
+            self.records.writer.lose_sight()
+            return
+        event = item[1]
+        if isinstance(event, Malformed):
+            self.note(f"ignored a malformed event: {event.text[:80]}")
+            return
+        self.view.event(event)
+        kind = event.get("type")
+        if kind == "message.updated":
+            self._message_updated(event)
+        reading, edge = self.context.on_event(event, self.clock.wall_ms())
+        if reading is not None or edge is not None:
+            try:
+                self.context_writer.publish(reading, edge)
+            except (OSError, ValueError) as error:
+                self.note(f"harness-context write failed: {error}")
+            if self.context.window_due:
+                self.pull_window()
+        if self.observed.on_event(event):
+            self._publish_state()
+            properties = event.get("properties") or {}
+            if properties.get("sessionID") == self.session_id and kind in ("session.idle", "session.status"):
+                self.inbox_dirty = True
+                if self.awaiting_read_back and kind == "session.idle":
+                    self._next_read_back = 0.0
+
+    def _message_updated(self, event: dict) -> None:
+        info = (event.get("properties") or {}).get("info")
+        if not isinstance(info, dict) or info.get("role") != "assistant":
+            return
+        if credential_rejected(info.get("error")):
+            self.diagnostics.publish("providerAuth", "providerAuthRejected", "turnResult")
+        elif info.get("error") is None and info.get("finish") and (info.get("time") or {}).get("completed"):
+            self.diagnostics.clear("providerAuth")
+        if info.get("sessionID") == self.session_id:
+            self._turn_seen = True
+
+    # --- delivery --------------------------------------------------------------------------
+    def deliver(self) -> None:
+        now = self.clock.monotonic()
+        if now >= self._next_audit:
+            self.inbox_dirty = True
+            self._next_audit = now + 30.0
+        if self.pump.ambiguous():
+            if now >= self._next_read_back:
+                self.read_back()
+            return
+        if not (self.inbox_dirty and self.connected and self.session_id and self.observed.idle()):
+            return
+        self.inbox_dirty = False
+        batch = self.pump.next_batch(self.session_id)
+        if batch is None:
+            return
+        body: dict = {"parts": [{"type": "text", "text": batch.text}]}
+        if self.model is not None:
+            body["model"] = {"providerID": self.model[0], "modelID": self.model[1]}
+        try:
+            self.client.post(f"/session/{self.session_id}/prompt_async", body)
+        except ApiError as error:
+            if error.status is not None and 400 <= error.status < 500:
+                self.pump.transport_answer(batch, accepted=False)
+                self.diagnostics.publish("delivery", "deliveryRejected", "promptTransport")
+                self.note(f"the prompt was refused ({error}); one new attempt is allowed")
+            else:  # no definite answer: the server may still take it; read back, never re-send
+                self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
+                self.note(f"the prompt call got no answer ({error}); it holds until read back")
+                self.awaiting_read_back = True
+                self._turn_seen = False
+                self._sent_at = now
+            self._next_read_back = now + READ_BACK_SECONDS
+            return
+        self.pump.transport_answer(batch, accepted=True)
+        self.diagnostics.clear("delivery")
+        self.awaiting_read_back = True
+        self._turn_seen = False
+        self._sent_at = now
+        self._next_read_back = now + 0.2
+        self.note(f"delivered {len(batch.filenames)} message(s)")
+
+    def read_back(self) -> None:
+        """Read the bound sessions' histories back; a predecessor's binding (or ours once the turn
+        our prompt started has ended) is complete, so a missing correlation there is ``absent``."""
+        self._next_read_back = self.clock.monotonic() + READ_BACK_SECONDS
+        for binding in sorted(self.pump.bindings()):
+            try:
+                messages = self.client.get(f"/session/{binding}/message")
+            except ApiError as error:
+                self.diagnostics.publish("readBack", "readBackUnavailable", "messageReadBack")
+                self.note(f"read-back of session {binding} failed ({error}); the deliveries hold")
+                continue
+            ours = binding == self.session_id and self.awaiting_read_back
+            quiet = self.clock.monotonic() - self._sent_at >= QUIET_SECONDS and self.observed.idle()
+            complete = not ours or (self._turn_seen and self.observed.idle()) or quiet
+            persisted, absent = self.pump.read_back(binding, messages, complete)
+            if persisted:
+                self.diagnostics.clear("readBack")
+                self.note(f"read back {len(persisted)} delivered message(s): persisted")
+            if absent:
+                self.diagnostics.publish("readBack", "notDurable", "messageReadBack")
+                self.note(f"{len(absent)} delivery(ies) not in the session's history; one new attempt is allowed")
+        if not self.pump.ambiguous():
+            self.awaiting_read_back = False
+            self.inbox_dirty = True
+
+    # --- the loop --------------------------------------------------------------------------
+    def run(self) -> int:
+        if not self.gate():
+            return EXIT_UNSUPPORTED
+        previous_wakeup = signal.set_wakeup_fd(self._wake_write)
+        try:
+            if self.lifecycle is Lifecycle.STARTING:
+                self.start()
+            problem = self.serve()
+            if problem is not None:
+                return problem
+            return self._loop()
+        finally:
+            if self.stream is not None:
+                self.stream.stop()
+            signal.set_wakeup_fd(previous_wakeup)
+
+    def serve(self) -> int | None:
+        """Bring the spawned server into service (listening, apiGate, window, session, stream);
+        None when it serves, else the wrapper's exit status."""
+        if not self.wait_listening():
+            return self._stop() if self.child.poll() is None else self._end(self.child.wait())
+        if not self.api_gate():
+            if self.child.poll() is None:
+                self._stop()
+            else:
+                self._end(self.child.wait())
+            return EXIT_UNSUPPORTED
+        self.pull_window()
+        if not self.bind():
+            self.note("no session could be bound; delivery holds")
+        self.stream = EventStream(self.client, self.events, self._wake_write)
+        self.stream.start()
+        return None
+
+    def restart(self, returncode: int) -> int | None:
+        """The server exited under a running session: report the stream's loss, then serve a new
+        one (its connect clears the ``sse`` stage). None when it serves again."""
+        self.note(f"opencode serve exited ({exit_words(returncode)}); restarting it")
+        if self.stream is not None:
+            self.stream.stop()
+        self._take_events()
+        if self.connected:
+            self.on_item(("down", "sseDisconnected"))
+        self.restarts += 1
+        if self.restarts > MAX_RESTARTS or not self._wait_quietly(BACKOFF_SECONDS[min(self.restarts, 5)]):
+            return self._end(returncode)
+        # The old server is gone, so its history is complete: a read-back settles what it left.
+        self.awaiting_read_back = False
+        self._next_read_back = 0.0
+        try:
+            self.spawn()
+        except OSError as error:
+            _say(f"cannot restart {self.argv[0]!r}: {error.strerror or error}")
+            return self._end(returncode)
+        return self.serve()
+
+    def _wait_quietly(self, seconds: float) -> bool:
+        deadline = self.clock.monotonic() + seconds
+        while self.clock.monotonic() < deadline:
+            if self.requests:
+                return False
+            self.clock.sleep(0.05)
+        return True
+
+    def _take_events(self) -> None:
+        while True:
+            try:
+                item = self.events.get_nowait()
+            except queue.Empty:
+                return
+            self.on_item(item)
+
+    def _loop(self) -> int:
+        from st2.catalog.seat_watch import SeatWatch
+
+        watch = SeatWatch(self.seat.directory)
+        selector = selectors.DefaultSelector()
+        selector.register(self._wake_read, selectors.EVENT_READ, "wake")
+        self.register_inputs(selector, watch)
+        while True:
+            if self.requests:
+                self.requests.clear()
+                return self._stop()
+            returncode = self.child.poll()
+            if returncode is not None:
+                problem = self.restart(returncode)
+                if problem is not None:
+                    return problem
+                continue
+            for key, _ in selector.select(TICK_SECONDS):
+                if key.data == "wake":
+                    self._drain_wake()
+                elif key.data == "watch":
+                    if watch.drain():
+                        self.inbox_dirty = True
+                elif key.data == "keyboard":
+                    self.read_keyboard(selector, self.view.on_keyboard)
+            self._take_events()
+            if self.child.poll() is None:
+                self.records.tick()
+                self.deliver()
+
+def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], model: str | None = None,
+                operator: str | None = None, clock=None) -> int:
+    """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
+    resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
+    opencode cannot be started)."""
+    from st2.clock import Clock
+
+    if model is not None and split_model(model) is None:
+        _say(f"--model {model!r} is not providerID/modelID")
+        return 2
+    seat = resolve_seat(catalog, identity, "st2 opencode-session")
+    if seat is None:
+        return 2
+    session = OpencodeSession(seat, runtime_id or seat.agent, argv, clock or Clock(), catalog, model=model,
+                              operator=operator,
+                              stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
+    session.install_signal_handlers()
+    try:
+        return session.run()
+    except OSError as error:
+        _say(f"{error}")
+        return 127

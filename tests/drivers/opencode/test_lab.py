@@ -1,0 +1,146 @@
+"""Lab tier: the real ``opencode serve`` 1.18.33 run by ``st2 up`` as an ``opencode { … }`` seat —
+its PTY task is ``st2 driver opencode-session`` — against the loopback fake model: one mail is
+exactly one model request and its ledger entry reaches ``persisted`` (read back from the server);
+the context is the assistant total over the providers window; one summarize is one compaction; a
+permission blocks on a human until ``/approve`` is typed; killing the server yields the ``sse``
+diagnostic, cleared when the wrapper has served a new one and its stream connects."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+LAB_DIR = REPO / "tests" / "lab"
+CODEX_TESTS = REPO / "tests" / "drivers" / "codex"
+for folder in (LAB_DIR, CODEX_TESTS):
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
+
+from codex_support import write_message  # noqa: E402
+from fake_model import FakeModel  # noqa: E402
+from lab_config import Lab, configure_opencode  # noqa: E402
+from lab_support import require_harness  # noqa: E402
+from st2_seat import UpSeat, poll  # noqa: E402
+
+pytestmark = pytest.mark.lab
+
+HOST = "labhost"
+
+
+class Seat(UpSeat):
+    def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], lab: Lab) -> None:
+        super().__init__(catalog, state_home, env, HOST, "oc")
+        self.lab = lab
+
+    def state(self) -> tuple:
+        value = self.record("harness-state") or {}
+        return value.get("state"), value.get("blockedOn"), value.get("ask")
+
+    def ledger(self) -> dict:
+        path = next(iter(self.state_home.glob(f"**/delivery/{HOST}.oc/delivery-ledger.json")), None)
+        return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
+
+    def server(self) -> dict:
+        path = next(iter(self.state_home.glob(f"**/opencode/{HOST}.oc/server.json")))
+        return json.loads(path.read_text())
+
+    def call(self, method: str, path: str, body=None):
+        server = self.server()
+        token = base64.b64encode(f"opencode:{server['password']}".encode()).decode()
+        request = urllib.request.Request(f"http://127.0.0.1:{server['port']}{path}", method=method,
+                                         data=None if body is None else json.dumps(body).encode(),
+                                         headers={"Authorization": f"Basic {token}",
+                                                  "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=120) as response:
+            text = response.read().decode()
+        return json.loads(text) if text.strip() else None
+
+
+@pytest.fixture
+def fake_model():
+    with FakeModel() as fake:
+        yield fake
+
+
+@pytest.fixture
+def seat(tmp_path: Path, fake_model: FakeModel):
+    harness = require_harness("opencode")
+    lab = Lab.create(tmp_path / "lab")
+    env = configure_opencode(lab, harness, fake_model, permission={"bash": "ask"})
+    state_home = Path(tempfile.mkdtemp(prefix="st2oc-"))
+    catalog = tmp_path / "catalog"
+    directory = catalog / "agents" / HOST / "oc"
+    (directory / "resources" / "inbox").mkdir(parents=True)
+    (directory / "agent.kdl").write_text(
+        f'agent "oc" {{\n    workspace "{lab.workspace}"\n'
+        f'    opencode {{\n        executable "{harness.executable}"\n        model "fake/fake-model"\n    }}\n}}\n')
+    env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
+    running = Seat(catalog, state_home, env, lab)
+    try:
+        yield running
+    finally:
+        running.kill_pty()
+        shutil.rmtree(state_home, ignore_errors=True)
+
+
+def requests_carrying(fake: FakeModel, stem: str) -> int:
+    """Agent turns whose newest user input is the delivery of ``stem``. opencode also asks the
+    model for a session title from the first user message; that request carries no tools."""
+    return sum(1 for entry in fake.model_requests()
+               if entry.get("summary", {}).get("tool_names")
+               and f"st2:{stem}:" in (entry.get("summary", {}).get("last_user_text") or ""))
+
+
+def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: Seat, fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+
+    name = write_message(seat.directory, "first task", body="say hello")
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
+    poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 9942, "the reading", 60, seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "idle after the turn", 60, seat.screen)
+    assert requests_carrying(fake_model, name[:-3]) == 1
+    context = seat.row()["context"]
+    assert (context["harness"], context["usedTokens"], context["windowTokens"], context["usedPercent"],
+            context["model"]) == ("opencode", 9942, 200000, 4.971, "fake/fake-model")
+    assert (seat.directory / "resources" / "inbox" / name).exists()  # the pump never archives
+
+    # One summarize is one compaction, trigger unknown; the summary's own tokens are not the reading.
+    session = seat.server()["sessionID"]
+    seat.call("POST", f"/session/{session}/summarize", {"providerID": "fake", "modelID": "fake-model"})
+    poll(lambda: (seat.record("harness-context") or {}).get("compactions") == 1, "the compaction", 120, seat.screen)
+    context = seat.row()["context"]
+    assert (context["compactions"], context["lastCompactionTrigger"]) == (1, "unknown")
+
+    # A permission: blocked on a human with its ask, cleared by /approve typed in the PTY.
+    (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
+    os.rename(seat.directory / "resources" / "inbox" / name, seat.directory / "resources" / "archive" / name)
+    write_message(seat.directory, "tool", body="FAKE_TOOL: echo opencode-tool-ok")
+    poll(lambda: seat.state()[1] == "human", "blockedOn human", 120, seat.screen)
+    assert seat.state() == ("active", "human", "permission")
+    assert seat.row()["observedState"]["blockedOn"] == "human"
+    poll(lambda: "/approve" in seat.screen(), "the ask in the transcript", 30, seat.screen)
+    seat.tmux("send-keys", "-t", seat.session, "-l", "/approve")
+    seat.tmux("send-keys", "-t", seat.session, "Enter")
+    poll(lambda: seat.state()[:2] == ("idle", "none"), "approved and idle", 120, seat.screen)
+
+    # Killing the server mid-stream: the sse diagnostic.
+    server_pid = seat.server()["pid"]
+    os.killpg(server_pid, signal.SIGKILL)
+    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "sse", "the sse diagnostic", 60,
+         seat.screen)
+    assert seat.row()["driverDiagnostic"]["reason"] in ("sseDisconnected", "sseConnectFailed")
+    # The wrapper serves a new server; its stream's connect clears the stage (and only that stage).
+    poll(lambda: seat.record("driver-diagnostic") is None and seat.server()["pid"] != server_pid,
+         "the sse stage cleared by the restarted server's stream", 240, seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "idle on the restarted server", 120, seat.screen)

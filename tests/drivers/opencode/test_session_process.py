@@ -1,0 +1,56 @@
+"""The opencode wrapper as a real process around the stand-in server built from the 1.18.33
+captured frames: delivery read back to ``persisted`` exactly once, the context and state records,
+the host-local launch state, the gates."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from opencode_support import Wrapper, make_seat, poll_for, record, write_message
+
+pytestmark = pytest.mark.process
+
+
+def test_mail_is_prompted_once_and_read_back_to_persisted(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
+        name = write_message(seat, "first", body="say hello")
+        poll_for(lambda: wrapper.ledger().get(name, {}).get("phase") == "persisted", lambda: wrapper.text())
+        poll_for(lambda: (record(seat, "harness-context") or {}).get("usedTokens") == 9942, lambda: wrapper.text())
+        context = record(seat, "harness-context")
+        assert (context["windowTokens"], context["usedPercent"], context["model"]) == (200000, 4.971, "fake/fake-model")
+        requests = wrapper.model_requests()
+        assert len(requests) == 1 and wrapper.ledger()[name]["correlation"] in requests[0]
+        # A persisted entry holds further delivery until the recipient settles (never released).
+        second = write_message(seat, "second", body="again")
+        poll_for(lambda: "delivered" in wrapper.text(), "the first delivery line")
+        assert second not in wrapper.ledger()
+        os.rename(seat / "resources" / "inbox" / name, seat / "resources" / "archive" / name)
+        poll_for(lambda: wrapper.ledger().get(second, {}).get("phase") == "persisted", lambda: wrapper.text())
+        assert name not in wrapper.ledger() and len(wrapper.model_requests()) == 2
+        # The port and password live in host-local state only (0600), never in the catalog.
+        [server] = list(wrapper.state.glob("**/opencode/h.oc/server.json"))
+        body = json.loads(server.read_text())
+        assert list(body) == ["schema", "agent", "runtimeId", "port", "password", "sessionID", "pid"]
+        assert body["schema"] == "st2.opencode-server.v1" and stat.S_IMODE(server.stat().st_mode) == 0o600
+        assert body["password"] not in (seat / "agent.kdl").read_text()
+        assert body["password"] not in " ".join(open(f"/proc/{wrapper.process.pid}/cmdline").read().split("\0"))
+    finally:
+        wrapper.stop()
+    assert record(seat, "harness-state")["state"] == "ended"
+
+
+def test_an_unsupported_version_is_refused_at_the_gate(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path, env={"STANDIN_VERSION": "1.18.34"})
+    assert wrapper.process.wait(timeout=60) == 78
+    wrapper.handle.close()
+    diagnostic = record(seat, "driver-diagnostic")
+    assert (diagnostic["stage"], diagnostic["reason"], diagnostic["producerVersion"], diagnostic["support"]) == (
+        "versionGate", "unsupportedVersion", "1.18.34", "unsupported")
+    assert "1.18.34 is not a supported version" in wrapper.text() and not wrapper.launches()
