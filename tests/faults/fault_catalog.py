@@ -192,11 +192,13 @@ def case_shell_injection(fleet: Fleet, tally: Tally, scale: float) -> None:
         tally.note("escapes", f"shell-injection: the notifier never started: {fleet.log()[-800:]}")
         return
     subjects = [f"hi; touch {pwned}-1 #", f"$(touch {pwned}-2)", f"`touch {pwned}-3`", f"x\ntouch {pwned}-4"]
+    sent = 0                                   # a subject with a newline is refused at send
     for subject in subjects:
-        st2(tally, "shell-injection", ["message", "send", "shell", "--as", "h.peer", "--subject", subject,
-                                       "-m", "body", "--host", "h"], fleet.env)
+        result = st2(tally, "shell-injection", ["message", "send", "shell", "--as", "h.peer", "--subject", subject,
+                                                "-m", "body", "--host", "h"], fleet.env)
+        sent += result is not None and result.returncode == 0
     # Bounded by what the notifier does: stop as soon as the shell ran something, or once every
-    # message's notice was delivered (settled in the ownership record), else after 20 s (a notice
+    # sent message's notice was delivered (settled in the ownership record), else after 20 s (a notice
     # that is never auto-submitted into a shell holds, which is one of the two right answers).
     import json
 
@@ -206,7 +208,7 @@ def case_shell_injection(fleet: Fleet, tally: Tally, scale: float) -> None:
         except (OSError, ValueError):
             return 0
 
-    poll_for(lambda: list(fleet.base.glob("pwned*")) or settled() >= len(subjects), timeout=20, step=0.1)
+    poll_for(lambda: list(fleet.base.glob("pwned*")) or settled() >= sent, timeout=20, step=0.1)
     ran = sorted(path.name for path in fleet.base.glob("pwned*"))
     if ran:
         tally.note("escapes", f"shell-injection: the shell ran the mail subject: {ran}")
