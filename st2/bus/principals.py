@@ -20,7 +20,7 @@ from pathlib import Path
 from st2.bus import AmbiguousRecipient, BusError
 from st2.bus.addressing import seats
 from st2.catalog.layout import PRINCIPALS_DIR
-from st2.fs.read import DECLARATION_LIMIT, read_text
+from st2.declarations.diagnostics import ERROR
 
 
 @dataclass(frozen=True)
@@ -35,30 +35,23 @@ class Principal:
 
 
 def _load(declaration: Path) -> Principal:
-    import ckdl
+    """The principal declared at ``declaration``, read by the one ``principal.kdl`` reader
+    (:func:`st2.declarations.principal.load_principal`, the one ``st2 validate`` uses). Raise
+    :class:`BusError` carrying its first error when it does not load."""
+    from st2.declarations.principal import load_principal
 
-    try:
-        document = ckdl.parse(read_text(declaration, DECLARATION_LIMIT))
-    except (OSError, UnicodeDecodeError) as error:
-        raise BusError(f"{declaration}: {error}") from None
-    except ckdl.ParseError as error:
-        raise BusError(f"{declaration}: KDL parse error: {error}") from None
-    nodes = document.nodes
-    if len(nodes) != 1 or nodes[0].name != "principal":
-        raise BusError(f"{declaration}: expected exactly one `principal` node")
-    node = nodes[0]
-    if len(node.args) != 1 or not isinstance(node.args[0], str):
-        raise BusError(f"{declaration}: the principal's name must be its one string argument")
+    loaded, diagnostics = load_principal(declaration)
+    errors = [diagnostic for diagnostic in diagnostics if diagnostic.severity == ERROR]
+    if loaded is None or errors:
+        raise BusError(f"{declaration}: {errors[0].message if errors else 'not a principal declaration'}")
     directory = declaration.parent
-    host = node.properties.get("host", directory.parent.name)
-    if not isinstance(host, str) or set(node.properties) - {"host"}:
-        raise BusError(f"{declaration}: a principal's only property is host=\"<host>\"")
-    if directory.name != node.args[0] or directory.parent.name != host:
+    host = loaded.host or directory.parent.name
+    if directory.name != loaded.principal or directory.parent.name != host:
         raise BusError(
-            f"{declaration}: content {host}.{node.args[0]} must match "
+            f"{declaration}: content {host}.{loaded.principal} must match "
             f"principals/<host>/<name>/principal.kdl"
         )
-    return Principal(host=host, name=node.args[0], directory=directory)
+    return Principal(host=host, name=loaded.principal, directory=directory)
 
 
 def principals(catalog: Path) -> list[Principal]:

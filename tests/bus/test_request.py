@@ -117,7 +117,7 @@ def test_a_plain_message_is_not_a_typed_request(bus_catalog: Path, clock) -> Non
 
 def test_a_principal_declaration_must_match_its_path(bus_catalog: Path, clock) -> None:
     (bus_catalog / "principals/h1/svc/principal.kdl").write_text('principal "other" host="h1"\n')
-    with pytest.raises(BusError, match="must match"):
+    with pytest.raises(BusError, match="differs from its directory"):
         publish(bus_catalog, clock)
 
 
@@ -146,3 +146,24 @@ def test_a_crash_replayed_request_finishes_the_reserved_publication(bus_catalog:
     archive_message(bus_catalog / "agents/h1/bob", first.filename)
     assert publish(bus_catalog, clock).deduplicated
     assert message_names(bob_inbox(bus_catalog)) == []
+
+
+@pytest.mark.parametrize("text", ['principal r"svc" host="h1"\n', 'principal "svc" host="h1" colour="blue"\n',
+                                  'principal "svc" host="h1" {\n    nickname "x"\n}\n'])
+def test_the_bus_refuses_every_principal_declaration_validate_refuses(bus_catalog: Path, clock, text: str) -> None:
+    """One reader for principal.kdl: a KDL 1 raw string, an unknown property or field is refused
+    by the bus exactly as `st2 validate` refuses it, with validate's own diagnostic."""
+    from st2.validation import validate_catalog
+
+    (bus_catalog / "principals/h1/svc/principal.kdl").write_text(text)
+    diagnostics = [d for d in validate_catalog(bus_catalog, "h1") if d.source == "principals/h1/svc/principal.kdl"]
+    assert diagnostics and diagnostics[0].severity == "error"
+    with pytest.raises(BusError) as refused:
+        publish(bus_catalog, clock)
+    assert diagnostics[0].message in str(refused.value)
+
+
+def test_a_principal_with_its_presentation_fields_is_accepted_by_the_bus(bus_catalog: Path, clock) -> None:
+    (bus_catalog / "principals/h1/svc/principal.kdl").write_text(
+        'principal "svc" host="h1" {\n    name "Service"\n    description "posts replies"\n}\n')
+    assert publish(bus_catalog, clock).filename
