@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from st2.bus.filename import is_message_filename
+from st2.bus.filename import is_message_filename, message_id_of
 
 SUBJECT_MAX_CHARS = 160
 SENDER_MAX_CHARS = 80
@@ -95,7 +95,7 @@ def normalize_field(value: str | None, fallback: str, max_chars: int) -> str:
 def notice_id(filename: str) -> str:
     """The ``<rand6>`` of a ``<unix-ms>-<rand6>.md`` filename; the normalized stem otherwise."""
     if is_message_filename(filename):
-        return filename[14:20]
+        return message_id_of(filename)
     stem = filename[:-3] if filename.endswith(".md") else filename
     return normalize_field(stem, "?", 32)
 
