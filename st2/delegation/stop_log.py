@@ -12,8 +12,9 @@ the event name and session id, nothing of the task view or the transcript.
 
 from __future__ import annotations
 
-import os
 import time
+
+from st2.fs.log import append_line
 
 FIELDS: tuple[str, ...] = (
     "event",
@@ -62,16 +63,6 @@ def parse_line(line: str) -> tuple[str, dict[str, str]]:
 
 
 def append(path: str, line: str) -> None:
-    """Append ``line`` to the log, creating its directory. Best-effort: an unwritable log is
-    no reason to refuse or allow a turn end differently."""
-    try:
-        directory = os.path.dirname(path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            os.write(descriptor, line.encode("utf-8"))
-        finally:
-            os.close(descriptor)
-    except OSError:
-        pass
+    """Append ``line`` to the log (:func:`st2.fs.log.append_line`). Best-effort: an unwritable
+    log is no reason to refuse or allow a turn end differently."""
+    append_line(path, line)

@@ -18,8 +18,8 @@ Standard library only: the verdict hot path imports this.
 
 from __future__ import annotations
 
-import os
 
+from st2.fs.log import append_line
 from st2.fs.read import HISTORY_LIMIT, read_bounded
 from st2.usage.snapshot import Snapshot, is_word
 
@@ -45,21 +45,9 @@ def sample_line(snapshot: Snapshot, verdict: str, login_at: int) -> str:
 
 
 def append(path: str, line: str) -> bool:
-    """Append ``line`` and a newline to the log at ``path`` in one ``O_APPEND`` write, creating
-    the file (and its directory) if needed. Fail-soft: the log is advisory, so a failure
-    returns False and changes no verdict."""
-    try:
-        directory = os.path.dirname(path)
-        if directory:
-            os.makedirs(directory, exist_ok=True)
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(descriptor, (line + "\n").encode("utf-8"))
-        finally:
-            os.close(descriptor)
-        return True
-    except OSError:
-        return False
+    """Append ``line`` and a newline to the log at ``path`` (:func:`st2.fs.log.append_line`).
+    Fail-soft: the log is advisory, so a failure returns False and changes no verdict."""
+    return append_line(path, line + "\n")
 
 
 def fields_of(line: str) -> dict[str, str]:
