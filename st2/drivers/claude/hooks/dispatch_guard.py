@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 from st2.delegation import agent_definitions, knobs
 from st2.drivers.claude.hooks import output as hook_output
@@ -204,13 +203,4 @@ def decide(payload_text: str | None, environ: Mapping[str, str], cwd: str) -> De
 
 def main(argv: list[str]) -> int:
     """Hot-path entry: the PreToolUse payload on stdin."""
-    try:
-        payload_text = sys.stdin.read()
-    except (OSError, ValueError):
-        payload_text = None
-    decision = decide(payload_text, os.environ, os.getcwd())
-    if decision.stdout:
-        sys.stdout.write(decision.stdout)
-    if decision.stderr:
-        sys.stderr.write(decision.stderr)
-    return decision.code
+    return hook_output.run_hook(decide)

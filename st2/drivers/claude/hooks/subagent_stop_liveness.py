@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 
 from st2.clock import SYSTEM_CLOCK, Clock
+from st2.drivers.claude.hooks import output as hook_output
 from st2.delegation import checkout, knobs, launch_record, reader_spawn, stop_log, task_view
 from st2.delegation.values import Value
 
@@ -218,13 +218,4 @@ def task_refusal() -> str:
 
 def main(argv: list[str]) -> int:
     """Hot-path entry: the payload on stdin, the decision in the exit status."""
-    try:
-        payload_text = sys.stdin.read()
-    except (OSError, ValueError):
-        payload_text = None
-    firing = fire(payload_text, os.environ, os.getcwd())
-    if firing.stdout:
-        sys.stdout.write(firing.stdout)
-    if firing.stderr:
-        sys.stderr.write(firing.stderr)
-    return firing.code
+    return hook_output.run_hook(fire)
