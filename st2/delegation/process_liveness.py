@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from st2.process import proc_stat
+from st2.process.existence import pid_exists
 
 _NOT_RUNNING_STATES = proc_stat.NOT_RUNNING_STATES
 
@@ -40,7 +41,7 @@ def is_alive(pid: int, start: int | None = None) -> bool:
     if pid <= 0:
         return False
     if not os.path.isdir("/proc/self"):
-        return _exists_by_signal(pid)
+        return pid_exists(pid)
     stat = read_stat(pid)
     if stat is None:
         return False
@@ -50,16 +51,6 @@ def is_alive(pid: int, start: int | None = None) -> bool:
     return start is None or ticks == start
 
 
-def _exists_by_signal(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, owned by someone else
-    except OSError:
-        return False
-    return True
 
 
 __all__ = ["is_alive", "read_stat", "start_ticks"]

@@ -14,6 +14,8 @@ import os
 import stat
 from pathlib import Path
 
+from st2.process.existence import pid_exists
+
 
 class UnsafePublication(OSError):
     """The target's ancestry or the staging directory cannot give an atomic, contained write."""
@@ -131,12 +133,7 @@ def sweep_orphans(staging: Path) -> int:
         parts = name.rsplit(".", 3)
         if len(parts) != 4 or not parts[1].isdigit():
             continue
-        try:
-            os.kill(int(parts[1]), 0)
-            continue
-        except ProcessLookupError:
-            pass
-        except PermissionError:
+        if pid_exists(int(parts[1])):
             continue
         try:
             os.unlink(os.path.join(staging, name))

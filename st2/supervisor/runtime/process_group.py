@@ -12,6 +12,7 @@ import os
 import signal
 import time
 
+from st2.process.existence import group_exists
 from st2.process.identity import Liveness, ProcessIdentity, liveness
 
 TERMINATE_GRACE_SECONDS = 3.0
@@ -31,13 +32,6 @@ def reap_children() -> dict[int, int]:
         reaped[pid] = status
 
 
-def group_exists(group_id: int) -> bool:
-    try:
-        os.killpg(group_id, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
     return True
 
 
