@@ -144,3 +144,37 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     poll(lambda: seat.record("driver-diagnostic") is None and seat.server()["pid"] != server_pid,
          "the sse stage cleared by the restarted server's stream", 240, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "idle on the restarted server", 120, seat.screen)
+
+
+def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_nothing(seat: Seat,
+                                                                                     fake_model: FakeModel) -> None:
+    pending: list[str] = []   # delivered, not yet archived by the recipient
+    settled: list[str] = []
+    for round_number in range(2):
+        seat.up()
+        poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+        # The successor settles its predecessor's attempt by reading back (a retry only when it is
+        # absent); the recipient then archives it, which releases the hold (the pump never does).
+        poll(lambda: all(seat.ledger().get(name, {}).get("phase") == "persisted" for name in pending),
+             "the predecessor's attempt read back", 240, seat.screen)
+        for name in pending:
+            (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
+            os.rename(seat.directory / "resources" / "inbox" / name, seat.directory / "resources" / "archive" / name)
+        settled += pending
+        pending = [write_message(seat.directory, f"round {round_number}", body="hello")]
+        poll(lambda: pending[0] in seat.ledger(), "the attempt owned", 60, seat.screen)  # ownership persisted
+        wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+        os.kill(wrapper, signal.SIGKILL)  # between attempt and read-back; its server dies with it
+        seat.kill_pty()
+    seat.up()
+    poll(lambda: seat.ledger().get(pending[0], {}).get("phase") == "persisted", "the last attempt read back", 240,
+         seat.screen)
+    everything = settled + pending
+    assert len(everything) == 2
+    # Exactly once in the session's durable history; never twice before the model (a prompt the
+    # kill caught after it was persisted but before the model was asked is persisted, not lost).
+    history = seat.call("GET", f"/session/{seat.server()['sessionID']}/message")
+    texts = [part.get("text", "") for message in history if message["info"]["role"] == "user"
+             for part in message["parts"] if part.get("type") == "text"]
+    assert [sum(text.count(f"st2:{name[:-3]}:") for text in texts) for name in everything] == [1, 1]
+    assert all(requests_carrying(fake_model, name[:-3]) <= 1 for name in everything)
