@@ -185,6 +185,8 @@ class TopApp(App):
                     self.watch_.watch_seat(runtime_id, seat.directory)
             if changes.tasks:
                 self.fleet.reload_tasks()
+                if self.watch_ is not None:
+                    self.watch_.watch_catalog([], self._scope_directories())
         if changes.usage:
             self.usage = read_usage(self.environ, now_ms // 1000)
         self.redraw()

@@ -62,8 +62,12 @@ class FleetWatch:
             if Path(path).is_dir():
                 self.watch.add(path, CATALOG_ROLE)
         for path in scope_directories:
-            if Path(path).is_dir():
-                self.watch.add(path, TASKS_ROLE)
+            # A scope `st2 up` has not created yet: watch its nearest existing ancestor, so its
+            # creation reads as a task change (the app then calls this again to go deeper).
+            path = Path(path)
+            while not path.is_dir() and path.parent != path:
+                path = path.parent
+            self.watch.add(path, TASKS_ROLE)
 
     def watch_usage(self, files: list[str]) -> None:
         for name in files:
