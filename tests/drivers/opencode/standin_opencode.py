@@ -36,6 +36,7 @@ STATE = Path(os.environ.get("STANDIN_DIR", "/tmp/standin-opencode"))
 LOCK = threading.Lock()
 SUBSCRIBERS: list = []
 COUNTER = [0]
+QUESTIONS: dict[str, tuple[dict, threading.Event]] = {}   # pending question id -> (request, answered)
 
 
 def _append(path: Path, row: dict) -> None:
@@ -74,6 +75,13 @@ def turn(session: str, text: str) -> None:
     _append(STATE / "model-requests.jsonl", {"session": session, "last_user_text": text})
     emit("session.status", {"sessionID": session, "status": {"type": "busy"}})
     emit("message.updated", {"sessionID": session, "info": user})
+    if "FAKE_QUESTION" in text:  # the question tool: the turn waits for the human's answer
+        request = {"id": _id("que"), "sessionID": session,
+                   "questions": [{"question": "Proceed with the plan?", "header": "Plan", "options": []}]}
+        answered = threading.Event()
+        QUESTIONS[request["id"]] = (request, answered)
+        emit("question.asked", request)
+        answered.wait()
     assistant = {"id": _id("msg"), "sessionID": session, "role": "assistant", "mode": "build", "agent": "build",
                  "cost": 0, "tokens": {"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}},
                  "modelID": "fake-model", "providerID": "fake", "time": {"created": int(time.time() * 1000)}}
@@ -126,8 +134,10 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, {"providers": [provider], "default": {"fake": "fake-model"}})
         elif path == "/session/status":
             self._json(200, {})
-        elif path in ("/permission", "/question"):
+        elif path == "/permission":
             self._json(200, [])
+        elif path == "/question":
+            self._json(200, [request for request, _ in QUESTIONS.values()])
         elif path == "/event":
             self._stream()
         elif (match := re.fullmatch(r"/session/([^/]+)/message", path)):
@@ -157,6 +167,13 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             threading.Thread(target=turn, args=(match.group(1), text), daemon=True).start()
+        elif (match := re.fullmatch(r"/question/([^/]+)/reply", path)) and match.group(1) in QUESTIONS:
+            request, answered = QUESTIONS.pop(match.group(1))
+            _append(STATE / "answers.jsonl", {"requestID": request["id"], "answers": (body or {}).get("answers")})
+            self._json(200, True)
+            emit("question.replied", {"sessionID": request["sessionID"], "requestID": request["id"],
+                                      "answers": (body or {}).get("answers")})
+            answered.set()
         else:
             self._json(404, {"name": "NotFoundError"})
 

@@ -54,3 +54,34 @@ def test_an_unsupported_version_is_refused_at_the_gate(catalog, tmp_path) -> Non
     assert (diagnostic["stage"], diagnostic["reason"], diagnostic["producerVersion"], diagnostic["support"]) == (
         "versionGate", "unsupportedVersion", "1.18.34", "unsupported")
     assert "1.18.34 is not a supported version" in wrapper.text() and not wrapper.launches()
+
+
+def test_a_question_blocks_on_a_human_until_answered_and_a_typed_line_is_operator_mail(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    principal = catalog / "principals" / "h" / "operator"
+    principal.mkdir(parents=True)
+    (principal / "principal.kdl").write_text('principal "operator" host="h"\n')
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
+        asked = write_message(seat, "plan", body="FAKE_QUESTION")
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("blockedOn") == "human", lambda: wrapper.text())
+        state = record(seat, "harness-state")
+        assert (state["state"], state["blockedOn"], state["ask"]) == ("active", "human", "question")
+        assert "Proceed with the plan?" in wrapper.text()
+        wrapper.process.stdin.write(b"/answer yes, go ahead\n")
+        wrapper.process.stdin.flush()
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
+        answers = (wrapper.standin_dir / "answers.jsonl").read_text().splitlines()
+        assert [json.loads(line)["answers"] for line in answers] == [[["yes, go ahead"]]]
+        # A typed line is a bus message into the seat's own inbox from the operator principal.
+        os.rename(seat / "resources" / "inbox" / asked, seat / "resources" / "archive" / asked)
+        wrapper.process.stdin.write(b"please also update the changelog\n")
+        wrapper.process.stdin.flush()
+        poll_for(lambda: "sent as h.operator" in wrapper.text(), lambda: wrapper.text())
+        [typed] = [path for path in (seat / "resources" / "inbox").iterdir()]
+        text = typed.read_text()
+        assert "h.operator" in text and "please also update the changelog" in text
+        poll_for(lambda: wrapper.ledger().get(typed.name, {}).get("phase") == "persisted", lambda: wrapper.text())
+    finally:
+        wrapper.stop()
