@@ -31,6 +31,7 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from st2.records.decoding import Malformed, load_object
 from st2.fs.atomic import ensure_directory, publish
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
@@ -154,9 +155,9 @@ def decode(data: bytes, target: str) -> Ownership:
     """Parse a record. Raise :class:`MalformedOwnership` for anything but this schema, for
     another target, or for a phase and head that do not belong together."""
     try:
-        body = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise MalformedOwnership(f"not JSON: {error}") from None
+        body = load_object(data)
+    except Malformed as error:
+        raise MalformedOwnership(f"not strict JSON: {error}") from None
     if not isinstance(body, dict) or body.get("schema") != SCHEMA:
         raise MalformedOwnership(f"schema is not {SCHEMA}")
     if body.get("target") != target:

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from st2.records.decoding import Malformed, load_object
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.process.identity import ProcessIdentity
 from st2.runtime.scope import RuntimeScope
@@ -76,9 +77,9 @@ def parse(data: bytes, runtime_id: str) -> LaunchRecord:
     """Decode a launch record for ``runtime_id``. Raise :class:`MalformedRecord` on anything
     that is not exactly a record of this schema for this runtime id."""
     try:
-        body = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise MalformedRecord(f"launch record for {runtime_id} is not JSON") from error
+        body = load_object(data)
+    except Malformed as error:
+        raise MalformedRecord(f"launch record for {runtime_id} is not strict JSON: {error}") from error
     if not isinstance(body, dict) or body.get("schema") != SCHEMA:
         raise MalformedRecord(f"launch record for {runtime_id} has a foreign schema")
     if body.get("runtimeId") != runtime_id:

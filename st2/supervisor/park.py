@@ -14,6 +14,7 @@ import enum
 import json
 from dataclasses import dataclass
 
+from st2.records.decoding import load_object
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.process.identity import Liveness, ProcessIdentity, liveness
 from st2.runtime.scope import RuntimeScope
@@ -70,7 +71,7 @@ class ParkReading:
 
 
 def parse(data: bytes, runtime_id: str) -> ParkMarker:
-    body = json.loads(data)
+    body = load_object(data)  # Malformed is a ValueError
     if not isinstance(body, dict) or body.get("schema") != SCHEMA or body.get("runtimeId") != runtime_id:
         raise ValueError("not a park marker for this task")
     return ParkMarker(
@@ -135,7 +136,7 @@ def take_unpark_requests(scope: RuntimeScope) -> list[str]:
             continue
         runtime_id = entry.name[: -len(".json")]
         try:
-            body = json.loads(read_bounded(entry, RUNTIME_LIMIT, follow_symlinks=False))
+            body = load_object(read_bounded(entry, RUNTIME_LIMIT, follow_symlinks=False))
             valid = body.get("schema") == REQUEST_SCHEMA and body.get("runtimeId") == runtime_id
         except (OSError, ValueError, AttributeError):
             valid = False

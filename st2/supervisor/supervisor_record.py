@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 
+from st2.records.decoding import load_object
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.process.identity import Liveness, ProcessIdentity, liveness, observe
 from st2.runtime.scope import RuntimeScope
@@ -33,7 +34,7 @@ def write(scope: RuntimeScope, identity: ProcessIdentity, started_at_ms: int) ->
 
 def read(scope: RuntimeScope) -> ProcessIdentity | None:
     try:
-        body = json.loads(read_bounded(path(scope), RUNTIME_LIMIT, follow_symlinks=False))
+        body = load_object(read_bounded(path(scope), RUNTIME_LIMIT, follow_symlinks=False))
         if body.get("schema") != SCHEMA:
             return None
         return ProcessIdentity(int(body["pid"]), float(body["startTime"]))
