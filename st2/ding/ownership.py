@@ -157,7 +157,7 @@ def decode(data: bytes, target: str) -> Ownership:
     try:
         body = load_object(data)
     except Malformed as error:
-        raise MalformedOwnership(f"not strict JSON: {error}") from None
+        raise MalformedOwnership(f"not JSON: {error}") from None
     if not isinstance(body, dict) or body.get("schema") != SCHEMA:
         raise MalformedOwnership(f"schema is not {SCHEMA}")
     if body.get("target") != target:

@@ -79,7 +79,7 @@ def parse(data: bytes, runtime_id: str) -> LaunchRecord:
     try:
         body = load_object(data)
     except Malformed as error:
-        raise MalformedRecord(f"launch record for {runtime_id} is not strict JSON: {error}") from error
+        raise MalformedRecord(f"launch record for {runtime_id} is not JSON") from error
     if not isinstance(body, dict) or body.get("schema") != SCHEMA:
         raise MalformedRecord(f"launch record for {runtime_id} has a foreign schema")
     if body.get("runtimeId") != runtime_id:
