@@ -16,7 +16,7 @@ from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
-from st2.fs.atomic import TEMP_SUFFIX, fsync_directory, write_all
+from st2.fs.atomic import TEMP_SUFFIX, UnsafePublication, ensure_real_directory, fsync_directory, write_all
 
 STAGING = "bus-staging"
 
@@ -42,14 +42,11 @@ def ensure_box(directory: Path, catalog: Path) -> Path:
     for part in relative.parts:
         current = current / part
         try:
-            os.mkdir(current, 0o755)
-        except FileExistsError:
-            pass
+            ensure_real_directory(current)
+        except UnsafePublication:
+            raise BusError(f"unsafe mailbox {directory}: {current} is not a real directory") from None
         except OSError as error:
             raise BusError(f"unsafe mailbox {directory}: {error}") from None
-        status = os.lstat(current)
-        if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
-            raise BusError(f"unsafe mailbox {directory}: {current} is not a real directory")
     return directory
 
 

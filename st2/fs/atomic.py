@@ -147,3 +147,18 @@ def ensure_directory(path: Path, mode: int = 0o755) -> Path:
     """Create ``path`` (and parents) if missing and return it."""
     Path(path).mkdir(parents=True, exist_ok=True, mode=mode)
     return Path(path)
+
+
+def ensure_real_directory(path: Path, mode: int = 0o755) -> Path:
+    """Create the one directory ``path`` if missing (its parent must exist) and return it; raise
+    :class:`UnsafePublication` when what is there is a symlink or not a directory. The one
+    real-directory check behind record staging and the mailboxes."""
+    path = Path(path)
+    try:
+        os.mkdir(path, mode)
+    except FileExistsError:
+        pass
+    status = os.lstat(path)
+    if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
+        raise UnsafePublication(f"{path}: is not a real directory")
+    return path

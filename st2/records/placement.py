@@ -11,11 +11,10 @@ followed, no copy fallback. Standard library only: hot paths import this.
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from st2.catalog import layout
-from st2.fs.atomic import UnsafePublication, check_real_directories, publish
+from st2.fs.atomic import UnsafePublication, check_real_directories, ensure_real_directory, publish
 
 
 def _canonical_catalog(seat_dir: Path) -> Path:
@@ -33,27 +32,14 @@ def catalog_root_of(seat_dir: Path) -> Path:
     return catalog
 
 
-def _real_directory(directory: Path) -> None:
-    try:
-        status = os.lstat(directory)
-    except FileNotFoundError:
-        try:
-            directory.mkdir(mode=0o755)
-        except FileExistsError:
-            pass
-        status = os.lstat(directory)
-    if stat.S_ISLNK(status.st_mode) or not stat.S_ISDIR(status.st_mode):
-        raise UnsafePublication(f"{directory}: is not a real directory")
-
-
 def staging_dir(seat_dir: Path, staging_name: str) -> Path:
     """Return (creating when missing) ``<catalog>/.st2/<staging_name>`` for ``seat_dir``, after
     checking that it and ``.st2`` are real directories rather than symlinks."""
     catalog = _canonical_catalog(Path(os.path.abspath(seat_dir)))
     control = catalog / layout.CONTROL_DIR
     staging = control / staging_name
-    _real_directory(control)
-    _real_directory(staging)
+    ensure_real_directory(control)
+    ensure_real_directory(staging)
     return staging
 
 

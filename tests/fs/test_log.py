@@ -22,3 +22,19 @@ def test_an_unwritable_log_is_reported_not_raised(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     assert append_line(str(tmp_path / "file" / "log"), "x\n") is False  # its directory is a file
     stop_log.append(str(tmp_path / "file" / "log"), "x\n")  # best-effort: no exception
+
+
+def test_the_one_real_directory_check_creates_accepts_and_refuses(tmp_path: Path) -> None:
+    import os
+
+    import pytest
+
+    from st2.fs.atomic import UnsafePublication, ensure_real_directory
+
+    assert ensure_real_directory(tmp_path / "made").is_dir()
+    assert ensure_real_directory(tmp_path / "made") == tmp_path / "made"  # idempotent
+    os.symlink(tmp_path / "made", tmp_path / "link")
+    (tmp_path / "file").write_text("")
+    for unsafe in ("link", "file"):
+        with pytest.raises(UnsafePublication, match="is not a real directory"):
+            ensure_real_directory(tmp_path / unsafe)
