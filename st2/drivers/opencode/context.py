@@ -117,7 +117,8 @@ AUTH_ERROR_NAMES = ("ProviderAuthError",)
 
 def credential_rejected(error: Any) -> bool:
     """Whether an assistant message's typed ``error`` says the provider rejected the credential:
-    ``ProviderAuthError``, or an ``APIError`` whose ``data.statusCode`` is 401. Never prose."""
+    ``ProviderAuthError``, or an ``APIError`` whose ``data.statusCode`` is 401 — what 1.18.33
+    actually yields for an HTTP 401 from the provider in the lab. Never prose, never a 429."""
     if not isinstance(error, dict):
         return False
     if error.get("name") in AUTH_ERROR_NAMES:

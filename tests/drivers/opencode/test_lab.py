@@ -178,3 +178,20 @@ def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_no
              for part in message["parts"] if part.get("type") == "text"]
     assert [sum(text.count(f"st2:{name[:-3]}:") for text in texts) for name in everything] == [1, 1]
     assert all(requests_carrying(fake_model, name[:-3]) <= 1 for name in everything)
+
+
+def test_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat: Seat, fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    rejected = write_message(seat.directory, "auth", body="FAKE_HTTP_STATUS: 401")
+    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "providerAuth", "providerAuth", 120,
+         seat.screen)
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"], diagnostic["producerVersion"]) == (
+        "failure", "opencode", "providerAuth", "providerAuthRejected", "turnResult", "1.18.33")
+    poll(lambda: seat.ledger().get(rejected, {}).get("phase") == "persisted", "the prompt read back", 60, seat.screen)
+    (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
+    os.rename(seat.directory / "resources" / "inbox" / rejected, seat.directory / "resources" / "archive" / rejected)
+    write_message(seat.directory, "ordinary", body="hello again")
+    poll(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", 120, seat.screen)
