@@ -59,13 +59,21 @@ class UpSeat:
         except AssertionError:
             return ""
 
-    def up(self) -> None:
-        """One ``st2 up --once`` pass; then find the seat's tmux socket and session."""
+    def sessions(self) -> list[str]:
+        """The session names the seat's tmux server lists; none while it is not (or no longer) serving."""
+        result = subprocess.run(["tmux", "-S", str(self.socket), "list-sessions", "-F", "#{session_name}"],
+                                capture_output=True, text=True, timeout=30)
+        return result.stdout.split() if result.returncode == 0 else []
+
+    def up(self, session: bool = True) -> None:
+        """One ``st2 up --once`` pass; then find the seat's tmux socket and (unless the seat is expected to
+        end at once, as a refused harness does) its session."""
         started = self.st2("up", "--once", "--host", self.host)
         assert started.returncode == 0, started.stdout + started.stderr
         self.socket = poll(lambda: next(iter(self.state_home.glob(f"**/s/{self.host}.{self.identity}")), None),
                            "the seat's tmux socket", 30)
-        self.session = poll(lambda: self.tmux("list-sessions", "-F", "#{session_name}").split(), "the session", 30)[0]
+        if session:
+            self.session = poll(self.sessions, "the session", 30)[0]
 
     def kill_pty(self) -> None:
         if self.socket is not None and self.socket.exists():

@@ -187,13 +187,27 @@ def test_sigkill_of_the_real_wrappers_between_attempt_and_evidence_duplicates_no
     seat.up()
     poll(lambda: all(seat.ledger().get(name, {}).get("phase") == "consumed" for name in names), "both delivered",
          120, seat.screen)
+    # A killed attempt settles as consumed either because its turn ran (the model saw it as the newest
+    # user input) or because Codex had already persisted the input in the thread when the kill landed
+    # (the seed's "correlated input present"), in which case the model sees it only in a later turn's
+    # history. Which one happens depends on where the kill lands, so the proof takes a later turn and
+    # reads the whole thread the model is sent: every message exactly once, none ever sent as a new turn twice.
     for name in names:
         assert requests_carrying(fake_model, seat.ledger()[name]["correlation"]) <= 1
+    follow_up = write_message(seat.directory, "after the kills", body="hello again")
+    poll(lambda: seat.ledger().get(follow_up, {}).get("phase") == "consumed", "the follow-up delivered", 120,
+         seat.screen)
+    correlation = seat.ledger()[follow_up]["correlation"]
+    turn = next(entry for entry in fake_model.model_requests() if entry.get("wire") == "responses"
+                and correlation in (entry["summary"].get("last_user_text") or ""))
+    user_texts = [json.dumps(item.get("content")) for item in turn["body"]["input"]
+                  if isinstance(item, dict) and item.get("role") == "user"]
+    for name in names:
         stem = name[:-3]
-        carrying = [entry for entry in fake_model.model_requests() if entry.get("wire") == "responses"
-                    and f"st2:{stem}:" in (entry["summary"].get("last_user_text") or "")]
-        assert len(carrying) == 1, [entry["summary"]["last_user_text"][:200] for entry in carrying]
-        assert len(correlations_in(carrying[0]["summary"]["last_user_text"])) == 1
+        assert sum(f"st2:{stem}:" in text for text in user_texts) == 1, (stem, [text[:200] for text in user_texts])
+    for entry in fake_model.model_requests():
+        last = entry["summary"].get("last_user_text") or ""
+        assert len(correlations_in(last)) == len(set(correlations_in(last)))
 
 
 def test_an_unsupported_codex_is_refused_with_the_version_gate(tmp_path: Path, fake_model: FakeModel) -> None:
@@ -202,7 +216,7 @@ def test_an_unsupported_codex_is_refused_with_the_version_gate(tmp_path: Path, f
     fake.chmod(0o755)
     running = make_seat(tmp_path, fake_model, executable=str(fake))
     try:
-        running.up()
+        running.up(session=False)  # the refused wrapper ends at once, taking its tmux server with it
         poll(lambda: running.record("driver-diagnostic"), "the versionGate diagnostic", 60, running.screen)
         diagnostic = running.row()["driverDiagnostic"]
         assert (diagnostic["stage"], diagnostic["reason"], diagnostic["producerVersion"], diagnostic["support"]) == (
