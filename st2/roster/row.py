@@ -41,7 +41,7 @@ class RosterRow:
     bus_address: str | None
     last_activity_ms: float | None = None
     inbox: int = 0
-    harness: str | None = None  # the declared harness (not on the wire; a view's filter)
+    harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -116,7 +116,7 @@ def build_row(host: str, identity: str, directory: Path, declaration: AgentDecla
         id=declared_id or runtime_id,
         address=declared_address or identity,
         bus_address=None if retired else runtime_id,
-        harness=getattr(declaration, "harness", None),
+        harness=next(iter(declaration.drivers), None) if declaration is not None else None,
     )
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))

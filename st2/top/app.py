@@ -16,7 +16,7 @@ import subprocess
 import time
 
 from rich.text import Text
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Input, Static
 
@@ -313,8 +313,12 @@ class TopApp(App):
         seat = self.selected()
         if seat is None:
             return
-        with self.suspend():
-            completed = subprocess.run(actions.attach_argv(self.location, seat))
+        try:
+            with self.suspend():
+                completed = subprocess.run(actions.attach_argv(self.location, seat))
+        except SuspendNotSupported:
+            self.say(f"attach needs a terminal this view can suspend: run st2 {' '.join(actions.attach_argv(self.location, seat)[3:])}")
+            return
         self.say(f"attach {seat.identity} ended ({completed.returncode})")
 
     def action_message(self) -> None:

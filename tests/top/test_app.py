@@ -135,6 +135,9 @@ def test_a_record_change_on_disk_appears_within_500_ms_without_a_key_press(tmp_p
             await pilot.pause()
             assert app.shown_cells["alpha.builder"][5] == "ctx:71% ⟳2"
             flushes = app.flushes
+            reread = []
+            reload_seat = app.fleet.reload_seat
+            app.fleet.reload_seat = lambda runtime_id, now_ms: (reread.append(runtime_id), reload_seat(runtime_id, now_ms))
             staged = seat / ".harness-context.new"
             staged.write_text(__import__("json").dumps(context_record(
                 "builder", "claude", top_fixture.NOW_MS - 1000, usedPercent=88, compactions=3)) + "\n")
@@ -146,6 +149,7 @@ def test_a_record_change_on_disk_appears_within_500_ms_without_a_key_press(tmp_p
             assert app.shown_cells["alpha.builder"][5] == "ctx:88% ⟳3"
             assert elapsed < 0.5, elapsed
             assert app.flushes == flushes + 1  # one coalesced flush re-read the one seat
+            assert reread == ["alpha.builder"]
 
     asyncio.run(scenario())
 
@@ -164,5 +168,21 @@ def test_an_idle_view_performs_no_redraw_over_ten_seconds(tmp_path: Path) -> Non
             while app.redraws == redraws and time.monotonic() - started < 2:
                 await asyncio.sleep(0.01)
             assert app.redraws == redraws + 1
+
+    asyncio.run(scenario())
+
+
+def test_harness_filter_and_attach_without_a_suspendable_terminal(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        app = make_app(tmp_path)
+        async with app.run_test(size=(150, 30)) as pilot:
+            await pilot.pause()
+            await pilot.press("slash", *"harness:claude", "enter")  # the observed harness of the records
+            assert identities(app) == ["reviewer", "builder", "flaky", "sleeper"]
+            await pilot.press("slash", "ctrl+u", *"harness:codex", "enter")
+            assert identities(app) == []
+            await pilot.press("slash", "ctrl+u", "enter", "a")  # the headless driver cannot suspend
+            assert f"attach needs a terminal this view can suspend: run st2 attach --catalog {app.location.root} " \
+                   "--host alpha alpha.reviewer" in app.status_line
 
     asyncio.run(scenario())
