@@ -110,6 +110,7 @@ class Demo:
     # once the screen shows it sitting in the composer; declared `busy` does not defer it.
     def show_ding(self, timeout: float = 15.0) -> None:
         from st2.runtime.scope import RuntimeScope
+        from st2.runtime.tmux import SESSION_NAME, client_argv
 
         self.echo("\n# DING: the builder's notifier types one notice into the builder's terminal")
         scope = RuntimeScope(self.root, DEMO_HOST, state_dir=Path(self.env["XDG_STATE_HOME"]) / "st2")
@@ -119,7 +120,7 @@ class Demo:
         deadline = time.monotonic() + timeout
         pane, settled = "", []
         while time.monotonic() < deadline:
-            pane = subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-t", "st2"], capture_output=True,
+            pane = subprocess.run(client_argv(socket, "capture-pane", "-p", "-t", SESSION_NAME), capture_output=True,
                                   text=True, timeout=5).stdout.rstrip("\n")
             try:  # the notifier settles a notice only once the screen proves it was submitted
                 settled = json.loads(record.read_text()).get("settled") or []

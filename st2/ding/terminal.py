@@ -11,10 +11,11 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from st2.runtime.tmux import SESSION_NAME, client_argv
 from st2.drivers.screen import Screen
 
 COMMAND_TIMEOUT_SECONDS = 2.0
-SESSION = "st2"  # the session name the PTY backend gives every task
+SESSION = SESSION_NAME  # the session name the PTY backend gives every task
 _CURSOR_FORMAT = "#{cursor_x} #{cursor_y} #{pane_width} #{pid}"
 
 
@@ -31,7 +32,7 @@ class Terminal:
         self.probes += 1
         try:
             return subprocess.run(
-                ["tmux", "-S", self.socket, "-f", "/dev/null", *arguments],
+                client_argv(self.socket, *arguments),
                 capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
             )
         except (OSError, subprocess.TimeoutExpired):

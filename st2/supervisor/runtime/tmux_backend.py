@@ -16,6 +16,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from st2.runtime.tmux import SESSION_NAME, client_argv
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.supervisor.runtime import transport
 from st2.runtime import launch_record
@@ -26,7 +27,6 @@ from st2.supervisor.runtime.process_group import kill_group
 from st2.runtime.scope import RuntimeScope
 
 TMUX_TIMEOUT_SECONDS = 5.0
-SESSION_NAME = "st2"
 EXEC_IN_PLACE = ["/bin/sh", "-c", 'exec "$0" "$@"']
 
 
@@ -34,7 +34,7 @@ def tmux(socket: Path | str, *arguments: str, environment: dict[str, str] | None
          new_session: bool = False) -> subprocess.CompletedProcess:
     """Run one tmux client command against ``socket`` (never the user's configuration)."""
     return subprocess.run(
-        ["tmux", "-S", str(socket), "-f", "/dev/null", *arguments],
+        client_argv(socket, *arguments),
         capture_output=True, text=True, env=environment, timeout=TMUX_TIMEOUT_SECONDS,
         start_new_session=new_session, stdin=subprocess.DEVNULL,
     )
@@ -92,8 +92,7 @@ class TmuxBackend:
         for name in sorted(spec.environment or {}):
             if name.startswith(("CATALOG", "ST_")):
                 arguments += ["-e", f"{name}={spec.environment[name]}"]
-        command = [*transport.prefix(spec.runtime_id), "tmux", "-S", str(socket), "-f", "/dev/null",
-                   *arguments, *EXEC_IN_PLACE, *spec.argv]
+        command = [*transport.prefix(spec.runtime_id), *client_argv(socket, *arguments), *EXEC_IN_PLACE, *spec.argv]
         try:
             started = subprocess.run(command, capture_output=True, text=True, env=environment,
                                      timeout=TMUX_TIMEOUT_SECONDS, start_new_session=True,
@@ -163,4 +162,4 @@ class TmuxBackend:
 
 
 def attach_argv(socket: str) -> list[str]:
-    return ["tmux", "-S", socket, "attach-session", "-t", SESSION_NAME]
+    return client_argv(socket, "attach-session", "-t", SESSION_NAME)
