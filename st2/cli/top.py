@@ -37,4 +37,4 @@ def top(once: bool, host_filter: str | None, harness: str | None, state: str | N
         return
     from st2.top.app import TopApp
 
-    TopApp(location, filters=filters, sort=sort).run()
+    TopApp(location, filters=filters, sort=sort, clock=command_clock()).run()
