@@ -2,7 +2,7 @@
 its PTY task is ``st2 driver opencode-session`` — against the loopback fake model: one mail is
 exactly one model request and its ledger entry reaches ``persisted`` (read back from the server);
 the context is the assistant total over the providers window; one summarize is one compaction; a
-permission blocks on a human until ``/approve`` is typed; killing the server yields the ``sse``
+permission blocks on a human until ``/approve`` is typed; killing the server mid-turn yields the ``sse``
 diagnostic, cleared when the wrapper has served a new one and its stream connects."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     # A permission: blocked on a human with its ask, cleared by /approve typed in the PTY.
     (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
     os.rename(seat.directory / "resources" / "inbox" / name, seat.directory / "resources" / "archive" / name)
-    write_message(seat.directory, "tool", body="FAKE_TOOL: echo opencode-tool-ok")
+    tool = write_message(seat.directory, "tool", body="FAKE_TOOL: echo opencode-tool-ok")
     poll(lambda: seat.state()[1] == "human", "blockedOn human", 120, seat.screen)
     assert seat.state() == ("active", "human", "permission")
     assert seat.row()["observedState"]["blockedOn"] == "human"
@@ -134,7 +134,11 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     seat.tmux("send-keys", "-t", seat.session, "Enter")
     poll(lambda: seat.state()[:2] == ("idle", "none"), "approved and idle", 120, seat.screen)
 
-    # Killing the server mid-stream: the sse diagnostic.
+    # Killing the server mid-turn (its turn waiting on a second permission): the sse diagnostic.
+    poll(lambda: seat.ledger().get(tool, {}).get("phase") == "persisted", "the tool mail read back", 60, seat.screen)
+    os.rename(seat.directory / "resources" / "inbox" / tool, seat.directory / "resources" / "archive" / tool)
+    write_message(seat.directory, "tool again", body="FAKE_TOOL: echo opencode-tool-again")
+    poll(lambda: seat.state() == ("active", "human", "permission"), "mid-turn, asking", 120, seat.screen)
     server_pid = seat.server()["pid"]
     os.killpg(server_pid, signal.SIGKILL)
     poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "sse", "the sse diagnostic", 60,
