@@ -186,3 +186,25 @@ def test_harness_filter_and_attach_without_a_suspendable_terminal(tmp_path: Path
                    "--host alpha alpha.reviewer" in app.status_line
 
     asyncio.run(scenario())
+
+
+def test_without_inotify_a_timer_re_reads_and_the_change_still_appears(tmp_path: Path, monkeypatch) -> None:
+    import st2.fs.watch
+
+    monkeypatch.setattr(st2.fs.watch, "INotify", None)  # the watch is inert, as on a kernel without inotify
+
+    async def scenario() -> None:
+        app = make_app(tmp_path)
+        seat = app.location.root / "agents" / "alpha" / "builder"
+        async with app.run_test(size=(150, 30)) as pilot:
+            await pilot.pause()
+            assert app.watch_ is None
+            redraws = app.redraws
+            (seat / "status").write_text(f"dnd\nv1 {top_fixture.NOW_MS}\n")
+            started = time.monotonic()
+            while app.shown_cells["alpha.builder"][2] != "dnd" and time.monotonic() - started < 6:
+                await asyncio.sleep(0.05)
+            assert app.shown_cells["alpha.builder"][2] == "dnd"
+            assert app.redraws == redraws + 1
+
+    asyncio.run(scenario())
