@@ -11,12 +11,11 @@ of records (the stream ring) goes through :func:`st2.fs.atomic.publish` with the
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
-from st2.fs.atomic import TEMP_SUFFIX, UnsafePublication, ensure_real_directory, fsync_directory, write_all
+from st2.fs.atomic import UnsafePublication, check_staging, ensure_real_directory, fsync_directory, write_temp
 
 STAGING = "bus-staging"
 
@@ -50,19 +49,6 @@ def ensure_box(directory: Path, catalog: Path) -> Path:
     return directory
 
 
-def _write_temp(staging: Path, name: str, data: bytes, mode: int, durable: bool) -> Path:
-    temp = staging / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
-    try:
-        write_all(descriptor, data, temp, durable=durable)
-    except BaseException:
-        os.close(descriptor)
-        os.unlink(temp)
-        raise
-    os.close(descriptor)
-    return temp
-
-
 def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0o644,
                       durable: bool = True) -> bool:
     """Create ``target`` holding ``data`` unless a file already has that name.
@@ -74,12 +60,11 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
     still never visible partially written to another process, since it is linked complete.
     """
     target = Path(target)
-    staging_status = os.lstat(staging)
-    if not stat.S_ISDIR(staging_status.st_mode):
-        raise BusError(f"{staging}: staging is not a real directory")
-    if staging_status.st_dev != os.lstat(target.parent).st_dev:
-        raise BusError(f"{staging}: staging is on another filesystem than {target.parent}")
-    temp = _write_temp(staging, target.name, data, mode, durable)
+    try:
+        check_staging(Path(staging), target.parent)
+    except UnsafePublication as error:
+        raise BusError(str(error)) from None
+    temp = write_temp(Path(staging), target.name, data, mode, durable=durable)
     try:
         try:
             os.link(temp, target)

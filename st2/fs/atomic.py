@@ -17,6 +17,9 @@ from pathlib import Path
 from st2.process.existence import pid_exists
 
 
+TEMP_SUFFIX = ".tmp"  # every staged temp: .<name>.<pid>.<hex>.tmp
+
+
 class UnsafePublication(OSError):
     """The target's ancestry or the staging directory cannot give an atomic, contained write."""
 
@@ -68,6 +71,37 @@ def write_all(descriptor: int, data: bytes, path: Path | str, *, durable: bool =
         raise OSError(error.errno, error.strerror, str(path)) from None
 
 
+def check_staging(staging: Path, directory: Path) -> None:
+    """Raise :class:`UnsafePublication` unless ``staging`` is a real directory on the same device
+    as ``directory`` (a rename or link across devices cannot be atomic; st2 never degrades to a
+    copy)."""
+    staging_status = os.lstat(staging)
+    if stat.S_ISLNK(staging_status.st_mode) or not stat.S_ISDIR(staging_status.st_mode):
+        raise UnsafePublication(f"{staging}: staging is not a real directory")
+    if staging_status.st_dev != os.lstat(directory).st_dev:
+        raise UnsafePublication(
+            f"{staging}: staging is on another device than {directory}; "
+            "a rename cannot be atomic there"
+        )
+
+
+def write_temp(staging: Path, name: str, data: bytes, mode: int, *, durable: bool = True) -> Path:
+    """Write ``data`` to a new exclusive temp file ``.<name>.<pid>.<hex>.tmp`` in ``staging``
+    (fsynced unless ``durable`` is False) and return its path; on failure nothing is left."""
+    # os.urandom, not secrets: secrets imports hmac and with it OpenSSL (12 ms and 4.6 MiB on the
+    # hooks' and the DING notifier's path) for what is only a collision-proof temp name.
+    temp = Path(staging) / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        write_all(descriptor, data, temp, durable=durable)
+    except BaseException:
+        os.close(descriptor)
+        os.unlink(temp)
+        raise
+    os.close(descriptor)
+    return temp
+
+
 def publish(
     target: Path,
     data: bytes,
@@ -87,23 +121,9 @@ def publish(
     directory = target.parent
     check_real_directories(directory, root)
     staging_dir = Path(staging_dir)
-    staging_status = os.lstat(staging_dir)
-    if stat.S_ISLNK(staging_status.st_mode) or not stat.S_ISDIR(staging_status.st_mode):
-        raise UnsafePublication(f"{staging_dir}: staging is not a real directory")
-    if staging_status.st_dev != os.lstat(directory).st_dev:
-        raise UnsafePublication(
-            f"{staging_dir}: staging is on another device than {directory}; "
-            "a rename cannot be atomic there"
-        )
-    # os.urandom, not secrets: secrets imports hmac and with it OpenSSL (12 ms and 4.6 MiB on the
-    # hooks' and the DING notifier's path) for what is only a collision-proof temp name.
-    temp = staging_dir / f".{target.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    check_staging(staging_dir, directory)
+    temp = write_temp(staging_dir, target.name, data, mode)
     try:
-        try:
-            write_all(descriptor, data, temp)
-        finally:
-            os.close(descriptor)
         os.replace(temp, target)
     except BaseException:
         try:
@@ -114,8 +134,6 @@ def publish(
     fsync_directory(directory)
     sweep_orphans(staging_dir)
 
-
-TEMP_SUFFIX = ".tmp"
 
 
 def sweep_orphans(staging: Path) -> int:
