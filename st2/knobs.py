@@ -41,19 +41,16 @@ a row refuses, a malformed tier roster or binding. Any finding refuses the confi
 whole with every finding (:class:`KnobError`): a broken machine gates nothing, whichever side
 reads it. Reading a name the table does not carry is a programming error (``KeyError``).
 
-Standard library only, and no :mod:`re`/:mod:`dataclasses`/:mod:`typing` at import time: every
+Standard library only: every
 hot path (the usage verdict, the budget guard, both delegation hooks) imports this.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from st2.fs.read import SNAPSHOT_LIMIT, read_text
-
-TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 PREFIX = "DELEGATION_KIT_"
 KNOB_FILE = "DELEGATION_KIT_KNOB_FILE"
@@ -126,10 +123,7 @@ def _label_path(element: str) -> str | None:
 class Knob:
     """One row of the table: name, default (a tuple for an indexed knob), the validator (of the
     value for a scalar, of each element for an indexed knob), and the two delegation-side
-    reading rules named in the module docstring.
-
-    Plain classes rather than dataclasses here: importing :mod:`dataclasses` costs ~15 ms, a
-    third of the hot path's whole budget (measured with ``python -X importtime``)."""
+    reading rules named in the module docstring."""
 
     __slots__ = ("name", "default", "validate", "environment_elements", "empty_is_unset", "non_empty_elements")
 

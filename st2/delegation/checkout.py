@@ -10,10 +10,7 @@ from the worktree's ``.git`` file and its ``commondir``, without spawning git on
 from __future__ import annotations
 
 import os
-
-TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from collections.abc import Mapping
 
 TMP_DIR_DEFAULT = ".tmp"
 WORKFLOW_DIR_DEFAULT = ".workflow"

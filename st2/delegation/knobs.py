@@ -23,12 +23,10 @@ Standard library only: both hooks import this.
 
 from __future__ import annotations
 
-from st2.delegation.values import Value
-from st2.knobs import TABLE, KnobError, Knobs, resolve, tier_binding_findings  # noqa: F401 - re-exported
+from collections.abc import Mapping
+from dataclasses import dataclass
 
-TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
-if TYPE_CHECKING:
-    from collections.abc import Mapping
+from st2.knobs import TABLE, KnobError, Knobs, resolve, tier_binding_findings  # noqa: F401 - re-exported
 
 STOP_LOG = "DELEGATION_KIT_STOP_LOG"
 LIVENESS_CMD = "DELEGATION_KIT_LIVENESS_CMD"
@@ -40,10 +38,13 @@ TIER_CLASSES = "DELEGATION_KIT_TIER_CLASSES"
 TIER_MODEL = "DELEGATION_KIT_TIER_MODEL"
 
 
-class TierRow(Value):
+@dataclass(frozen=True, slots=True)
+class TierRow:
     """One binding element: ``<class>=<model>[,<effort>]``."""
 
-    __slots__ = ("tier_class", "model", "effort")
+    tier_class: str
+    model: str
+    effort: str | None
 
 
 def _resolved(source: Knobs | Mapping[str, str]) -> Knobs:

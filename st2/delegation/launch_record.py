@@ -14,7 +14,7 @@ Standard library only: the liveness reader that the turn-end hook spawns imports
 
 from __future__ import annotations
 
-from st2.delegation.values import Value
+from dataclasses import dataclass
 
 SUFFIX = ".run"
 """A record's file name is ``<key>.run``; the suffix makes the record set a glob."""
@@ -38,11 +38,13 @@ class MalformedRecord(ValueError):
     "nothing running"."""
 
 
-class LaunchRecord(Value):
+@dataclass(frozen=True, slots=True)
+class LaunchRecord:
     """One parsed record: ``pid``, ``run`` key, and ``start`` ticks or None."""
 
-    __slots__ = ("pid", "run", "start")
-    defaults = (None,)
+    pid: int
+    run: str
+    start: int | None = None
 
     def render(self) -> str:
         """The record's one line, newline-terminated."""

@@ -11,6 +11,7 @@ Standard library only: hot paths import this.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from st2.knobs import (  # noqa: F401 - re-exported: the usage side's historical names
     DEFAULT_ENDPOINT,
@@ -27,10 +28,6 @@ from st2.knobs import (  # noqa: F401 - re-exported: the usage side's historical
     parse_knob_file,
     resolve,
 )
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from collections.abc import Mapping
 
 
 class UsagePaths:

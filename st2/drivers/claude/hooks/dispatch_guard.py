@@ -25,15 +25,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from st2.delegation import agent_definitions, knobs
 from st2.drivers.claude.hooks import output as hook_output
-from st2.delegation.values import Value
-
-TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
-if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
-    from typing import Any
 
 NAME = "dispatch-guard"
 ISOLATED = "worktree"
@@ -71,12 +68,15 @@ def route(subagent_type: str, isolation: str, model: str, nested: bool, config: 
     return "fallthrough"
 
 
-class Decision(Value):
+@dataclass(frozen=True, slots=True)
+class Decision:
     """A dispatch's outcome: exit status, hook JSON on stdout, block message on stderr, and
     the rule that decided it."""
 
-    __slots__ = ("code", "stdout", "stderr", "rule")
-    defaults = ("", "", "fallthrough")
+    code: int
+    stdout: str = ""
+    stderr: str = ""
+    rule: str = "fallthrough"
 
 
 def _text(value: Any) -> str:

@@ -28,27 +28,27 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.drivers.claude.hooks import output as hook_output
 from st2.delegation import checkout, knobs, launch_record, reader_spawn, stop_log, task_view
-from st2.delegation.values import Value
-
-TYPE_CHECKING = False  # typing costs the hot path ~8 ms to import; annotations stay unevaluated
-if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from typing import Any
 
 NAME = "subagent-stop-liveness"
 REFUSING_VERDICTS = ("red", "corrupt", "unresolved")
 
 
-class Firing(Value):
+@dataclass(frozen=True, slots=True)
+class Firing:
     """One firing's whole observable: exit status, stderr (the refusal), stdout (only the
     knob-fault decline writes there) and the log line appended (None when declined)."""
 
-    __slots__ = ("code", "stderr", "stdout", "line")
-    defaults = ("", "", None)
+    code: int
+    stderr: str = ""
+    stdout: str = ""
+    line: str | None = None
 
 
 def parse_payload(text: str | None) -> dict[str, Any] | None:
