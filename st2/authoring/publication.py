@@ -36,12 +36,6 @@ from st2.declarations.agent import parse_agent
 from st2.digest import sha256
 from st2.fs.atomic import check_real_directories, fsync_directory, write_all
 
-SCHEMA = "st2.agent-publish.v2"
-CONFLICT_SCHEMA = "st2.agent-publish-conflict.v1"
-POLICY_PROFILE = "st2.core+catalog.v1"
-# The original stamps the Agent Spec revision it validated against; st2 has no such revision,
-# and "local.unknown" is the value the original itself emits for a revisionless build.
-AGENT_SPEC_REVISION = "local.unknown"
 HEX64 = re.compile(r"[0-9a-f]{64}")
 UNSAFE_COMPONENTS = ("", ".", "..", ".git", ".st2")
 
@@ -64,8 +58,11 @@ class CasLost(Exception):
         self.agent, self.path, self.expected, self.current = agent, path, expected, current
 
     def wire(self) -> dict:
-        return {"schema": CONFLICT_SCHEMA, "status": "conflict", "busId": self.agent, "path": str(self.path),
-                "expectedSha256": self.expected, "currentSha256": self.current}
+        """The ``st2.agent-publish-conflict.v1`` body, through its wire model."""
+        from st2.authoring.wire import PublishConflict
+
+        return PublishConflict(bus_id=self.agent, path=str(self.path), expected_sha256=self.expected,
+                               current_sha256=self.current).wire()
 
 
 @dataclass(frozen=True)
@@ -79,14 +76,12 @@ class Published:
     managed_by: str | None
 
     def wire(self) -> dict:
-        body = {"schema": SCHEMA, "policyProfile": POLICY_PROFILE, "agentSpecRevision": AGENT_SPEC_REVISION,
-                "status": self.status, "busId": self.agent, "path": str(self.path),
-                "inputSha256": self.input_sha256}
-        if self.before_sha256 is not None:
-            body["beforeSha256"] = self.before_sha256
-        body["afterSha256"] = self.after_sha256
-        body["managedBy"] = self.managed_by
-        return body
+        """The ``st2.agent-publish.v2`` receipt, through its wire model."""
+        from st2.authoring.wire import PublishReceipt
+
+        return PublishReceipt(status=self.status, bus_id=self.agent, path=str(self.path),
+                              input_sha256=self.input_sha256, before_sha256=self.before_sha256,
+                              after_sha256=self.after_sha256, managed_by=self.managed_by).wire()
 
     def line(self) -> str:
         return f"{self.agent} {self.status} ({self.after_sha256}); `st2 up` converges it"

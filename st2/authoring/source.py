@@ -19,7 +19,6 @@ from pathlib import Path
 from st2.digest import sha256
 from st2.fs.read import NotRegular, read_regular
 
-DIGEST_SCHEMA = "st2.agent-source-digest.v1"
 BUNDLE_DOMAIN = b"st2.agent-publish-bundle.v1\0"
 CANDIDATE_NAME = "agent.kdl.candidate"
 BUNDLE_MAX_FILES = 256
@@ -42,7 +41,10 @@ class Captured:
     files: dict[str, tuple[bytes, int]] = field(default_factory=dict)   # bundle: path -> (bytes, mode)
 
     def wire(self) -> dict:
-        return {"schema": DIGEST_SCHEMA, "kind": self.kind, "sha256": self.sha256}
+        """The ``st2.agent-source-digest.v1`` body, through its wire model."""
+        from st2.authoring.wire import SourceDigest
+
+        return SourceDigest(kind=self.kind, sha256=self.sha256).wire()
 
 
 def _read_regular(path: Path) -> tuple[bytes, int]:

@@ -31,3 +31,19 @@ def test_the_notifier_and_the_roster_never_load_the_fleet_view() -> None:
     modules = loaded("import st2.ding.serve, st2.ding.notifier, st2.roster.build, st2.drivers.claude.hooks")
     assert "st2.roster.build" in modules
     assert {name for name in modules if name.split(".")[0] in ("textual", "rich") or name.startswith("st2.top")} == set()
+
+
+def test_the_notifier_the_roster_and_the_hooks_never_load_pydantic() -> None:
+    """pydantic is paid once, by the authoring path's JSON output: DING, the roster and the
+    hooks (per seat, per firing) never load it, even beside the authoring records they share."""
+    modules = loaded("import st2.ding.serve, st2.ding.notifier, st2.roster.build, st2.drivers.claude.hooks, "
+                     "st2.authoring.publication, st2.authoring.source")
+    assert {"st2.roster.build", "st2.authoring.publication"} <= modules
+    assert {name for name in modules if name.split(".")[0] in ("pydantic", "pydantic_core")} == set()
+
+
+def test_the_pydantic_check_sees_the_authoring_wire_models() -> None:
+    """The non-firing twin: building a publish receipt's body loads pydantic."""
+    modules = loaded("from pathlib import Path\nfrom st2.authoring.publication import CasLost\n"
+                     "CasLost('h.a', Path('/p'), None, None).wire()")
+    assert "pydantic" in modules

@@ -44,6 +44,7 @@ let
         # pyproject.toml's dependencies and test extras, under their nixpkgs attribute names.
         "click"
         "psutil"
+        "pydantic"
         "sdnotify"
         "filelock"
         "inotify-simple"
