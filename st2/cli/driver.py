@@ -15,13 +15,45 @@ import click
 from st2.cli.common import CatalogLocation, catalog_options, exit_with
 
 
+IDENTITY = click.option("--identity", required=True,
+                        help="The seat, <host>.<identity> (or a bare identity on this host).")
+
+
+def _replay_options(*extra):
+    """The options every ``st2 driver <harness> replay`` takes, in help order: the capture, the seat,
+    the runtime id, then ``extra`` (the harness's own), then the catalog location."""
+    decorators = (click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path)),
+                  IDENTITY,
+                  click.option("--runtime-id", default=None, help="The PTY session the replayed observations name."),
+                  *extra, catalog_options)
+
+    def apply(function):
+        for decorator in reversed(decorators):
+            function = decorator(function)
+        return function
+
+    return apply
+
+
+def _resolve_seat(harness: str, location: CatalogLocation, identity: str):
+    """The seat a replay writes into, or None after one line on stderr and exit status 2."""
+    from st2.drivers import seat as seat_module
+
+    try:
+        return seat_module.resolve(location.root, identity)
+    except seat_module.SeatNotFound as error:
+        click.echo(f"st2 driver {harness} replay: {error}", err=True)
+        exit_with(2)
+        return None
+
+
 @click.group()
 def driver() -> None:
     """Harness drivers: the wrapper inside a seat's PTY, its hooks and tools."""
 
 
 @driver.command("claude-session", context_settings={"ignore_unknown_options": True})
-@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@IDENTITY
 @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
 @click.argument("claude_argv", nargs=-1, type=click.UNPROCESSED, required=True)
 @catalog_options
@@ -33,7 +65,7 @@ def claude_session(identity: str, runtime_id: str | None, claude_argv: tuple[str
 
 
 @driver.command("codex-session", context_settings={"ignore_unknown_options": True})
-@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@IDENTITY
 @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
 @click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
 @click.argument("codex_argv", nargs=-1, type=click.UNPROCESSED, required=True)
@@ -47,7 +79,7 @@ def codex_session(identity: str, runtime_id: str | None, operator: str | None, c
 
 
 @driver.command("opencode-session", context_settings={"ignore_unknown_options": True})
-@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+@IDENTITY
 @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
 @click.option("--model", default=None, help="providerID/modelID every delivered prompt names.")
 @click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
@@ -64,7 +96,7 @@ def opencode_session(identity: str, runtime_id: str | None, model: str | None, o
 def _channel_session(harness: str):
     @driver.command(f"{harness}-session", context_settings={"ignore_unknown_options": True},
                     help=f"Run `{harness} …` (after --) in this PTY with st2's channel extension injected.")
-    @click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
+    @IDENTITY
     @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
     @click.argument("harness_argv", nargs=-1, type=click.UNPROCESSED, required=True)
     @catalog_options
@@ -104,13 +136,9 @@ def _replay_rows(harness: str, run_replay, capture: Path, identity: str, runtime
                  location: CatalogLocation) -> None:
     """Resolve the seat (exit 2 with one line when it does not) and print each replayed write."""
     from st2.clock import Clock
-    from st2.drivers import seat as seat_module
 
-    try:
-        seat = seat_module.resolve(location.root, identity)
-    except seat_module.SeatNotFound as error:
-        click.echo(f"st2 driver {harness} replay: {error}", err=True)
-        exit_with(2)
+    seat = _resolve_seat(harness, location, identity)
+    if seat is None:
         return
     for row in run_replay(capture, seat, Clock(), runtime_id):
         sys.stdout.write(json.dumps(row, separators=(",", ":")) + "\n")
@@ -122,10 +150,7 @@ def claude() -> None:
 
 
 @claude.command("replay")
-@click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
-@click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
-@catalog_options
+@_replay_options()
 def replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
     """Feed a captured status-line or hook JSONL through the Claude producers into the seat."""
     from st2.drivers.claude.replay import replay as run_replay
@@ -139,20 +164,13 @@ def _channel_replay(harness: str):
         pass
 
     @group.command("replay", help=f"Feed a captured {harness} channel (frames JSONL) through the consumer into the seat.")
-    @click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-    @click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
-    @click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
-    @catalog_options
+    @_replay_options()
     def channel_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
         from st2.clock import Clock
-        from st2.drivers import seat as seat_module
         from st2.drivers.pi.replay import replay as run_replay
 
-        try:
-            seat = seat_module.resolve(location.root, identity)
-        except seat_module.SeatNotFound as error:
-            click.echo(f"st2 driver {harness} replay: {error}", err=True)
-            exit_with(2)
+        seat = _resolve_seat(harness, location, identity)
+        if seat is None:
             return
         diagnostics: list[str] = []
         for row in run_replay(capture, seat, harness, Clock(), runtime_id, diagnostics.append):
@@ -173,10 +191,7 @@ def codex() -> None:
 
 
 @codex.command("replay")
-@click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
-@click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
-@catalog_options
+@_replay_options()
 def codex_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
     """Feed a captured app-server JSONL through the Codex producers into the seat's records."""
     from st2.drivers.codex.replay import replay as run_replay
@@ -190,24 +205,16 @@ def opencode() -> None:
 
 
 @opencode.command("replay")
-@click.argument("capture", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--identity", required=True, help="The seat, <host>.<identity> (or a bare identity on this host).")
-@click.option("--runtime-id", default=None, help="The PTY session the replayed observations name.")
-@click.option("--providers", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
-              help="A GET /config/providers answer (default: config_providers*.json beside the capture).")
-@catalog_options
+@_replay_options(click.option("--providers", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                              default=None, help="A GET /config/providers answer (default: config_providers*.json beside the capture)."))
 def opencode_replay(capture: Path, identity: str, runtime_id: str | None, providers: Path | None,
                     location: CatalogLocation) -> None:
     """Feed a captured SSE stream (event.sse) through the opencode producers into the seat's records."""
     from st2.clock import Clock
-    from st2.drivers import seat as seat_module
     from st2.drivers.opencode.replay import replay as run_replay
 
-    try:
-        seat = seat_module.resolve(location.root, identity)
-    except seat_module.SeatNotFound as error:
-        click.echo(f"st2 driver opencode replay: {error}", err=True)
-        exit_with(2)
+    seat = _resolve_seat("opencode", location, identity)
+    if seat is None:
         return
     problems: list[str] = []
     try:
