@@ -1,6 +1,7 @@
 """A seat run by the real ``st2 up`` in the lab: the CLI against its catalog, its records, its
 roster row, its private tmux server (the PTY task's socket under the runtime scope) and the
-teardown that kills that server and the pane's process group. Shared by the driver lab tests."""
+teardown that kills that server and the pane's process group; and the ``fake_model`` fixture (import
+it into a test module). Shared by the driver lab tests."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from fake_model import FakeModel
 from support import poll_for
 
 REPO = Path(__file__).resolve().parents[2]
@@ -22,7 +25,17 @@ def poll(predicate, what: str, timeout: float = WAIT, describe=lambda: "", step:
     return poll_for(predicate, lambda: f"{what}\n{describe()[-4000:]}", timeout=timeout, step=step)
 
 
+@pytest.fixture
+def fake_model():
+    """The loopback fake model server, for one test."""
+    with FakeModel() as fake:
+        yield fake
+
+
 class UpSeat:
+    scrollback = 200
+    """How many lines of history :meth:`screen` captures above the visible pane (0: the pane only)."""
+
     def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], host: str, identity: str) -> None:
         self.catalog = catalog
         self.host = host
@@ -46,7 +59,7 @@ class UpSeat:
     def row(self) -> dict:
         result = self.st2("agents", "--json", "--host", self.host)
         assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)[0]
+        return next(row for row in json.loads(result.stdout) if row["identity"].split(".")[-1] == self.identity)
 
     def tmux(self, *words: str) -> str:
         result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
@@ -55,9 +68,16 @@ class UpSeat:
 
     def screen(self) -> str:
         try:
-            return self.tmux("capture-pane", "-p", "-S", "-200", "-t", self.session) if self.socket else ""
+            history = ["-S", f"-{self.scrollback}"] if self.scrollback else []
+            return self.tmux("capture-pane", "-p", *history, "-t", self.session) if self.socket else ""
         except AssertionError:
             return ""
+
+    def type(self, text: str) -> None:
+        """Type ``text`` into the pane, wait until it shows in the composer, then press Enter."""
+        self.tmux("send-keys", "-t", self.session, "-l", text)
+        poll(lambda: text in self.screen(), f"{text!r} in the composer", 30, self.screen, step=0.25)
+        self.tmux("send-keys", "-t", self.session, "Enter")
 
     def sessions(self) -> list[str]:
         """The session names the seat's tmux server lists; none while it is not (or no longer) serving."""

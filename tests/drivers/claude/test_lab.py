@@ -9,7 +9,6 @@ import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -25,6 +24,7 @@ if str(LAB_DIR) not in sys.path:
 from fake_model import FakeModel  # noqa: E402
 from lab_config import Lab, configure_claude  # noqa: E402
 from lab_support import require_harness  # noqa: E402
+from st2_seat import UpSeat, fake_model  # noqa: E402,F401 (fake_model: the fixture)
 
 pytestmark = pytest.mark.lab
 
@@ -32,52 +32,15 @@ HOST = "labhost"
 WAIT = 90.0
 
 
-class Seat:
+class Seat(UpSeat):
+    scrollback = 0
+
     def __init__(self, catalog: Path, state_home: Path, env: dict[str, str]) -> None:
-        self.catalog = catalog
-        self.directory = catalog / "agents" / HOST / "worker"
-        self.state_home = state_home
-        self.env = env
-        self.socket: Path | None = None
-        self.session = ""
-
-    def st2(self, *words: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.catalog), *words],
-                              capture_output=True, text=True, env=self.env, timeout=timeout, cwd=REPO)
-
-    def record(self, name: str):
-        try:
-            return json.loads((self.directory / name).read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def row(self) -> dict:
-        result = self.st2("agents", "--json", "--host", HOST)
-        assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)[0]
-
-    def tmux(self, *words: str) -> str:
-        result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.session) if self.socket else ""
-
-    def type(self, text: str) -> None:
-        self.tmux("send-keys", "-t", self.session, "-l", text)
-        poll_for(lambda: text in self.screen(), lambda: f"{text!r} in the composer\n" + self.screen(), timeout=30, step=0.25)
-        self.tmux("send-keys", "-t", self.session, "Enter")
+        super().__init__(catalog, state_home, env, HOST, "worker")
 
     def state(self):
         value = self.record("harness-state")
         return value and (value["state"], value["blockedOn"], value["ask"], value["transitions"])
-
-
-@pytest.fixture
-def fake_model():
-    with FakeModel() as fake:
-        yield fake
 
 
 @pytest.fixture
@@ -104,15 +67,7 @@ def seat(tmp_path: Path, fake_model: FakeModel):
     try:
         yield running
     finally:
-        if running.socket is not None and running.socket.exists():
-            pane = subprocess.run(["tmux", "-S", str(running.socket), "display-message", "-p", "-t", running.session,
-                                   "#{pane_pid}"], capture_output=True, text=True, timeout=30).stdout.strip()
-            subprocess.run(["tmux", "-S", str(running.socket), "kill-server"], capture_output=True, timeout=30)
-            if pane.isdigit():
-                try:
-                    os.killpg(int(pane), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        running.kill_pty()
         shutil.rmtree(state_home, ignore_errors=True)
 
 
@@ -123,10 +78,7 @@ def claude_pid(wrapper_pid: int) -> int:
 
 
 def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: FakeModel) -> None:
-    started = seat.st2("up", "--once", "--host", HOST)
-    assert started.returncode == 0, started.stdout + started.stderr
-    seat.socket = poll_for(lambda: next(iter(seat.state_home.glob(f"**/s/{HOST}.worker")), None), "the seat's tmux socket", timeout=30, step=0.25)
-    seat.session = seat.tmux("list-sessions", "-F", "#{session_name}").split()[0]
+    seat.up()
     rendered = json.loads((seat.workspace / ".claude" / "settings.local.json").read_text())
     assert rendered["statusLine"]["command"] == '"$ST_HOOKS/claude-statusline.sh"'
 

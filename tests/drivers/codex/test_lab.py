@@ -27,7 +27,7 @@ if str(LAB_DIR) not in sys.path:
 from fake_model import FakeModel  # noqa: E402
 from lab_config import Lab, configure_codex  # noqa: E402
 from lab_support import require_harness  # noqa: E402
-from st2_seat import UpSeat, poll  # noqa: E402
+from st2_seat import UpSeat, fake_model, poll  # noqa: E402,F401 (fake_model: the fixture)
 
 from st2.drivers.codex.context import used_percent  # noqa: E402
 from st2.drivers.codex.pump import correlations_in  # noqa: E402
@@ -49,12 +49,6 @@ class Seat(UpSeat):
     def ledger(self) -> dict:
         path = next(iter(self.state_home.glob(f"**/delivery/{HOST}.coder/delivery-ledger.json")), None)
         return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
-
-
-@pytest.fixture
-def fake_model():
-    with FakeModel() as fake:
-        yield fake
 
 
 def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, **block) -> Seat:

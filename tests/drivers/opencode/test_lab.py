@@ -30,7 +30,7 @@ from codex_support import write_message  # noqa: E402
 from fake_model import FakeModel  # noqa: E402
 from lab_config import Lab, configure_opencode  # noqa: E402
 from lab_support import require_harness  # noqa: E402
-from st2_seat import UpSeat, poll  # noqa: E402
+from st2_seat import UpSeat, fake_model, poll  # noqa: E402,F401 (fake_model: the fixture)
 
 pytestmark = pytest.mark.lab
 
@@ -64,12 +64,6 @@ class Seat(UpSeat):
         with urllib.request.urlopen(request, timeout=120) as response:
             text = response.read().decode()
         return json.loads(text) if text.strip() else None
-
-
-@pytest.fixture
-def fake_model():
-    with FakeModel() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -6,11 +6,9 @@ one compaction per `/compact`), and DING still delivers one notice exactly once.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,6 +28,7 @@ from fake_model import FakeModel  # noqa: E402
 from harnesses import environment_path  # noqa: E402
 from lab_config import Lab, configure_pi  # noqa: E402
 from lab_support import require_harness  # noqa: E402
+from st2_seat import UpSeat, fake_model  # noqa: E402,F401 (fake_model: the fixture)
 
 from st2.ding.notice import notice_text  # noqa: E402
 
@@ -56,46 +55,15 @@ def user_texts(entry: dict) -> list[str]:
     return texts
 
 
-class Seat:
+class Seat(UpSeat):
+    scrollback = 0
+
     def __init__(self, harness: str, catalog: Path, state_home: Path, env: dict[str, str]) -> None:
+        super().__init__(catalog, state_home, env, HOST, "worker")
         self.harness = harness
-        self.catalog = catalog
-        self.directory = catalog / "agents" / HOST / "worker"
-        self.state_home = state_home
-        self.env = env
-        self.socket: Path | None = None
-        self.session = ""
-
-    def st2(self, *words: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.catalog), *words],
-                              capture_output=True, text=True, env=self.env, timeout=120, cwd=REPO)
-
-    def record(self, name: str):
-        try:
-            return json.loads((self.directory / name).read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-
-    def row(self) -> dict:
-        result = self.st2("agents", "--json", "--host", HOST)
-        assert result.returncode == 0, result.stderr
-        return next(row for row in json.loads(result.stdout) if row["identity"].split(".")[-1] == "worker")
 
     def human_row(self) -> str:
         return next(line for line in self.st2("agents", "--host", HOST).stdout.splitlines() if "worker" in line)
-
-    def tmux(self, *words: str) -> str:
-        result = subprocess.run(["tmux", "-S", str(self.socket), *words], capture_output=True, text=True, timeout=30)
-        assert result.returncode == 0, result.stderr
-        return result.stdout
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.session) if self.socket else ""
-
-    def type(self, text: str) -> None:
-        self.tmux("send-keys", "-t", self.session, "-l", text)
-        poll_for(lambda: text in self.screen(), f"{text!r} in the composer", 30)
-        self.tmux("send-keys", "-t", self.session, "Enter")
 
     def state(self) -> str | None:
         value = self.record("harness-state")
@@ -103,12 +71,6 @@ class Seat:
 
     def context(self, key: str):
         return (self.record("harness-context") or {}).get(key)
-
-
-@pytest.fixture
-def fake_model():
-    with FakeModel() as fake:
-        yield fake
 
 
 @pytest.fixture(params=["pi", "omp"])
@@ -140,15 +102,7 @@ def seat(request, tmp_path: Path, fake_model: FakeModel):
         yield running
     finally:
         running.st2("down", "--host", HOST, "worker")
-        if running.socket is not None and running.socket.exists():
-            pane = subprocess.run(["tmux", "-S", str(running.socket), "display-message", "-p", "-t", running.session,
-                                   "#{pane_pid}"], capture_output=True, text=True, timeout=30).stdout.strip()
-            subprocess.run(["tmux", "-S", str(running.socket), "kill-server"], capture_output=True, timeout=30)
-            if pane.isdigit():
-                try:
-                    os.killpg(int(pane), signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        running.kill_pty()
         shutil.rmtree(state_home, ignore_errors=True)
 
 
@@ -161,11 +115,7 @@ def harness_pid(wrapper_pid: int) -> int:
 def test_a_pi_family_seat_under_st2_up_is_observed_natively_and_still_delivered_by_ding(seat: Seat,
                                                                                         fake_model: FakeModel) -> None:
     numerator, percent = EXPECTED[seat.harness]
-    started = seat.st2("up", "--once", "--host", HOST)
-    assert started.returncode == 0, started.stdout + started.stderr
-    seat.socket = poll_for(lambda: next(iter(seat.state_home.glob(f"**/s/{HOST}.worker")), None),
-                           "the seat's tmux socket", 30)
-    seat.session = seat.tmux("list-sessions", "-F", "#{session_name}").split()[0]
+    seat.up()
 
     # session_start through the channel: idle, and the window (pi reads 0 before any reply;
     # omp's answer there is an estimate, withheld).
