@@ -83,14 +83,17 @@ def codex_session(identity: str, runtime_id: str | None, operator: str | None, c
 @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
 @click.option("--model", default=None, help="providerID/modelID every delivered prompt names.")
 @click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
+@click.option("--view", type=click.Choice(["attach", "transcript"]), default="attach", show_default=True,
+              help="The pane: opencode's own TUI attached to the session, or the wrapper's transcript.")
 @click.argument("opencode_argv", nargs=-1, type=click.UNPROCESSED, required=True)
 @catalog_options
 def opencode_session(identity: str, runtime_id: str | None, model: str | None, operator: str | None,
-                     opencode_argv: tuple[str, ...], location: CatalogLocation) -> None:
+                     view: str, opencode_argv: tuple[str, ...], location: CatalogLocation) -> None:
     """Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."""
     from st2.drivers.opencode.session import run_session
 
-    exit_with(run_session(location.root, identity, runtime_id, list(opencode_argv), model=model, operator=operator))
+    exit_with(run_session(location.root, identity, runtime_id, list(opencode_argv), model=model, operator=operator,
+                          view=view))
 
 
 def _channel_session(harness: str):

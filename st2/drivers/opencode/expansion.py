@@ -7,13 +7,14 @@
             model "fake/fake-model"   // optional: providerID/modelID every delivered prompt names
             executable "opencode"     // optional: the opencode program (default "opencode")
             operator "alice"          // optional: the principal a line typed in the PTY is sent as
+            view "transcript"         // optional: "attach" (default: opencode's own TUI) or "transcript"
         }
     }
 
 expands to the canonical PTY task's argv::
 
     <st2> driver opencode-session --identity <host>.<identity> --runtime-id <host>.<identity>
-          [--model P/M] [--operator P] -- opencode serve
+          [--model P/M] [--operator P] [--view transcript] -- opencode serve
 
 The wrapper adds ``--hostname 127.0.0.1 --port 0`` at launch, reads the port the server chose from
 its "listening" line and keeps it, with the server password it generated, in host-local state only
@@ -27,17 +28,20 @@ from typing import Any
 
 from st2.drivers.block import expand_native_block, read_fields
 
-FIELDS = ("executable", "model", "operator")
+FIELDS = ("executable", "model", "operator", "view")
+VIEWS = ("attach", "transcript")
 SINGLE_VALUE_FIELDS = FIELDS
 
 
 class OpencodeBlock:
-    __slots__ = ("executable", "model", "operator")
+    __slots__ = ("executable", "model", "operator", "view")
 
-    def __init__(self, executable: str = "opencode", model: str | None = None, operator: str | None = None) -> None:
+    def __init__(self, executable: str = "opencode", model: str | None = None, operator: str | None = None,
+                 view: str = "attach") -> None:
         self.executable = executable
         self.model = model
         self.operator = operator
+        self.view = view
 
 
 def split_model(model: str) -> tuple[str, str] | None:
@@ -55,14 +59,18 @@ def read_block(node: Any) -> OpencodeBlock:
     model = values.get("model")
     if model is not None and split_model(model) is None:
         raise ValueError(f"`opencode {{ model }}` {model!r} is not providerID/modelID (e.g. \"anthropic/claude-sonnet-4\")")
-    return OpencodeBlock(values.get("executable", "opencode"), model, values.get("operator"))
+    view = values.get("view", "attach")
+    if view not in VIEWS:
+        raise ValueError(f"`opencode {{ view }}` {view!r} is not \"attach\" or \"transcript\"")
+    return OpencodeBlock(values.get("executable", "opencode"), model, values.get("operator"), view)
 
 
 def session_argv(st2_command: list[str], agent: str, runtime_id: str, block: OpencodeBlock) -> tuple[str, ...]:
     model = ("--model", block.model) if block.model is not None else ()
     operator = ("--operator", block.operator) if block.operator is not None else ()
+    view = ("--view", block.view) if block.view != "attach" else ()
     return (*st2_command, "driver", "opencode-session", "--identity", agent, "--runtime-id", runtime_id, *model,
-            *operator, "--", block.executable, "serve")
+            *operator, *view, "--", block.executable, "serve")
 
 
 def expand(declaration, host: str, st2_command: list[str]):

@@ -148,7 +148,8 @@ class OpencodeSession(GroupServerSession):
 
     def __init__(self, seat: Seat, runtime_id: str, argv: list[str], clock, catalog: Path, model: str | None = None,
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
-                 stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS) -> None:
+                 stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
+                 view: str = "attach") -> None:
         from st2.delivery.ledger import ledger_path
         from st2.runtime.scope import RuntimeScope
 
@@ -171,6 +172,8 @@ class OpencodeSession(GroupServerSession):
         self.staging = scope.staging
         self.state_path = local.state_path(scope.directory, runtime_id)
         self.view = View(self, catalog, seat, operator, stream)
+        self.view_mode = view
+        self.attached: subprocess.Popen | None = None
         self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
                          runtime_id, log=self.note)
         self.context = ContextProducer()
@@ -555,6 +558,39 @@ class OpencodeSession(GroupServerSession):
                 return
             self.on_item(item)
 
+    # --- opencode's own TUI in the PTY ------------------------------------------------------
+    def attach(self) -> None:
+        """Run ``opencode attach`` on the served session as the pane's foreground child (same
+        process group as the wrapper, so a signal to the PTY's group reaches it), while the stream,
+        producers and pump go on here; the transcript is held until it exits."""
+        if self.view_mode != "attach" or self.attached is not None or self.session_id is None \
+                or self.client is None or self.stdin_fd is None or not os.isatty(self.stdin_fd):
+            return
+        argv = [self.argv[0], "attach", f"http://127.0.0.1:{self.client.port}", "--session", self.session_id]
+        try:
+            self.attached = subprocess.Popen(argv, env={**self.environment, "OPENCODE_SERVER_PASSWORD": self.password},
+                                             stdin=self.stdin_fd)
+        except OSError as error:
+            self.note(f"cannot attach opencode's TUI ({error.strerror or error}); the transcript view follows")
+            self.view_mode = "transcript"
+            return
+        self.view.held = True
+
+    def detached(self) -> bool:
+        """True once the attached TUI has exited (the transcript view takes the pane back)."""
+        if self.attached is None or self.attached.poll() is None:
+            return False
+        returncode, self.attached = self.attached.returncode, None
+        self.view_mode = "transcript"
+        self.view.held = False
+        self.note(f"opencode's TUI exited ({exit_words(returncode)}); the transcript view follows — /help")
+        return True
+
+    def _stop(self) -> int:
+        if self.attached is not None and self.attached.poll() is None:
+            self.attached.terminate()
+        return super()._stop()
+
     def _loop(self) -> int:
         from st2.catalog.seat_watch import SeatWatch
 
@@ -562,7 +598,12 @@ class OpencodeSession(GroupServerSession):
         selector = selectors.DefaultSelector()
         selector.register(self._wake_read, selectors.EVENT_READ, "wake")
         self.register_inputs(selector, watch)
+        self.attach()
+        if self.attached is not None and self.stdin_fd is not None:
+            selector.unregister(self.stdin_fd)   # the keyboard is the attached TUI's
         while True:
+            if self.detached() and self.stdin_fd is not None:
+                selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
             if self.requests:
                 self.requests.clear()
                 return self._stop()
@@ -586,7 +627,7 @@ class OpencodeSession(GroupServerSession):
                 self.deliver()
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], model: str | None = None,
-                operator: str | None = None, clock=None) -> int:
+                operator: str | None = None, clock=None, view: str = "attach") -> int:
     """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
     resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
     opencode cannot be started)."""
@@ -599,7 +640,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list
     if seat is None:
         return 2
     session = OpencodeSession(seat, runtime_id or seat.agent, argv, clock or Clock(), catalog, model=model,
-                              operator=operator,
+                              operator=operator, view=view,
                               stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
     session.install_signal_handlers()
     try:

@@ -1,6 +1,8 @@
-"""The human view in an opencode seat's PTY: a readable transcript of the SSE stream (the
-server's TUI, ``opencode attach``, would take the terminal and its keyboard from the wrapper, so
-the wrapper shows the stream itself) and the keyboard grammar:
+"""The human view in an opencode seat's PTY. By default the pane runs opencode's own TUI
+(``opencode attach`` on the served session, :meth:`OpencodeSession.attach`); while it runs the
+transcript is held (:attr:`View.held`: nothing is written over the TUI). Under ``view "transcript"``,
+or once the attached TUI exits, the pane shows a readable transcript of the SSE stream and the
+keyboard grammar:
 
 - ``/approve [id]`` allows the oldest (or the named) pending permission once; ``/decline [id]``
   rejects a permission or a question; ``/answer <text>`` answers the oldest question — each through
@@ -33,8 +35,11 @@ class View:
         self.pending: dict[str, tuple[str, dict]] = {}
         self.texts: dict[str, dict[str, str]] = {}     # message id -> part id -> text
         self._keyboard = b""
+        self.held = False   # True while opencode's attached TUI owns the pane
 
     def say(self, text: str) -> None:
+        if self.held:
+            return
         try:
             self.stream.write(text + "\n")
             self.stream.flush()

@@ -44,6 +44,7 @@ def test_an_opencode_block_lowers_to_the_opencode_session_wrapper_argv(catalog) 
     ('    opencode {\n        modle "x"\n    }', "unknown field `modle` in `opencode`"),
     ('    opencode {\n        model "no-slash"\n    }', "is not providerID/modelID"),
     ('    opencode {\n        model "/m"\n    }', "is not providerID/modelID"),
+    ('    opencode {\n        view "tui"\n    }', "`opencode { view }` 'tui' is not \"attach\" or \"transcript\""),
 ])
 def test_an_invalid_opencode_seat_is_refused(catalog, body, problem) -> None:
     plan = lower(load(seat(catalog, body)), "host", catalog)
@@ -55,3 +56,14 @@ def test_an_opencode_seat_owns_its_delivery(catalog) -> None:
     assert delivery_owner(seat(catalog, "    opencode", "a")) == "opencode"
     plan = lower(load(seat(catalog, "    opencode", "b")), "host", catalog)
     assert plan.agent_task.argv[-3:] == ("--", "opencode", "serve")
+
+
+def test_the_view_field_opts_out_of_the_attached_tui(catalog) -> None:
+    path = seat(catalog, '    opencode {\n        view "transcript"\n    }')
+    agent = lower(load(path), "host", catalog, hooks="/hooks").agent_task
+    assert agent.argv[agent.argv.index("driver"):] == (
+        "driver", "opencode-session", "--identity", "host.oc", "--runtime-id", "host.oc",
+        "--view", "transcript", "--", "opencode", "serve")
+    path = seat(catalog, '    opencode {\n        view "attach"\n    }', identity="oa")
+    agent = lower(load(path), "host", catalog, hooks="/hooks").agent_task
+    assert "--view" not in agent.argv  # attach is the default: the argv names nothing

@@ -66,8 +66,7 @@ class Seat(UpSeat):
         return json.loads(text) if text.strip() else None
 
 
-@pytest.fixture
-def seat(tmp_path: Path, fake_model: FakeModel):
+def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None):
     harness = require_harness("opencode")
     lab = Lab.create(tmp_path / "lab")
     env = configure_opencode(lab, harness, fake_model, permission={"bash": "ask"})
@@ -75,9 +74,10 @@ def seat(tmp_path: Path, fake_model: FakeModel):
     catalog = tmp_path / "catalog"
     directory = catalog / "agents" / HOST / "oc"
     (directory / "resources" / "inbox").mkdir(parents=True)
+    field = f'        view "{view}"\n' if view else ""
     (directory / "agent.kdl").write_text(
         f'agent "oc" {{\n    workspace "{lab.workspace}"\n'
-        f'    opencode {{\n        executable "{harness.executable}"\n        model "fake/fake-model"\n    }}\n}}\n')
+        f'    opencode {{\n        executable "{harness.executable}"\n        model "fake/fake-model"\n{field}    }}\n}}\n')
     env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
     running = Seat(catalog, state_home, env, lab)
     try:
@@ -85,6 +85,18 @@ def seat(tmp_path: Path, fake_model: FakeModel):
     finally:
         running.kill_pty()
         shutil.rmtree(state_home, ignore_errors=True)
+
+
+@pytest.fixture
+def seat(tmp_path: Path, fake_model: FakeModel):
+    """A seat whose pane is the wrapper's transcript (``view "transcript"``): its keyboard grammar."""
+    yield from _seat(tmp_path, fake_model, "transcript")
+
+
+@pytest.fixture
+def attached_seat(tmp_path: Path, fake_model: FakeModel):
+    """A seat declaring no view: opencode's own TUI attached to the served session."""
+    yield from _seat(tmp_path, fake_model, None)
 
 
 def requests_carrying(fake: FakeModel, stem: str) -> int:
@@ -193,3 +205,68 @@ def test_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat: 
     os.rename(seat.directory / "resources" / "inbox" / rejected, seat.directory / "resources" / "archive" / rejected)
     write_message(seat.directory, "ordinary", body="hello again")
     poll(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", 120, seat.screen)
+
+
+def test_an_opencode_seat_shows_opencode_s_own_tui_attached_to_the_served_session(attached_seat: Seat,
+                                                                                   fake_model: FakeModel) -> None:
+    seat = attached_seat
+    seat.scrollback = 0
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    # opencode's TUI, not the transcript: its footer and version, and no wrapper line over it.
+    poll(lambda: "ctrl+p commands" in seat.screen() and "OpenCode 1.18.33" in seat.screen(),
+         "opencode's own TUI in the pane", 120, seat.screen)
+    assert "st2: opencode serve listening" not in seat.screen()
+    # Mail still travels the ledger, exactly once, and the attached TUI shows that same session.
+    name = write_message(seat.directory, "first task", body="say hello")
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
+    poll(lambda: f"st2-delivery: st2:{name[:-3]}:" in seat.screen() and "Hello from the fake model." in seat.screen(),
+         "the delivery and its answer in the attached TUI", 60, seat.screen)
+    # The model's answer streams into the TUI before the request is logged: wait for the turn to end.
+    poll(lambda: seat.state()[0] == "idle" and requests_carrying(fake_model, name[:-3]) == 1, "idle after one turn",
+         60, seat.screen)
+    assert requests_carrying(fake_model, name[:-3]) == 1
+    assert len(seat.ledger()) == 1
+    # The attached TUI exits (ctrl+c twice is opencode's quit): the seat lives on in the transcript view.
+    pid = seat.server()["pid"]
+    for _ in range(2):
+        seat.tmux("send-keys", "-t", seat.session, "C-c")
+    poll(lambda: "the transcript view follows" in seat.screen(), "the transcript after the TUI exits", 60,
+         seat.screen)
+    assert seat.server()["pid"] == pid and seat.sessions()
+
+
+def test_the_transcript_twin_shows_the_transcript(seat: Seat, fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    name = write_message(seat.directory, "first task", body="say hello")
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
+    poll(lambda: "opencode: Hello from the fake model." in seat.screen(), "the answer in the transcript", 60,
+         seat.screen)
+    screen = seat.screen()
+    assert "st2: opencode serve listening on 127.0.0.1:" in screen and "ctrl+p commands" not in screen
+    assert requests_carrying(fake_model, name[:-3]) == 1
+
+
+def test_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(attached_seat: Seat) -> None:
+    seat = attached_seat
+    seat.scrollback = 0
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    poll(lambda: "ctrl+p commands" in seat.screen(), "opencode's own TUI in the pane", 120, seat.screen)
+    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    children = [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
+    server = seat.server()["pid"]
+    attached = [pid for pid in children if pid != server]
+    assert server in children and len(attached) == 1
+    assert b"attach" in Path(f"/proc/{attached[0]}/cmdline").read_bytes()
+    down = seat.st2("down", "--host", HOST, "oc")
+    assert down.returncode == 0, down.stdout + down.stderr
+
+    def gone(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+        except FileNotFoundError:
+            return True
+    poll(lambda: all(gone(pid) for pid in (wrapper, server, *attached)), "everything stopped", 60, seat.screen)
+    assert (seat.record("harness-state") or {}).get("state") == "ended"
