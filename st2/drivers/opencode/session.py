@@ -529,6 +529,9 @@ class OpencodeSession(GroupServerSession):
         self._take_events()
         if self.connected:
             self.on_item(("down", "sseDisconnected"))
+        # An attached TUI points at the dead server's port and password: end it now and attach a
+        # new one to the restarted server once it serves again.
+        reattach = self._end_attached()
         self.restarts += 1
         if self.restarts > MAX_RESTARTS or not self._wait_quietly(BACKOFF_SECONDS[min(self.restarts, 5)]):
             return self._end(returncode)
@@ -540,7 +543,27 @@ class OpencodeSession(GroupServerSession):
         except OSError as error:
             _say(f"cannot restart {self.argv[0]!r}: {error.strerror or error}")
             return self._end(returncode)
-        return self.serve()
+        problem = self.serve()
+        if problem is None and reattach:
+            self.attach()
+            if self.attached is None:   # could not attach again: the transcript takes the pane back
+                self.view_mode = "transcript"
+                self.view.held = False
+        return problem
+
+    def _end_attached(self) -> bool:
+        """Stop an attached TUI that is still running (bounded; killed past the bound). True when
+        one was running, so the caller attaches a new one."""
+        if self.attached is None or self.attached.poll() is not None:
+            return False
+        self.attached.terminate()
+        try:
+            self.attached.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.attached.kill()
+            self.attached.wait()
+        self.attached = None
+        return True
 
     def _wait_quietly(self, seconds: float) -> bool:
         deadline = self.clock.monotonic() + seconds
@@ -609,9 +632,12 @@ class OpencodeSession(GroupServerSession):
                 return self._stop()
             returncode = self.child.poll()
             if returncode is not None:
+                was_attached = self.attached is not None and self.attached.poll() is None
                 problem = self.restart(returncode)
                 if problem is not None:
                     return problem
+                if was_attached and self.attached is None and self.stdin_fd is not None:
+                    selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
                 continue
             for key, _ in selector.select(TICK_SECONDS):
                 if key.data == "wake":

@@ -270,3 +270,42 @@ def test_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(attached_sea
             return True
     poll(lambda: all(gone(pid) for pid in (wrapper, server, *attached)), "everything stopped", 60, seat.screen)
     assert (seat.record("harness-state") or {}).get("state") == "ended"
+
+
+def attach_children(seat: Seat) -> list[int]:
+    """The pane's ``opencode attach`` processes (the wrapper's children other than its server)."""
+    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    children = [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
+    found = []
+    for pid in children:
+        try:
+            if b"attach" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def test_a_restarted_server_gets_a_new_attached_tui_on_its_own_port(attached_seat: Seat,
+                                                                     fake_model: FakeModel) -> None:
+    seat = attached_seat
+    seat.scrollback = 0
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    poll(lambda: "ctrl+p commands" in seat.screen(), "opencode's own TUI in the pane", 120, seat.screen)
+    first = seat.server()
+    [old_tui] = attach_children(seat)
+    os.killpg(first["pid"], signal.SIGKILL)
+    # The wrapper serves a new server (new port and password) and attaches a new TUI to it.
+    poll(lambda: seat.server()["pid"] != first["pid"] and seat.record("driver-diagnostic") is None,
+         "the restarted server's stream connected", 240, seat.screen)
+    poll(lambda: attach_children(seat) and attach_children(seat)[0] != old_tui, "a new attached TUI", 60, seat.screen)
+    [new_tui] = attach_children(seat)
+    cmdline = Path(f"/proc/{new_tui}/cmdline").read_bytes().split(b"\0")
+    assert f"http://127.0.0.1:{seat.server()['port']}".encode() in cmdline
+    poll(lambda: "ctrl+p commands" in seat.screen(), "opencode's own TUI on the restarted server", 120, seat.screen)
+    # Mail still goes through the ledger to the new server, exactly once.
+    name = write_message(seat.directory, "after the restart", body="say hello")
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
+    poll(lambda: seat.state()[0] == "idle" and requests_carrying(fake_model, name[:-3]) == 1, "idle after one turn",
+         60, seat.screen)
