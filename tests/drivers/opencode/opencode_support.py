@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ if str(HERE.parent / "codex") not in sys.path:
     sys.path.append(str(HERE.parent / "codex"))
 
 from codex_support import HOST, record, write_message  # noqa: E402,F401 (re-exported)
+from codex_support import Wrapper as CodexWrapper  # noqa: E402
 from support import poll_for  # noqa: E402,F401
 
 STANDIN = HERE / "standin_opencode.py"
@@ -74,16 +74,8 @@ class Wrapper:
         path = next(iter(self.state.glob("**/delivery/*/delivery-ledger.json")), None)
         return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
 
-    def stop(self, number: int = signal.SIGTERM, timeout: float = 30.0) -> int:
-        if self.process.poll() is None:
-            os.kill(self.process.pid, number)
-        try:
-            return self.process.wait(timeout=timeout)
-        finally:
-            if self.process.poll() is None:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-            self.handle.close()
+    # The same stop as the Codex wrapper's (signal, bounded wait, group kill past the bound).
+    stop = CodexWrapper.stop
 
 
 def alive(pid: int) -> bool:
