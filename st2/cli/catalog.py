@@ -1,5 +1,6 @@
-"""``st2 catalog …``: archive, unarchive and observe the catalog (parsing glue over
-:mod:`st2.authoring.archive` and :mod:`st2.authoring.graph`).
+"""``st2 catalog …``: archive, unarchive and observe the catalog, and print the replication
+engine's rules (parsing glue over :mod:`st2.authoring.archive`, :mod:`st2.authoring.graph` and
+:mod:`st2.catalog.sync_rules`).
 
 Exit status: 0 done, 1 refused (nothing moved) or, for ``graph``, an incomplete graph.
 """
@@ -10,6 +11,7 @@ import json
 
 import click
 
+from st2.catalog.sync_rules import FORMATS as SYNC_FORMATS
 from st2.cli.common import catalog_options, exit_with
 
 
@@ -27,7 +29,7 @@ def _recorded_ids(location):
 
 @click.group("catalog")
 def catalog() -> None:
-    """Archive retired seats, restore them, and observe the declaration graph."""
+    """Archive retired seats, restore them, observe the declaration graph, print sync rules."""
 
 
 @catalog.command("archive")
@@ -93,3 +95,16 @@ def graph(as_json: bool, location) -> None:
     envelope = build(location, inventory(location), RuntimeScope(location.root, location.host).sockets)
     _emit(envelope)
     exit_with(0 if envelope["complete"] else 1)
+
+
+@catalog.command("sync-rules")
+@click.option("--format", "engine", required=True, type=click.Choice(SYNC_FORMATS),
+              help="The replication engine whose rule syntax to print.")
+@click.option("--with-declarations", is_flag=True,
+              help="Also carry catalog.kdl, _templates/, agent.kdl and principal.kdl (author in one place).")
+def sync_rules(engine: str, with_declarations: bool) -> None:
+    """Print the include/ignore rules a replication engine needs to carry this catalog between
+    hosts: syncthing prints a whole .stignore, rsync a filter file, unison profile lines."""
+    from st2.catalog.sync_rules import render
+
+    click.echo(render(engine, with_declarations), nl=False)
