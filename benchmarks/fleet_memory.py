@@ -1,0 +1,370 @@
+"""st2's own memory per seat under a real ``st2 up``, and the inotify instances it holds.
+
+Builds a catalog of N seats (default 100; ``--seats 627`` for the full size) in four kinds, in
+turn: shell seats (``argv`` of a stand-in shell program plus ``ding``), Claude seats (the
+``claude { … }`` driver block around a stand-in harness, plus ``ding``), Codex seats and
+opencode seats (the native wrappers around the stand-in servers the driver tests use,
+tests/drivers/codex/standin_app_server.py and tests/drivers/opencode/standin_opencode.py).
+``--mix shell`` (or ``claude``, ``codex``, ``opencode``, a comma list) narrows the kinds.
+
+Runs the real ``st2 up`` (setsid transport, a private ``XDG_STATE_HOME``) until every declared
+task has a live launch record, waits for the fleet to settle, then sums PSS
+(``/proc/<pid>/smaps_rollup``) of every st2 process per seat: the DING notifier, the session
+wrapper (the pane process of a driver seat) and any other st2 process in the task's process
+tree; the harness stand-ins are not st2 and are not counted. Each seat's tmux server is
+reported separately; host-level st2 processes that serve every seat (the fork server, when one
+runs) are divided across the seats and included in ``pss_per_seat_mib``; the supervisor is
+reported on its own. ``inotify_instances`` counts ``anon_inode:inotify`` descriptors held by
+st2 processes (the supervisor's included), to be read against ``fs.inotify.max_user_instances``
+(128 by default). The anchor is a bare ``python3 -S`` (PSS of one, measured beside the fleet).
+
+Targets (st2's own processes only, tmux not counted): <= 4 MiB per shell seat with DING,
+<= 6 MiB per Claude seat, <= 8 MiB per native seat.
+
+Last line: ``RESULT pss_per_seat_mib=… ding_pss_mib=… wrapper_pss_mib=… tmux_pss_mib=…
+supervisor_pss_mib=… inotify_instances=… seats=…``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from st2.runtime import launch_record  # noqa: E402
+from st2.runtime.scope import RuntimeScope  # noqa: E402
+
+HOST = "h"
+KINDS = ("shell", "claude", "codex", "opencode")
+TARGETS_MIB = {"shell": 4.0, "claude": 6.0, "codex": 8.0, "opencode": 8.0}
+CODEX_STANDIN = REPO / "tests" / "drivers" / "codex" / "standin_app_server.py"
+OPENCODE_STANDIN = REPO / "tests" / "drivers" / "opencode" / "standin_opencode.py"
+
+
+def pss_kib(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/children") as listing:
+                found += [int(word) for word in listing.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def tree(pid: int) -> list[int]:
+    pending, seen = [pid], []
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.append(current)
+        pending += children(current)
+    return seen
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return []
+
+
+def is_st2(pid: int) -> bool:
+    """An st2 process: ``python -m st2 …`` or the ``st2`` entry point (a fork server's children
+    carry its command line)."""
+    words = cmdline(pid)
+    if os.path.basename(words[0]) == "st2" or words[1:3] == ["-m", "st2"]:
+        return True
+    return len(words) > 1 and os.path.basename(words[1]) == "st2"  # python …/bin/st2
+
+
+def inotify_instances(pid: int) -> int:
+    count = 0
+    try:
+        for name in os.listdir(f"/proc/{pid}/fd"):
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{name}") == "anon_inode:inotify":
+                    count += 1
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return count
+
+
+def anchor_pss_mib() -> float:
+    """PSS of one bare ``python3 -S`` (the anchor), the mean over 5 running at once."""
+    processes = [subprocess.Popen([sys.executable, "-S", "-c", "import time; time.sleep(60)"]) for _ in range(5)]
+    try:
+        time.sleep(1.5)
+        values = [pss_kib(process.pid) or 0 for process in processes]
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+    return sum(values) / len(values) / 1024
+
+
+def standin_script(directory: Path, name: str, standin: Path) -> Path:
+    """A per-seat executable: the stand-in server with its own state directory."""
+    state = directory / "standin"
+    state.mkdir(parents=True, exist_ok=True)
+    script = directory / name
+    script.write_text(f"#!/bin/sh\nSTANDIN_DIR={state} exec {sys.executable} {standin} \"$@\"\n")
+    script.chmod(0o755)
+    return script
+
+
+def declaration(kind: str, identity: str, workspace: Path) -> str:
+    if kind == "shell":
+        body = '    argv "sh" "-c" "exec sleep 7200"\n    ding'
+    elif kind == "claude":
+        body = '    ding\n    claude {\n        executable "sleep"\n        args "7200"\n    }'
+    elif kind == "codex":
+        script = standin_script(workspace, "codex", CODEX_STANDIN)
+        body = f'    codex {{\n        executable "{script}"\n    }}'
+    else:
+        script = standin_script(workspace, "opencode", OPENCODE_STANDIN)
+        body = f'    opencode {{\n        executable "{script}"\n        view "transcript"\n    }}'
+    return f'agent "{identity}" {{\n    workspace "{workspace}"\n{body}\n}}\n'
+
+
+def make_catalog(base: Path, seats: int, kinds: tuple[str, ...]) -> dict[str, str]:
+    """Write the catalog; return identity -> kind."""
+    catalog = base / "c"
+    plan = {}
+    for index in range(seats):
+        kind = kinds[index % len(kinds)]
+        identity = f"{kind[:2]}{index:03d}"
+        workspace = base / "w" / identity
+        workspace.mkdir(parents=True)
+        seat = catalog / "agents" / HOST / identity
+        seat.mkdir(parents=True)
+        (seat / "agent.kdl").write_text(declaration(kind, identity, workspace))
+        plan[identity] = kind
+    return plan
+
+
+def expected_tasks(plan: dict[str, str]) -> set[str]:
+    ids = set()
+    for identity, kind in plan.items():
+        ids.add(f"{HOST}.{identity}")
+        if kind in ("shell", "claude"):
+            ids.add(f"{HOST}.{identity}.ding")
+    return ids
+
+
+def live_records(scope: RuntimeScope) -> dict:
+    from st2.process.identity import liveness, Liveness
+
+    alive = {}
+    for runtime_id in launch_record.recorded_ids(scope):
+        try:
+            record = launch_record.read(scope, runtime_id)
+        except launch_record.MalformedRecord:
+            continue
+        if record is not None and liveness(record.identity) == Liveness.ALIVE:
+            alive[runtime_id] = record
+    return alive
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seats", type=int, default=100)
+    parser.add_argument("--mix", default=",".join(KINDS), help="comma list of seat kinds")
+    parser.add_argument("--settle", type=float, default=10.0, help="seconds to let the fleet idle before measuring")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every task")
+    arguments = parser.parse_args()
+    kinds = tuple(kind for kind in arguments.mix.split(",") if kind)
+    unknown = [kind for kind in kinds if kind not in KINDS]
+    if unknown or not kinds:
+        parser.error(f"--mix takes {', '.join(KINDS)}")
+
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2fm-"))
+    plan = make_catalog(base, arguments.seats, kinds)
+    state = base / "s"
+    environment = {key: value for key, value in os.environ.items()
+                   if not key.startswith(("ST_", "CATALOG", "TMUX", "NOTIFY_SOCKET"))}
+    environment.update(CATALOG=str(base / "c"), XDG_STATE_HOME=str(state), ST2_TRANSPORT="setsid",
+                       PYTHONDONTWRITEBYTECODE="1")
+    scope = RuntimeScope(base / "c", HOST, state_dir=state / "st2")
+    log = (base / "up.log").open("w")
+    started = time.monotonic()
+    supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", HOST, "--interval", "30s"],
+                                  stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=REPO,
+                                  start_new_session=True)
+    wanted = expected_tasks(plan)
+    try:
+        while True:
+            alive = live_records(scope)
+            if wanted <= set(alive):
+                break
+            if supervisor.poll() is not None or time.monotonic() - started > arguments.timeout:
+                print(f"only {len(set(alive) & wanted)} of {len(wanted)} tasks came up; see {base / 'up.log'}")
+                return 1
+            time.sleep(1.0)
+        up_seconds = time.monotonic() - started
+        time.sleep(arguments.settle)
+        alive = live_records(scope)
+        report = measure(plan, alive, supervisor.pid, state)
+        report["up_seconds"] = up_seconds
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        try:
+            supervisor.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            supervisor.kill()
+        log.close()
+        subprocess.run([sys.executable, "-m", "st2", "down", "--host", HOST], env=environment,
+                       cwd=REPO, capture_output=True, timeout=600)
+        teardown(scope, state)
+        shutil.rmtree(base, ignore_errors=True)
+    anchor = anchor_pss_mib()
+    return print_report(report, anchor, arguments.seats)
+
+
+def run_state_processes(state: Path) -> list[int]:
+    """Every st2 process whose environment names this run's state directory."""
+    needle = f"XDG_STATE_HOME={state}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{name}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0") and is_st2(int(name)):
+            found.append(int(name))
+    return found
+
+
+def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> dict:
+    per_kind: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    dings, wrappers, tmux_servers = [], [], []
+    counted: set[int] = set()
+    for identity, kind in plan.items():
+        seat_kib = 0
+        agent = alive.get(f"{HOST}.{identity}")
+        if agent is not None:
+            if agent.server_pid:
+                tmux_servers.append(pss_kib(agent.server_pid) or 0)
+            for pid in tree(agent.pid):
+                if is_st2(pid):
+                    value = pss_kib(pid) or 0
+                    seat_kib += value
+                    counted.add(pid)
+                    if pid == agent.pid:
+                        wrappers.append(value)
+        ding = alive.get(f"{HOST}.{identity}.ding")
+        if ding is not None:
+            for pid in tree(ding.pid):
+                if is_st2(pid):
+                    value = pss_kib(pid) or 0
+                    seat_kib += value
+                    counted.add(pid)
+                    if pid == ding.pid:
+                        dings.append(value)
+        per_kind[kind].append(seat_kib)
+    everything = run_state_processes(state)
+    shared = [pid for pid in everything if pid != supervisor and pid not in counted]
+    shared_kib = sum(pss_kib(pid) or 0 for pid in shared)
+    for pid in shared:
+        print(f"host-level st2 process {pid}: {' '.join(cmdline(pid))[:160]}")
+    instances = sum(inotify_instances(pid) for pid in everything)
+    return {
+        "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers,
+        "supervisor": pss_kib(supervisor) or 0, "shared_kib": shared_kib, "shared_count": len(shared),
+        "instances": instances, "limit": read_limit(),
+    }
+
+
+def read_limit() -> str:
+    try:
+        return Path("/proc/sys/fs/inotify/max_user_instances").read_text().strip()
+    except OSError:
+        return "unknown"
+
+
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else 0.0
+
+
+def print_report(report: dict, anchor: float, seats: int) -> int:
+    mib = 1024.0
+    shared_per_seat = report["shared_kib"] / mib / seats
+    print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus; fleet up in {report['up_seconds']:.0f} s")
+    print(f"anchor: bare python3 -S PSS {anchor:.2f} MiB")
+    print(f"host-level st2 processes: {report['shared_count']}, {report['shared_kib'] / mib:.2f} MiB PSS "
+          f"({shared_per_seat:.3f} MiB per seat, included below)")
+    total = 0.0
+    for kind in KINDS:
+        values = report["per_kind"][kind]
+        if not values:
+            continue
+        per_seat = mean(values) / mib + shared_per_seat
+        total += sum(values) / mib
+        verdict = "met" if per_seat <= TARGETS_MIB[kind] else "NOT met"
+        print(f"{kind:9s} seats: {len(values):3d}  st2 PSS per seat {per_seat:6.2f} MiB  "
+              f"({per_seat / anchor:.2f}x anchor; target <= {TARGETS_MIB[kind]:g} MiB: {verdict})")
+    per_seat = (total + report["shared_kib"] / mib) / seats
+    ding = mean(report["dings"]) / mib
+    wrapper = mean(report["wrappers"]) / mib
+    tmux = mean(report["tmux"]) / mib
+    supervisor = report["supervisor"] / mib
+    for name, value in (("per seat (all kinds)", per_seat), ("DING notifier", ding),
+                        ("session wrapper", wrapper), ("tmux server (not counted)", tmux),
+                        ("supervisor", supervisor)):
+        print(f"{name:26s} {value:7.2f} MiB PSS  ({value / anchor:.2f}x anchor)")
+    print(f"inotify instances held by st2: {report['instances']} "
+          f"(fs.inotify.max_user_instances {report['limit']})")
+    print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "
+          f"tmux_pss_mib={tmux:.2f} supervisor_pss_mib={supervisor:.2f} "
+          f"inotify_instances={report['instances']} seats={seats}")
+    return 0
+
+
+def teardown(scope: RuntimeScope, state: Path) -> None:
+    """Kill whatever this run left (by recorded identity and socket only)."""
+    from st2.supervisor.runtime.process_group import kill_group
+
+    for runtime_id in launch_record.recorded_ids(scope):
+        try:
+            record = launch_record.read(scope, runtime_id)
+        except launch_record.MalformedRecord:
+            continue
+        if record is None:
+            continue
+        if record.socket:
+            subprocess.run(["tmux", "-S", record.socket, "kill-server"], capture_output=True)
+        kill_group(record.identity, grace_seconds=1)
+    for pid in run_state_processes(state):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
