@@ -30,10 +30,10 @@ def st2():
 
 
 def pytest_collection_modifyitems(items):
-    """A lab or systemd test runs real processes too: it carries the ``process`` marker as well,
-    so ``-m "not process"`` alone selects the process-free unit tier."""
+    """A lab, systemd or multihost test runs real processes too: it carries the ``process``
+    marker as well, so ``-m "not process"`` alone selects the process-free unit tier."""
     for item in items:
-        if item.get_closest_marker("lab") or item.get_closest_marker("systemd"):
+        if any(item.get_closest_marker(name) for name in ("lab", "systemd", "multihost")):
             item.add_marker(pytest.mark.process)
 
 

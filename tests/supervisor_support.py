@@ -28,24 +28,26 @@ HOST = "h"
 
 
 class Fleet:
-    """A temp catalog with short paths, its runtime scope, and the `st2 up` processes a test
-    starts. Teardown kills only what it started: the supervisors by PID, then every recorded
+    """A temp catalog with short paths for one host (``h`` unless told), its runtime scope, and
+    the `st2 up` processes a test starts. Teardown kills only what it started: the supervisors by PID, then every recorded
     task (tmux server via its own socket, whole process groups)."""
 
-    def __init__(self, base: Path) -> None:
+    def __init__(self, base: Path, host: str = HOST) -> None:
         self.base = base
+        self.host = host
         self.catalog = base / "c"
-        (self.catalog / "agents" / HOST).mkdir(parents=True)
+        (self.catalog / "agents" / host).mkdir(parents=True)
         self.state = base / "s"
         self.env = st2_env(self.catalog, XDG_STATE_HOME=str(self.state), ST2_TRANSPORT="setsid")
         self.env.pop("NOTIFY_SOCKET", None)
         self.supervisors: list[subprocess.Popen] = []
         self.logs: list[Path] = []
-        self.scope = RuntimeScope(self.catalog, HOST, state_dir=self.state / "st2")
+        self.scope = RuntimeScope(self.catalog, host, state_dir=self.state / "st2")
 
     # catalog authoring -----------------------------------------------------------------
-    def seat(self, identity: str, body: str, host: str = HOST) -> Path:
-        """Publish ``agents/<host>/<identity>/agent.kdl`` by atomic rename."""
+    def seat(self, identity: str, body: str, host: str | None = None) -> Path:
+        """Publish ``agents/<host>/<identity>/agent.kdl`` (this fleet's host unless told) by atomic rename."""
+        host = host or self.host
         directory = self.catalog / "agents" / host / identity
         directory.mkdir(parents=True, exist_ok=True)
         temporary = self.base / f".{identity}.kdl.tmp"
@@ -59,7 +61,7 @@ class Fleet:
         self.logs.append(log)
         handle = open(log, "w")
         process = subprocess.Popen(
-            [*(command or [sys.executable, "-m", "st2"]), "up", "--host", HOST, *arguments],
+            [*(command or [sys.executable, "-m", "st2"]), "up", "--host", self.host, *arguments],
             stdout=handle, stderr=subprocess.STDOUT, env=env or self.env, cwd=REPO,
             start_new_session=True,
         )
@@ -71,7 +73,7 @@ class Fleet:
         return self.logs[index].read_text()
 
     def st2(self, *arguments: str, timeout: float = 60) -> subprocess.CompletedProcess:
-        return run_st2(*arguments, "--host", HOST, env=self.env, timeout=timeout)
+        return run_st2(*arguments, "--host", self.host, env=self.env, timeout=timeout)
 
     def tasks(self) -> dict:
         result = self.st2("tasks", "--json")

@@ -25,3 +25,8 @@ def test_a_process_test_can():
 @pytest.mark.lab
 def test_a_lab_test_is_a_process_test_too(request):
     assert request.node.get_closest_marker("process") is not None
+
+
+@pytest.mark.multihost
+def test_a_multihost_test_is_a_process_test_too(request):
+    assert request.node.get_closest_marker("process") is not None
