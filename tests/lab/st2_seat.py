@@ -105,3 +105,31 @@ class UpSeat:
                     os.killpg(int(pane), signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
+
+    def reboot(self) -> list[int]:
+        """A simulated host reboot of this seat: SIGKILL its tmux server and every process under it
+        (the wrapper, the harness in its own group, the tools it spawned), each by PID, then remove
+        the runtime scopes under the test's state home (launch records, sockets, ledgers, every
+        driver's host-local launch state). Return the PIDs killed."""
+        import shutil
+
+        import psutil
+
+        try:
+            server = int(self.tmux("display-message", "-p", "#{pid}").strip())
+            root = psutil.Process(server)
+            doomed = [root, *root.children(recursive=True)]
+        except (AssertionError, ValueError, psutil.Error):
+            doomed = []
+        for process in doomed:
+            try:
+                os.kill(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        psutil.wait_procs(doomed, timeout=30)
+        assert not [process.pid for process in doomed if process.is_running()
+                    and process.status() != psutil.STATUS_ZOMBIE], "a process outlived the reboot"
+        shutil.rmtree(self.state_home / "st2" / "scopes", ignore_errors=True)
+        self.socket, self.session = None, ""
+        return [process.pid for process in doomed]
+

@@ -210,9 +210,11 @@ class CodexSession(GroupServerSession):
             thread = result.get("thread") if ok else None
             if not isinstance(thread, dict) or not isinstance(thread.get("id"), str):
                 if purpose == "thread/resume":
-                    self.note(f"thread/resume of {self.binding_to_resume} failed ({frame.get('error')}); "
-                              "starting a fresh thread; deliveries bound to it hold")
-                    self.binding_to_resume = None
+                    # An answer, not a silence: 0.171.0 says -32600 "no rollout found for thread id
+                    # …" for a thread whose rollout is gone. A dead app-server answers nothing and
+                    # ends this wrapper instead, so its successor asks again.
+                    refused, self.binding_to_resume = self.binding_to_resume, None
+                    self.resume_refused(refused, frame.get("error"))
                     self._bind()
                 else:
                     self.note(f"thread/start failed: {frame.get('error')}")
@@ -221,7 +223,7 @@ class CodexSession(GroupServerSession):
             self._control(Event.BOUND, thread["id"])
             if isinstance(thread.get("status"), dict):
                 self._control(Event.STATUS, thread["status"])
-            self.note(f"{'resumed' if purpose == 'thread/resume' else 'started'} thread {thread['id']}")
+            self.thread_observed(thread["id"], resumed=purpose == "thread/resume")
             if self.pump.unsettled:
                 self.purposes[self.connection.request("thread/read", {"threadId": thread["id"],
                                                                       "includeTurns": True})] = "thread/read"
@@ -238,6 +240,15 @@ class CodexSession(GroupServerSession):
                 self.note(f"{purpose} refused: {frame.get('error')}; retrying in {REJECTION_BACKOFF_SECONDS:g} s")
                 self.diagnostics.publish("delivery", "deliveryRejected", "promptTransport")
                 self._retry_at = self.clock.monotonic() + REJECTION_BACKOFF_SECONDS
+
+    def thread_observed(self, thread_id: str, resumed: bool) -> None:
+        """Codex answered ``thread/start`` or ``thread/resume`` with ``thread_id``: the seat's thread."""
+        self.note(f"{'resumed' if resumed else 'started'} thread {thread_id}")
+
+    def resume_refused(self, thread_id: str, error) -> None:
+        """Codex refused to resume ``thread_id`` (``error`` is its JSON-RPC error): a fresh thread follows."""
+        self.note(f"thread/resume of {thread_id} failed ({error}); starting a fresh thread; "
+                  "deliveries bound to it hold")
 
     def _bind(self) -> None:
         if self.binding_to_resume:

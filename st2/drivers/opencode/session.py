@@ -71,6 +71,12 @@ only once the session has run its turn and gone idle, or has stayed idle this lo
 call; before that a missing correlation keeps holding. A predecessor's server is gone, so its
 history is complete at once."""
 _LISTENING = re.compile(rb"server listening on http://([0-9.]+):([0-9]+)")
+SESSION_ID = re.compile(r"ses_[0-9A-Za-z]{1,200}")
+"""opencode's session ids (1.18.33: ``ses_`` and 26 base-62 characters)."""
+FOUND, MISSING, UNREACHABLE = "found", "missing", "unreachable"
+BIND_RETRY_SECONDS = 2.0
+REBIND_SECONDS = 30.0
+"""A resume the server could not answer is asked again this often, delivery holding meanwhile."""
 
 
 def _say(message: str) -> None:
@@ -184,6 +190,8 @@ class OpencodeSession(GroupServerSession):
         self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
+        self.bound = False
+        self._next_bind = 0.0
         self.password = secrets.token_hex(16)
         self.events: queue.Queue = queue.Queue()
         self.stream: EventStream | None = None
@@ -304,16 +312,39 @@ class OpencodeSession(GroupServerSession):
         except ApiError as error:
             self.note(f"GET /config/providers failed ({error}); the window is withheld until it answers")
 
-    def bind(self) -> bool:
+    def look_up(self, session_id: str) -> str:
+        """Whether the server still holds ``session_id``: :data:`FOUND`, :data:`MISSING` (a
+        definite answer: 1.18.33 says ``404 NotFoundError`` for an id it does not hold; an id that
+        is not ``ses_…`` is never asked, 1.18.33 answers it with a 500) or :data:`UNREACHABLE` (no
+        definite answer: a timeout, a refused connection, a 5xx — evidence of nothing)."""
+        if not SESSION_ID.fullmatch(session_id):
+            return MISSING
+        try:
+            found = self.client.get(f"/session/{session_id}")
+        except ApiError as error:
+            return MISSING if error.status == 404 else UNREACHABLE
+        return FOUND if isinstance(found, dict) and found.get("id") == session_id else MISSING
+
+    def bind(self, deadline: float | None = None) -> bool:
+        """Bind the seat to a session: the one to resume when the server holds it, else a new one.
+        A resume the server refuses (the session is not there) falls back to a new session once
+        (:meth:`resume_refused`); one it cannot answer is asked again until ``deadline`` and then
+        left pending (False: delivery holds, the loop asks again) — a transient failure never
+        replaces the conversation."""
         if self.session_id:
-            try:
-                found = self.client.get(f"/session/{self.session_id}")
-                if isinstance(found, dict) and found.get("id") == self.session_id:
-                    self.note(f"resumed session {self.session_id}")
+            while True:
+                verdict = self.look_up(self.session_id)
+                if verdict == FOUND:
+                    self.bound = True
+                    self.session_observed(resumed=True)
                     return True
-            except ApiError as error:
-                self.note(f"session {self.session_id} is not served ({error}); starting a new one; "
-                          "deliveries bound to it hold")
+                if verdict == MISSING:
+                    self.resume_refused(self.session_id)
+                    self.session_id = None
+                    break
+                if deadline is None or self.clock.monotonic() >= deadline or not self._wait(BIND_RETRY_SECONDS):
+                    self.note(f"session {self.session_id} did not answer; the resume is retried, delivery holds")
+                    return False
         try:
             created = self.client.post("/session", {})
         except ApiError as error:
@@ -324,9 +355,18 @@ class OpencodeSession(GroupServerSession):
             self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
             return False
         self.session_id = created["id"]
-        self._save_local()
-        self.note(f"started session {self.session_id}")
+        self.bound = True
+        self.session_observed(resumed=False)
         return True
+
+    def session_observed(self, resumed: bool) -> None:
+        """The seat's session is ``self.session_id``: keep it where a successor finds it."""
+        self._save_local()
+        self.note(f"{'resumed' if resumed else 'started'} session {self.session_id}")
+
+    def resume_refused(self, session_id: str) -> None:
+        """The server does not hold the session to resume: say so; a new session follows."""
+        self.note(f"session {session_id} is not served; starting a new one; deliveries bound to it hold")
 
     # --- events ----------------------------------------------------------------------------
     def seed(self) -> None:
@@ -428,7 +468,10 @@ class OpencodeSession(GroupServerSession):
             if now >= self._next_read_back:
                 self.read_back()
             return
-        if not (self.inbox_dirty and self.connected and self.session_id and self.observed.idle()):
+        if not self.bound and now >= self._next_bind:
+            self._next_bind = now + REBIND_SECONDS
+            self.bind()   # the pane keeps the transcript view: the TUI attaches only at serve
+        if not (self.inbox_dirty and self.connected and self.bound and self.observed.idle()):
             return
         self.inbox_dirty = False
         batch = self.pump.next_batch(self.session_id)
@@ -514,8 +557,10 @@ class OpencodeSession(GroupServerSession):
                 self._end(self.child.wait())
             return EXIT_UNSUPPORTED
         self.pull_window()
-        if not self.bind():
+        self.bound = False
+        if not self.bind(self.clock.monotonic() + API_TIMEOUT_SECONDS):
             self.note("no session could be bound; delivery holds")
+            self._next_bind = self.clock.monotonic() + REBIND_SECONDS
         self.stream = EventStream(self.client, self.events, self._wake_write)
         self.stream.start()
         return None
@@ -586,7 +631,7 @@ class OpencodeSession(GroupServerSession):
         """Run ``opencode attach`` on the served session as the pane's foreground child (same
         process group as the wrapper, so a signal to the PTY's group reaches it), while the stream,
         producers and pump go on here; the transcript is held until it exits."""
-        if self.view_mode != "attach" or self.attached is not None or self.session_id is None \
+        if self.view_mode != "attach" or self.attached is not None or not self.bound \
                 or self.client is None or self.stdin_fd is None or not os.isatty(self.stdin_fd):
             return
         argv = [self.argv[0], "attach", f"http://127.0.0.1:{self.client.port}", "--session", self.session_id]

@@ -51,6 +51,7 @@ def session(catalog: Path, tmp_path: Path) -> tuple[OpencodeSession, ScriptedCli
     made.context_writer = harness_context.Writer(directory, "h.oc", "opencode", made.records.token, Clock())
     made.client = ScriptedClient()
     made.session_id = SESSION
+    made.bound = True
     return made, made.client
 
 
