@@ -24,7 +24,7 @@ Standard library only: both hooks import this.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import namedtuple
 
 from st2.knobs import TABLE, KnobError, Knobs, resolve, tier_binding_findings  # noqa: F401 - re-exported
 
@@ -38,13 +38,12 @@ TIER_CLASSES = "DELEGATION_KIT_TIER_CLASSES"
 TIER_MODEL = "DELEGATION_KIT_TIER_MODEL"
 
 
-@dataclass(frozen=True, slots=True)
-class TierRow:
-    """One binding element: ``<class>=<model>[,<effort>]``."""
+# A namedtuple, not a dataclass: importing dataclasses pulls in inspect, a quarter of a bare
+# interpreter start on this per-firing path (benchmarks/hot_paths.py).
+class TierRow(namedtuple("TierRow", ("tier_class", "model", "effort"))):
+    """One binding element: ``<class>=<model>[,<effort>]`` (effort None when absent)."""
 
-    tier_class: str
-    model: str
-    effort: str | None
+    __slots__ = ()
 
 
 def _resolved(source: Knobs | Mapping[str, str]) -> Knobs:

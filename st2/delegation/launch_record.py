@@ -14,7 +14,7 @@ Standard library only: the liveness reader that the turn-end hook spawns imports
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 
 SUFFIX = ".run"
 """A record's file name is ``<key>.run``; the suffix makes the record set a glob."""
@@ -38,13 +38,12 @@ class MalformedRecord(ValueError):
     "nothing running"."""
 
 
-@dataclass(frozen=True, slots=True)
-class LaunchRecord:
-    """One parsed record: ``pid``, ``run`` key, and ``start`` ticks or None."""
+# A namedtuple, not a dataclass: importing dataclasses pulls in inspect, a quarter of a bare
+# interpreter start on this per-firing path (benchmarks/hot_paths.py).
+class LaunchRecord(namedtuple("LaunchRecord", ("pid", "run", "start"), defaults=(None,))):
+    """One parsed record: ``pid`` (int), ``run`` key (str), and ``start`` ticks (int) or None."""
 
-    pid: int
-    run: str
-    start: int | None = None
+    __slots__ = ()
 
     def render(self) -> str:
         """The record's one line, newline-terminated."""

@@ -25,30 +25,28 @@ import signal
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from collections import namedtuple
 
 BOUND_SECONDS = 10.0
 BOUND_ENVIRONMENT = "ST2_LIVENESS_READER_BOUND_SECONDS"
 """st2's own seam over the wait bound (not a kit knob): tests shorten it to prove the bound."""
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """What one bounded run of the reader gave: an exit status, or a spawn error (the reader
-    never started), or neither (it ran and did not answer: killed at the bound, ended by a
-    signal, or its wait failed)."""
+# A namedtuple, not a dataclass: importing dataclasses pulls in inspect, a quarter of a bare
+# interpreter start on this per-firing path (benchmarks/hot_paths.py).
+class Outcome(namedtuple("Outcome", ("exit_status", "spawn_error"), defaults=(None, None))):
+    """What one bounded run of the reader gave: an exit status (int), or a spawn error (str: the
+    reader never started), or neither (it ran and did not answer: killed at the bound, ended by
+    a signal, or its wait failed)."""
 
-    exit_status: int | None = None
-    spawn_error: str | None = None
+    __slots__ = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Reader:
-    """A resolved reader: its argv, the executable spawned, and the environment entries it adds."""
+class Reader(namedtuple("Reader", ("argv", "executable", "environment"), defaults=((),))):
+    """A resolved reader: its argv (a tuple), the executable spawned, and the environment
+    entries it adds (a tuple of (name, value) pairs)."""
 
-    argv: tuple[str, ...]
-    executable: str
-    environment: tuple[tuple[str, str], ...] = ()
+    __slots__ = ()
 
     def command_line(self) -> str:
         """The invocation as spawned, re-runnable by hand in a shell."""

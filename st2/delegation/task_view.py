@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any
 
 from st2.fs.read import TRANSCRIPT_LIMIT, read_bounded
 
@@ -38,7 +37,7 @@ def contains_whole_token(text: str, token: str) -> bool:
     return re.search(pattern, text) is not None
 
 
-def _read_transcript(payload: dict[str, Any]) -> str | None:
+def _read_transcript(payload: dict[str, object]) -> str | None:
     path = payload.get("agent_transcript_path")
     if not isinstance(path, str) or not path:
         return None
@@ -48,7 +47,7 @@ def _read_transcript(payload: dict[str, Any]) -> str | None:
         return None
 
 
-def holds_own_running_shell_task(payload: dict[str, Any] | None) -> bool:
+def holds_own_running_shell_task(payload: dict[str, object] | None) -> bool:
     """The task-view arm's condition (see module docstring)."""
     if payload is None:
         return False
@@ -72,7 +71,7 @@ def holds_own_running_shell_task(payload: dict[str, Any] | None) -> bool:
     return False
 
 
-def helper_marks(payload: dict[str, Any] | None) -> tuple[bool, bool, bool]:
+def helper_marks(payload: dict[str, object] | None) -> tuple[bool, bool, bool]:
     """The three helper marks, each read positively: (empty type, missing transcript, new id)."""
     if payload is None:
         return False, False, False
@@ -97,6 +96,6 @@ def helper_marks(payload: dict[str, Any] | None) -> tuple[bool, bool, bool]:
     return empty_type, missing_transcript, new_id
 
 
-def is_helper_firing(payload: dict[str, Any] | None) -> bool:
+def is_helper_firing(payload: dict[str, object] | None) -> bool:
     """Only the full conjunction of the three marks classes a firing as a helper's."""
     return all(helper_marks(payload))

@@ -31,7 +31,6 @@ independent of ``harness-state``. The reader imports only the standard library.
 
 from __future__ import annotations
 
-import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,14 @@ from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
 
-logger = logging.getLogger("st2.records")
+
+def _warn(message: str, *arguments: object) -> None:
+    """A warning on the ``st2.records`` logger. logging is imported only when one is emitted:
+    its import costs the per-firing status-line tee more than the reading it warns about."""
+    import logging
+
+    logging.getLogger("st2.records").warning(message, *arguments)
+
 
 SCHEMA = "st2.harness-context.v1"
 SCHEMA_V2 = "st2.harness-context.v2"
@@ -223,16 +229,16 @@ def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | 
     try:
         record = decode(data)
     except Exception as error:  # never raise, whatever the bytes
-        logger.warning("st2 harness-context: %snot a readable record: %s", where, error)
+        _warn("st2 harness-context: %snot a readable record: %s", where, error)
         return None
     if record.schema not in ACCEPTED_SCHEMAS:
-        logger.warning("st2 harness-context: %sschema %r is not one this reader accepts", where, record.schema)
+        _warn("st2 harness-context: %sschema %r is not one this reader accepts", where, record.schema)
         return None
     if record.harness not in HARNESSES:
-        logger.warning("st2 harness-context: %sharness %r is not one this reader can interpret", where, record.harness)
+        _warn("st2 harness-context: %sharness %r is not one this reader can interpret", where, record.harness)
         return None
     if record.observed_at_ms > now_ms + HARNESS_CONTEXT_FUTURE_SKEW_MS:
-        logger.warning("st2 harness-context: %sobservedAtMs is beyond the future-skew bound", where)
+        _warn("st2 harness-context: %sobservedAtMs is beyond the future-skew bound", where)
         return None
     age_ms = max(0, now_ms - record.observed_at_ms)
     return ContextReading(
@@ -261,7 +267,7 @@ def read_file(path: Path, now_ms: int, origin: str = "") -> ContextReading | Non
     except FileNotFoundError:
         return None
     except OSError as error:
-        logger.warning("st2 harness-context: reading %s failed: %s", path, error)
+        _warn("st2 harness-context: reading %s failed: %s", path, error)
         return None
     return read(data, now_ms, origin)
 

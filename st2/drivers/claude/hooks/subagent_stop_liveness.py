@@ -29,8 +29,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections import namedtuple
 
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.drivers.claude.hooks import output as hook_output
@@ -40,18 +39,16 @@ NAME = "subagent-stop-liveness"
 REFUSING_VERDICTS = ("red", "corrupt", "unresolved")
 
 
-@dataclass(frozen=True, slots=True)
-class Firing:
+# A namedtuple, not a dataclass: importing dataclasses pulls in inspect, a quarter of a bare
+# interpreter start on this per-firing path (benchmarks/hot_paths.py).
+class Firing(namedtuple("Firing", ("code", "stderr", "stdout", "line"), defaults=("", "", None))):
     """One firing's whole observable: exit status, stderr (the refusal), stdout (only the
     knob-fault decline writes there) and the log line appended (None when declined)."""
 
-    code: int
-    stderr: str = ""
-    stdout: str = ""
-    line: str | None = None
+    __slots__ = ()
 
 
-def parse_payload(text: str | None) -> dict[str, Any] | None:
+def parse_payload(text: str | None) -> dict[str, object] | None:
     if not text:
         return None
     try:
@@ -61,7 +58,7 @@ def parse_payload(text: str | None) -> dict[str, Any] | None:
     return payload if isinstance(payload, dict) else None
 
 
-def _string_field(payload: dict[str, Any] | None, key: str) -> str:
+def _string_field(payload: dict[str, object] | None, key: str) -> str:
     value = payload.get(key) if payload is not None else None
     return value if isinstance(value, str) else ""
 

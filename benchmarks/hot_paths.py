@@ -1,0 +1,135 @@
+"""The per-firing commands side by side in one run, each against `python -c pass` (issue 19 item 5).
+
+Runs, interleaved round by round so machine load weighs on all alike, through the installed
+`st2` console script beside the interpreter (as the harness hooks exec it):
+- tee: `st2 driver claude-statusline` over a verbatim 2.1.328 payload, chaining to the renderer
+  `printf ok` (every fifth payload moves the fill a bucket, so some runs really publish);
+- observe: `st2 driver claude-observe --event PreToolUse`;
+- liveness: `st2 hook subagent-stop-liveness` over 10 exited launch records (it spawns its
+  reader, so it pays a second interpreter);
+- send: `st2 message send` of one message between two declared seats (the real disk, fsyncs);
+- anchor: `python -c pass` with the same interpreter.
+Targets: tee, observe and liveness <= 2.5x the anchor, send <= 3x. The install kind is printed:
+an editable install's import finder (setuptools' default for this flat layout) roughly doubles
+every start of this interpreter, the anchor's included; a path install (`.pth` naming the
+checkout: `pip install -e . --config-settings editable_mode=compat`) or a wheel does not.
+Usage: python benchmarks/hot_paths.py [RUNS=40]
+Last line: RESULT tee_ratio=<a> observe_ratio=<b> liveness_ratio=<c> send_ratio=<d> anchor_ms=<e>
+tee_ms=<f> observe_ms=<g> liveness_ms=<h> send_ms=<i> install=<editable-finder|path|wheel>
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PAYLOAD = json.loads((REPO / "captures/claude-code/2.1.328/statusline/02-statusline-stdin.json").read_text())
+RECORDS = 10
+TARGETS = {"tee": 2.5, "observe": 2.5, "liveness": 2.5, "send": 3.0}
+
+
+def install_kind() -> str:
+    """How this interpreter finds st2: an editable finder, a path entry, or site-packages."""
+    if any(name.startswith("__editable__") and name.endswith("_finder") for name in sys.modules):
+        return "editable-finder"
+    import st2
+
+    return "wheel" if "site-packages" in st2.__file__ else "path"
+
+
+def payload_for(index: int) -> bytes:
+    value = json.loads(json.dumps(PAYLOAD))
+    percent = 3 + index // 5
+    value["context_window"]["used_percentage"] = percent
+    value["context_window"]["total_input_tokens"] = percent * 10000
+    return json.dumps(value).encode()
+
+
+def timed(command: list[str], env: dict[str, str], cwd: Path, payload: bytes) -> tuple[float, subprocess.CompletedProcess]:
+    start = time.perf_counter()
+    completed = subprocess.run(command, env=env, cwd=cwd, input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return (time.perf_counter() - start) * 1000, completed
+
+
+def make_catalog(root: Path) -> Path:
+    catalog = root / "catalog"
+    for identity in ("worker", "alice", "bob"):
+        seat = catalog / "agents" / "host" / identity
+        (seat / "resources" / "inbox").mkdir(parents=True)
+        (seat / "agent.kdl").write_text(f'agent "{identity}" {{\n    argv "sh"\n}}\n')
+    return catalog
+
+
+def main() -> int:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    st2 = Path(sys.executable).parent / "st2"
+    if not st2.exists():
+        print(f"no st2 console script beside {sys.executable}; install with pip install -e .", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory(prefix="st2-bench-hot-") as directory:
+        root = Path(directory)
+        catalog = make_catalog(root)
+        scratch = root / ".tmp"
+        scratch.mkdir()
+        for index in range(RECORDS):
+            exited = subprocess.Popen(["true"])
+            exited.wait()
+            (scratch / f"job-{index:02d}.run").write_text(f"pid={exited.pid} run=job-{index:02d}\n")
+        # As installed: bytecode caches are written, so an inherited PYTHONDONTWRITEBYTECODE would
+        # time the compiler instead.
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith(("DELEGATION_KIT_", "GATE_SDK_", "ST2_CLAUDE_", "ST_"))
+               and key not in ("PYTHONDONTWRITEBYTECODE", "CATALOG")}
+        env.update(HOME=str(root), ST_CLAUDE_STATUSLINE_RENDERER="printf ok", ST2_CLAUDE_SESSION="bench")
+        identity = ["--identity", "host.worker", "--catalog", str(catalog)]
+        commands = {
+            "anchor": ([sys.executable, "-c", "pass"], lambda index: b""),
+            "tee": ([str(st2), "driver", "claude-statusline", *identity], payload_for),
+            "observe": ([str(st2), "driver", "claude-observe", *identity, "--event", "PreToolUse"],
+                        lambda index: b'{"session_id":"bench","tool_name":"Bash"}'),
+            "liveness": ([str(st2), "hook", "subagent-stop-liveness"],
+                         lambda index: b'{"session_id":"bench","hook_event_name":"SubagentStop","stop_hook_active":false}'),
+            "send": ([str(st2), "--catalog", str(catalog), "message", "send", "bob", "--as", "host.alice",
+                      "-m", "benchmark body"], lambda index: b""),
+        }
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for index in range(-3, runs):  # three warm-up rounds: bytecode and page caches
+            for name, (command, payload) in commands.items():
+                elapsed, completed = timed(command, env, root, payload(max(index, 0)))
+                if completed.returncode != 0 or (name == "tee" and completed.stdout != b"ok"):
+                    print(f"{name} failed ({completed.returncode}): {completed.stdout[-200:]!r} "
+                          f"{completed.stderr[-2000:].decode(errors='replace')}", file=sys.stderr)
+                    return 1
+                if index >= 0:
+                    samples[name].append(elapsed)
+        inbox = catalog / "agents" / "host" / "bob" / "resources" / "inbox"
+        delivered = len(list(inbox.iterdir()))
+        log = (root / ".workflow" / "subagent-stop-liveness.log").read_text().splitlines()
+    if delivered != runs + 3 or f"verdict=green  spawn=-  records={RECORDS}" not in log[-1]:
+        print(f"unexpected outcome: {delivered} messages, last log line {log[-1] if log else '(none)'}", file=sys.stderr)
+        return 1
+    medians = {name: statistics.median(values) for name, values in samples.items()}
+    anchor = medians["anchor"]
+    kind = install_kind()
+    print(f"{runs} interleaved rounds; load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} "
+          f"on {os.cpu_count()} cpus; install: {kind}")
+    print(f"python -c pass (anchor): median {anchor:.1f} ms")
+    for name, target in TARGETS.items():
+        ratio = medians[name] / anchor
+        print(f"{name:9s} median {medians[name]:6.1f} ms  ratio {ratio:.2f}  (target <= {target}: "
+              f"{'met' if ratio <= target else 'NOT met'})")
+    print("RESULT " + " ".join(f"{name}_ratio={medians[name] / anchor:.2f}" for name in TARGETS)
+          + f" anchor_ms={anchor:.1f} " + " ".join(f"{name}_ms={medians[name]:.1f}" for name in TARGETS)
+          + f" install={kind}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
