@@ -43,6 +43,15 @@ def timed(command: list[str], cwd: Path, env: dict[str, str], payload: bytes, la
     return elapsed, completed.returncode
 
 
+def write_exited_records(scratch: Path, count: int) -> None:
+    """``count`` launch records under ``scratch`` naming processes that have already exited."""
+    scratch.mkdir()
+    for index in range(count):
+        exited = subprocess.Popen(["true"])
+        exited.wait()
+        (scratch / f"job-{index:02d}.run").write_text(f"pid={exited.pid} run=job-{index:02d}\n")
+
+
 def main() -> int:
     # As installed: bytecode caches are written (a wheel install compiles them), so a
     # PYTHONDONTWRITEBYTECODE inherited from a dev shell would time the compiler instead.
@@ -50,12 +59,7 @@ def main() -> int:
            if not k.startswith(("DELEGATION_KIT_", "GATE_SDK_")) and k != "PYTHONDONTWRITEBYTECODE"}
     with tempfile.TemporaryDirectory(prefix="st2-bench-hooks-") as directory:
         root = Path(directory)
-        scratch = root / ".tmp"
-        scratch.mkdir()
-        for index in range(RECORDS):
-            exited = subprocess.Popen(["true"])
-            exited.wait()
-            (scratch / f"job-{index:02d}.run").write_text(f"pid={exited.pid} run=job-{index:02d}\n")
+        write_exited_records(root / ".tmp", RECORDS)
         hook = [sys.executable, "-m", "st2", "hook", "subagent-stop-liveness"]
         anchor_command = [sys.executable, "-c", "pass"]
         hook_samples, anchor_samples = [], []

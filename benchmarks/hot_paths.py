@@ -30,6 +30,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from hooks import write_exited_records  # noqa: E402  (the liveness benchmark's record set)
+
 PAYLOAD = json.loads((REPO / "captures/claude-code/2.1.328/statusline/02-statusline-stdin.json").read_text())
 RECORDS = 10
 TARGETS = {"tee": 2.5, "observe": 2.5, "liveness": 2.5, "send": 3.0}
@@ -76,12 +80,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="st2-bench-hot-") as directory:
         root = Path(directory)
         catalog = make_catalog(root)
-        scratch = root / ".tmp"
-        scratch.mkdir()
-        for index in range(RECORDS):
-            exited = subprocess.Popen(["true"])
-            exited.wait()
-            (scratch / f"job-{index:02d}.run").write_text(f"pid={exited.pid} run=job-{index:02d}\n")
+        write_exited_records(root / ".tmp", RECORDS)
         # As installed: bytecode caches are written, so an inherited PYTHONDONTWRITEBYTECODE would
         # time the compiler instead.
         env = {key: value for key, value in os.environ.items()
