@@ -46,13 +46,15 @@ ABSENT, FAILURE, INDETERMINATE = "absent", "failure", "indeterminate"
 RECOVERY_ABSENT = "publishFailureOrClearOnStageRecovery"
 RECOVERY_INDETERMINATE = "replaceWithValidRecordOrClearOnStageRecovery"
 
-DRIVERS: tuple[str, ...] = ("opencode", "claude", "codex")
+DRIVERS: tuple[str, ...] = ("opencode", "claude", "codex", "pi", "omp")
 # Projection order, earliest boundary first: the four gates st2 owns, then the rejected
 # credential (the cause), then the delivery and read-back symptoms it produces.
-STAGES: tuple[str, ...] = ("versionGate", "apiGate", "sse", "seed", "providerAuth", "delivery", "readBack")
+# ``resume`` (issue 24) is the relaunch's resume of the recorded harness session, refused.
+STAGES: tuple[str, ...] = ("versionGate", "apiGate", "sse", "seed", "resume", "providerAuth", "delivery",
+                           "readBack")
 SOURCES: tuple[str, ...] = (
     "versionProbe", "openApiDocument", "eventStream", "statusSnapshot", "permissionSnapshot",
-    "questionSnapshot", "promptTransport", "messageReadBack", "turnResult",
+    "questionSnapshot", "promptTransport", "messageReadBack", "turnResult", "resumeAttempt",
 )
 SUPPORTS: tuple[str, ...] = ("supported", "unsupported", "unknown")
 
@@ -73,6 +75,7 @@ REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "questionUnavailable": ("seed", ("questionSnapshot",)),
     "malformedQuestions": ("seed", ("questionSnapshot",)),
     "missingAskId": ("seed", ("permissionSnapshot", "questionSnapshot")),
+    "resumeRefused": ("resume", ("resumeAttempt",)),
     "providerAuthRejected": ("providerAuth", ("turnResult",)),
     "deliveryUnavailable": ("delivery", ("promptTransport",)),
     "deliveryRejected": ("delivery", ("promptTransport",)),
@@ -194,6 +197,8 @@ REPAIR_TEXT_BY_STAGE: dict[str, str] = {
     "apiGate": "restore the producer API contract, then restart the seat",
     "sse": "restore the producer event stream; recovery clears this advisory",
     "seed": "restore readable producer state snapshots; recovery clears this advisory",
+    "resume": "the recorded harness session could not be resumed and the seat started fresh once; "
+              "st2 doctor names the lost session id, which st2 never retries",
     "delivery": "restore the native prompt transport; the queued message remains retryable",
     "readBack": "restore message read-back; st2 reconciles without duplicating the prompt",
 }

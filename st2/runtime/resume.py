@@ -1,0 +1,237 @@
+"""Resuming a seat's conversation across relaunches: the harness-neutral core (issue 24).
+
+The record is :mod:`st2.runtime.resumable_session` (where it lives and why, its wire shape).
+This module is the machine over it and the small API every driver uses:
+
+``begin(store, runtime_id, agent, harness, incarnation, policy, clock) -> Binding``
+    The wrapper calls it once, right after its relaunch claim (``incarnation`` is the claim's
+    token) and before it spawns the harness. Under the record's lock it decides (:func:`decide`)
+    and publishes this incarnation's record, consumes ``st2 down``'s stop marker, and returns
+    the plan: ``binding.start`` (:class:`Start`) and ``binding.resume_id`` (the harness session
+    to resume, or None for a fresh session).
+``binding.observed(session_id) -> bool``
+    The driver saw the harness's own session identity. Also :func:`observe` for a process other
+    than the wrapper (a Claude hook): fenced to ``incarnation``, so only the incarnation the
+    record names can rebind the seat.
+``binding.refused(diagnostics=None) -> bool``
+    The harness refused or could not find ``resume_id`` (it ended before reporting it). Exactly
+    once per incarnation: the id joins ``lost`` (kept for an operator, never resumed again), the
+    record reads ``fallback``, the ``resume`` stage of the driver-diagnostic is published, and
+    the wrapper starts the harness fresh — once; a second refusal is an error, not a loop.
+
+The machine, one transition function over :class:`Start` (each edge named)::
+
+    decide:      no record / policy never / stopped by st2 down / other harness / no id /
+                 a lost id                      -> FRESH
+                 a recorded id                  -> RESUMING (that id)
+    RESUMING  -- observed the resumed id     --> RESUMED
+    RESUMING  -- observed another id         --> FALLBACK  (the resumed id is lost)
+    RESUMING  -- refused                     --> FALLBACK  (the resumed id is lost; start fresh)
+    FRESH | RESUMED | FALLBACK -- observed   --> itself   (the new id is the one to resume next)
+
+A resume is attempted only by the incarnation that decided it, and a fallback is FRESH in all but
+its label, so nothing ever retries a dead id. Standard library only (Claude's hooks import it).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, replace
+
+from st2.runtime import resumable_session as records
+from st2.runtime.resumable_session import Lost, SessionRecord, SessionStore
+
+LAST, NEVER = "last", "never"
+POLICIES: tuple[str, ...] = (LAST, NEVER)
+DEFAULT_POLICY = LAST
+
+DIAGNOSTIC_STAGE = "resume"
+DIAGNOSTIC_REASON = "resumeRefused"
+DIAGNOSTIC_SOURCE = "resumeAttempt"
+
+
+class Start(enum.Enum):
+    """How the current incarnation's harness session began (the record's ``start`` word)."""
+
+    FRESH = records.FRESH
+    RESUMING = records.RESUMING
+    RESUMED = records.RESUMED
+    FALLBACK = records.FALLBACK
+
+
+EDGES = {
+    (Start.RESUMING, "observed-resumed"): Start.RESUMED,   # RESUMING -> RESUMED
+    (Start.RESUMING, "observed-other"): Start.FALLBACK,    # RESUMING -> FALLBACK (silently fresh)
+    (Start.RESUMING, "refused"): Start.FALLBACK,           # RESUMING -> FALLBACK (start fresh once)
+    (Start.FRESH, "observed"): Start.FRESH,                # FRESH -> FRESH
+    (Start.RESUMED, "observed"): Start.RESUMED,            # RESUMED -> RESUMED (e.g. /clear)
+    (Start.FALLBACK, "observed"): Start.FALLBACK,          # FALLBACK -> FALLBACK
+}
+
+
+def transition(start: Start, event: str) -> Start:
+    """The one transition function. Raise ValueError for an edge the machine does not have."""
+    try:
+        return EDGES[(start, event)]
+    except KeyError:
+        raise ValueError(f"no edge from {start.value} on {event!r}") from None
+
+
+@dataclass(frozen=True)
+class Plan:
+    start: Start
+    session_id: str | None
+
+
+def decide(previous: SessionRecord | None, policy: str, stopped: bool, harness: str) -> Plan:
+    """What a new incarnation starts with (the ``decide`` rows of the module docstring)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown resume policy {policy!r}; expected one of {', '.join(POLICIES)}")
+    if (policy == NEVER or stopped or previous is None or previous.harness != harness
+            or previous.session_id is None or previous.session_id in previous.lost_ids()):
+        return Plan(Start.FRESH, None)
+    return Plan(Start.RESUMING, previous.session_id)
+
+
+def _event(record: SessionRecord, session_id: str) -> str:
+    if Start(record.start) is Start.RESUMING:
+        return "observed-resumed" if session_id == record.resumed_from else "observed-other"
+    return "observed"
+
+
+def _lose(record: SessionRecord, now_ms: int) -> tuple[Lost, ...]:
+    entry = Lost(record.resumed_from, record.incarnation, now_ms)
+    return (record.lost + (entry,))[-records.LOST_LIMIT:]
+
+
+def observe(store: SessionStore, runtime_id: str, incarnation: str, session_id: str, clock,
+            seat_directory=None) -> bool:
+    """Publish "``runtime_id`` incarnation ``incarnation`` observed harness session
+    ``session_id``". Return whether the record changed; False (nothing written) when the record
+    names another incarnation or none (the fence), or already says so. A resume answered with
+    another session is the fallback: the resumed id is lost, and the ``resume`` diagnostic is
+    published into ``seat_directory`` when given."""
+    if not isinstance(session_id, str) or not session_id or len(session_id) > records.SESSION_ID_MAX_CHARS:
+        return False
+    now_ms = clock.wall_ms()
+    with records.locked(store, runtime_id):
+        current = records.read(store, runtime_id)
+        if current is None or current.incarnation != incarnation:
+            return False
+        start = transition(Start(current.start), _event(current, session_id))
+        if current.session_id == session_id and start.value == current.start:
+            return False
+        fell_back = start is Start.FALLBACK and current.start == records.RESUMING
+        lost = _lose(current, now_ms) if fell_back else current.lost
+        records.write(store, replace(current, start=start.value, session_id=session_id, lost=lost,
+                                     written_at_ms=now_ms))
+    if fell_back and seat_directory is not None:
+        publish_lost(seat_directory, current.harness, clock)
+    return True
+
+
+def publish_lost(seat_directory, harness: str, clock, diagnostics=None) -> None:
+    """Publish the ``resume`` stage of ``harness``'s driver-diagnostic (through the driver's own
+    :class:`~st2.records.driver_diagnostic.Publisher` when it keeps one)."""
+    from st2.records import driver_diagnostic
+
+    if diagnostics is None:
+        if harness not in driver_diagnostic.DRIVERS:
+            return
+        diagnostics = driver_diagnostic.Publisher(seat_directory, harness, clock)
+    diagnostics.publish(DIAGNOSTIC_STAGE, DIAGNOSTIC_REASON, DIAGNOSTIC_SOURCE)
+
+
+class AlreadyFellBack(RuntimeError):
+    """``refused`` a second time in one incarnation: a fallback is fresh and cannot be refused."""
+
+
+class Binding:
+    """One incarnation's hold on its seat's record (made by :func:`begin`)."""
+
+    def __init__(self, store: SessionStore, record: SessionRecord, seat_directory, clock) -> None:
+        self.store = store
+        self.runtime_id = record.runtime_id
+        self.harness = record.harness
+        self.incarnation = record.incarnation
+        self.start = Start(record.start)
+        self.resume_id = record.resumed_from if self.start is Start.RESUMING else None
+        self.seat_directory = seat_directory
+        self.clock = clock
+
+    def observed(self, session_id: str) -> bool:
+        """The harness reported its session identity (see :func:`observe`)."""
+        changed = observe(self.store, self.runtime_id, self.incarnation, session_id, self.clock,
+                          self.seat_directory)
+        self.refresh()
+        return changed
+
+    def refresh(self) -> Start:
+        """Re-read the record (another process — a hook — may have observed the session) and
+        return this incarnation's start; unchanged when the record is no longer this one's."""
+        current = records.read(self.store, self.runtime_id)
+        if current is not None and current.incarnation == self.incarnation:
+            self.start = Start(current.start)
+            if self.start is not Start.RESUMING:
+                self.resume_id = None
+        return self.start
+
+    def refused(self, diagnostics=None) -> bool:
+        """The harness refused ``resume_id``: record the fallback (see the module docstring).
+        ``diagnostics`` is the driver's :class:`st2.records.driver_diagnostic.Publisher`, if it
+        keeps one; else one is made. Return False when the record is no longer this
+        incarnation's (nothing written). Raise :class:`AlreadyFellBack` on a second call."""
+        if self.start is not Start.RESUMING:
+            raise AlreadyFellBack(f"{self.runtime_id}: {self.start.value} cannot be refused")
+        now = self.clock.wall_ms()
+        with records.locked(self.store, self.runtime_id):
+            current = records.read(self.store, self.runtime_id)
+            if current is None or current.incarnation != self.incarnation:
+                return False
+            start = transition(Start(current.start), "refused")
+            records.write(self.store, replace(current, start=start.value, session_id=None,
+                                              lost=_lose(current, now), written_at_ms=now))
+        self.start = start
+        self.resume_id = None
+        publish_lost(self.seat_directory, self.harness, self.clock, diagnostics)
+        return True
+
+
+def begin(store: SessionStore, runtime_id: str, agent: str, harness: str, incarnation: str, policy: str,
+          clock, seat_directory) -> Binding:
+    """Decide and publish this incarnation's record; consume the stop marker (see the module
+    docstring). A start that is not a fallback clears a predecessor's ``resume`` diagnostic."""
+    now = clock.wall_ms()
+    with records.locked(store, runtime_id):
+        previous = records.read(store, runtime_id)
+        stopped = records.stopped_by_down(store, runtime_id)
+        plan = decide(previous, policy, stopped, harness)
+        record = SessionRecord(runtime_id=runtime_id, agent=agent, harness=harness, incarnation=incarnation,
+                               start=plan.start.value, session_id=plan.session_id, resumed_from=plan.session_id,
+                               lost=previous.lost if previous is not None else (), written_at_ms=now)
+        records.write(store, record)
+        if stopped:
+            records.clear_stopped(store, runtime_id)
+    clear_lost_diagnostic(seat_directory, harness, clock)
+    return Binding(store, record, seat_directory, clock)
+
+
+def clear_lost_diagnostic(seat_directory, harness: str, clock) -> None:
+    """Remove a predecessor's published ``resume`` stage of ``harness``'s driver (the next
+    incarnation is not a fallback: the loss has been superseded). Other stages stand."""
+    import json
+
+    from st2.records import driver_diagnostic
+
+    if harness not in driver_diagnostic.DRIVERS:
+        return
+    path = seat_directory / driver_diagnostic.RECORD_NAME
+    found = driver_diagnostic.read_file(path, clock.wall_ms())
+    if found.status != driver_diagnostic.FAILURE or found.driver != harness or found.stage != DIAGNOSTIC_STAGE:
+        return
+    publisher = driver_diagnostic.Publisher(seat_directory, harness, clock)
+    try:
+        publisher.failures[DIAGNOSTIC_STAGE] = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return
+    publisher.clear(DIAGNOSTIC_STAGE)
