@@ -15,7 +15,7 @@ from typing import Any
 from st2.declarations import fields
 from st2.declarations.context import NAME, WHOLE, Context, argument, plain, property_
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
-from st2.declarations.model import (DESCRIPTION_MAX_CHARS, DESIRED_STATE_REASON_MAX_BYTES, DRIVER_HARNESSES,
+from st2.declarations.model import (DEFAULT_RESUME, DESCRIPTION_MAX_CHARS, RESUME_POLICIES, DESIRED_STATE_REASON_MAX_BYTES, DRIVER_HARNESSES,
                                     LIFECYCLES, NAME_MAX_CHARS, RENDER_ONLY_FIELDS, RETIRED, RUNNING,
                                     SUSPENDED, AgentDeclaration, DriverBlock)
 from st2.declarations.render import read_render, read_resource
@@ -27,7 +27,7 @@ STRING_FIELDS = frozenset(("identity", "host", "role", "type", "workspace", "sup
 AGENT_FIELDS = (
     "identity", "name", "description", "host", "role", "type", "workspace", "supervisor",
     "desired-state", "retired", "keep", "lifecycle", "restart", "resource", "command", "argv",
-    "ding", "env", "meta", "render", "pty", "exec", "stream", "id", "address", "schedule",
+    "ding", "env", "meta", "render", "pty", "exec", "stream", "id", "address", "schedule", "resume",
 ) + DRIVER_HARNESSES + RENDER_ONLY_FIELDS
 KNOWN_FIELDS = frozenset(AGENT_FIELDS)
 REPEATABLE = frozenset(("resource", "pty", "exec", "stream"))
@@ -150,6 +150,8 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
             values[name] = fields.one_value(context, child, child_path, field_path, "boolean")
         elif name == "ding":
             values[name] = _flag(context, child, child_path, field_path)
+        elif name == "resume":
+            values[name] = _resume(context, child, child_path, field_path)
         elif name == "argv":
             values[name] = read_argv(context, child, child_path, field_path)
         elif name == "restart":
@@ -194,6 +196,11 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         context.report("unknown-lifecycle", path + (seen["lifecycle"],), argument(0), base + ("lifecycle",),
                        f"unknown lifecycle \"{lifecycle}\"; expected service or adopt-only")
     _check_tasks(context, path, base, label, tasks, values, seen, drivers)
+    if values.get("resume") is not None and not drivers:
+        context.report("resume-without-driver", path + (seen["resume"],), NAME, base + ("resume",),
+                       f"`resume` applies to a seat with a typed driver block ({', '.join(DRIVER_HARNESSES)}); "
+                       f"agent \"{label}\" has none",
+                       help="remove `resume`, or declare the seat's harness block")
     _check_runner_environment(context, path, base, values, seen, directory_host, identity)
 
     if context.has_errors or identity is None:
@@ -211,6 +218,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         resources=tuple(sorted((resource for resource, _ in resources), key=lambda resource: resource.name)),
         tasks=tuple(task for task, _ in tasks), render=values.get("render") or (),
         drivers=drivers, render_only=render_only, id=values.get("id"), address=values.get("address"),
+        resume=values.get("resume") or DEFAULT_RESUME,
     )
 
 
@@ -353,6 +361,17 @@ def _flag(context: Context, node: Any, path: tuple[int, ...], field_path: tuple[
     if not node.args and not node.properties and not node.children:
         return True
     return fields.one_value(context, node, path, field_path, "boolean")
+
+
+def _resume(context: Context, node: Any, path: tuple[int, ...], field_path: tuple[str, ...]) -> str | None:
+    """``resume "last"`` (the default: a relaunch after a crash or reboot resumes the recorded
+    harness session) or ``resume "never"`` (every launch starts fresh)."""
+    value = fields.one_value(context, node, path, field_path, "string")
+    if value is not None and value not in RESUME_POLICIES:
+        context.report("unknown-resume", path, argument(0), field_path,
+                       f"unknown resume policy \"{value}\"; expected {' or '.join(RESUME_POLICIES)}")
+        return None
+    return value
 
 
 def _meta(context: Context, node: Any, path: tuple[int, ...], field_path: tuple[str, ...]):

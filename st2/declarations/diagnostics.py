@@ -52,6 +52,8 @@ CODES: dict[str, str] = {
     "desired-state-reason-invalid": "`reason` empty, over 160 bytes, padded or holding control characters",
     "lifecycle-conflict": "both legacy `retired` and `desired-state` are declared",
     "unknown-lifecycle": "task lifecycle other than `service` or `adopt-only`",
+    "unknown-resume": "`resume` other than `last` or `never`",
+    "resume-without-driver": "`resume` on a seat without a typed driver block",
     "restart-invalid": "a `restart` field with a malformed value",
     "resource-invalid": "a `resource` binding with a missing or malformed name, uri, relation or reason",
     "duplicate-resource": "two `resource` bindings with the same name",
