@@ -22,8 +22,11 @@ def _interval(value: str) -> float:
 @click.option("--agent", default=None, help="Reconcile only this seat (identity or <host>.<identity>).")
 @click.option("--task", "task", default=None, help="Reconcile only this runtime id.")
 @click.option("--materialize-only", is_flag=True, help="Apply render blocks, launch nothing, exit.")
+@click.option("--resume", "resume", is_flag=True,
+              help="Resume the recorded harness sessions of seats `st2 down` stopped (default: they start fresh).")
 @catalog_options(must_exist=False)
-def up(once: bool, interval: str, agent: str | None, task: str | None, materialize_only: bool, location) -> None:
+def up(once: bool, interval: str, agent: str | None, task: str | None, materialize_only: bool, resume: bool,
+       location) -> None:
     """Keep exactly the declared seats of this host running (one supervisor per catalog and host).
 
     Stopping or killing `st2 up` never stops a task; only `st2 down` does."""
@@ -33,6 +36,10 @@ def up(once: bool, interval: str, agent: str | None, task: str | None, materiali
     from st2.supervisor.loop import run
     from st2.supervisor.reconcile import Selection
 
+    if resume:
+        from st2.supervisor.resume_request import resume_stopped
+
+        resume_stopped(location, agent=agent, task=task)
     # The archive step's grace period reads the command clock, which ST2_CLOCK_WALL_MS pins for
     # the process tests (seven days are not slept out).
     status = run(location, once=once, interval=_interval(interval), selection=Selection(agent=agent, task=task),

@@ -5,6 +5,10 @@ normal stop, which leaves tasks alone), then kills every recorded task — tmux 
 process group — and removes its record. ``st2 down <identity>…`` kills just those seats' tasks
 and holds them so a running supervisor does not relaunch them until the next ``st2 up``.
 Idempotent: tearing down what is already gone succeeds.
+
+Every task ``st2 down`` selects gets the resumable-session stop marker
+(:func:`st2.runtime.resumable_session.mark_stopped`), durable across a reboot: its next launch
+starts a fresh harness session instead of resuming the recorded one, unless ``st2 up --resume``.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
         if identities:
             for identity in identities:
                 _check_known(location, identity, report)
+                _mark_stopped(location, _declared_ids(location, _agent(location, identity)), report)
         return report
     if not identities:
         _stop_supervisor(scope, report)
@@ -48,7 +53,7 @@ def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
         selected = []
         recorded = launch_record.recorded_ids(scope)
         for identity in identities:
-            agent = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
+            agent = _agent(location, identity)
             mine = [rid for rid in recorded if rid == agent or rid.startswith(agent + ".")]
             mine += _declared_ids(location, agent)
             if not mine:
@@ -56,6 +61,7 @@ def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
             for rid in sorted(set(mine)):
                 holds.hold(scope, rid)
                 selected.append(rid)
+    _mark_stopped(location, selected, report)
     for rid in selected:
         try:
             record = launch_record.read(scope, rid)
@@ -72,6 +78,24 @@ def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
     return report
 
 
+def _agent(location: CatalogLocation, identity: str) -> str:
+    return identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
+
+
+def _mark_stopped(location: CatalogLocation, runtime_ids: list[str], report: TeardownReport) -> None:
+    """Leave the stop marker for each of ``runtime_ids`` before it is killed (a crash between the
+    two then starts fresh, as the operator asked)."""
+    from st2.runtime import resumable_session
+
+    store = resumable_session.SessionStore.of(location.root, location.host)
+    now_ms = time.time_ns() // 1_000_000
+    for rid in runtime_ids:
+        try:
+            resumable_session.mark_stopped(store, rid, now_ms)
+        except OSError as error:
+            report.errors.append(f"cannot record that {rid} was stopped (its next launch would resume): {error}")
+
+
 def _declared_ids(location: CatalogLocation, agent: str) -> list[str]:
     from st2.supervisor.catalog_view import read_catalog
 
@@ -80,8 +104,7 @@ def _declared_ids(location: CatalogLocation, agent: str) -> list[str]:
 
 
 def _check_known(location: CatalogLocation, identity: str, report: TeardownReport) -> None:
-    agent = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
-    if not _declared_ids(location, agent):
+    if not _declared_ids(location, _agent(location, identity)):
         report.errors.append(f"no task of {identity!r} is declared or recorded on {location.host}")
 
 
