@@ -60,7 +60,8 @@ def _events(path: Path) -> list[tuple[str, str]]:
     return rows
 
 
-def _submitted(path: Path) -> int:
+def submitted(path: Path) -> int:
+    """How many submits the stand-in TUI logged in its event log ``path`` (0 before it starts)."""
     try:
         return path.read_bytes().count(b"\nsubmit\t") + path.read_bytes().startswith(b"submit\t")
     except FileNotFoundError:
@@ -68,11 +69,6 @@ def _submitted(path: Path) -> int:
 
 
 def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
-    from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text as plain_notice, shell_comment
-
-    def notice_text(name, subject, sender):  # a plain seat takes the notice as an inert shell comment
-        return shell_comment(plain_notice(name, subject, sender))
-
     each = scaled(FULL_MESSAGES_EACH, scale, floor=8)
     notifier_kills_wanted = scaled(FULL_NOTIFIER_KILLS, scale, floor=8)
     supervisor_kills_wanted = scaled(FULL_SUPERVISOR_KILLS, scale, floor=3)
@@ -80,15 +76,9 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
     generator = random.Random(seed)
     fleet = Fleet(Path(base))
     seats = [f"d{index}" for index in range(SEATS)]
-    files = {}
+    files = {identity: standin_files(fleet.base, identity) for identity in seats}
     for identity in seats:
-        directory = fleet.base / "tui" / identity
-        directory.mkdir(parents=True)
-        files[identity] = (directory / "standin.bytes", directory / "standin.events")
-        fleet.seat(identity, f'    argv "{sys.executable}" "{STANDIN}" "--bytes" "{files[identity][0]}" '
-                             f'"--events" "{files[identity][1]}"\n'
-                             '    ding\n'
-                             '    restart { attempts 100000; interval "60s"; delay "0s"; mode "delay"; }')
+        fleet.seat(identity, standin_seat(*files[identity]))
     for index in range(SENDERS):
         principal = fleet.catalog / "principals" / "h" / f"sender-{index}"
         principal.mkdir(parents=True)
@@ -111,7 +101,7 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
                 cwd=REPO, env=fleet.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
 
         def delivered() -> int:
-            return sum(_submitted(events) for _, events in files.values())
+            return sum(submitted(events) for _, events in files.values())
 
         step = max(2, total // (notifier_kills_wanted + supervisor_kills_wanted))
         while kills["notifier"] < notifier_kills_wanted or kills["supervisor"] < supervisor_kills_wanted:
@@ -127,12 +117,12 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
                 supervisor.wait(timeout=30)
                 kills["supervisor"] += 1
                 if generator.random() < 0.5:     # and a notifier dies while nobody supervises
-                    kills["notifier"] += _kill_notifier(fleet, generator.choice(seats))
+                    kills["notifier"] += kill_notifier(fleet, generator.choice(seats))
                 fleet.up("--interval", "60s")
                 index = len(fleet.logs) - 1
                 poll_for(lambda: "adopted" in fleet.log(index), timeout=60, step=0.05)
             else:
-                kills["notifier"] += _kill_notifier(fleet, generator.choice(seats))
+                kills["notifier"] += kill_notifier(fleet, generator.choice(seats))
         for sender in senders:
             if sender.wait(timeout=300) != 0:
                 raise AssertionError(f"a sender failed: {sender.stderr.read().decode()[-2000:]}")
@@ -154,13 +144,52 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
                 sender.wait()
         fleet.cleanup()
 
-    sent: dict[str, list[tuple[str, str, str]]] = {identity: [] for identity in seats}   # in send order
+    sent = read_send_logs(logs, seats)
+    lost, double, backlog, fifo, foreign = tally(files, sent, evidence)
+    messages = sum(len(rows) for rows in sent.values())
+    return Verdict("mail-under-fire", {"lost": lost + (total - messages), "double_paste": double + backlog,
+                                       "messages": messages}, evidence,
+                   {"notifier_kills": kills["notifier"], "supervisor_kills": kills["supervisor"],
+                    "fifo_violations": fifo, "foreign_submits": foreign, "backlog_notices": backlog})
+
+
+def standin_files(base: Path, identity: str) -> tuple[Path, Path]:
+    """The stand-in TUI's byte log and event log for seat ``identity`` (a fresh folder under ``base``)."""
+    directory = base / "tui" / identity
+    directory.mkdir(parents=True)
+    return directory / "standin.bytes", directory / "standin.events"
+
+
+def standin_seat(received: Path, events: Path) -> str:
+    """The declaration body of a DING seat running the stand-in TUI, restarted at once whenever
+    it dies."""
+    return (f'    argv "{sys.executable}" "{STANDIN}" "--bytes" "{received}" "--events" "{events}"\n'
+            '    ding\n'
+            '    restart { attempts 100000; interval "60s"; delay "0s"; mode "delay"; }')
+
+
+def read_send_logs(logs: list[Path], seats: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+    """identity -> ``(filename, subject, sender)`` of every message the mail_sender.py processes
+    logging to ``logs`` sent to it, in send order (a mail_sender subject starts with its sender)."""
+    sent: dict[str, list[tuple[str, str, str]]] = {identity: [] for identity in seats}
     for index, log in enumerate(logs):
         for line in log.read_text().splitlines():
             recipient, filename, subject = line.split("\t")
-            sent[recipient.split(".", 1)[1]].append((filename, subject, f"h.sender-{index}"))
+            sent[recipient.split(".", 1)[1]].append((filename, subject, subject.split(" ", 1)[0]))
+    return sent
+
+
+def tally(files: dict[str, tuple[Path, Path]], sent: dict[str, list[tuple[str, str, str]]],
+          evidence: list[str]) -> tuple[int, int, int, int, int]:
+    """Compare what each stand-in seat was submitted and pasted (``files``) with what was sent
+    to it: ``(lost, double, backlog, fifo, foreign)``, each finding also appended to ``evidence``."""
+    from st2.ding.notice import BACKLOG_NOTICE, PASTE_END, PASTE_START, notice_text as plain_notice, shell_comment
+
+    def notice_text(name, subject, sender):  # a plain seat takes the notice as an inert shell comment
+        return shell_comment(plain_notice(name, subject, sender))
+
     lost = double = backlog = fifo = foreign = 0
-    for identity in seats:
+    for identity in sent:
         events = _events(files[identity][1])
         submits = [text for kind, text in events if kind == "submit"]
         received = files[identity][0].read_bytes() if files[identity][0].exists() else b""
@@ -190,19 +219,15 @@ def run(scale: float, base: Path, seed: int = 20261202) -> Verdict:
             if order != sorted(order):
                 fifo += 1
                 evidence.append(f"{identity}: {sender}'s messages were noticed out of send order")
-    messages = sum(len(rows) for rows in sent.values())
-    return Verdict("mail-under-fire", {"lost": lost + (total - messages), "double_paste": double + backlog,
-                                       "messages": messages}, evidence,
-                   {"notifier_kills": kills["notifier"], "supervisor_kills": kills["supervisor"],
-                    "fifo_violations": fifo, "foreign_submits": foreign, "backlog_notices": backlog})
+    return lost, double, backlog, fifo, foreign
 
 
-def _kill_notifier(fleet: Fleet, identity: str) -> int:
+def kill_notifier(fleet: Fleet, identity: str) -> int:
     """SIGKILL the process group of seat ``identity``'s live notifier; 1 when one was killed."""
     from st2.process.identity import observe
 
     try:
-        record = fleet.record(f"h.{identity}.ding")
+        record = fleet.record(f"{fleet.host}.{identity}.ding")
     except Exception:
         return 0
     if record is None:

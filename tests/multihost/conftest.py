@@ -17,9 +17,11 @@ from pathlib import Path
 import pytest
 
 HERE = str(Path(__file__).resolve().parent)
-if HERE not in sys.path:
-    # Appended, not prepended: flat helper names never shadow another folder's.
-    sys.path.append(HERE)
+# The mail proofs reuse the fault campaign's stand-in seats and tally (tests/faults/fault_mail.py).
+for folder in (HERE, str(Path(HERE).parent / "faults")):
+    if folder not in sys.path:
+        # Appended, not prepended: flat helper names never shadow another folder's.
+        sys.path.append(folder)
 
 from syncthing_pair import available  # noqa: E402
 

@@ -12,13 +12,23 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from support import poll_for, run_st2  # noqa: F401 (poll_for re-exported)
+from st2.clock import FakeClock
+from st2.records import harness_context, harness_state
+from support import poll_for, run_st2  # noqa: F401 (poll_for, run_st2 re-exported)
 from supervisor_support import Fleet
 from syncthing_pair import SyncthingPair
 
-# Paths that must never cross: st2's control plane (staging, locks, ledgers), the supervisor
-# locks, exec logs, a seat's non-replicated records, record staging temps.
-HOST_LOCAL_PARTS = (".st2", "logs")
+def host_local(path: str) -> bool:
+    """Whether the catalog-relative ``path`` is one that must never cross hosts, by its shape
+    (independent of the sync rules under test): st2's control plane ``.st2/`` (staging, sent
+    ledgers, scope markers), a supervisor lock ``.st2.<host>.lock``, the exec logs ``logs/``, any
+    lock or staged temp, a staging directory, a seat's ``driver-diagnostic``."""
+    parts = path.split("/")
+    if parts[0] == "logs" or any(part == ".st2" or part.startswith(".st2.") for part in parts):
+        return True
+    name = parts[-1]
+    return (name.endswith((".lock", ".tmp")) or any(part.endswith("-staging") for part in parts)
+            or name == "driver-diagnostic")
 
 
 def sync_rules(with_declarations: bool) -> str:
@@ -29,6 +39,17 @@ def sync_rules(with_declarations: bool) -> str:
     result = run_st2(*arguments)
     assert result.returncode == 0, result.stderr
     return result.stdout
+
+
+def write_records(seat_dir, agent: str, at_ms: int) -> None:
+    """Publish harness-state (idle) and harness-context (42%) for ``agent`` the way its driver
+    does (the record writers: lock, staging, atomic rename), with every stamp at ``at_ms``."""
+    clock = FakeClock(wall_ms=at_ms)
+    assert harness_state.Writer(seat_dir, agent, "codex", clock, pty_session="pty-on-b").observe("idle", input_buffer="empty")
+    context = harness_context.Writer(seat_dir, agent, "codex", "incarnation-on-b", clock)
+    assert context.publish(harness_context.Reading(used_tokens=42_000, window_tokens=100_000, used_percent=42.0,
+                                                   model="gpt-5", observed_at_ms=at_ms))
+
 
 
 class TwoHosts:

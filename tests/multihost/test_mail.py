@@ -71,3 +71,68 @@ def test_a_mail_from_a_reaches_bs_seat_once_and_its_receipt_and_reply_reach_a(wi
         poll_for(lambda: later in pane(hosts.b, "b.worker"), "the second notice in b's pane", timeout=60)
         screen = pane(hosts.b, "b.worker")
         assert screen.count(notice) == 1 and screen.count(later) == 1, screen
+
+
+MESSAGES = 200
+SEATS = [f"d{index}" for index in range(4)]
+
+
+def test_200_messages_from_a_to_4_seats_on_b_arrive_once_each_through_two_supervisor_kills():
+    """Every one of 200 messages sent on a is noticed on b exactly once (one submit, one paste in
+    the stand-in TUI's raw input, no generic backlog notice), while b's `st2 up` is SIGKILLed
+    twice midway (the second time one notifier dies too while nobody supervises). Send order is
+    not asserted: Syncthing pulls a batch of files in its own order, and st2 promises no order
+    across hosts (it stays correct on whatever order the engine delivers)."""
+    import signal
+    import sys
+
+    from fault_mail import HERE as FAULTS, kill_notifier, read_send_logs, standin_files, standin_seat, submitted, tally
+    from support import REPO
+
+    with two_hosts(with_declarations=False) as hosts:
+        hosts.principal("sender", host="a")
+        files = {identity: standin_files(hosts.base, identity) for identity in SEATS}
+        for identity in SEATS:
+            hosts.declare(identity, standin_seat(*files[identity]), host="b")
+        ownership = [hosts.b.scope.directory / "ding" / f"b.{identity}.json" for identity in SEATS]
+        hosts.b.up("--interval", "60s")
+        poll_for(lambda: len(hosts.b.running()) == 2 * len(SEATS) and all(path.exists() for path in ownership),
+                 lambda: f"b's four DING seats: {hosts.b.log()}", timeout=90, step=0.1)
+
+        def delivered() -> int:
+            return sum(submitted(events) for _, events in files.values())
+
+        log = hosts.base / "sender.log"
+        sender = subprocess.Popen(
+            [sys.executable, str(FAULTS / "mail_sender.py"), str(hosts.a.catalog), "a.sender", str(log),
+             str(MESSAGES), *(f"b.{identity}" for identity in SEATS)],
+            cwd=REPO, env=hosts.a.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            for kill, threshold in enumerate((MESSAGES // 4, MESSAGES // 2)):
+                poll_for(lambda: delivered() >= threshold, lambda: f"{threshold} deliveries (at {delivered()})",
+                         timeout=120, step=0.02)
+                supervisor = hosts.b.supervisors[-1]
+                supervisor.send_signal(signal.SIGKILL)
+                supervisor.wait(timeout=30)
+                if kill == 1:
+                    assert kill_notifier(hosts.b, SEATS[kill]) == 1
+                hosts.b.up("--interval", "60s")
+                poll_for(lambda: "adopted" in hosts.b.log(), lambda: f"the new supervisor to adopt: {hosts.b.log()}",
+                         timeout=60, step=0.05)
+                assert delivered() < MESSAGES, "the kill came after every message was delivered"
+            assert sender.wait(timeout=120) == 0, sender.stderr.read().decode()
+            previous = -1
+            while delivered() < MESSAGES and delivered() != previous:     # bounded by progress
+                previous = delivered()
+                poll_for(lambda: delivered() > previous or delivered() >= MESSAGES, timeout=60, step=0.05)
+        finally:
+            if sender.poll() is None:
+                sender.kill()
+                sender.wait()
+        evidence: list[str] = []
+        sent = read_send_logs([log], SEATS)
+        counts = dict(zip(("lost", "double", "backlog", "fifo", "foreign"), tally(files, sent, evidence)))
+        assert sum(len(rows) for rows in sent.values()) == MESSAGES
+        del counts["fifo"]
+        assert counts == {"lost": 0, "double": 0, "backlog": 0, "foreign": 0}, [
+            line for line in evidence if "out of send order" not in line][:20]
