@@ -3,7 +3,9 @@
 Hot paths (the status-line tee, harness hooks, `usage verdict`) run hundreds of times an hour
 per seat, so they are recognized from ``sys.argv`` and dispatched before anything imports
 click or pydantic (the table, ``HOT_PATHS``, and :func:`dispatch` live in :mod:`st2.hot_paths`).
-Every other verb goes through the click CLI in :mod:`st2.cli`.
+``st2 message send`` in its common well-formed shape runs without click too
+(:mod:`st2.fast_verbs`, byte-identical output). Every other verb goes through the click CLI in
+:mod:`st2.cli`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,11 @@ def main(argv: list[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     if len(words) >= 2 and (words[0], words[1]) in HOT_PATHS:
         return dispatch(words[0], words[1], words[2:])
+    from st2 import fast_verbs
+
+    status = fast_verbs.run(words)
+    if status is not None:
+        return status
     from st2.cli import run
 
     return run(words)

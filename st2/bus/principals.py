@@ -138,3 +138,23 @@ def resolve_sender(catalog: Path, name: str, this_host: str) -> str:
     sender, exactly as a recipient is refused — mail never claims an identity nobody declared."""
     owner = resolve_box_owner(catalog, name, this_host)
     return owner.bus_id
+
+
+NO_ACTING_IDENTITY = ("no acting identity: pass --as, set $ST_AGENT, or declare the operator principal "
+                      "principals/<host>/operator/principal.kdl")
+
+
+def sender_id(name: str, catalog: Path, this_host: str) -> str:
+    """The declared bus id a message is sent as: ``name`` (``--as``, else ``$ST_AGENT``), or when
+    it is empty the bus id of this host's declared operator principal. Raise :class:`BusError`
+    when there is none (:data:`NO_ACTING_IDENTITY`), or the name is hostile, undeclared or names
+    several (a hostile name gets its own reason first)."""
+    from st2.bus.envelope import check_name
+
+    if not name:
+        operator = operator_principal(catalog, this_host)
+        if operator is None:
+            raise BusError(NO_ACTING_IDENTITY)
+        name = operator.bus_id
+    check_name("sender", name)
+    return resolve_sender(catalog, name, this_host)

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-import errno
 import importlib
 
 import click
+
+from st2.fs.errors import EXIT_OS_ERROR, os_error_line  # st2.cli.agent imports both from here
 
 # verb -> "module:attribute" naming a click command or group. Keep one line per verb.
 VERBS: dict[str, str] = {
@@ -61,28 +62,6 @@ class LazyGroup(click.Group):
 def cli(ctx: click.Context, catalog: str | None, host: str | None) -> None:
     """st2 supervises a fleet of coding-agent seats declared in a file catalog."""
     ctx.obj = {"catalog": catalog, "host": host}
-
-
-EXIT_OS_ERROR = 74  # EX_IOERR: the machine refused (disk full, inodes exhausted, read-only, quota)
-
-
-def os_error_line(words: list[str], error: OSError) -> str:
-    """One line for an OS error no verb handled: the verb, the operation, the path, the reason."""
-    verb = " ".join(word for word in words[:2] if not word.startswith("-")) or "st2"
-    name = errno_name(error.errno)
-    reason = f"{error.strerror or error}{f' ({name})' if name else ''}"
-    if error.filename is not None and error.filename2 is not None:
-        return f"st2 {verb}: cannot rename {error.filename} to {error.filename2}: {reason}"
-    operation = "cannot write" if error.errno in WRITE_ERRNOS else "cannot access"
-    where = f" {error.filename}" if error.filename is not None else ""
-    return f"st2 {verb}: {operation}{where}: {reason}"
-
-
-def errno_name(number: int | None) -> str:
-    return errno.errorcode.get(number, "") if number is not None else ""
-
-
-WRITE_ERRNOS = frozenset((errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EIO))
 
 
 def run(words: list[str]) -> int:

@@ -18,6 +18,8 @@ ACTING_HELP = ("Acting identity (default $ST_AGENT, then this host's operator pr
 def acting_identity(as_option: str | None, location=None) -> str:
     """``--as``, else ``$ST_AGENT``, else (given ``location``) the bus id of this host's
     declared operator principal — a human at a shell sends as the operator."""
+    from st2.bus.principals import NO_ACTING_IDENTITY
+
     value = as_option or os.environ.get("ST_AGENT") or ""
     if value:
         return value
@@ -27,20 +29,15 @@ def acting_identity(as_option: str | None, location=None) -> str:
         operator = bus_call(operator_principal, location.root, location.host)
         if operator is not None:
             return operator.bus_id
-    raise click.ClickException(
-        "no acting identity: pass --as, set $ST_AGENT, or declare the operator principal "
-        "principals/<host>/operator/principal.kdl")
+    raise click.ClickException(NO_ACTING_IDENTITY)
 
 
 def sending_identity(as_option: str | None, location) -> str:
-    """The declared bus id a message is sent as: refused, like a recipient, when it names no
-    declared seat or principal or names several."""
-    from st2.bus.envelope import check_name
-    from st2.bus.principals import resolve_sender
+    """The declared bus id a message is sent as (:func:`st2.bus.principals.sender_id`): refused,
+    like a recipient, when it names no declared seat or principal or names several."""
+    from st2.bus.principals import sender_id
 
-    name = acting_identity(as_option, location)
-    bus_call(check_name, "sender", name)  # a hostile name gets its own reason first
-    return bus_call(resolve_sender, location.root, name, location.host)
+    return bus_call(sender_id, as_option or os.environ.get("ST_AGENT") or "", location.root, location.host)
 
 
 def body_text(message: str | None) -> str:
