@@ -3,7 +3,9 @@
 diagnostic each. Read-only.
 
 Checks, in order: discovery (layout strictness), ``catalog.kdl``, each ``agent.kdl`` and
-``principal.kdl``, ``_templates`` bounds, and the cross-seat and host-scoped rules (a supervisor
+``principal.kdl``, ``_templates`` bounds (a replication engine's own files there overlooked), a
+replication engine's conflict copy of any declaration (refused: which text is meant is
+unknown), and the cross-seat and host-scoped rules (a supervisor
 that names no seat; a PTY session socket on the selected host that could never be bound).
 """
 
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from st2.catalog.discovery import DiscoveredSeat, discover
+from st2.catalog.engine_files import is_engine_file
 from st2.catalog.layout import AGENTS_DIR, DECLARATION, TEMPLATES_DIR
 from st2.declarations import load_agent, parse_agent
 from st2.declarations.catalog import load_catalog_declaration
@@ -66,6 +69,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
         diagnostics.extend(_driver_block_problems(seat, declaration, host, overlay))
         diagnostics.extend(_render_problems(seat, declaration, overlay))
     diagnostics.extend(_template_problems(root))
+    diagnostics.extend(_declaration_conflicts(root))
     diagnostics.extend(_dangling_supervisors(found.seats, declarations, overlay))
     diagnostics.extend(_shared_runtime_ids(declarations, overlay))
     diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
@@ -257,6 +261,8 @@ def _walk_templates(directory: Path, relative: str, depth: int, totals: dict, pr
         return
     for entry in entries:
         path = f"{relative}/{entry.name}"
+        if is_engine_file(entry.name):
+            continue  # a replication engine's own file; a conflict copy is refused on its own
         if entry.name in TEMPLATE_RESERVED_NAMES:
             problems.append(_template_problem(path, f"{path} uses the reserved name `{entry.name}`"))
             continue
@@ -276,6 +282,20 @@ def _walk_templates(directory: Path, relative: str, depth: int, totals: dict, pr
         else:
             what = "a symlink" if stat.S_ISLNK(info.st_mode) else "a special file"
             problems.append(_template_problem(path, f"{path} is {what}; templates hold only directories and regular files"))
+
+
+def _declaration_conflicts(root: Path) -> list[Diagnostic]:
+    """A replication engine's conflict copy of a declaration (``catalog.kdl``, an ``agent.kdl``,
+    a ``principal.kdl`` or a template file): two hosts edited it concurrently, so which text is
+    meant is unknown until an operator merges the copy and removes it. Readers ignore the copy."""
+    from st2.catalog.conflicts import conflict_copies
+
+    return [Diagnostic(code="declaration-conflict-copy", severity=ERROR, layer=CATALOG, source=copy.relative,
+                       span=None, field_path=None,
+                       message=f"{copy.relative} is a replication engine's conflict copy of "
+                               f"{copy.original or 'a declaration'}: it was edited on two hosts at once",
+                       help="merge what it holds into the declaration, then delete the copy")
+            for copy in conflict_copies(root) if copy.declaration]
 
 
 def _template_problem(source: str, message: str) -> Diagnostic:

@@ -10,8 +10,13 @@ Anything else is reported as an error diagnostic and never becomes a seat, with 
 (seed 003, "Replicated-path discipline"): an old harness-context writer staged beside the seats,
 so an exact ``.harness-context.tmp-<digits>-<digits>`` *regular, non-symlink file* directly under
 ``agents/<host>/`` is skipped and left untouched. A directory, a symlink or a special file with
-that name, and every near miss, stays an error. An identity directory without ``agent.kdl`` is
-not a seat (its replicated state may outlive the declaration); it is reported as a warning.
+that name, and every near miss, stays an error. A replication engine's own entry
+(:func:`st2.catalog.engine_files.is_engine_file`: ``.stfolder``, ``.stversions``,
+``.syncthing.*.tmp``, a ``*.sync-conflict-*`` copy, ``.unison.*``, ``.~tmp~``, rsync's
+``.<name>.XXXXXX``) that is a regular file or a real directory is likewise skipped (listed in
+``engine``) wherever the walk lists a directory; as a symlink or special file it stays an error.
+An identity directory without ``agent.kdl`` is not a seat (its replicated state may outlive the
+declaration); it is reported as a warning.
 
 Standard library only; nothing is written.
 """
@@ -24,6 +29,7 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
+from st2.catalog.engine_files import is_engine_file
 from st2.catalog.layout import AGENTS_DIR, DECLARATION, PRINCIPAL_DECLARATION, PRINCIPALS_DIR
 from st2.catalog.names import name_problem, shown
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
@@ -52,9 +58,10 @@ class DiscoveredPrincipal(NamedTuple):
 
 class Discovery:
     """What a catalog declares. ``errors`` and ``warnings`` are catalog-layer diagnostics;
-    ``skipped`` lists the entries deliberately overlooked (the exact legacy staging files)."""
+    ``skipped`` lists the entries deliberately overlooked (the exact legacy staging files),
+    ``engine`` the replication engine's own entries overlooked."""
 
-    __slots__ = ("seats", "principals", "errors", "warnings", "skipped")
+    __slots__ = ("seats", "principals", "errors", "warnings", "skipped", "engine")
 
     def __init__(self) -> None:
         self.seats: list[DiscoveredSeat] = []
@@ -62,10 +69,21 @@ class Discovery:
         self.errors: list[Diagnostic] = []
         self.warnings: list[Diagnostic] = []
         self.skipped: list[Path] = []
+        self.engine: list[Path] = []
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         return sorted(self.errors + self.warnings, key=lambda diagnostic: diagnostic.source or "")
+
+
+def diagnostic_host(diagnostic: Diagnostic) -> str | None:
+    """The host whose subtree (``agents/<host>/…`` or ``principals/<host>/…``) a discovery
+    diagnostic concerns, or None for one about the namespaces themselves. Another host's problem
+    is that host's to fix: nothing remote gates this host's work."""
+    parts = (diagnostic.source or "").split("/")
+    if len(parts) >= 2 and parts[0] in (AGENTS_DIR, PRINCIPALS_DIR):
+        return parts[1]
+    return None
 
 
 def discover(root: Path) -> Discovery:
@@ -88,6 +106,9 @@ def _walk(root: Path, namespace: str, declaration_name: str, found: Discovery, l
         return
     for host_entry in top_entries:
         host_relative = f"{namespace}/{host_entry.name}"
+        if _is_engine_entry(host_entry):
+            found.engine.append(Path(host_entry.path))
+            continue
         if not _is_real_directory(host_entry, host_relative, found, "host"):
             continue
         host_entries = _list(root, Path(host_entry.path), host_relative, found, missing_ok=False)
@@ -95,6 +116,9 @@ def _walk(root: Path, namespace: str, declaration_name: str, found: Discovery, l
             relative = f"{host_relative}/{entry.name}"
             if legacy and LEGACY_HARNESS_CONTEXT_STAGING.fullmatch(entry.name) and _is_regular_file(entry):
                 found.skipped.append(Path(entry.path))
+                continue
+            if _is_engine_entry(entry):
+                found.engine.append(Path(entry.path))
                 continue
             kind = "identity" if namespace == AGENTS_DIR else "principal"
             if not _is_real_directory(entry, relative, found, kind):
@@ -174,6 +198,16 @@ def _is_real_directory(entry: os.DirEntry, relative: str, found: Discovery, kind
                                      f"{safe}: `{shown(entry.name)}` is not a usable {kind} name: {problem}"))
         return False
     return True
+
+
+def _is_engine_entry(entry: os.DirEntry) -> bool:
+    """A replication engine's own file or directory (never a symlink or special file)."""
+    if not is_engine_file(entry.name):
+        return False
+    try:
+        return not entry.is_symlink() and (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return False
 
 
 def _is_regular_file(entry: os.DirEntry) -> bool:

@@ -1,10 +1,14 @@
-"""`st2 agents [--json] [--enrich] [--status S] [--identity HOST.IDENTITY]`."""
+"""`st2 agents [--json] [--enrich] [--status S] [--identity HOST.IDENTITY] [--host HOST]`.
+
+Every host's seats are listed (a replicated catalog carries them all), another host's read by
+its records' own stamps. ``st2 agents --host H`` narrows the roster to H's seats (and reads them
+as this host's); ``st2 --host H agents`` is host H listing every host's seats."""
 
 from __future__ import annotations
 
 import click
 
-from st2.cli.common import catalog_options, exit_with
+from st2.cli.common import catalog_options, exit_with, verb_host
 from st2.clock import command_clock
 
 PRESENCE = ["available", "busy", "away", "dnd", "offline", "unknown"]
@@ -17,13 +21,14 @@ PRESENCE = ["available", "busy", "away", "dnd", "offline", "unknown"]
 @click.option("--identity", "identity_filter", default=None, metavar="[HOST.]IDENTITY", help="Only this seat (a bare identity is on this host).")
 @catalog_options
 def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filter: str | None, location) -> None:
-    """List the catalog's seats with presence, desired state, observed state and context."""
+    """List the catalog's seats (every host's; --host H narrows to H's) with presence, desired
+    state, observed state and context."""
     from st2.roster.build import build_roster
 
     now_ms = command_clock().wall_ms()
     rows, problems = build_roster(location.root, now_ms, enrich=enrich,
                                   status_filter=status_filter, identity_filter=identity_filter,
-                                  host=location.host)
+                                  host=location.host, host_filter=verb_host())
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
     if identity_filter is not None and not rows and status_filter is None:

@@ -47,9 +47,15 @@ def _catalog_options(function: Callable, *, must_exist: bool) -> Callable:
     return wrapper
 
 
+def verb_host() -> str | None:
+    """The host named by ``--host`` on the running verb itself, None otherwise. A verb that lists
+    every host's seats narrows to it; ``st2 --host H <verb>`` only says which host this is."""
+    return click.get_current_context().params.get("host_option") or None
+
+
 def exit_with(status: int) -> None:
     """End the verb with ``status`` without printing anything more."""
     click.get_current_context().exit(status)
 
 
-__all__ = ["catalog_options", "exit_with", "CatalogLocation", "Path"]
+__all__ = ["catalog_options", "exit_with", "verb_host", "CatalogLocation", "Path"]

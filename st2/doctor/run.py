@@ -16,8 +16,9 @@ from st2.roster.build import build_roster
 HOST_CHECKS = (supervisor_health, task_health, filesystem_findings, replication_findings)
 
 
-def mailbox_findings(catalog_root: Path) -> list[Finding]:
-    """A seat's or principal's mailbox directory that is a symlink or not a directory."""
+def mailbox_findings(catalog_root: Path, host: str | None = None) -> list[Finding]:
+    """A seat's or principal's mailbox directory that is a symlink or not a directory: a failure
+    on this host (``host``), an advisory on another's (mail to it is refused here all the same)."""
     from st2.catalog.discovery import discover
     from st2.catalog.mailboxes import unsafe_mailbox
 
@@ -27,7 +28,8 @@ def mailbox_findings(catalog_root: Path) -> list[Finding]:
         unsafe = unsafe_mailbox(owner.directory)
         if unsafe is not None:
             name = f"{owner.host}.{Path(owner.directory).name}"
-            findings.append(Finding(Severity.FAILURE, name, "mailbox-unsafe",
+            severity = Severity.FAILURE if host is None or owner.host == host else Severity.ADVISORY
+            findings.append(Finding(severity, name, "mailbox-unsafe",
                                     f"{unsafe[0]} is {unsafe[1]}; mail is refused until it is a real directory"))
     return findings
 
@@ -38,10 +40,13 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
         return [Finding(Severity.FAILURE, "catalog", "catalog-missing", f"{catalog_root} is not a directory")]
     rows, problems = build_roster(catalog_root, now_ms, host=host)
     for problem in problems:
-        findings.append(Finding(Severity.FAILURE, "catalog", "declaration", problem))
+        if problem.host in (None, host):
+            findings.append(Finding(Severity.FAILURE, "catalog", "declaration", problem))
+        else:  # another host's to fix: replication delivered it here, nothing local depends on it
+            findings.append(Finding(Severity.ADVISORY, "catalog", "remote-declaration", problem))
     for row in rows:
         findings.extend(record_findings(row))
-    findings.extend(mailbox_findings(catalog_root))
+    findings.extend(mailbox_findings(catalog_root, host))
     for check in HOST_CHECKS:
         findings.extend(check(catalog_root, host, now_ms))
     return findings

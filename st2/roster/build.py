@@ -4,23 +4,38 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from st2.catalog.discovery import discover
+from st2.catalog.discovery import diagnostic_host, discover
 from st2.declarations import load_agent
 from st2.declarations.diagnostics import ERROR
 from st2.runtime.session_probe import SessionProbe
 from st2.roster.row import RosterRow, build_row
 
 
+class Problem(str):
+    """One problem line (a ``str``, printed as before) that knows the host whose subtree it
+    concerns (None: the catalog's own), so Doctor can tell this host's from a remote one."""
+
+    host: str | None = None
+
+
+def _problem(text: str, host: str | None) -> Problem:
+    problem = Problem(text)
+    problem.host = host
+    return problem
+
+
 def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
                  status_filter: str | None = None, identity_filter: str | None = None,
-                 host: str | None = None) -> tuple[list[RosterRow], list[str]]:
+                 host: str | None = None, host_filter: str | None = None) -> tuple[list[RosterRow], list[Problem]]:
     """Return ``(rows sorted by identity, problems)``. A declaration that does not load still
     yields a row (its records are still worth showing); its problem is reported separately.
     ``identity_filter`` is ``<host>.<identity>`` or a bare identity on ``host``, as every other
     verb accepts. ``host`` is this host: its seats' live observed states are cross-checked against their PTY
-    sessions' launch records."""
+    sessions' launch records; another host's seats are read as remote (:func:`build_row`).
+    ``host_filter`` keeps only that host's seats (an explicit ``<host>.<identity>`` selector
+    still names its seat)."""
     found = discover(catalog_root)
-    problems = [str(error) for error in found.errors]
+    problems = [_problem(str(error), diagnostic_host(error)) for error in found.errors]
     rows: list[RosterRow] = []
     probe = SessionProbe(str(catalog_root), host) if host is not None else None
     for seat in found.seats:
@@ -28,8 +43,10 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
         if identity_filter is not None and identity_filter != runtime_id and (
                 seat.host != host or identity_filter != seat.identity):
             continue
+        if host_filter is not None and seat.host != host_filter and identity_filter != runtime_id:
+            continue
         row, errors = seat_row(catalog_root, seat, now_ms, enrich=enrich, host=host, probe=probe)
-        problems.extend(errors)
+        problems.extend(_problem(error, seat.host) for error in errors)
         if status_filter is not None and row.status != status_filter:
             continue
         rows.append(row)
@@ -47,5 +64,6 @@ def seat_row(catalog_root: Path, seat, now_ms: int, *, enrich: bool, host: str |
         probe = SessionProbe(str(catalog_root), host)
     row = build_row(seat.host, seat.identity, seat.directory, declaration, catalog_root, now_ms, enrich,
                     probe if seat.host == host else None,
-                    declaration_error=errors[0] if errors and declaration is None else None)
+                    declaration_error=errors[0] if errors and declaration is None else None,
+                    remote=host is not None and seat.host != host)
     return row, errors

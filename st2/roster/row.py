@@ -69,9 +69,13 @@ INVALID = "invalid"  # desiredState of a seat whose declaration does not load
 
 
 def build_row(host: str, identity: str, directory: Path, declaration: AgentDeclaration | None, catalog_root: Path,
-              now_ms: int, enrich: bool, liveness=None, declaration_error: str | None = None) -> RosterRow:
+              now_ms: int, enrich: bool, liveness=None, declaration_error: str | None = None,
+              remote: bool = False) -> RosterRow:
     """One seat's row. ``liveness`` is the same-host PTY session probe (None for another host's
-    seat: its records are judged by their own stamps alone). ``declaration_error`` (the first
+    seat: its records are judged by their own stamps alone). ``remote`` says the seat is another
+    host's, so its files arrived by replication, whose engine rewrites mtimes: every record is
+    judged by its embedded stamp only, and a legacy presence word (which has none) reads
+    ``unknown`` (seed 003 "Agent-declared presence", seed 004 §A). ``declaration_error`` (the first
     error of a declaration that does not load) makes ``desiredState`` ``invalid`` with the
     error as its reason: nothing can be said of an intent that does not parse, least of all
     ``running``."""
@@ -79,6 +83,8 @@ def build_row(host: str, identity: str, directory: Path, declaration: AgentDecla
     # Plain string paths: pathlib's per-join parsing was a fifth of a 627-seat roster's time.
     prefix = os.fspath(directory) + os.sep
     status_bytes, status_mtime_ms = status.load(prefix + layout.STATUS)
+    if remote:
+        status_mtime_ms = None
     status_reading = status.read(status_bytes, now_ms, mtime_ms=status_mtime_ms)
     state_bytes = _read_bytes(prefix + layout.HARNESS_STATE)
     if state_bytes == b"":

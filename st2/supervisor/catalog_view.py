@@ -36,11 +36,13 @@ class CatalogView:
 
 def read_catalog(location: CatalogLocation) -> CatalogView:
     """Discover and lower every seat declared for ``location.host``. Never raises for bad
-    declarations: each becomes an error line."""
+    declarations: each becomes an error line. Another host's seats, and discovery problems in
+    another host's subtree, are not this supervisor's: replication may deliver them, and they
+    neither launch here nor hold back this host's reconciliation."""
     view = CatalogView()
     base_environment = task_base_environment()
     hooks = hooks_directory()
-    for host, identity, declaration_path, discovery_error in _discover(location.root):
+    for host, identity, declaration_path, discovery_error in _discover(location.root, location.host):
         if discovery_error is not None:
             view.errors.append(discovery_error)
             continue
@@ -59,12 +61,13 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
     return view
 
 
-def _discover(root: Path):
-    from st2.catalog.discovery import discover
+def _discover(root: Path, this_host: str):
+    from st2.catalog.discovery import diagnostic_host, discover
 
     found = discover(root)
     for error in found.errors:
-        yield None, None, None, _diagnostic_text(error)
+        if diagnostic_host(error) in (None, this_host):
+            yield None, None, None, _diagnostic_text(error)
     for seat in found.seats:
         yield seat.host, seat.identity, Path(seat.declaration_path), None
 

@@ -347,3 +347,13 @@ def test_an_included_rules_file_is_read_as_part_of_the_stignore(tmp_path: Path) 
     (tmp_path / ".stignore").write_text("#include ../elsewhere\n")
     assert sync_rules.stignore_disagreement(tmp_path) == (
         ".stignore includes '../elsewhere', which is not a file inside the catalog")
+
+
+def test_the_test_engine_carries_what_the_real_engines_carry() -> None:
+    # tests/replication_engine.py imitates an engine for the cross-host tests; it must carry
+    # exactly what real rsync and unison carried above, or those tests prove nothing.
+    from replication_engine import carried
+
+    for with_declarations in (False, True):
+        assert sorted(path for path in CARRIED + DECLARATIONS + HOST_LOCAL
+                      if carried(path, with_declarations)) == expected(with_declarations)

@@ -32,7 +32,9 @@ def fixture_catalog(tmp_path: Path) -> Path:
 
 
 def agents(catalog: Path, *args: str):
-    return run_st2("agents", *args, env=st2_env(catalog, ST2_CLOCK_WALL_MS=str(NOW_MS)))
+    """The roster as host alpha sees it (alpha's legacy presence word is aged by its mtime: a
+    local file; beta's seat is remote), every host's seats listed."""
+    return run_st2("--host", "alpha", "agents", *args, env=st2_env(catalog, ST2_CLOCK_WALL_MS=str(NOW_MS)))
 
 
 @pytest.mark.process

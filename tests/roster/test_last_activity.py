@@ -36,7 +36,7 @@ def mail(directory: Path, box: str, name: str) -> Path:
 
 
 def enriched(catalog: Path) -> tuple[str, dict]:
-    result = run_st2("agents", "--json", "--enrich", env=st2_env(catalog, ST2_CLOCK_WALL_MS=str(NOW_MS)))
+    result = run_st2("--host", "h", "agents", "--json", "--enrich", env=st2_env(catalog, ST2_CLOCK_WALL_MS=str(NOW_MS)))
     assert result.returncode == 0, result.stderr
     return result.stdout, json.loads(result.stdout)[0]
 

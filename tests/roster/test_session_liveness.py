@@ -87,7 +87,7 @@ def test_a_live_state_of_a_killed_session_reads_session_dead(short_root: Path) -
                 "incarnation": "t", "seq": 1, "sinceMs": now, "writtenAtMs": now, "transitions": 1}) + "\n")
 
         def observed() -> dict[str, str]:
-            result = run_st2("agents", "--json", "--host", "h", env=env)
+            result = run_st2("--host", "h", "agents", "--json", env=env)  # every host's seats, as h
             assert result.returncode == 0, result.stderr
             return {row["identity"]: (row["observedState"]["state"], row["observedState"]["reason"])
                     for row in json.loads(result.stdout)}
