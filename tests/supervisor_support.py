@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from support import REPO, poll_for, run_st2, st2_env  # noqa: F401 (poll_for re-exported)
 
 from st2.runtime import launch_record
@@ -151,6 +153,16 @@ class NotifyListener:
 
     def close(self) -> None:
         self.socket.close()
+
+
+@pytest.fixture
+def listener(fleet):
+    """A NOTIFY_SOCKET for the fleet's supervisors: the test reads their passes and wake-ups.
+    (A fixture: a conftest that imports it and defines ``fleet`` offers it.)"""
+    notify = NotifyListener(fleet.base / "n")
+    fleet.env["NOTIFY_SOCKET"] = str(notify.path)
+    yield notify
+    notify.close()
 
 
 @contextlib.contextmanager

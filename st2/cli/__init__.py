@@ -30,6 +30,7 @@ VERBS: dict[str, str] = {
     "message": "st2.cli.message:message",
     "request": "st2.cli.request:request",
     "event": "st2.cli.event:event",
+    "events": "st2.cli.events:events",
     "check": "st2.cli.check:check",
     "emit": "st2.cli.emit:emit",
     "model-verdict": "st2.cli.kit:model_verdict",

@@ -3,6 +3,12 @@
     catalog {
         pty-root "/run/agents/pty"     // where PTY session sockets live (relative: under the catalog)
         archive-after "7d"             // retired seats are archived this long after retirement; "0" disables
+        notify {                       // an operator hook over fleet events (`st2 events`); repeatable
+            on "blocked" "parked" "pause"      // the event kinds it runs for (st2.event_kinds)
+            argv "notify-send" "st2"           // or: command "<sh>" — exactly one
+            timeout "10s"                      // optional: killed (its process group) past this
+            rate-limit "1m"                    // optional: at most one run per seat and kind per
+        }
     }
 
 An absent file is the default declaration. The field set is closed: a misspelt field is an error,
@@ -23,12 +29,27 @@ from st2.fs.read import DECLARATION_LIMIT, read_text
 # (st2.catalog.layout.CATALOG_DECLARATION) sits above this package, which imports no catalog code.
 SOURCE = "catalog.kdl"
 DEFAULT_ARCHIVE_AFTER = "7d"
-CATALOG_FIELDS = ("pty-root", "archive-after")
+CATALOG_FIELDS = ("pty-root", "archive-after", "notify")
+NOTIFY_FIELDS = ("on", "argv", "command", "timeout", "rate-limit")
+DEFAULT_NOTIFY_TIMEOUT_SECONDS = 10.0
+DEFAULT_NOTIFY_RATE_LIMIT_SECONDS = 60.0
+
+
+class NotifyHook(NamedTuple):
+    """One ``notify`` block: run ``argv`` (or ``sh -c command``) with the event's JSON line on
+    stdin for events of ``kinds``. ``where`` is ``catalog.kdl:line:column`` of the block."""
+
+    kinds: tuple[str, ...]
+    argv: tuple[str, ...]
+    timeout_seconds: float = DEFAULT_NOTIFY_TIMEOUT_SECONDS
+    rate_limit_seconds: float = DEFAULT_NOTIFY_RATE_LIMIT_SECONDS
+    where: str = SOURCE
 
 
 class CatalogDeclaration(NamedTuple):
     pty_root: str | None = None
     archive_after: str = DEFAULT_ARCHIVE_AFTER
+    notify: tuple[NotifyHook, ...] = ()
 
     @property
     def archive_after_seconds(self) -> float | None:
@@ -87,6 +108,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                                                  source=source, span=SourceText(text).span(deep[0], deep[1]),
                                                  field_path=None, message=deep[2])]
     values: dict[str, str] = {}
+    hooks: list[NotifyHook] = []
     blocks = 0
     for index, node in enumerate(document.nodes):
         if node.name != "catalog":
@@ -106,8 +128,13 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
             field_path = ("catalog", child.name)
             if child.name not in CATALOG_FIELDS:
                 context.report("unknown-node", child_path, NAME, field_path,
-                               f"unknown catalog field `{child.name}` (expected pty-root or archive-after)",
+                               f"unknown catalog field `{child.name}` (expected pty-root, archive-after or notify)",
                                layer=CATALOG, help=partial(fields.suggestion, child.name, CATALOG_FIELDS))
+                continue
+            if child.name == "notify":
+                hook = _notify_block(context, child, child_path, text, source)
+                if hook is not None:
+                    hooks.append(hook)
                 continue
             if child.name in values:
                 context.report("duplicate-field", child_path, NAME, field_path,
@@ -130,4 +157,102 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
     if any(diagnostic.severity == ERROR for diagnostic in diagnostics):
         return CatalogDeclaration(), diagnostics
     return CatalogDeclaration(pty_root=values.get("pty-root"),
-                              archive_after=values.get("archive-after", DEFAULT_ARCHIVE_AFTER)), diagnostics
+                              archive_after=values.get("archive-after", DEFAULT_ARCHIVE_AFTER),
+                              notify=tuple(hooks)), diagnostics
+
+
+def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) -> NotifyHook | None:
+    """One ``notify { on …; argv …|command …; timeout …; rate-limit … }`` block, or None after
+    reporting what is wrong with it (each problem at its own line and column)."""
+    from st2.declarations import fields
+    from st2.declarations.context import NAME, argument
+    from st2.declarations.durations import parse_duration_seconds
+    from st2.event_kinds import KINDS
+
+    field_path = ("catalog", "notify")
+    fields.no_arguments(context, node, path, field_path)
+    fields.no_properties(context, node, path, field_path)
+    seen: dict[str, object] = {}
+    clean = True
+    for index, child in enumerate(node.children):
+        child_path = path + (index,)
+        child_field = field_path + (child.name,)
+        if child.name not in NOTIFY_FIELDS:
+            context.report("unknown-node", child_path, NAME, child_field,
+                           f"unknown notify field `{child.name}` (expected on, argv, command, timeout or rate-limit)",
+                           layer=CATALOG, help=partial(fields.suggestion, child.name, NOTIFY_FIELDS))
+            clean = False
+            continue
+        if child.name in seen:
+            context.report("duplicate-field", child_path, NAME, child_field,
+                           f"`{child.name}` is declared more than once in `notify`", layer=CATALOG)
+            clean = False
+            continue
+        if child.name in ("on", "argv"):
+            words = fields.strings(context, child, child_path, child_field)
+            if words is None:
+                clean = False
+                continue
+            if not words:
+                context.report("empty-argv" if child.name == "argv" else "invalid-value", child_path, NAME, child_field,
+                               f"`{child.name}` needs at least one string", layer=CATALOG)
+                clean = False
+                continue
+            if child.name == "on":
+                for word_index, word in enumerate(words):
+                    if word not in KINDS:
+                        context.report("invalid-value", child_path, argument(word_index), child_field,
+                                       f"`on` names no event kind {word!r} (kinds: {', '.join(KINDS)})",
+                                       layer=CATALOG, help=partial(fields.suggestion, word, KINDS))
+                        clean = False
+            seen[child.name] = words
+            continue
+        value = fields.one_value(context, child, child_path, child_field, "string")
+        if value is None:
+            clean = False
+            continue
+        if child.name in ("timeout", "rate-limit"):
+            seconds = parse_duration_seconds(value)
+            if seconds is None or (child.name == "timeout" and seconds <= 0):
+                context.report("invalid-value", child_path, argument(0), child_field,
+                               f"{child.name} \"{value}\" is not a{' positive' if child.name == 'timeout' else ''} duration",
+                               layer=CATALOG, help='write e.g. "10s", "1m"')
+                clean = False
+                continue
+            seen[child.name] = seconds
+        elif value == "":
+            context.report("invalid-value", child_path, argument(0), child_field,
+                           "`command` needs a non-empty shell command", layer=CATALOG)
+            clean = False
+        else:
+            seen[child.name] = value
+    where = _where(context, text, path, source)
+    if "on" not in seen:
+        context.report("invalid-value", path, NAME, field_path,
+                       "`notify` needs `on` naming the event kinds it runs for", layer=CATALOG)
+        clean = False
+    if ("argv" in seen) == ("command" in seen):
+        context.report("argv-and-command" if "argv" in seen else "invalid-value", path, NAME, field_path,
+                       "`notify` needs exactly one of `argv` or `command`", layer=CATALOG)
+        clean = False
+    if not clean:
+        return None
+    argv = seen["argv"] if "argv" in seen else ("sh", "-c", seen["command"])
+    return NotifyHook(kinds=tuple(dict.fromkeys(seen["on"])), argv=tuple(argv),
+                      timeout_seconds=float(seen.get("timeout", DEFAULT_NOTIFY_TIMEOUT_SECONDS)),
+                      rate_limit_seconds=float(seen.get("rate-limit", DEFAULT_NOTIFY_RATE_LIMIT_SECONDS)),
+                      where=where)
+
+
+def _where(context, text: str, path: tuple[int, ...], source: str) -> str:
+    """``catalog.kdl:<line>:<column>`` of the node at ``path`` (for the hook's log lines)."""
+    from st2.declarations.context import NAME, resolve_span
+    from st2.declarations.spans import KdlSyntaxError, SourceText, locate
+
+    try:
+        span = resolve_span(locate(text, path), SourceText(text), path, NAME)
+    except KdlSyntaxError:
+        span = None
+    if span is None:
+        return source
+    return f"{source}:{span.line}:{span.column}"

@@ -106,6 +106,12 @@ class Context:
         return resolved + self._truncation()
 
 
+def resolve_span(tree: list | None, source_text: Any, node_path: tuple[int, ...] | None, part: Any) -> Span | None:
+    """The span of ``part`` of the node at ``node_path`` in a located tree
+    (:func:`st2.declarations.spans.locate`)."""
+    return _resolve(tree, source_text, node_path, part)
+
+
 def _resolve(tree: list | None, source_text: Any, node_path: tuple[int, ...] | None, part: Any) -> Span | None:
     if node_path is None:
         return None

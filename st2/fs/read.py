@@ -35,6 +35,7 @@ RUNTIME_LIMIT = 64 * KIB        # launch records, park markers, ownership, super
 HISTORY_LIMIT = 64 * MIB        # the usage sample history (an append log)
 RENDER_LIMIT = 32 * MIB         # a render block's copy source or target file
 TRANSCRIPT_LIMIT = 64 * MIB     # a harness task output file a hook inspects
+JOURNAL_LIMIT = 4 * MIB         # one segment of the fleet event journal (st2.events.journal)
 
 _CHUNK = 64 * KIB
 
@@ -60,15 +61,9 @@ def read_bounded(path: str | os.PathLike, limit: int, *, follow_symlinks: bool =
     return read_with_status(path, limit, follow_symlinks=follow_symlinks)[0]
 
 
-def read_with_status(path: str | os.PathLike, limit: int, *,
-                     follow_symlinks: bool = True) -> tuple[bytes, os.stat_result]:
-    """The whole content of the regular file ``path``, at most ``limit`` bytes, with the
-    ``fstat`` of the descriptor it was read from.
-
-    Raises :class:`FileNotFoundError` when absent (or a parent is not a directory),
-    :class:`NotRegular` for anything but a regular file (a symlink too when
-    ``follow_symlinks`` is False), :class:`TooLarge` past ``limit``, :class:`OSError` otherwise.
-    Never blocks on a FIFO."""
+def _open_regular(path: str | os.PathLike, follow_symlinks: bool) -> tuple[int, os.stat_result]:
+    """An open descriptor of the regular file ``path`` and its ``fstat``; the caller closes it.
+    The refusals of :func:`read_with_status`."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
@@ -84,6 +79,23 @@ def read_with_status(path: str | os.PathLike, limit: int, *,
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
             raise NotRegular(errno.EINVAL, f"is {_kind(status.st_mode)}, not a regular file", os.fspath(path))
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor, status
+
+
+def read_with_status(path: str | os.PathLike, limit: int, *,
+                     follow_symlinks: bool = True) -> tuple[bytes, os.stat_result]:
+    """The whole content of the regular file ``path``, at most ``limit`` bytes, with the
+    ``fstat`` of the descriptor it was read from.
+
+    Raises :class:`FileNotFoundError` when absent (or a parent is not a directory),
+    :class:`NotRegular` for anything but a regular file (a symlink too when
+    ``follow_symlinks`` is False), :class:`TooLarge` past ``limit``, :class:`OSError` otherwise.
+    Never blocks on a FIFO."""
+    descriptor, status = _open_regular(path, follow_symlinks)
+    try:
         if status.st_size > limit:
             raise TooLarge(errno.EFBIG, f"is {status.st_size} bytes, over the {limit}-byte bound", os.fspath(path))
         chunks = []
@@ -96,6 +108,30 @@ def read_with_status(path: str | os.PathLike, limit: int, *,
             total += len(chunk)
             if total > limit:  # grew while we read
                 raise TooLarge(errno.EFBIG, f"grew past the {limit}-byte bound", os.fspath(path))
+        return b"".join(chunks), status
+    finally:
+        os.close(descriptor)
+
+
+def read_after(path: str | os.PathLike, offset: int, limit: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of the regular file ``path`` from ``offset`` on, never following a symlink, with
+    the ``fstat`` of the descriptor (its inode tells a follower that the file was replaced). A
+    remainder over ``limit`` at open is refused (:class:`TooLarge`); one that grows while read
+    is cut at ``limit`` (an appender's follower reads the rest next time). The refusals of
+    :func:`read_with_status`; an ``offset`` past the end reads ``b""``."""
+    descriptor, status = _open_regular(path, False)
+    try:
+        if status.st_size - offset > limit:
+            raise TooLarge(errno.EFBIG, f"has {status.st_size - offset} bytes past {offset}, over the {limit}-byte bound",
+                           os.fspath(path))
+        chunks = []
+        total = 0
+        while total < limit:
+            chunk = os.pread(descriptor, min(_CHUNK, limit - total), offset + total)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
         return b"".join(chunks), status
     finally:
         os.close(descriptor)

@@ -113,6 +113,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                        f"(st2 {st2.__version__} from {os.path.dirname(os.path.abspath(st2.__file__))})")
     if watch is not None and watch.error:
         reconciler.say(watch.error)
+    events = None
     try:
         ready_sent = False
         while True:
@@ -138,6 +139,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 ready_sent = True
             if once or materialize_only:
                 return 1 if report.errors else 0
+            if events is None and selection.everything:
+                events = _start_events(location, scope, interval, clock, reconciler)
             if watch is not None:
                 watch.sync()
             if exits.track(report.running_identities):
@@ -147,6 +150,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 reconciler.say("stopping; every task keeps running")
                 return 0
     finally:
+        if events is not None:
+            events.stop()
         exits.close()
         if not once:
             signal.set_wakeup_fd(previous_wakeup)
@@ -154,6 +159,21 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 signal.signal(number, handler)
         os.close(read_end)
         os.close(write_end)
+
+
+def _start_events(location: CatalogLocation, scope: RuntimeScope, interval: float, clock: Clock,
+                  reconciler: Reconciler):
+    """The fleet event engine (:mod:`st2.events.engine`), in its own thread after the first
+    pass (so the park markers it reads are this supervisor's), with the catalog's notify hooks."""
+    from st2.events.engine import EventEngine
+    from st2.events.notify import HookRunner
+    from st2.supervisor.park import believed
+
+    hooks = HookRunner(location, scope, say=reconciler.say)
+    engine = EventEngine(location, scope, believed, interval=interval, wall_ms=clock.wall_ms, say=reconciler.say,
+                         on_events=hooks.submit, on_catalog=hooks.reload)
+    engine.hooks = hooks
+    return engine.start()
 
 
 def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, reconciler: Reconciler,

@@ -106,6 +106,15 @@ def read(scope: RuntimeScope, runtime_id: str) -> ParkReading:
     return ParkReading(Belief.PARKED, marker)
 
 
+def believed(scope: RuntimeScope, runtime_id: str) -> tuple[str, int, int] | None:
+    """``(reason, parkedAtMs, attempts)`` of a believable park marker of ``runtime_id``, else
+    None (the fleet event projection's reader of parks)."""
+    reading = read(scope, runtime_id)
+    if reading.belief != Belief.PARKED or reading.marker is None:
+        return None
+    return reading.marker.reason, reading.marker.parked_at_ms, reading.marker.attempts
+
+
 def write(scope: RuntimeScope, marker: ParkMarker) -> None:
     scope.ensure()
     scope.publish(scope.park_marker(marker.runtime_id), marker.to_json())

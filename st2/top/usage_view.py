@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from st2.fs.read import HISTORY_LIMIT, read_bounded
 from st2.usage import history, knobs as knob_table, snapshot as usage_snapshot
-from st2.usage.verdict import verdict
+from st2.usage.verdict import verdict, verdict_word
 
 SPARK_HOURS = 6
 HISTORY_KNOB = "DELEGATION_KIT_USAGE_HISTORY"
@@ -40,8 +40,7 @@ def read_usage(environ=None, now: int | None = None) -> UsageView:
     malformed knob configuration or snapshot reads as the verdict's own STALE line."""
     environ = os.environ if environ is None else environ
     line, _ = verdict([], environ, now, io.StringIO(), refreshing=False, sampling=False)
-    word = line.rsplit(" -> ", 1)[-1].split(" ", 1)[0] if " -> " in line else "STALE"
-    view = UsageView(line, word)
+    view = UsageView(line, verdict_word(line))
     try:
         config = knob_table.resolve(environ)
     except knob_table.KnobError:

@@ -326,6 +326,12 @@ def _reroute(parsed, live_account: str, login_at: int, now: int, rolled: bool, c
     return OK, "fresh reading under its pause thresholds; headroom now — a floor, not a recommendation"
 
 
+def verdict_word(line: str) -> str:
+    """The verdict word of a verdict line (``OK``, ``RESET-OK``, ``PAUSE``, ``STALE``); a line
+    that names none (a shape refusal's empty line) reads ``STALE``."""
+    return line.rsplit(" -> ", 1)[-1].split(" ", 1)[0] if " -> " in line else STALE
+
+
 def main(argv: list[str]) -> int:
     """Hot-path entry (`st2 usage verdict …`): print the line, return the status."""
     line, status = verdict(argv)

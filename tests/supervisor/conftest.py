@@ -60,7 +60,7 @@ def environment(**extra: str) -> dict[str, str]:
 
 
 
-from supervisor_support import Fleet, NotifyListener  # noqa: E402
+from supervisor_support import Fleet, listener  # noqa: E402,F401 (listener is a fixture)
 
 
 @pytest.fixture
@@ -71,11 +71,3 @@ def fleet():
     group.cleanup()
     shutil.rmtree(base, ignore_errors=True)
 
-
-@pytest.fixture
-def listener(fleet):
-    """A NOTIFY_SOCKET for the fleet's supervisors: the test reads their passes and wake-ups."""
-    notify = NotifyListener(fleet.base / "n")
-    fleet.env["NOTIFY_SOCKET"] = str(notify.path)
-    yield notify
-    notify.close()

@@ -1,0 +1,260 @@
+"""The supervisor's fleet event engine: watch the records, diff successive projections, journal
+the transitions, hand them to the operator's hooks.
+
+It runs in its own thread inside ``st2 up`` (started after the first reconcile pass, stopped
+with the loop), with its own mutation-only inotify watch (:class:`st2.fs.watch.MutationWatch`)
+over every seat directory of the catalog, the ``agents/<host>`` directories, this host's park
+markers and the usage snapshot's directory, so the reconcile pass neither waits for it nor
+re-reads anything for it. A wake-up re-projects only the seats whose ``harness-state``,
+``harness-context`` or ``driver-diagnostic`` changed — through :class:`.projection.FleetProjection`,
+i.e. the roster's own :func:`st2.roster.build.seat_row` — and diffs each against its previous
+facets (:func:`st2.events.facets.diff`). The timer (the supervisor's interval) re-projects
+everything: that is how a record going stale, a PTY session dying or the usage verdict ageing
+is seen, and the fallback when inotify is unavailable. Every transition is appended to the
+journal (:mod:`st2.events.journal`) before it reaches a hook; the projection is published at
+most every :data:`STATE_SAVE_SECONDS` (and at every rotation and stop), and a restart replays
+the journal past it, so a SIGKILL between the two loses and repeats nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from st2.catalog.layout import AGENTS_DIR, CATALOG_DECLARATION, DRIVER_DIAGNOSTIC, HARNESS_CONTEXT, HARNESS_STATE
+from st2.catalog.location import CatalogLocation
+from st2.events import facets, journal
+from st2.events.event import FleetEvent
+from st2.events.projection import FleetProjection
+from st2.fs.watch import IGNORED, MutationWatch
+from st2.runtime.scope import RuntimeScope
+from st2.runtime.session_probe import SessionProbe
+
+STATE_SAVE_SECONDS = 1.0
+RECORD_NAMES = frozenset((HARNESS_STATE, HARNESS_CONTEXT, DRIVER_DIAGNOSTIC))
+CATALOG_ROLE = "#catalog"
+ROOT_ROLE = "#root"
+PARKS_ROLE = "#parks"
+USAGE_ROLE = "#usage"
+ERROR_BACKOFF_SECONDS = 5.0
+
+
+def values_of(groups: dict[str, dict[str, facets.Facet]]) -> dict[str, dict[str, object]]:
+    return {name: {key: facet.value for key, facet in group.items()} for name, group in groups.items()}
+
+
+class EventEngine:
+    def __init__(self, location: CatalogLocation, scope: RuntimeScope, park_reader, *, interval: float = 30.0,
+                 wall_ms: Callable[[], int] | None = None, say: Callable[[str], None] = lambda line: None,
+                 on_events: Callable[[list[FleetEvent]], None] | None = None,
+                 on_catalog: Callable[[], None] | None = None, environ=None) -> None:
+        self.location = location
+        self.scope = scope
+        self.interval = interval
+        self.wall_ms = wall_ms or (lambda: time.time_ns() // 1_000_000)
+        self.say = say
+        self.on_events = on_events
+        self.on_catalog = on_catalog
+        self.projection = FleetProjection(location, scope, park_reader, environ)
+        self.hooks = None  # a HookRunner (st2.events.notify), stopped with the engine
+        self.writer = journal.JournalWriter(journal.directory_of(scope), scope.publish)
+        self.values: dict[str, dict[str, object]] = {}
+        self.watch = MutationWatch()
+        self._stop_read, self._stop_write = os.pipe()
+        self._thread: threading.Thread | None = None
+        self._dirty = False
+        self._saved_at = 0.0
+        self.journaled = 0
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> "EventEngine":
+        self._thread = threading.Thread(target=self._run, name="st2-events", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        try:
+            os.write(self._stop_write, b"x")
+        except OSError:
+            pass
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self._save(force=True)
+        if self.hooks is not None:
+            self.hooks.stop()
+        for descriptor in (self._stop_read, self._stop_write):
+            try:
+                os.close(descriptor)
+            except OSError:
+                pass
+
+    def resume(self) -> None:
+        """Resume the journal and diff the current records against the persisted projection
+        (the first start ever takes the current records as its baseline: no history invented)."""
+        resumed = self.writer.resume()
+        self.projection.rediscover()
+        self.projection.usage(self.wall_ms())   # learns the usage snapshot's path for the watch
+        self._sync_watches()                      # before the projection: no write falls between
+        groups = self.projection.everything(self.wall_ms())
+        if resumed.groups is None:
+            self.values = values_of(groups)
+            self._dirty = True
+        else:
+            self.values = resumed.groups
+            self._apply(groups, replace_all=True)
+        self._save(force=True)
+        self._sync_watches()
+        if resumed.replayed:
+            self.say(f"events: journal resumed at #{resumed.seq} ({resumed.replayed} line(s) past the saved projection replayed)")
+
+    # --- one step -------------------------------------------------------------------------------
+
+    def _apply(self, groups: dict[str, dict[str, facets.Facet]], *, replace_all: bool = False) -> list[FleetEvent]:
+        now_ms = self.wall_ms()
+        found: list[FleetEvent] = []
+        names = set(groups) | (set(self.values) if replace_all else set())
+        for name in sorted(names):
+            current = groups.get(name)
+            if current is None:
+                # A seat no longer declared: forget it without claiming transitions for it.
+                if name.startswith(facets.SEAT_GROUP_PREFIX):
+                    self.values.pop(name, None)
+                    self._dirty = True
+                    continue
+                current = {}
+            found += facets.diff(self.values.get(name, {}), current, now_ms)
+            new_values = {key: facet.value for key, facet in current.items()}
+            if new_values != self.values.get(name):
+                self.values[name] = new_values
+                self._dirty = True
+        if found:
+            size_before = self._journal_size()
+            numbered = self.writer.append(found)
+            self.journaled += len(numbered)
+            if self._journal_size() < size_before:
+                self._save(force=True)  # rotated: the replay must never need the dropped segment
+            if self.on_events is not None:
+                self.on_events(numbered)
+            return numbered
+        return []
+
+    def _journal_size(self) -> int:
+        try:
+            return os.stat(self.writer.directory / journal.CURRENT).st_size
+        except FileNotFoundError:
+            return 0
+
+    def _save(self, force: bool = False) -> None:
+        if not self._dirty:
+            return
+        if not force and time.monotonic() - self._saved_at < STATE_SAVE_SECONDS:
+            return
+        self.writer.save_state(self.values)
+        self._dirty = False
+        self._saved_at = time.monotonic()
+
+    def full_pass(self) -> list[FleetEvent]:
+        groups = self.projection.everything(self.wall_ms())
+        self._sync_watches()
+        return self._apply(groups, replace_all=True)
+
+    def partial_pass(self, seats: set[str], parks: bool, usage: bool) -> list[FleetEvent]:
+        now_ms = self.wall_ms()
+        groups: dict[str, dict[str, facets.Facet]] = {}
+        probe = SessionProbe(str(self.location.root), self.location.host)
+        for runtime_id in sorted(seats):
+            seat_facets = self.projection.seat(runtime_id, now_ms, probe)
+            if seat_facets is not None:
+                groups[facets.seat_group(runtime_id)] = seat_facets
+        if parks:
+            groups[facets.PARKS_GROUP] = self.projection.parks()
+        if usage:
+            groups[facets.USAGE_GROUP] = self.projection.usage(now_ms)
+        return self._apply(groups)
+
+    # --- watching -------------------------------------------------------------------------------
+
+    def _sync_watches(self) -> None:
+        if not self.watch.active:
+            return
+        root = self.location.root
+        wanted: dict[Path, str] = {root: ROOT_ROLE, root / AGENTS_DIR: CATALOG_ROLE, self.scope.parks: PARKS_ROLE}
+        try:
+            for host_directory in (root / AGENTS_DIR).iterdir():
+                if host_directory.is_dir() and not host_directory.name.startswith("."):
+                    wanted[host_directory] = CATALOG_ROLE
+        except OSError:
+            pass
+        for runtime_id, directory in self.projection.seat_directories().items():
+            wanted[directory] = runtime_id
+        if self.projection.usage_file:
+            wanted[Path(os.path.dirname(os.path.abspath(self.projection.usage_file)))] = USAGE_ROLE
+        for path, role in wanted.items():
+            if not self.watch.watching(path) and path.is_dir():
+                self.watch.add(path, role)
+        for path in [path for path in self.watch.by_path if path not in wanted]:
+            self.watch.remove(path)
+
+    def _drain(self) -> tuple[set[str], bool, bool, bool, bool]:
+        seats: set[str] = set()
+        parks = usage = catalog = declaration = False
+        usage_name = os.path.basename(self.projection.usage_file or "")
+        for role, name, mask in self.watch.events():
+            if mask & IGNORED:
+                catalog = True
+            elif role == CATALOG_ROLE:
+                catalog = catalog or not name.startswith(".")
+            elif role == ROOT_ROLE:
+                declaration = declaration or name == CATALOG_DECLARATION
+                catalog = catalog or name == AGENTS_DIR
+            elif role == PARKS_ROLE:
+                parks = parks or (name.endswith(".json") and not name.startswith("."))
+            elif role == USAGE_ROLE:
+                usage = usage or name == usage_name
+            elif name in RECORD_NAMES:
+                seats.add(role)
+        return seats, parks, usage, catalog, declaration
+
+    def _run(self) -> None:
+        try:
+            self.resume()
+        except Exception as error:
+            self.say(f"events: cannot start the event journal: {type(error).__name__}: {error}")
+            return
+        selector = selectors.DefaultSelector()
+        selector.register(self._stop_read, selectors.EVENT_READ)
+        if self.watch.active:
+            selector.register(self.watch.fileno(), selectors.EVENT_READ)
+        else:
+            self.say(f"events: filesystem watch unavailable ({self.watch.error}); re-reading every {self.interval:g}s")
+        next_full = time.monotonic() + self.interval
+        try:
+            while True:
+                timeout = max(0.0, next_full - time.monotonic())
+                if self._dirty:
+                    timeout = min(timeout, STATE_SAVE_SECONDS)
+                ready = {key.fd for key, _ in selector.select(timeout)}
+                if self._stop_read in ready:
+                    return
+                try:
+                    seats, parks, usage, catalog, declaration = self._drain()
+                    if declaration and self.on_catalog is not None:
+                        self.on_catalog()
+                    if time.monotonic() >= next_full or catalog:
+                        self.full_pass()
+                        if time.monotonic() >= next_full:
+                            next_full = time.monotonic() + self.interval
+                    elif seats or parks or usage:
+                        self.partial_pass(seats, parks, usage)
+                    self._save()
+                except Exception as error:  # the supervisor must outlive any fault here
+                    self.say(f"events: {type(error).__name__}: {error}; retrying in {ERROR_BACKOFF_SECONDS:g}s")
+                    if self._stop_read in {key.fd for key, _ in selector.select(ERROR_BACKOFF_SECONDS)}:
+                        return
+        finally:
+            selector.close()

@@ -1,0 +1,84 @@
+"""One fleet event: the ``st2.fleet-event.v1`` wire line.
+
+Field order is the contract: ``schema, seq, kind, seat, from, to, observedAtMs, evidence``.
+``seq`` is the journal's sequence number (``null`` for a transition proved from the current
+records alone, outside any journal); ``seat`` is ``<host>.<identity>`` (``null`` for the
+fleet-wide usage verdict); ``from`` and ``to`` are the projected values the transition is
+between (``null`` where there was no observation); ``observedAtMs`` is when st2 observed the
+transition (the record's own stamp for a proved one); ``evidence`` is a small object per kind
+naming what the projection read. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any
+
+SCHEMA = "st2.fleet-event.v1"
+
+from st2.event_kinds import (BLOCKED, COMPACTION, CONTEXT, DIAGNOSTIC, KINDS, PARKED, PAUSE, STALE,  # noqa: F401
+                             USAGE_STALE)
+
+
+@dataclass(frozen=True)
+class FleetEvent:
+    kind: str
+    seat: str | None
+    from_value: Any
+    to_value: Any
+    observed_at_ms: int
+    evidence: dict[str, Any]
+    seq: int | None = None
+
+    def numbered(self, seq: int) -> "FleetEvent":
+        return replace(self, seq=seq)
+
+    def wire(self) -> dict[str, Any]:
+        return {"schema": SCHEMA, "seq": self.seq, "kind": self.kind, "seat": self.seat,
+                "from": self.from_value, "to": self.to_value, "observedAtMs": self.observed_at_ms,
+                "evidence": self.evidence}
+
+    def line(self) -> str:
+        """The JSON line (no newline): compact, field order fixed, non-ASCII kept."""
+        return json.dumps(self.wire(), separators=(",", ":"), ensure_ascii=False)
+
+    def human(self) -> str:
+        """``2026-12-01T11:47:34.123Z #12 blocked alpha.a none -> human (ask=permission)``."""
+        stamp = datetime.fromtimestamp(self.observed_at_ms / 1000, tz=timezone.utc)
+        when = stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.observed_at_ms % 1000:03d}Z"
+        number = f"#{self.seq}" if self.seq is not None else "#-"
+        details = " ".join(f"{key}={_word(value)}" for key, value in self.evidence.items() if value is not None)
+        text = f"{when} {number} {self.kind} {self.seat or 'fleet'} {_word(self.from_value)} -> {_word(self.to_value)}"
+        return f"{text} ({details})" if details else text
+
+
+def _word(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+class NotAnEvent(ValueError):
+    """A journal line that is not a ``st2.fleet-event.v1`` object."""
+
+
+def parse_line(line: bytes | str) -> FleetEvent:
+    """Decode one journal line; raise :class:`NotAnEvent` for anything but a well-formed one."""
+    from st2.records.decoding import Malformed, load_object
+
+    try:
+        body = load_object(line.encode() if isinstance(line, str) else line)
+    except (Malformed, ValueError, UnicodeDecodeError) as error:
+        raise NotAnEvent(str(error)) from error
+    if not isinstance(body, dict) or body.get("schema") != SCHEMA:
+        raise NotAnEvent("not a st2.fleet-event.v1 object")
+    seq, kind, seat, observed, evidence = (body.get(name) for name in ("seq", "kind", "seat", "observedAtMs", "evidence"))
+    if (not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or kind not in KINDS
+            or not (seat is None or isinstance(seat, str)) or not isinstance(observed, int)
+            or not isinstance(evidence, dict) or "from" not in body or "to" not in body):
+        raise NotAnEvent("a st2.fleet-event.v1 line with a missing or mistyped field")
+    return FleetEvent(kind, seat, body["from"], body["to"], observed, evidence, seq)

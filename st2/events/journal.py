@@ -1,0 +1,270 @@
+"""The host-local fleet event journal: ``<runtime scope>/events/``.
+
+* ``journal`` (the current segment) and ``journal.1`` (the previous one): append-only
+  ``st2.fleet-event.v1`` lines (:mod:`st2.events.event`), each numbered by ``seq``, strictly
+  increasing by one across both segments. Bounded by size: before an append would take the
+  current segment past :data:`SEGMENT_BYTES` it becomes ``journal.1`` (replacing the older one),
+  so the journal never holds more than two segments.
+* ``state.json`` (``st2.fleet-event-state.v1``): the last projection the events were diffed from
+  and the sequence number it covers, published atomically. A supervisor that restarts — even one
+  SIGKILLed between an append and the state's publication — resumes from it and replays the
+  journal lines past its ``seq``, so the next diff neither repeats a journaled transition nor
+  skips one (no gap, no duplicate).
+
+Host-local (the runtime scope is never replicated): each host's supervisor journals what it
+observes. One writer (the supervisor, under its per-host lock); any number of readers. A line
+without its newline (a torn tail) is not an event: readers ignore it and the writer cuts it off
+before its next append. A line that does not decode is skipped. Reads are bounded
+(:func:`st2.fs.read.read_after`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from st2.events import facets
+from st2.events.event import FleetEvent, NotAnEvent, parse_line
+from st2.fs.read import JOURNAL_LIMIT, MIB, read_after, read_optional
+
+DIRECTORY = "events"
+CURRENT = "journal"
+PREVIOUS = "journal.1"
+STATE = "state.json"
+NOTIFY_LOG = "notify.log"
+STATE_SCHEMA = "st2.fleet-event-state.v1"
+SEGMENT_BYTES = 1 * MIB
+STATE_LIMIT = 16 * MIB  # a 627-seat projection is ~200 KB
+assert SEGMENT_BYTES < JOURNAL_LIMIT
+
+
+def directory_of(scope) -> Path:
+    """The journal directory of a runtime scope (:class:`st2.runtime.scope.RuntimeScope`)."""
+    return scope.directory / DIRECTORY
+
+
+def split_lines(data: bytes) -> tuple[list[bytes], int]:
+    """The complete lines of ``data`` and the byte count they span; a final piece without its
+    newline (a torn tail, or a line still being written) is left out."""
+    end = data.rfind(b"\n")
+    if end < 0:
+        return [], 0
+    return data[:end].split(b"\n"), end + 1
+
+
+def decode_lines(lines: list[bytes]) -> list[FleetEvent]:
+    found = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            found.append(parse_line(line))
+        except NotAnEvent:
+            continue
+    return found
+
+
+def _segment(path: Path) -> list[FleetEvent]:
+    try:
+        data, _ = read_after(path, 0, JOURNAL_LIMIT)
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return []
+    return decode_lines(split_lines(data)[0])
+
+
+def read_all(directory: Path) -> list[FleetEvent]:
+    """Every event both segments hold, in sequence order, each ``seq`` once."""
+    seen: dict[int, FleetEvent] = {}
+    for name in (PREVIOUS, CURRENT):
+        for item in _segment(directory / name):
+            seen.setdefault(item.seq, item)
+    return [seen[number] for number in sorted(seen)]
+
+
+def exists(directory: Path) -> bool:
+    return any((directory / name).exists() for name in (CURRENT, PREVIOUS, STATE))
+
+
+@dataclass
+class Resumed:
+    seq: int
+    groups: dict[str, dict[str, object]] | None  # None: no projection to diff from (baseline)
+    replayed: int = 0
+
+
+def load_state(directory: Path) -> tuple[int, dict[str, dict[str, object]]] | None:
+    """``(seq, groups)`` of ``state.json``, or None when absent or not one this writer wrote."""
+    from st2.records.decoding import Malformed, load_object
+
+    try:
+        data = read_optional(directory / STATE, STATE_LIMIT, follow_symlinks=False)
+    except OSError:
+        return None
+    if data is None:
+        return None
+    try:
+        body = load_object(data)
+    except Malformed:
+        return None
+    seq, groups = body.get("seq"), body.get("groups")
+    if body.get("schema") != STATE_SCHEMA or not isinstance(seq, int) or not isinstance(groups, dict):
+        return None
+    if not all(isinstance(group, dict) for group in groups.values()):
+        return None
+    return seq, groups
+
+
+def subject_of(item: FleetEvent) -> str:
+    if item.kind == "parked":
+        return str(item.evidence.get("task") or "")
+    if item.kind == "stale":
+        return str(item.evidence.get("record") or "")
+    return ""
+
+
+def apply(groups: dict[str, dict[str, object]], item: FleetEvent) -> None:
+    """Carry one journaled transition into a projection: its key now holds its ``to``."""
+    group = groups.setdefault(facets.group_of(item.kind, item.seat), {})
+    group[facets.key(item.kind, item.seat, subject_of(item))] = item.to_value
+
+
+class JournalWriter:
+    """The supervisor's side: resume, append numbered batches, publish the projection."""
+
+    def __init__(self, directory: Path, publish, segment_bytes: int = SEGMENT_BYTES) -> None:
+        self.directory = Path(directory)
+        self.publish = publish  # (path, bytes) -> None, atomic (the runtime scope's publication)
+        self.segment_bytes = segment_bytes
+        self.seq = 0
+
+    def resume(self) -> Resumed:
+        """Cut a torn tail off the current segment, then return the sequence number to continue
+        from and the projection to diff against (the state's, with every journaled line past
+        it applied)."""
+        os.makedirs(self.directory, mode=0o700, exist_ok=True)
+        self._cut_torn_tail()
+        journaled = read_all(self.directory)
+        last = journaled[-1].seq if journaled else 0
+        state = load_state(self.directory)
+        if state is None:
+            self.seq = last
+            return Resumed(last, None)
+        seq, groups = state
+        replayed = 0
+        for item in journaled:
+            if item.seq > seq:
+                apply(groups, item)
+                replayed += 1
+        self.seq = max(seq, last)
+        return Resumed(self.seq, groups, replayed)
+
+    def _cut_torn_tail(self) -> None:
+        path = self.directory / CURRENT
+        try:
+            descriptor = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        try:
+            size = os.fstat(descriptor).st_size
+            if size == 0:
+                return
+            tail = os.pread(descriptor, min(size, JOURNAL_LIMIT), max(0, size - JOURNAL_LIMIT))
+            if tail.endswith(b"\n"):
+                return
+            end = tail.rfind(b"\n")
+            keep = 0 if end < 0 else max(0, size - JOURNAL_LIMIT) + end + 1
+            os.ftruncate(descriptor, keep)
+        finally:
+            os.close(descriptor)
+
+    def append(self, events: list[FleetEvent]) -> list[FleetEvent]:
+        """Number ``events`` after the last journaled one and append them in one write; rotate
+        first when the current segment would pass its bound. Return the numbered events."""
+        if not events:
+            return []
+        numbered = [item.numbered(self.seq + index + 1) for index, item in enumerate(events)]
+        data = "".join(item.line() + "\n" for item in numbered).encode("utf-8")
+        path = self.directory / CURRENT
+        try:
+            size = os.stat(path).st_size
+        except FileNotFoundError:
+            size = 0
+        if size and size + len(data) > self.segment_bytes:
+            os.replace(path, self.directory / PREVIOUS)
+        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(descriptor, view)
+                view = view[written:]
+        finally:
+            os.close(descriptor)
+        self.seq = numbered[-1].seq
+        return numbered
+
+    def save_state(self, groups: dict[str, dict[str, object]]) -> None:
+        body = {"schema": STATE_SCHEMA, "seq": self.seq, "groups": groups}
+        self.publish(self.directory / STATE, json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode() + b"\n")
+
+
+@dataclass
+class Follower:
+    """A reader following the journal: each :meth:`poll` returns the events appended since the
+    last one (past ``after``), following a rotation without losing or repeating a line."""
+
+    directory: Path
+    after: int = 0
+    inode: int | None = None
+    offset: int = 0
+    lost: int = 0  # lines rotation dropped before this follower read them (it fell a segment behind)
+
+    def start_at_end(self) -> None:
+        """Skip everything already journaled."""
+        events = read_all(self.directory)
+        self.after = events[-1].seq if events else 0
+        try:
+            status = os.stat(self.directory / CURRENT)
+            self.inode, self.offset = status.st_ino, status.st_size
+        except FileNotFoundError:
+            self.inode, self.offset = None, 0
+
+    def poll(self) -> list[FleetEvent]:
+        found: list[FleetEvent] = []
+        current = self.directory / CURRENT
+        try:
+            status = os.stat(current)
+        except FileNotFoundError:
+            status = None
+        if self.inode is not None and (status is None or status.st_ino != self.inode):
+            # Rotated: the segment we were reading is journal.1 now; finish it first.
+            try:
+                data, previous = read_after(self.directory / PREVIOUS, self.offset, JOURNAL_LIMIT)
+                if previous.st_ino == self.inode:
+                    found += decode_lines(split_lines(data)[0])
+            except OSError:
+                pass
+            self.inode, self.offset = None, 0
+        if status is not None:
+            try:
+                data, opened = read_after(current, self.offset, JOURNAL_LIMIT)
+            except OSError:
+                data, opened = b"", None
+            if opened is not None and (self.inode is None or opened.st_ino == self.inode):
+                self.inode = opened.st_ino
+                if opened.st_size < self.offset:  # cut back under us: start the segment over
+                    self.offset = 0
+                    data, _ = read_after(current, 0, JOURNAL_LIMIT)
+                lines, consumed = split_lines(data)
+                self.offset += consumed
+                found += decode_lines(lines)
+        fresh = []
+        for item in sorted(found, key=lambda value: value.seq):
+            if item.seq > self.after:
+                self.lost += item.seq - self.after - 1
+                fresh.append(item)
+                self.after = item.seq
+        return fresh
