@@ -211,3 +211,18 @@ def test_without_a_journal_only_what_the_current_records_prove_is_printed(fleet)
         "stale h.b - -> stale (record=harness-state)",
         f"usage-stale fleet - -> STALE (verdict=usage-verdict: cannot read {fleet.base}/usage/usage.txt width=2 -> "
         "STALE (never blocks delegation — re-read or refresh before trusting the number))"]
+
+
+def test_host_narrows_to_that_hosts_seats_as_st2_agents_does(fleet):
+    pinned = 1_788_000_100_000
+    local = suspended_seat(fleet, "a")
+    remote = fleet.seat("r1", '    argv "sleep" "600"', host="r")
+    state(local, "human", written_at_ms=pinned - 4000)
+    state(remote, "human", written_at_ms=pinned - 2000)
+    fleet.env["ST2_CLOCK_WALL_MS"] = str(pinned)
+    every = run_st2("--host", HOST, "events", "--json", env=fleet.env)
+    narrowed = run_st2("events", "--host", HOST, "--json", env=fleet.env)
+    assert [(line["kind"], line["seat"]) for line in map(json.loads, every.stdout.splitlines())] == [
+        ("blocked", "h.a"), ("blocked", "r.r1"), ("usage-stale", None)]
+    assert [(line["kind"], line["seat"]) for line in map(json.loads, narrowed.stdout.splitlines())] == [
+        ("blocked", "h.a"), ("usage-stale", None)]
