@@ -7,6 +7,7 @@ output of ``st2 catalog sync-rules --format syncthing [--with-declarations]``.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -50,6 +51,15 @@ def write_records(seat_dir, agent: str, at_ms: int) -> None:
     assert context.publish(harness_context.Reading(used_tokens=42_000, window_tokens=100_000, used_percent=42.0,
                                                    model="gpt-5", observed_at_ms=at_ms))
 
+
+
+def roster(fleet: Fleet, now_ms: int | None = None) -> dict[str, dict]:
+    """``st2 --host <fleet's host> agents --json`` (every host's seats, as that host reads them),
+    projected at ``now_ms`` (the command clock) when given, by identity, in roster order."""
+    env = dict(fleet.env, ST2_CLOCK_WALL_MS=str(now_ms)) if now_ms is not None else fleet.env
+    result = run_st2("--host", fleet.host, "agents", "--json", env=env)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    return {row["identity"]: row for row in json.loads(result.stdout)}
 
 
 class TwoHosts:

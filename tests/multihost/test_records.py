@@ -5,25 +5,15 @@ issue 21 item 2)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from multihost_support import poll_for, run_st2, two_hosts, write_records
+from multihost_support import poll_for, roster, two_hosts, write_records
 from st2.records import harness_context, harness_state
 
 pytestmark = pytest.mark.multihost
 
 NOW_MS = 1_796_000_000_000           # the instant a reads at (ST2_CLOCK_WALL_MS), a real-looking wall time
 SHELL = '    argv "sh"'
-
-
-def roster(fleet, now_ms: int) -> dict:
-    """``st2 agents --json`` on ``fleet``'s host, projected at ``now_ms``, by identity."""
-    env = dict(fleet.env, ST2_CLOCK_WALL_MS=str(now_ms))
-    result = run_st2("agents", "--json", "--host", fleet.host, env=env)
-    assert result.returncode == 0, result.stderr
-    return {row["identity"]: row for row in json.loads(result.stdout)}
 
 
 def test_records_written_on_b_read_on_a_with_their_embedded_ages_and_backdated_ones_stale():
