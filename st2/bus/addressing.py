@@ -3,7 +3,9 @@
 A seat is addressed by its bare identity, by ``<host>.<identity>`` (its bus id), by its declared
 ``address``, or — with ``--to-id`` — by its immutable declared ``id`` (default: the bus id). The
 match must be unique: an unknown or ambiguous recipient is refused with the candidates named,
-before anything is written. A retired seat has no bus address and is not a recipient.
+before anything is written. A retired seat has no bus address and is not a recipient: when a
+name matches several seats and exactly one is not retired (a seat moved to another host keeps its
+identity), that one is the recipient.
 
 The seat list comes from :func:`seats`, which reads the catalog's declarations. Service
 principals (``principals/<host>/<name>/principal.kdl``) are resolved by :mod:`st2.bus.principals`.
@@ -126,9 +128,16 @@ def resolve_seat(catalog: Path, name: str | None = None, *, to_id: str | None = 
         raise BusError("name a recipient either positionally or with --to-id, not both")
     everything = seats(catalog)
     if to_id is not None:
-        seat = _unique([s for s in everything if s.id == to_id], f"with id {to_id!r}", catalog)
+        candidates, shown = [s for s in everything if s.id == to_id], f"with id {to_id!r}"
     else:
-        seat = _unique([s for s in everything if matches(s, name)], repr(name), catalog)
+        candidates, shown = [s for s in everything if matches(s, name)], repr(name)
+    if for_delivery and len(candidates) > 1:
+        # A seat moved between hosts: retired on the old one, declared on the new one. Only the
+        # live one is a recipient, so the name it kept still reaches it.
+        live = [s for s in candidates if not s.retired]
+        if len(live) == 1:
+            candidates = live
+    seat = _unique(candidates, shown, catalog)
     if for_delivery and seat.retired:
         raise BusError(f"agent {seat.bus_id} is retired; it has no bus address")
     return seat

@@ -62,3 +62,25 @@ def test_a_directory_without_a_declaration_is_not_a_seat(bus_catalog: Path) -> N
     (bus_catalog / "agents" / "h1" / "ghost" / "resources" / "inbox").mkdir(parents=True)
     with pytest.raises(BusError, match="no agent 'ghost'"):
         resolve_seat(bus_catalog, "ghost")
+
+
+def test_a_seat_moved_to_another_host_is_addressed_there_by_the_name_it_kept(bus_catalog: Path) -> None:
+    # Retired on h1, declared on h3 with the same identity and id: the live one is the recipient.
+    old = bus_catalog / "agents" / "h1" / "mover"
+    old.mkdir(parents=True)
+    (old / "agent.kdl").write_text('agent "mover" {\n    id "mover-1"\n    desired-state "retired" reason="moved to h3"\n    argv "sh"\n}\n')
+    new = bus_catalog / "agents" / "h3" / "mover"
+    new.mkdir(parents=True)
+    (new / "agent.kdl").write_text('agent "mover" {\n    id "mover-1"\n    argv "sh"\n}\n')
+    assert resolve_seat(bus_catalog, "mover").bus_id == "h3.mover"
+    assert resolve_seat(bus_catalog, to_id="mover-1").bus_id == "h3.mover"
+    with pytest.raises(BusError, match="retired"):
+        resolve_seat(bus_catalog, "h1.mover")
+    # Reading the old boxes still names exactly one seat only by its full bus id.
+    with pytest.raises(BusError, match="ambiguous"):
+        resolve_seat(bus_catalog, "mover", for_delivery=False)
+    # Two live seats with the name stay ambiguous.
+    (new / "agent.kdl").write_text('agent "mover" {\n    argv "sh"\n}\n')
+    (old / "agent.kdl").write_text('agent "mover" {\n    argv "sh"\n}\n')
+    with pytest.raises(BusError, match=r"ambiguous recipient 'mover': it names h1\.mover, h3\.mover"):
+        resolve_seat(bus_catalog, "mover")
