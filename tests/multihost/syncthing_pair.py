@@ -67,8 +67,7 @@ class Syncthing:
     def __init__(self, home: Path, name: str) -> None:
         self.home = home
         self.name = name
-        self.gui_port = free_port()
-        self.listen_port = free_port()
+        self.gui_port = self.listen_port = 0
         self.log = home.parent / f"syncthing-{name}.log"
         self.audit = home.parent / f"syncthing-{name}.audit"
         self.process: subprocess.Popen | None = None
@@ -79,9 +78,10 @@ class Syncthing:
         subprocess.run([SYNCTHING, "generate", "--home", str(home), "--no-default-folder",
                         "--skip-port-probing"], check=True, capture_output=True, timeout=60,
                        env=self.environment)
-        self._configure_offline()
 
     def _configure_offline(self) -> None:
+        """Fresh free ports, and every outward path off, written into config.xml."""
+        self.gui_port, self.listen_port = free_port(), free_port()
         path = self.home / "config.xml"
         tree = ElementTree.parse(path)
         root = tree.getroot()
@@ -102,26 +102,42 @@ class Syncthing:
         self.api_key = gui.find("apikey").text
         tree.write(path)
 
-    def start(self) -> None:
-        handle = open(self.log, "ab")
-        self.process = subprocess.Popen(
-            [SYNCTHING, "serve", "--home", str(self.home), "--no-browser", "--no-restart", "--no-upgrade",
-             "--skip-port-probing", f"--gui-address=http://127.0.0.1:{self.gui_port}",
-             "--audit", f"--auditfile={self.audit}", "--logflags=3"],
-            stdout=handle, stderr=subprocess.STDOUT, env=self.environment, start_new_session=True)
-        handle.close()
+    def start(self, attempts: int = 3) -> None:
+        """Start on free ports and return once the REST API answers and the sync listener is
+        bound. A port taken between the probe and the bind (another test's instance, an
+        outgoing connection) is retried on new ports."""
+        for attempt in range(attempts):
+            self._configure_offline()
+            handle = open(self.log, "ab")
+            self.process = subprocess.Popen(
+                [SYNCTHING, "serve", "--home", str(self.home), "--no-browser", "--no-restart", "--no-upgrade",
+                 "--skip-port-probing", f"--gui-address=http://127.0.0.1:{self.gui_port}",
+                 "--audit", f"--auditfile={self.audit}", "--logflags=3"],
+                stdout=handle, stderr=subprocess.STDOUT, env=self.environment, start_new_session=True)
+            handle.close()
+            status = poll_for(self._ready, lambda: f"syncthing {self.name}'s REST API: {self.tail()}",
+                              timeout=60, step=0.05)
+            if status != "retry":
+                self.device_id = status["myID"]
+                return
+            self.stop()
+        raise AssertionError(f"syncthing {self.name} found no free ports in {attempts} attempts: {self.tail()}")
 
-    def wait_ready(self, timeout: float = 60) -> None:
-        def status():
-            if self.process.poll() is not None:
-                raise AssertionError(f"syncthing {self.name} exited {self.process.returncode}: {self.tail()}")
-            try:
-                return self.rest("GET", "/rest/system/status")
-            except (OSError, urllib.error.URLError):
-                return None
-
-        self.device_id = poll_for(status, lambda: f"syncthing {self.name}'s REST API: {self.tail()}",
-                                  timeout=timeout, step=0.05)["myID"]
+    def _ready(self):
+        """The status once the API answers with the sync listener bound; "retry" when this
+        start lost a port race (the process exited, or the listener reports an error)."""
+        if self.process.poll() is not None:
+            return "retry"
+        try:
+            status = self.rest("GET", "/rest/system/status")
+        except (OSError, urllib.error.URLError):
+            return None
+        listener = (status.get("connectionServiceStatus") or {}).get(f"tcp://127.0.0.1:{self.listen_port}")
+        if listener is None:
+            return None
+        if listener.get("error"):
+            return "retry"
+        return status if listener.get("lanAddresses") else None
 
     def rest(self, method: str, path: str, body=None, timeout: float = 30):
         data = None if body is None else json.dumps(body).encode()
@@ -178,8 +194,6 @@ class SyncthingPair:
     def start(self) -> None:
         for instance in (self.a, self.b):
             instance.start()
-        for instance in (self.a, self.b):
-            instance.wait_ready()
         for here, there in ((self.a, self.b), (self.b, self.a)):
             here.rest("POST", "/rest/config/devices", {
                 "deviceID": there.device_id, "name": there.name,

@@ -1,9 +1,11 @@
 """Cross-host mail over real Syncthing: `st2 message send` on host a to a seat on host b lands in
 b's inbox by replication, b's DING types its notice into the seat's real tmux pane exactly once,
-and what b does with it (the archive receipt, a reply) replicates back to a (issue 21 item 3)."""
+and what b does with it (the archive receipt, a reply) replicates back to a; an old inbox copy
+restored after the archive is never noticed again (issue 21 item 3)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -64,13 +66,25 @@ def test_a_mail_from_a_reaches_bs_seat_once_and_its_receipt_and_reply_reach_a(wi
         assert lines[0].startswith(f"{first}  from a.operator  first"), thread.stdout
         assert "from b.worker  re: first" in lines[1], thread.stdout
 
+        # An old copy of the inbox restored on a (a backup, a stale replica) is carried back to b
+        # after the archive: the receipt settles it, so it is never noticed again.
+        restored = hosts.a.base / f".{first}.restored"
+        restored.write_bytes((on_a / "archive" / first).read_bytes())
+        before = max(event["id"] for event in hosts.sync.b.audit_events())
+        os.replace(restored, on_a / "inbox" / first)
+        on_b = hosts.b.catalog / "agents" / "b" / "worker" / "resources"
+        poll_for(lambda: any(event["id"] > before and event["type"] == "ItemFinished" and event["data"]["action"] == "update"
+                             and event["data"]["item"] == f"agents/b/worker/resources/inbox/{first}"
+                             for event in hosts.sync.b.audit_events()),
+                 "b's Syncthing to write the restored inbox copy", timeout=60)
         # A later message is noticed after the first (the notifier goes in filename order): by
-        # then any second notice of the first would have been typed.
+        # then any second notice of the first, or of its restored copy, would have been typed.
         second = send(hosts.a, "b.worker", "second")
         later = shell_comment(notice_text(second, "second", "a.operator"))
         poll_for(lambda: later in pane(hosts.b, "b.worker"), "the second notice in b's pane", timeout=60)
         screen = pane(hosts.b, "b.worker")
         assert screen.count(notice) == 1 and screen.count(later) == 1, screen
+        assert (on_b / "archive" / first).exists()
 
 
 MESSAGES = 200
