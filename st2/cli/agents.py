@@ -24,11 +24,13 @@ def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filt
     """List the catalog's seats (every host's; --host H narrows to H's) with presence, desired
     state, observed state and context."""
     from st2.roster.build import build_roster
+    from st2.roster.declared import DeclarationCache
 
     now_ms = command_clock().wall_ms()
     rows, problems = build_roster(location.root, now_ms, enrich=enrich,
                                   status_filter=status_filter, identity_filter=identity_filter,
-                                  host=location.host, host_filter=verb_host())
+                                  host=location.host, host_filter=verb_host(),
+                                  cache=DeclarationCache.open(location.root))
     for problem in problems:
         click.echo(f"warning: {problem}", err=True)
     if identity_filter is not None and not rows and status_filter is None:

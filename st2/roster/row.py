@@ -13,7 +13,7 @@ from typing import Any
 
 from st2.bus import boxes
 from st2.catalog import layout
-from st2.declarations.model import RETIRED, RUNNING, AgentDeclaration
+from st2.declarations.model import RETIRED, RUNNING
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
@@ -68,17 +68,16 @@ def last_activity_ms(seat_directory: Path, status_activity_ms: int | None) -> fl
 INVALID = "invalid"  # desiredState of a seat whose declaration does not load
 
 
-def build_row(host: str, identity: str, directory: Path, declaration: AgentDeclaration | None, catalog_root: Path,
-              now_ms: int, enrich: bool, liveness=None, declaration_error: str | None = None,
-              remote: bool = False) -> RosterRow:
-    """One seat's row. ``liveness`` is the same-host PTY session probe (None for another host's
-    seat: its records are judged by their own stamps alone). ``remote`` says the seat is another
-    host's, so its files arrived by replication, whose engine rewrites mtimes: every record is
-    judged by its embedded stamp only, and a legacy presence word (which has none) reads
-    ``unknown`` (seed 003 "Agent-declared presence", seed 004 §A). ``declaration_error`` (the first
-    error of a declaration that does not load) makes ``desiredState`` ``invalid`` with the
-    error as its reason: nothing can be said of an intent that does not parse, least of all
-    ``running``."""
+def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], catalog_root: Path,
+              now_ms: int, enrich: bool, liveness=None, remote: bool = False) -> RosterRow:
+    """One seat's row from its declaration's facts (:func:`st2.roster.declared.facts_of`).
+    ``liveness`` is the same-host PTY session probe (None for another host's seat: its records
+    are judged by their own stamps alone). ``remote`` says the seat is another host's, so its
+    files arrived by replication, whose engine rewrites mtimes: every record is judged by its
+    embedded stamp only, and a legacy presence word (which has none) reads ``unknown`` (seed 003
+    "Agent-declared presence", seed 004 §A). A declaration that does not load has
+    ``desiredState`` ``invalid`` with its first error as the reason: nothing can be said of an
+    intent that does not parse, least of all ``running``."""
     runtime_id = f"{host}.{identity}"
     # Plain string paths: pathlib's per-join parsing was a fifth of a 627-seat roster's time.
     prefix = os.fspath(directory) + os.sep
@@ -95,42 +94,30 @@ def build_row(host: str, identity: str, directory: Path, declaration: AgentDecla
     context = harness_context.read(_read_bytes(prefix + layout.HARNESS_CONTEXT), now_ms, runtime_id)
     diagnostic = driver_diagnostic.read(_read_bytes(prefix + layout.DRIVER_DIAGNOSTIC), now_ms)
 
-    if declaration is not None:
-        desired_state, desired_state_reason = declaration.desired_state or RUNNING, declaration.desired_state_reason
-        name, description = declaration.name, declaration.description
-        declared_id, declared_address = declaration.id, declaration.address
-    else:
-        desired_state, desired_state_reason = RUNNING, None
-        name = description = declared_id = declared_address = None
-        if declaration_error is not None:
-            desired_state, desired_state_reason = INVALID, declaration_error
+    desired_state, desired_state_reason = facts["desiredState"] or RUNNING, facts["desiredStateReason"]
+    if not facts["loaded"] and facts["errors"]:
+        desired_state, desired_state_reason = INVALID, facts["errors"][0]
     retired = desired_state == RETIRED
     row = RosterRow(
         identity=runtime_id,
         host=host,
         bare_identity=identity,
         status=status_reading.presence,
-        name=name,
-        description=description,
+        name=facts["name"],
+        description=facts["description"],
         retired=retired,
-        resources=resource_descriptors(declaration),
+        resources=facts["resources"],
         desired_state=desired_state,
         desired_state_reason=desired_state_reason,
         observed_state=harness_state.to_wire(observed),
         driver_diagnostic=driver_diagnostic.to_wire(diagnostic),
         context=harness_context.to_wire(context),
-        id=declared_id or runtime_id,
-        address=declared_address or identity,
+        id=facts["id"] or runtime_id,
+        address=facts["address"] or identity,
         bus_address=None if retired else runtime_id,
-        harness=next(iter(declaration.drivers), None) if declaration is not None else None,
+        harness=facts["harness"],
     )
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))
     return row
-
-
-def resource_descriptors(declaration: AgentDeclaration | None) -> list[dict[str, Any]]:
-    """The declared resource descriptors, opaque and in declared order (none without a
-    declaration)."""
-    return [resource.wire() for resource in declaration.resources] if declaration is not None else []
