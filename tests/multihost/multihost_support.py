@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from st2.clock import FakeClock
-from st2.records import harness_context, harness_state
+from st2.records import harness_context, harness_state, status
 from support import poll_for, run_st2  # noqa: F401 (poll_for, run_st2 re-exported)
 from supervisor_support import Fleet
 from syncthing_pair import SyncthingPair
@@ -43,9 +43,11 @@ def sync_rules(with_declarations: bool) -> str:
 
 
 def write_records(seat_dir, agent: str, at_ms: int) -> None:
-    """Publish harness-state (idle) and harness-context (42%) for ``agent`` the way its driver
-    does (the record writers: lock, staging, atomic rename), with every stamp at ``at_ms``."""
+    """Publish presence (busy), harness-state (idle) and harness-context (42%) for ``agent`` the
+    way its producers do (the record writers: lock, staging, atomic rename), every stamp at
+    ``at_ms``."""
     clock = FakeClock(wall_ms=at_ms)
+    status.write(seat_dir, status.BUSY, clock)
     assert harness_state.Writer(seat_dir, agent, "codex", clock, pty_session="pty-on-b").observe("idle", input_buffer="empty")
     context = harness_context.Writer(seat_dir, agent, "codex", "incarnation-on-b", clock)
     assert context.publish(harness_context.Reading(used_tokens=42_000, window_tokens=100_000, used_percent=42.0,

@@ -62,4 +62,4 @@ def test_no_staging_lock_or_runtime_file_of_b_ever_appears_on_a():
         assert ".st2.b.lock" not in on_a and not {path for path in on_a if path.startswith("logs/b.")}, a_local
         # What a's copy has of b's seat is exactly the replicated records, resources and declaration.
         seat = {path for path in on_a if path.startswith("agents/b/worker/")}
-        assert {path.split("/")[3] for path in seat} == {"agent.kdl", "harness-state", "harness-context", "resources"}, seat
+        assert {path.split("/")[3] for path in seat} == {"agent.kdl", "status", "harness-state", "harness-context", "resources"}, seat
