@@ -3,7 +3,10 @@
 The prospective catalog is judged in place (``validate_catalog`` with an overlay of the one
 seat's new text), so nothing is written before admission and every error elsewhere in the
 catalog refuses too: a publication never commits a catalog the supervisor would reject.
-Warnings pass.
+Warnings pass. An error confined to another host's subtree (``agents/<other>/…``,
+``principals/<other>/…``, neither this host nor the published seat's) is that host's to fix:
+replication delivered it here, no supervisor that runs this seat reads it, and it does not
+hold back this publication.
 """
 
 from __future__ import annotations
@@ -31,6 +34,10 @@ def admit(location: CatalogLocation, host: str, identity: str, text: str,
     holding ``text`` (the seat's other files read from ``directory`` when given) validates."""
     diagnostics = validate_catalog(location.root, location.host,
                                    overlay=Overlay(host, identity, text, directory))
-    errors = [diagnostic for diagnostic in diagnostics if diagnostic.severity == ERROR]
+    from st2.catalog.discovery import diagnostic_host
+
+    concerned = (None, location.host, host)
+    errors = [diagnostic for diagnostic in diagnostics
+              if diagnostic.severity == ERROR and diagnostic_host(diagnostic) in concerned]
     if errors:
         raise GateRefused(errors)

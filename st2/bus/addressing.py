@@ -54,8 +54,10 @@ class Seat:
 
 # declaration path -> (stat signature, seat). A sender resolves its recipient and its own ledger
 # seat on every send, and 8 concurrent senders × 250 messages made re-parsing every declaration
-# each time the largest CPU cost; a changed file (mtime, size or inode) is always re-read.
-_CACHE: dict[Path, tuple[tuple[int, int, int], Seat | None]] = {}
+# each time the largest CPU cost; a changed file (mtime, ctime, size or inode) is always re-read.
+# The ctime is there for a replication engine that rewrites a file in place and puts the
+# source's mtime back (rsync --inplace -t): only the kernel sets a ctime.
+_CACHE: dict[Path, tuple[tuple[int, int, int, int], Seat | None]] = {}
 
 
 def _seat_from_declaration(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
@@ -63,7 +65,7 @@ def _seat_from_declaration(host: str, identity: str, directory: Path, declaratio
         status = declaration_path.stat()
     except OSError:
         return None
-    signature = (status.st_mtime_ns, status.st_size, status.st_ino)
+    signature = (status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino)
     cached = _CACHE.get(declaration_path)
     if cached is not None and cached[0] == signature:
         return cached[1]

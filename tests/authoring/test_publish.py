@@ -264,3 +264,19 @@ def test_a_publisher_killed_with_a_staged_bundle_leaves_no_seat_and_no_lasting_d
     assert retried.returncode == 0, retried.stderr
     assert list(staging.iterdir()) == []
     assert (catalog / "agents" / "h" / "worker" / "notes.md").read_text() == "notes"
+
+
+def test_an_error_in_another_hosts_subtree_does_not_hold_back_a_publication(catalog, tmp_path):
+    # Issue 21: replication delivers host c's broken declaration and a conflict copy of it into
+    # this copy; publishing h's seat is this host's work and goes ahead, publishing into c is not.
+    broken = write(catalog / "agents" / "c" / "broken" / "agent.kdl", 'agent "broken" {')
+    write(catalog / "agents" / "c" / "broken" / "agent.sync-conflict-20261201-120000-ABCDEFG.kdl", 'agent "broken" {\n}\n')
+    candidate = write(tmp_path / "candidate.kdl", spec())
+    admitted = publish(catalog, candidate, "--expect-absent")
+    assert admitted.returncode == 0, admitted.stderr
+    assert (catalog / "agents" / "h" / "worker" / "agent.kdl").read_text() == spec()
+    other = write(tmp_path / "other.kdl", spec("fresh", host="c"))
+    refused = publish(catalog, other, "--expect-absent")
+    assert refused.returncode == 1 and "agents/c/broken/agent.kdl:1:" in refused.stderr, refused.stderr
+    assert "declaration-conflict-copy" in refused.stderr
+    assert not (catalog / "agents" / "c" / "fresh").exists()

@@ -84,3 +84,27 @@ def test_a_seat_moved_to_another_host_is_addressed_there_by_the_name_it_kept(bus
     (old / "agent.kdl").write_text('agent "mover" {\n    argv "sh"\n}\n')
     with pytest.raises(BusError, match=r"ambiguous recipient 'mover': it names h1\.mover, h3\.mover"):
         resolve_seat(bus_catalog, "mover")
+
+
+
+def test_a_declaration_rewritten_in_place_with_its_old_mtime_is_read_again(bus_catalog: Path) -> None:
+    # An engine writing a declaration in place and putting the source's mtime back (rsync
+    # --inplace -t) keeps its size, inode and mtime: the cached seat must not survive new bytes.
+    import os
+    import time
+
+    declaration = bus_catalog / "agents" / "h1" / "dora" / "agent.kdl"
+    declaration.parent.mkdir(parents=True)
+    declaration.write_text('agent "dora" {\n    address "aaaa"\n    argv "sh"\n}\n')
+    before = os.stat(declaration)
+    assert resolve_seat(bus_catalog, "aaaa").bus_id == "h1.dora"
+    while time.time_ns() <= before.st_ctime_ns + 10_000_000:  # a ctime tick the filesystem can show
+        time.sleep(0.005)
+    with open(declaration, "r+") as handle:
+        handle.write('agent "dora" {\n    address "bbbb"\n    argv "sh"\n}\n')
+    os.utime(declaration, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = os.stat(declaration)
+    assert (after.st_size, after.st_ino, after.st_mtime_ns) == (before.st_size, before.st_ino, before.st_mtime_ns)
+    assert resolve_seat(bus_catalog, "bbbb").bus_id == "h1.dora"
+    with pytest.raises(BusError, match="no agent 'aaaa'"):
+        resolve_seat(bus_catalog, "aaaa")
