@@ -170,6 +170,8 @@ class ChildSession:
 
     harness = ""
     label = "session"
+    resumes = False
+    """Whether this driver resumes its harness's session on a relaunch (:meth:`resume_argv`)."""
 
     def __init__(self, seat, runtime_id: str, argv: list[str], clock, environment: dict[str, str] | None = None,
                  stop_grace: float = STOP_GRACE_SECONDS) -> None:
@@ -187,6 +189,7 @@ class ChildSession:
         self.phase = Phase.STARTING
         self.requests: deque[int] = deque()
         self.child = None
+        self.binding = None  # st2.runtime.resume.Binding, when this driver resumes
         self.records = SessionRecords(seat.directory, seat.agent, self.harness, runtime_id, clock,
                                       prefix=f"st2 {self.label}")
 
@@ -232,20 +235,84 @@ class ChildSession:
     def writer(self):
         return self.records.writer
 
+    # ------------------------------------------------------------------ resuming (issue 24)
+    def resume_argv(self, session_id: str) -> list[str]:
+        """The harness argv that resumes ``session_id`` with the harness's own mechanism (only
+        asked when :attr:`resumes`)."""
+        raise NotImplementedError
+
+    def resume_unavailable(self, session_id: str) -> bool:
+        """Whether the harness's store provably no longer holds ``session_id`` (checked before the
+        launch, for a harness that would otherwise silently start fresh under the same id)."""
+        return False
+
+    def observe_session(self, session_id: str) -> None:
+        """The driver saw the harness's session identity (a channel frame): publish it."""
+        if self.binding is not None:
+            try:
+                self.binding.observed(session_id)
+            except Exception as error:  # the record is best effort; the session goes on
+                self.say(f"recording the harness session failed: {error}")
+
+    def _begin_resume(self) -> list[str]:
+        """Decide this incarnation's start (:func:`st2.runtime.resume.begin`); the argv to spawn."""
+        if not self.resumes:
+            return self.argv
+        from st2.runtime import resume
+        from st2.runtime.resumable_session import SessionStore
+
+        try:
+            self.binding = resume.begin(SessionStore.of_seat(self.seat.directory), self.runtime_id, self.seat.agent,
+                                        self.harness, self.records.token, resume_policy(self.seat.directory),
+                                        self.clock, self.seat.directory)
+        except Exception as error:  # no record store: start fresh, and say so
+            self.say(f"cannot read or write the resumable-session record ({error}); starting a fresh session")
+            return self.argv
+        if self.binding.resume_id is None:
+            return self.argv
+        if self.resume_unavailable(self.binding.resume_id):
+            self._fall_back()
+            return self.argv
+        self.say(f"resuming harness session {self.binding.resume_id}")
+        return self.resume_argv(self.binding.resume_id)
+
+    def _fall_back(self) -> None:
+        lost = self.binding.resume_id
+        self.binding.refused()
+        self.say(f"the harness could not resume session {lost}; starting a fresh session (st2 never retries it)")
+
+    def _refused_at_reap(self) -> bool:
+        """At a reap: whether the resume this incarnation attempted was never observed (the
+        harness ended refusing or not finding it) — then fall back, once."""
+        from st2.runtime.resume import Start
+
+        if self.binding is None or self.binding.refresh() is not Start.RESUMING:
+            return False
+        self._fall_back()
+        return True
+
     def start(self) -> None:
+        self.records.claim()
+        self.spawn(self._begin_resume())
+
+    def prepare_spawn(self) -> None:
+        """Just before each spawn (e.g. open a channel)."""
+
+    def spawn(self, argv: list[str]) -> None:
         import subprocess
 
-        self.records.claim()
+        self.prepare_spawn()
         try:
-            self.child = subprocess.Popen(self.argv, env=self.child_environment(), **self.spawn_options())
+            self.child = subprocess.Popen(argv, env=self.child_environment(), **self.spawn_options())
         except OSError as error:
-            self.say(f"cannot start {self.argv[0]!r}: {error.strerror or error}")
+            self.say(f"cannot start {argv[0]!r}: {error.strerror or error}")
             self.spawn_failed()
             self._step("spawn-failed")
             self.records.ended(127)
             raise
         self.spawned()
-        self._step("spawned")
+        if self.phase is Phase.STARTING:
+            self._step("spawned")
 
     def run(self) -> int:
         """Run until the harness is reaped; return the wrapper's exit status."""
@@ -254,8 +321,11 @@ class ChildSession:
         while True:
             returncode = self.child.poll()
             if returncode is not None:
-                self._step("reaped")
                 self._drain_safely()
+                if self._refused_at_reap():  # the one fresh fallback, in this same incarnation
+                    self.spawn(self.argv)
+                    continue
+                self._step("reaped")
                 self.records.ended(returncode)
                 return returncode_status(returncode)
             if self.requests:
@@ -287,6 +357,19 @@ class ChildSession:
         self._step("grace-expired" if escalated else "reaped")
         self._drain_safely()
         return returncode_status(returncode)
+
+
+def resume_policy(seat_directory) -> str:
+    """The seat's declared ``resume`` knob (``last`` unless declared; ``last`` too when the
+    declaration cannot be read — the supervisor launched it, so it validated)."""
+    from st2.declarations.agent import load_agent
+    from st2.declarations.model import DEFAULT_RESUME
+
+    try:
+        declaration, _ = load_agent(seat_directory / "agent.kdl")
+    except Exception:
+        return DEFAULT_RESUME
+    return declaration.resume if declaration is not None else DEFAULT_RESUME
 
 
 def run_child_session(session_class, catalog, identity: str, runtime_id: str | None, argv: list[str],

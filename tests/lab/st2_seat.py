@@ -95,6 +95,50 @@ class UpSeat:
         if session:
             self.session = poll(self.sessions, "the session", 30)[0]
 
+    def session_record(self):
+        """The seat's resumable-session record (issue 24), or None."""
+        from st2.runtime.resumable_session import SessionStore
+
+        store = SessionStore.of(self.catalog, self.host, self.state_home / "st2")
+        try:
+            return json.loads(store.record(f"{self.host}.{self.identity}").read_text())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def crash(self) -> None:
+        """SIGKILL the seat's tmux server and the pane's process group (the wrapper and the harness)
+        — no code of theirs runs — and wait until both are gone."""
+        pane = int(self.tmux("display-message", "-p", "-t", self.session, "#{pane_pid}").strip())
+        server = int(self.tmux("display-message", "-p", "#{pid}").strip())
+        group = os.getpgid(pane)
+        for kill in (lambda: os.killpg(group, signal.SIGKILL), lambda: os.kill(server, signal.SIGKILL)):
+            try:
+                kill()
+            except ProcessLookupError:
+                pass
+
+        def gone() -> bool:
+            for pid in (pane, server):
+                try:
+                    os.kill(pid, 0)
+                    stat = Path(f"/proc/{pid}/stat").read_text()
+                    if stat.rsplit(")", 1)[1].split()[0] != "Z":
+                        return False
+                except (ProcessLookupError, FileNotFoundError):
+                    pass
+            return True
+
+        poll(gone, "the killed tmux server and pane group to be gone", 30)
+
+    def reboot(self) -> None:
+        """A simulated reboot after :meth:`crash`: the runtime scopes (launch records, sockets) are
+        removed, as a host restart invalidates them; the catalog and the rest of the state stay."""
+        import shutil
+
+        shutil.rmtree(self.state_home / "st2" / "scopes", ignore_errors=True)
+        self.socket = None
+        self.session = ""
+
     def kill_pty(self) -> None:
         if self.socket is not None and self.socket.exists():
             pane = subprocess.run(["tmux", "-S", str(self.socket), "display-message", "-p", "-t", self.session,

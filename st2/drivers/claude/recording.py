@@ -57,6 +57,8 @@ def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) ->
         # writes its terminal record only after Claude (the parent of every hook) is reaped.
         if not _ended_by(seat, session.token) and writer.observe(**observation._asdict()):
             written.append(harness_state.RECORD_NAME)
+    if _observe_session(seat, session, event, payload, clock):
+        written.append("resumable-session")
     edge = events.compaction(event, payload)
     if edge is not None:
         writer = harness_context.Writer(seat.directory, seat.agent, HARNESS, session.token or "", clock)
@@ -68,6 +70,31 @@ def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) ->
         if writer.publish(None, harness_context.CompactionEdge(trigger=edge.trigger, count=count)):
             written.append(harness_context.RECORD_NAME)
     return written
+
+
+# The events whose ``session_id`` is published as the seat's resumable session (issue 24): the
+# session boundary, and the two every turn carries (so a missed SessionStart is caught up).
+SESSION_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
+
+
+def _observe_session(seat: Seat, session: Session, event: str, payload: Any, clock) -> bool:
+    """Publish "this incarnation observed Claude session ``session_id``" (fenced to the wrapper's
+    token: only a wrapper-exported session publishes). Never raises (a hook must not fail)."""
+    session_id = payload.get("session_id") if isinstance(payload, dict) else None
+    if not session.exported or event not in SESSION_EVENTS or not isinstance(session_id, str) or not session_id:
+        return False
+    from st2.drivers.claude import events
+
+    if events.is_nested(payload):
+        return False  # a sub-agent's event names the sub-agent's transcript, never the seat's
+    try:
+        from st2.runtime import resume
+        from st2.runtime.resumable_session import SessionStore
+
+        return resume.observe(SessionStore.of_seat(seat.directory), session.pty_session, session.token, session_id,
+                              clock, seat.directory)
+    except Exception:
+        return False
 
 
 def record_reading(seat: Seat, token: str, payload: Any, clock) -> bool:

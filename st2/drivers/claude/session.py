@@ -68,6 +68,12 @@ class ClaudeSession(ChildSession):
 
     harness = HARNESS
     label = "claude-session"
+    resumes = True
+
+    def resume_argv(self, session_id: str) -> list[str]:
+        """``claude … --resume <session id>`` (2.1.197 keeps the id: ``--fork-session`` is what
+        would mint a new one). Claude's hooks publish the id it runs (SessionStart …)."""
+        return [*self.argv, "--resume", session_id]
 
     def child_environment(self) -> dict[str, str]:
         return claude_environment(self.environment, self.runtime_id, self.records.token, self.records.seq)
