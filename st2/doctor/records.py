@@ -2,7 +2,9 @@
 
 Advisories are worth a human's attention and never a failure: context at or above
 HARNESS_CONTEXT_WARN_PERCENT; context stale while the seat should be running; observed state
-unknown while the seat should be running; a published driver-diagnostic failure. Absence of a
+unknown while the seat should be running; a published driver-diagnostic failure; a harness
+session a relaunch could not resume (``session-lost``, naming the lost id, while the seat's
+current session is that fallback). Absence of a
 record is silent here (nobody is watching is not ill health).
 """
 
@@ -43,6 +45,12 @@ def record_findings(row: RosterRow) -> list[Finding]:
     if observed is not None and running and observed.get("state") == "unknown":
         findings.append(Finding(Severity.ADVISORY, row.identity, "observed-state-unknown",
                                 f"observed harness state is unknown ({observed.get('reason') or 'no reason'}) while desired state is running"))
+    session = row.session
+    if session is not None and session.get("start") == "fallback" and session.get("lostSessionIds"):
+        lost = session["lostSessionIds"][-1]
+        findings.append(Finding(Severity.ADVISORY, row.identity, "session-lost",
+                                f"harness session {lost} could not be resumed; the seat started a fresh session "
+                                "(the lost id is kept in its resumable-session record and never retried)"))
     diagnostic = row.driver_diagnostic
     if diagnostic.get("status") == "failure":
         findings.append(Finding(Severity.ADVISORY, row.identity, "driver-diagnostic",

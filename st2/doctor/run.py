@@ -10,6 +10,7 @@ from st2.doctor.health import supervisor_health, task_health
 from st2.doctor.records import record_findings
 from st2.doctor.replication import replication_findings
 from st2.roster.build import build_roster
+from st2.roster.row import session_wire
 
 # The host-scoped checks after the per-seat record checks, each (catalog_root, host, now_ms)
 # -> list[Finding].
@@ -45,6 +46,8 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
         else:  # another host's to fix: replication delivered it here, nothing local depends on it
             findings.append(Finding(Severity.ADVISORY, "catalog", "remote-declaration", problem))
     for row in rows:
+        if row.host == host:  # this host's resumable-session record (the session-lost advisory)
+            row.session = session_wire(catalog_root, host, row.identity)
         findings.extend(record_findings(row))
     findings.extend(mailbox_findings(catalog_root, host))
     for check in HOST_CHECKS:

@@ -42,6 +42,7 @@ class RosterRow:
     last_activity_ms: float | None = None
     inbox: int = 0
     harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
+    session: dict[str, Any] | None = None  # --enrich: the resumable session on this host (issue 24)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -120,4 +121,21 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))
+        if liveness is not None:  # this host's seat: its resumable-session record is here
+            row.session = session_wire(catalog_root, host, runtime_id)
     return row
+
+
+def session_wire(catalog_root: Path, host: str, runtime_id: str) -> dict[str, Any] | None:
+    """The enriched row's ``session``: ``{"start","sessionId","lostSessionIds"}`` from the seat's
+    resumable-session record (:mod:`st2.runtime.resumable_session`) — ``start`` is how the
+    current harness session began (``fresh``, ``resuming``, ``resumed``, ``fallback``) — or None
+    when this host holds no trustworthy record."""
+    from st2.runtime import resumable_session
+
+    record = resumable_session.read(resumable_session.SessionStore.of(catalog_root, host), runtime_id)
+    if record is None:
+        return None
+    return {"start": record.start, "sessionId": record.session_id,
+            "lostSessionIds": [entry.session_id for entry in record.lost]}
+

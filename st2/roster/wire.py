@@ -21,6 +21,7 @@ def row_object(row: RosterRow, enrich: bool) -> dict[str, Any]:
     if enrich:
         wire["lastActivity"] = row.last_activity_ms
         wire["inbox"] = row.inbox
+        wire["session"] = row.session
     wire["desiredState"] = row.desired_state
     wire["desiredStateReason"] = row.desired_state_reason
     wire["observedState"] = row.observed_state

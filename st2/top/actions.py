@@ -76,7 +76,7 @@ def _age(path: str, now_ms: int) -> str:
 
 
 def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list[str]:
-    """The detail pane: identity and declaration, record ages, driver diagnostic, tasks,
+    """The detail pane: identity and declaration, record ages, the resumable session, driver diagnostic, tasks,
     the last messages (inbox and archive, newest first) and the seat's doctor findings."""
     from st2.bus.mailbox import archive_of, inbox_of, list_box
     from st2.doctor.run import run_doctor
@@ -86,6 +86,7 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     lines = [f"{row.identity}  {row.name or ''}".rstrip(), f"desired {row.desired_state}"
              + (f" ({row.desired_state_reason})" if row.desired_state_reason else ""), "", "record ages:"]
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
+    lines += ["", "session: " + session_text(row.session)]
     diagnostic = row.driver_diagnostic or {}
     lines += ["", "driver diagnostic: " + (" ".join(f"{key}={value}" for key, value in diagnostic.items()
                                                    if value is not None) or "none")]
@@ -108,6 +109,16 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
         findings = [f"doctor could not run: {error}"]
     lines += ["", "doctor:"] + ([f"  {line}" for line in findings] or ["  no findings"])
     return lines
+
+
+def session_text(session: dict | None) -> str:
+    """The detail pane's session line (issue 24): how the current harness session began —
+    ``fresh``, ``resuming``, ``resumed`` or ``fallback`` — its id, and the ids a resume lost."""
+    if session is None:
+        return "no resumable-session record on this host"
+    text = f"{session['start']} {session.get('sessionId') or '(id not yet observed)'}"
+    lost = session.get("lostSessionIds") or []
+    return text + (f" (lost: {', '.join(lost)})" if lost else "")
 
 
 def summary(message) -> str:

@@ -85,7 +85,7 @@ def test_agents_json_enrich_inserts_last_activity_and_inbox_after_resources(fixt
     rows = json.loads(result.stdout)
     # lastActivity is the v1 status origin (newer than the mail files); the settled message is
     # shadowed by its archive receipt, so one unread remains.
-    enrich = '"lastActivity":1788000099000.0,"inbox":1,'
+    enrich = '"lastActivity":1788000099000.0,"inbox":1,"session":null,'
     assert result.stdout == "[" + ROW_A.replace("{enrich}", enrich) + "]\n"
 
 
