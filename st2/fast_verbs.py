@@ -1,20 +1,24 @@
 """Verbs run without click when their argv has the common, well-formed shape.
 
 Agents send mail many times an hour, and importing click and the CLI tree costs ``st2 message
-send`` as much as the send itself (measured in benchmarks/hot_paths.py). :func:`run` recognizes
-``st2 [--catalog C] [--host H] message send [TO] [options]`` where every word is one the click
-command accepts spelled one plain way (``--name value``, ``--name=value``, ``-m value``, the
-``--json`` flag), no option repeats, no value or positional starts with ``-`` and stdout is
-UTF-8. Anything else — ``--help``, ``--``, an unknown or abbreviated option, a ``--priority``
-outside its choices, a catalog that is not a directory, a sender or recipient that does not
-resolve — returns None before anything is read or written, and :mod:`st2.entry` runs the click
-CLI instead, which prints its own usage or error exactly as before. Once the names resolve,
-the send and its receipt are the click command's (:func:`st2.cli.message.send_command`): the
-same bus calls, the same output bytes, and its failures rendered through the same click
-exception (imported only then), so stdout, stderr and the exit status are byte-identical
-whichever route ran (tests/bus/test_fast_send.py compares them).
+send`` as much as the send itself (measured in benchmarks/hot_paths.py), and ``st2 agents`` a
+tenth of its 627-seat roster (benchmarks/roster.py). :func:`run` recognizes
+``st2 [--catalog C] [--host H] message send [TO] [options]`` and ``st2 [--catalog C] [--host H]
+agents [options]`` where every word is one the click command accepts spelled one plain way
+(``--name value``, ``--name=value``, ``-m value``, the flags), no option repeats, no value or
+positional starts with ``-`` and stdout and stderr are UTF-8. Anything else — ``--help``,
+``--``, an unknown or abbreviated option, a ``--priority`` or ``--status`` outside its choices,
+a catalog that is not a directory, a sender or recipient that does not
+resolve, an ``--identity`` naming no seat, an OS error while the roster reads — returns None
+before anything is printed or sent, and :mod:`st2.entry` runs the click CLI instead, which
+prints its own usage or error exactly as before. Otherwise the verb is the click command's
+(:func:`st2.cli.message.send_command`, :func:`st2.cli.agents.agents`): the same calls, the same
+output bytes (text holding an escape is echoed by click itself, which strips ANSI sequences off
+a terminal), a send's failures rendered through the same click exception (imported only then),
+so stdout, stderr and the exit status are byte-identical whichever route ran
+(tests/bus/test_fast_send.py and tests/roster/test_fast_agents.py compare them).
 
-Standard library only at import; the bus is imported when a send is recognized.
+Standard library only at import; the bus or the roster is imported when its verb is recognized.
 """
 
 from __future__ import annotations
@@ -66,22 +70,109 @@ def parse_options(words: list[str], options: tuple[str, ...], flags: tuple[str, 
     return values, seen, bare
 
 
+AGENTS_OPTIONS = ("--status", "--identity", "--catalog", "--host")
+AGENTS_FLAGS = ("--json", "--enrich")
+PRESENCE = ("available", "busy", "away", "dnd", "offline", "unknown")
+
+
+def utf8(stream) -> bool:
+    return (getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8"
+
+
+def verb_at(words: list[str]) -> int | None:
+    """The index of the verb: the first word that is no root option or its value."""
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in ROOT_OPTIONS:
+            index += 2
+        elif word.startswith(tuple(option + "=" for option in ROOT_OPTIONS)):
+            index += 1
+        elif word.startswith("-"):
+            return None
+        else:
+            return index
+    return None
+
+
 def run(words: list[str]) -> int | None:
     """Run ``words`` (the argv after ``st2``) when it is a recognized fast verb; None otherwise."""
-    try:
-        verb = words.index("message")
-    except ValueError:
-        return None
-    if words[verb + 1: verb + 2] != ["send"]:
+    verb = verb_at(words)
+    if verb is None or not (utf8(sys.stdout) and utf8(sys.stderr)):
         return None
     root = parse_options(words[:verb], ROOT_OPTIONS, (), 0)
+    if root is None:
+        return None
+    if words[verb] == "agents":
+        parsed = parse_options(words[verb + 1:], AGENTS_OPTIONS, AGENTS_FLAGS, 0)
+        if parsed is None or parsed[0].get("--status", "unknown") not in PRESENCE:
+            return None
+        return agents(root[0], parsed[0], parsed[1])
+    if words[verb + 1: verb + 2] != ["send"] or words[verb] != "message":
+        return None
     send = parse_options(words[verb + 2:], SEND_OPTIONS, SEND_FLAGS, 1)
-    if root is None or send is None or (sys.stdout.encoding or "").lower().replace("-", "") != "utf8":
+    if send is None:
         return None
     values, flags, bare = send
     if values.get("--priority", "normal") not in PRIORITIES:
         return None
     return message_send(words, root[0], values, "--json" in flags, bare[0] if bare else None)
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """``click.echo(text, err=err)``: the same bytes. Text holding an escape goes through click
+    itself (it strips ANSI sequences from a stream that is not a terminal)."""
+    if "\x1b" in text:
+        import click
+
+        click.echo(text, err=err)
+        return
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text + "\n")
+    stream.flush()
+
+
+def location_of(root_values: dict[str, str], values: dict[str, str]):
+    """The catalog root and host the click verb's ``catalog_options`` would resolve, or None when
+    the root is not a directory (click then says so)."""
+    from st2.catalog.location import resolve_catalog_root, resolve_host
+
+    root = resolve_catalog_root(values.get("--catalog") or root_values.get("--catalog")
+                                or os.environ.get("CATALOG") or None)
+    return (root, resolve_host(values.get("--host") or root_values.get("--host"))) if root.is_dir() else None
+
+
+def agents(root_values: dict[str, str], values: dict[str, str], flags: set[str]) -> int | None:
+    """:func:`st2.cli.agents.agents` for already parsed options."""
+    from st2.clock import command_clock
+    from st2.roster.build import build_roster
+    from st2.roster.declared import DeclarationCache
+
+    enrich, identity_filter, status_filter = "--enrich" in flags, values.get("--identity"), values.get("--status")
+    try:
+        location = location_of(root_values, values)
+        if location is None:
+            return None
+        root, host = location
+        now_ms = command_clock().wall_ms()
+        rows, problems = build_roster(root, now_ms, enrich=enrich, status_filter=status_filter,
+                                      identity_filter=identity_filter, host=host,
+                                      host_filter=values.get("--host") or None, cache=DeclarationCache.open(root))
+    except OSError:
+        return None  # nothing printed (the roster reads; its cache is only a saving): click says why
+    if identity_filter is not None and not rows and status_filter is None:
+        return None  # nothing printed yet: click says there is no such agent
+    for problem in problems:
+        echo(f"warning: {problem}", err=True)
+    if "--json" in flags:
+        from st2.roster.wire import to_json
+
+        echo(to_json(rows, enrich))
+    else:
+        from st2.roster.human import format_rows
+
+        echo(format_rows(rows, enrich=enrich, now_ms=now_ms))
+    return 0
 
 
 def message_send(words: list[str], root_values: dict[str, str], values: dict[str, str], as_json: bool,
@@ -90,14 +181,12 @@ def message_send(words: list[str], root_values: dict[str, str], values: dict[str
     from st2.bus import BusError
     from st2.bus.addressing import resolve_seat
     from st2.bus.principals import sender_id
-    from st2.catalog.location import resolve_catalog_root, resolve_host
 
     try:
-        root = resolve_catalog_root(values.get("--catalog") or root_values.get("--catalog")
-                                    or os.environ.get("CATALOG") or None)
-        host = resolve_host(values.get("--host") or root_values.get("--host"))
-        if not root.is_dir():
+        location = location_of(root_values, values)
+        if location is None:
             return None
+        root, host = location
         sender = sender_id(values.get("--as") or os.environ.get("ST_AGENT") or "", root, host)
         recipient = resolve_seat(root, to, to_id=values.get("--to-id"))
     except (BusError, OSError):
@@ -127,11 +216,9 @@ def message_send(words: list[str], root_values: dict[str, str], values: dict[str
     if as_json:
         import json
 
-        line = json.dumps(receipt.json_row(), separators=(",", ":"), ensure_ascii=False)
+        echo(json.dumps(receipt.json_row(), separators=(",", ":"), ensure_ascii=False))
     else:
-        line = receipt.filename
-    sys.stdout.write(line + "\n")
-    sys.stdout.flush()
+        echo(receipt.filename)
     return 0
 
 
