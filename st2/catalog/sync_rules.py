@@ -22,6 +22,7 @@ the catalog altogether. Standard library only; pure functions of the two argumen
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from st2.catalog.engine_files import ENGINE_GLOBS, ENGINE_MARKERS
@@ -143,6 +144,7 @@ def render(engine: str, with_declarations: bool = False) -> str:
 
 
 STIGNORE = ".stignore"
+STFOLDER = ".stfolder"  # Syncthing's folder marker at the folder root
 _INCLUDE = "#include"
 _MAX_INCLUDES = 8
 
@@ -160,7 +162,8 @@ def stignore_patterns(text: str) -> list[str]:
 
 def stignore_disagreement(catalog_root: Path) -> str | None:
     """Why ``<catalog>/.stignore`` does not carry exactly st2's Syncthing rules (in either
-    declaration mode), or None when it does or there is none. ``#include <file>`` lines are
+    declaration mode), or None when it does or there is none (unless ``.stfolder`` says
+    Syncthing shares the catalog: then everything would be carried). ``#include <file>`` lines are
     expanded from files inside the catalog; order matters (the first match decides)."""
     from st2.fs.read import SNAPSHOT_LIMIT, read_text
 
@@ -168,6 +171,10 @@ def stignore_disagreement(catalog_root: Path) -> str | None:
     try:
         text = read_text(root / STIGNORE, SNAPSHOT_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
+        if os.path.lexists(root / STFOLDER):
+            return (f"the catalog is a Syncthing folder ({STFOLDER}) without a {STIGNORE}, so Syncthing carries "
+                    f"everything, host-local files included; write one with "
+                    f"`st2 catalog sync-rules --format syncthing > {STIGNORE}`")
         return None
     except (OSError, UnicodeDecodeError) as error:
         return f"{STIGNORE} is unreadable ({error})"

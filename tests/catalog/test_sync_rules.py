@@ -323,6 +323,11 @@ def test_doctor_advises_when_the_catalog_stignore_disagrees(tmp_path: Path) -> N
     catalog = tmp_path / "catalog"
     (catalog / "agents").mkdir(parents=True)
     assert doctor_lines(catalog) == (0, [])  # no .stignore: no engine is configured here
+    (catalog / ".stfolder").mkdir()  # ... unless Syncthing shares the folder: then it carries everything
+    assert doctor_lines(catalog) == (0, [
+        "advisory: catalog: sync-rules: the catalog is a Syncthing folder (.stfolder) without a .stignore, so "
+        "Syncthing carries everything, host-local files included; write one with "
+        "`st2 catalog sync-rules --format syncthing > .stignore`"])
     stignore = catalog / ".stignore"
     for with_declarations in (False, True):
         stignore.write_text(sync_rules.render("syncthing", with_declarations))
