@@ -135,3 +135,14 @@ class EventsReader:
         if self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=10)
+
+
+def supervised_seat(fleet, identity: str = "a", *up_arguments: str) -> Path:
+    """A suspended seat idle and unblocked, the usage verdict OK, and `st2 up` running with its
+    event engine past its baseline: the common start of an event test."""
+    seat = suspended_seat(fleet, identity)
+    state(seat, "none")
+    usage(fleet, "10")
+    fleet.up(*up_arguments)
+    wait_for_engine(fleet)
+    return seat

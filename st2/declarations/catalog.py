@@ -173,6 +173,7 @@ def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) 
     fields.no_arguments(context, node, path, field_path)
     fields.no_properties(context, node, path, field_path)
     seen: dict[str, object] = {}
+    declared: set[str] = set()  # named at all (a malformed one is reported once, by itself)
     clean = True
     for index, child in enumerate(node.children):
         child_path = path + (index,)
@@ -183,11 +184,12 @@ def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) 
                            layer=CATALOG, help=partial(fields.suggestion, child.name, NOTIFY_FIELDS))
             clean = False
             continue
-        if child.name in seen:
+        if child.name in declared:
             context.report("duplicate-field", child_path, NAME, child_field,
                            f"`{child.name}` is declared more than once in `notify`", layer=CATALOG)
             clean = False
             continue
+        declared.add(child.name)
         if child.name in ("on", "argv"):
             words = fields.strings(context, child, child_path, child_field)
             if words is None:
@@ -227,12 +229,12 @@ def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) 
         else:
             seen[child.name] = value
     where = _where(context, text, path, source)
-    if "on" not in seen:
+    if "on" not in declared:
         context.report("invalid-value", path, NAME, field_path,
                        "`notify` needs `on` naming the event kinds it runs for", layer=CATALOG)
         clean = False
-    if ("argv" in seen) == ("command" in seen):
-        context.report("argv-and-command" if "argv" in seen else "invalid-value", path, NAME, field_path,
+    if ("argv" in declared) == ("command" in declared):
+        context.report("argv-and-command" if "argv" in declared else "invalid-value", path, NAME, field_path,
                        "`notify` needs exactly one of `argv` or `command`", layer=CATALOG)
         clean = False
     if not clean:

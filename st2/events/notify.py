@@ -4,7 +4,7 @@
 For each journaled event whose kind a hook names, the hook's argv runs with the event's JSON
 line (:meth:`st2.events.event.FleetEvent.line`, newline-terminated) on stdin and
 ``ST2_EVENT_KIND``, ``ST2_EVENT_SEAT``, ``ST2_EVENT_FROM``, ``ST2_EVENT_TO``, ``ST2_EVENT_SEQ`` in
-its environment. Never inline in the engine or the reconcile pass: :meth:`HookRunner.submit`
+its environment (the hook is run by ``sh``, which reports its exit status on a pipe). Never inline in the engine or the reconcile pass: :meth:`HookRunner.submit`
 only enqueues (a bounded queue; an event that finds it full is dropped and logged) and one
 worker thread runs the hooks, each in its own session and process group, killed as a group
 past its ``timeout``. At most one run per hook, seat and kind per ``rate-limit`` (the rest are
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import queue
+import select
 import signal
 import subprocess
 import tempfile
@@ -43,6 +44,48 @@ def _stamp() -> str:
 
 def _value(value) -> str:
     return "" if value is None else str(value)
+
+
+def _feed(child: subprocess.Popen, data: bytes) -> None:
+    """Give the hook its stdin without ever blocking on it (an event line fits a pipe's buffer;
+    a hook that exits unread is no error)."""
+    try:
+        os.set_blocking(child.stdin.fileno(), False)
+        child.stdin.write(data)
+    except (BrokenPipeError, BlockingIOError, OSError):
+        pass
+    finally:
+        try:
+            child.stdin.close()
+        except OSError:
+            pass
+
+
+def _read_status(descriptor: int, timeout: float) -> int | None:
+    """The exit status the wrapping shell writes, or None when none came within ``timeout``."""
+    deadline = time.monotonic() + timeout
+    data = b""
+    while not data.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        readable, _, _ = select.select([descriptor], [], [], remaining)
+        if not readable:
+            return None
+        chunk = os.read(descriptor, 64)
+        if not chunk:  # the shell died without a word (killed from outside)
+            return None
+        data += chunk
+    text = data.decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+def _collect(child: subprocess.Popen) -> None:
+    """Reap the wrapping shell if the supervisor's reaper has not already."""
+    try:
+        child.wait(timeout=5)
+    except (subprocess.TimeoutExpired, ChildProcessError):
+        pass
 
 
 class HookRunner:
@@ -121,36 +164,50 @@ class HookRunner:
                 self.report(f"{hook.where}: {item.kind} #{item.seq}: {type(error).__name__}: {error}")
 
     def run(self, hook: NotifyHook, item: FleetEvent) -> int | None:
-        """Run one hook for one event; its exit status, None when it could not run or was killed."""
+        """Run one hook for one event; its exit status, None when it was killed or gave none.
+
+        The hook runs under ``sh``, which writes the hook's exit status to a pipe: the
+        supervisor reaps every child it has (``waitpid(-1)``), so the shell's own exit status
+        could be taken before this thread asks for it; the pipe's cannot. The hook itself never
+        holds the pipe, so a daemon it leaves behind cannot make a finished hook look hung."""
         label = f"{hook.where} ({hook.argv[0]}) for {item.kind} {item.seat or 'fleet'} #{item.seq}"
         environment = dict(os.environ, ST2_EVENT_KIND=item.kind, ST2_EVENT_SEAT=_value(item.seat),
                            ST2_EVENT_FROM=_value(item.from_value), ST2_EVENT_TO=_value(item.to_value),
                            ST2_EVENT_SEQ=_value(item.seq))
+        status_read, status_write = os.pipe()
+        # The shell's stdout is the status pipe; the hook's own stdout goes nowhere.
+        script = '"$0" "$@" >/dev/null; echo $?'
         with tempfile.TemporaryFile() as errors:
             try:
-                child = subprocess.Popen(list(hook.argv), stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                         stderr=errors, env=environment, start_new_session=True, close_fds=True)
+                try:
+                    child = subprocess.Popen(["sh", "-c", script, *hook.argv], stdin=subprocess.PIPE,
+                                             stdout=status_write, stderr=errors, env=environment,
+                                             start_new_session=True)
+                finally:
+                    os.close(status_write)
             except OSError as error:
+                os.close(status_read)
                 self.report(f"{label}: cannot run: {error}")
                 return None
             with self._lock:
                 self._child = child
             try:
-                try:
-                    child.communicate((item.line() + "\n").encode("utf-8"), timeout=hook.timeout_seconds)
-                except subprocess.TimeoutExpired:
+                _feed(child, (item.line() + "\n").encode("utf-8"))
+                status = _read_status(status_read, hook.timeout_seconds)
+                if status is None:
                     self._kill_group(child)
                     self.report(f"{label}: timed out after {hook.timeout_seconds:g}s; killed its process group")
                     return None
             finally:
+                os.close(status_read)
                 with self._lock:
                     self._child = None
-            if child.returncode != 0:
+                _collect(child)
+            if status != 0:
                 errors.seek(0)
                 tail = errors.read()[-STDERR_SHOWN:].decode("utf-8", "replace").strip().replace("\n", " | ")
-                how = f"signal {-child.returncode}" if child.returncode < 0 else f"exit {child.returncode}"
-                self.report(f"{label}: failed ({how})" + (f": {tail}" if tail else ""))
-            return child.returncode
+                self.report(f"{label}: failed (exit {status})" + (f": {tail}" if tail else ""))
+            return status
 
     @staticmethod
     def _kill_group(child: subprocess.Popen) -> None:

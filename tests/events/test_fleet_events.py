@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from events_support import (EventsReader, context, diagnostic, journal_directory, journal_lines, kinds, now_ms,
+from events_support import (EventsReader, supervised_seat, context, diagnostic, journal_directory, journal_lines, kinds, now_ms,
                             state, suspended_seat, usage, wait_for_engine, wait_for_events, MINUTE_MS, HOST)
 from support import poll_for, run_st2
 
@@ -42,11 +42,12 @@ def test_each_kind_fires_once_for_its_transition_and_never_for_a_restatement_or_
     step(lambda: context(seat, 85.0, compactions=1), ("context", "h.a", 40.0, 85.0))
     context(seat, 85.0, compactions=1)  # heartbeat
     context(seat, 91.0, compactions=1)  # still past the threshold
-    step(lambda: context(seat, 20.0, compactions=2),
-         ("compaction", "h.a", 1, 2), ("context", "h.a", 91.0, 20.0))
+    # (The seat's next record write is read after these two: any event they caused comes first.)
     step(lambda: diagnostic(seat), ("diagnostic", "h.a", "absent", "failure"))
     diagnostic(seat)  # restated with a new observedAt
     step(lambda: (seat / "driver-diagnostic").unlink(), ("diagnostic", "h.a", "failure", "absent"))
+    step(lambda: context(seat, 20.0, compactions=2),
+         ("compaction", "h.a", 1, 2), ("context", "h.a", 91.0, 20.0))
     step(lambda: usage(fleet, "85"), ("pause", None, "OK", "PAUSE"))
     usage(fleet, "90")  # still PAUSE
     step(lambda: usage(fleet, "20"), ("pause", None, "PAUSE", "OK"))
@@ -226,3 +227,25 @@ def test_host_narrows_to_that_hosts_seats_as_st2_agents_does(fleet):
         ("blocked", "h.a"), ("blocked", "r.r1"), ("usage-stale", None)]
     assert [(line["kind"], line["seat"]) for line in map(json.loads, narrowed.stdout.splitlines())] == [
         ("blocked", "h.a"), ("usage-stale", None)]
+
+
+def test_a_crash_looping_task_parks_once_and_unparking_clears_it_once(fleet):
+    fixed, go = fleet.base / "fixed", fleet.base / "go"
+    # The job crashes only once the engine has its baseline (a park before it would be history).
+    fleet.seat("a", f'''    restart {{ attempts 1; interval "60s"; mode "fail"; }}
+    argv "sleep" "600"
+    exec "job" {{ argv "sh" "-c" "test -f {fixed} && exec sleep 600; while ! test -f {go}; do sleep 0.05; done; exit 3"; }}''')
+    usage(fleet, "10")
+    fleet.up("--interval", "1s")
+    wait_for_engine(fleet)
+    go.write_text("")
+    [parked] = wait_for_events(fleet, 1)
+    assert (parked["kind"], parked["seat"], parked["from"], parked["to"]) == ("parked", "h.a", None, "crash-loop")
+    assert parked["evidence"] == {"task": "h.a.job", "reason": "exited 2 times within 60s (restart mode fail)",
+                                  "parkedAtMs": parked["evidence"]["parkedAtMs"], "attempts": 2}
+    fixed.write_text("")
+    assert run_st2("--host", HOST, "unpark", "h.a.job", env=fleet.env).returncode == 0
+    wait_for_events(fleet, 2)
+    assert kinds(fleet) == [("parked", "h.a", None, "crash-loop"), ("parked", "h.a", "crash-loop", None)]
+    assert journal_lines(fleet)[1]["evidence"] == {"task": "h.a.job", "reason": None, "parkedAtMs": None,
+                                                   "attempts": None}
