@@ -72,7 +72,6 @@ def parse_options(words: list[str], options: tuple[str, ...], flags: tuple[str, 
 
 AGENTS_OPTIONS = ("--status", "--identity", "--catalog", "--host")
 AGENTS_FLAGS = ("--json", "--enrich")
-PRESENCE = ("available", "busy", "away", "dnd", "offline", "unknown")
 
 
 def utf8(stream) -> bool:
@@ -105,9 +104,11 @@ def run(words: list[str]) -> int | None:
         return None
     if words[verb] == "agents":
         parsed = parse_options(words[verb + 1:], AGENTS_OPTIONS, AGENTS_FLAGS, 0)
-        if parsed is None or parsed[0].get("--status", "unknown") not in PRESENCE:
+        from st2.records.status import PRESENCES
+
+        if parsed is None or parsed[0].get("--status", "unknown") not in PRESENCES:
             return None
-        return agents(root[0], parsed[0], parsed[1])
+        return agents(words, root[0], parsed[0], parsed[1])
     if words[verb + 1: verb + 2] != ["send"] or words[verb] != "message":
         return None
     send = parse_options(words[verb + 2:], SEND_OPTIONS, SEND_FLAGS, 1)
@@ -142,37 +143,37 @@ def location_of(root_values: dict[str, str], values: dict[str, str]):
     return (root, resolve_host(values.get("--host") or root_values.get("--host"))) if root.is_dir() else None
 
 
-def agents(root_values: dict[str, str], values: dict[str, str], flags: set[str]) -> int | None:
-    """:func:`st2.cli.agents.agents` for already parsed options."""
-    from st2.clock import command_clock
-    from st2.roster.build import build_roster
-    from st2.roster.declared import DeclarationCache
+def agents(words: list[str], root_values: dict[str, str], values: dict[str, str], flags: set[str]) -> int | None:
+    """:func:`st2.cli.agents.agents` for already parsed options (both run :func:`st2.roster.verb.agents`)."""
+    from st2.roster.verb import agents as print_roster
 
-    enrich, identity_filter, status_filter = "--enrich" in flags, values.get("--identity"), values.get("--status")
+    location = location_of(root_values, values)
+    if location is None:
+        return None
+    root, host = location
+    printed = Printed()
     try:
-        location = location_of(root_values, values)
-        if location is None:
-            return None
-        root, host = location
-        now_ms = command_clock().wall_ms()
-        rows, problems = build_roster(root, now_ms, enrich=enrich, status_filter=status_filter,
-                                      identity_filter=identity_filter, host=host,
-                                      host_filter=values.get("--host") or None, cache=DeclarationCache.open(root))
-    except OSError:
-        return None  # nothing printed (the roster reads; its cache is only a saving): click says why
-    if identity_filter is not None and not rows and status_filter is None:
-        return None  # nothing printed yet: click says there is no such agent
-    for problem in problems:
-        echo(f"warning: {problem}", err=True)
-    if "--json" in flags:
-        from st2.roster.wire import to_json
+        return print_roster(root, host, as_json="--json" in flags, enrich="--enrich" in flags,
+                            status_filter=values.get("--status"), identity_filter=values.get("--identity"),
+                            host_filter=values.get("--host") or None, echo=printed)
+    except OSError as error:
+        if not printed.anything:
+            return None  # the roster only reads (its cache is only a saving): click says why
+        from st2.fs.errors import EXIT_OS_ERROR, os_error_line
 
-        echo(to_json(rows, enrich))
-    else:
-        from st2.roster.human import format_rows
+        echo(os_error_line(words, error), err=True)
+        return EXIT_OS_ERROR
 
-        echo(format_rows(rows, enrich=enrich, now_ms=now_ms))
-    return 0
+
+class Printed:
+    """:func:`echo` that remembers whether it printed anything."""
+
+    def __init__(self) -> None:
+        self.anything = False
+
+    def __call__(self, text: str, *, err: bool = False) -> None:
+        self.anything = True
+        echo(text, err=err)
 
 
 def message_send(words: list[str], root_values: dict[str, str], values: dict[str, str], as_json: bool,

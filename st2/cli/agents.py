@@ -9,9 +9,9 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import catalog_options, exit_with, verb_host
-from st2.clock import command_clock
+from st2.records.status import PRESENCES
 
-PRESENCE = ["available", "busy", "away", "dnd", "offline", "unknown"]
+PRESENCE = list(PRESENCES)
 
 
 @click.command("agents")
@@ -23,24 +23,9 @@ PRESENCE = ["available", "busy", "away", "dnd", "offline", "unknown"]
 def agents(as_json: bool, enrich: bool, status_filter: str | None, identity_filter: str | None, location) -> None:
     """List the catalog's seats (every host's; --host H narrows to H's) with presence, desired
     state, observed state and context."""
-    from st2.roster.build import build_roster
-    from st2.roster.declared import DeclarationCache
+    from st2.roster.verb import agents as print_roster
 
-    now_ms = command_clock().wall_ms()
-    rows, problems = build_roster(location.root, now_ms, enrich=enrich,
-                                  status_filter=status_filter, identity_filter=identity_filter,
-                                  host=location.host, host_filter=verb_host(),
-                                  cache=DeclarationCache.open(location.root))
-    for problem in problems:
-        click.echo(f"warning: {problem}", err=True)
-    if identity_filter is not None and not rows and status_filter is None:
-        click.echo(f"error: no agent {identity_filter} in {location.root}", err=True)
-        exit_with(1)
-    if as_json:
-        from st2.roster.wire import to_json
-
-        click.echo(to_json(rows, enrich))
-    else:
-        from st2.roster.human import format_rows
-
-        click.echo(format_rows(rows, enrich=enrich, now_ms=now_ms))
+    status = print_roster(location.root, location.host, as_json=as_json, enrich=enrich, status_filter=status_filter,
+                          identity_filter=identity_filter, host_filter=verb_host(), echo=click.echo)
+    if status:
+        exit_with(status)

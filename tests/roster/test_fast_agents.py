@@ -37,11 +37,11 @@ FAST = [
     ["--catalog", "{catalog}", "agents", "--json"],
     ["agents", "--catalog={catalog}", "--enrich"],
     ["agents", "--identity", "alpha.nobody", "--status", "busy"],
+    ["agents", "--identity", "alpha.nobody"],
 ]
 FALLBACK = [
     ["agents", "--help"],
     ["agents", "--status", "bogus"],
-    ["agents", "--identity", "alpha.nobody"],
     ["agents", "--jso"],
     ["agents", "extra"],
     ["agents", "--json", "--json"],
@@ -83,5 +83,4 @@ def test_each_route_prints_what_the_click_command_prints(catalog: Path, tmp_path
     (fast, clicked), taken = routes(catalog, tmp_path, words)
     assert taken == route
     assert fast == clicked
-    if route == "fast":
-        assert fast[0] == 0 and fast[1]
+    assert fast[1] or fast[2]  # something was said either way
