@@ -61,6 +61,21 @@ def pss_kib(pid: int) -> int | None:
     return None
 
 
+def breakdown(pid: int) -> str:
+    """Shared and private kB of one process (where its PSS comes from)."""
+    fields = {}
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            for line in rollup:
+                words = line.split()
+                if len(words) == 3 and words[2] == "kB":
+                    fields[words[0].rstrip(":")] = int(words[1])
+    except OSError:
+        return "gone"
+    return " ".join(f"{name}={fields.get(name, 0)}kB" for name in
+                    ("Rss", "Pss", "Shared_Clean", "Shared_Dirty", "Private_Clean", "Private_Dirty"))
+
+
 def children(pid: int) -> list[int]:
     found = []
     try:
@@ -229,6 +244,7 @@ def main() -> int:
         alive = live_records(scope)
         report = measure(plan, alive, supervisor.pid, state)
         report["up_seconds"] = up_seconds
+        status = print_report(report, anchor_pss_mib(), arguments.seats)   # before the slow teardown
     finally:
         supervisor.send_signal(signal.SIGTERM)
         try:
@@ -240,8 +256,7 @@ def main() -> int:
                        cwd=REPO, capture_output=True, timeout=600)
         teardown(scope, state)
         shutil.rmtree(base, ignore_errors=True)
-    anchor = anchor_pss_mib()
-    return print_report(report, anchor, arguments.seats)
+    return status
 
 
 def run_state_processes(state: Path) -> list[int]:
@@ -291,7 +306,13 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
     shared = [pid for pid in everything if pid != supervisor and pid not in counted]
     shared_kib = sum(pss_kib(pid) or 0 for pid in shared)
     for pid in shared:
-        print(f"host-level st2 process {pid}: {' '.join(cmdline(pid))[:160]}")
+        print(f"host-level st2 process {pid}: {' '.join(cmdline(pid))[:100]}")
+        print(f"  {breakdown(pid)}")
+    for name, values in (("DING notifier", dings), ("session wrapper", wrappers)):
+        pid = next((alive[rid].pid for rid in alive if (rid.endswith(".ding")) == (name == "DING notifier")
+                    and is_st2(alive[rid].pid)), None)
+        if pid is not None:
+            print(f"one {name} (pid {pid}): {breakdown(pid)}")
     instances = sum(inotify_instances(pid) for pid in everything)
     return {
         "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers,
@@ -312,6 +333,8 @@ def mean(values: list[float]) -> float:
 
 
 def print_report(report: dict, anchor: float, seats: int) -> int:
+    """Print the figures, their ratios to the anchor and the RESULT line (flushed: the teardown
+    that follows takes minutes at full size)."""
     mib = 1024.0
     shared_per_seat = report["shared_kib"] / mib / seats
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus; fleet up in {report['up_seconds']:.0f} s")
@@ -341,7 +364,7 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
           f"(fs.inotify.max_user_instances {report['limit']})")
     print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "
           f"tmux_pss_mib={tmux:.2f} supervisor_pss_mib={supervisor:.2f} "
-          f"inotify_instances={report['instances']} seats={seats}")
+          f"inotify_instances={report['instances']} seats={seats}", flush=True)
     return 0
 
 

@@ -89,6 +89,8 @@ class Fleet:
         alive = {}
         for runtime_id in launch_record.recorded_ids(self.scope):
             record = self.record(runtime_id)
+            if record is None:   # removed between the listing and the read (a stop in progress)
+                continue
             current = observe(record.pid)
             if current is not None and abs(current.start_time - record.start_time) < 0.05:
                 alive[runtime_id] = (record.pid, record.start_time)

@@ -19,6 +19,23 @@ from st2.catalog.layout import INBOX, RESOURCES, STATUS
 from st2.fs.watch import IGNORED, MutationWatch
 
 
+def seat_paths(seat_directory: Path) -> tuple[tuple[str, Path], ...]:
+    """The directories a seat watch covers, each with its role: the seat, ``resources`` and the
+    inbox (a watch is placed on whichever of them exist)."""
+    seat = Path(seat_directory)
+    return (("seat", seat), ("resources", seat / RESOURCES), ("inbox", seat / RESOURCES / INBOX))
+
+
+def relevant(role: str, name: str) -> bool:
+    """Whether a mutation of ``name`` inside the directory playing ``role`` concerns delivery:
+    the seat's ``status`` or ``resources`` appearing, ``inbox`` appearing, any inbox entry."""
+    if role == "seat":
+        return name in (STATUS, RESOURCES)
+    if role == "resources":
+        return name == INBOX
+    return role == "inbox"
+
+
 class SeatWatch:
     def __init__(self, seat_directory: Path) -> None:
         self.seat = Path(seat_directory)
@@ -36,25 +53,21 @@ class SeatWatch:
 
     def sync(self) -> None:
         """Watch whichever of seat, resources and inbox exist and are not yet watched."""
-        for role, path in (("seat", self.seat), ("resources", self.seat / RESOURCES),
-                           ("inbox", self.seat / RESOURCES / INBOX)):
+        for role, path in seat_paths(self.seat):
             if path.is_dir():
                 self.watch.add(path, role)
 
-    def _relevant(self, role: str, name: str) -> bool:
-        if role == "seat":
-            return name in (STATUS, RESOURCES)
-        if role == "resources":
-            return name == INBOX
-        return role == "inbox"
+    def keepalive(self) -> None:
+        """Nothing to keep alive: the instance is this process's own (the shared watch's
+        :meth:`st2.seathost.watch_client.SharedSeatWatch.keepalive` re-registers)."""
 
     def drain(self) -> bool:
         """Consume pending events; True when one of them is a relevant mutation (a dropped
         watch counts: its directory went away or was replaced)."""
-        relevant = any(mask & IGNORED or self._relevant(role, name) for role, name, mask in self.watch.events())
-        if relevant:
+        woken = any(mask & IGNORED or relevant(role, name) for role, name, mask in self.watch.events())
+        if woken:
             self.sync()
-        return relevant
+        return woken
 
     def wait(self, timeout: float, wake_fd: int | None = None) -> bool:
         """Block up to ``timeout`` seconds for a relevant mutation (True) or a byte on

@@ -17,8 +17,8 @@ from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, Settings, run
 from st2.ding.ownership import store_for
 from st2.ding.terminal import Terminal
-from st2.catalog.seat_watch import SeatWatch
 from st2.drivers import delivery_owner
+from st2.seathost.watch_client import open_seat_watch
 
 
 class TargetError(ValueError):
@@ -69,4 +69,5 @@ def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = Non
     signal.signal(signal.SIGINT, on_stop)
     notifier.log(f"watching {seat.inbox} for {target} on {socket_path} "
                  f"(harness {harness or 'shell'})")
-    return run(notifier, SeatWatch(seat.directory), socket_path, lambda: bool(stopping), read_end)
+    watch = open_seat_watch(seat.directory, scope.directory, notifier.log)
+    return run(notifier, watch, socket_path, lambda: bool(stopping), read_end)

@@ -34,7 +34,7 @@ from st2.clock import SYSTEM_CLOCK, Clock
 from st2.declarations.model import RETIRED, SUSPENDED
 from st2.supervisor import holds, park, supervisor_record
 from st2.supervisor.catalog_view import CatalogView
-from st2.supervisor.lowering import SeatPlan, Task, TaskRole
+from st2.supervisor.lowering import SeatPlan, Task, TaskRole, st2_command, task_base_environment
 from st2.supervisor.materialize import MaterializationRefused, materialize
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
@@ -105,8 +105,10 @@ class Reconciler:
         self.clock = clock
         self.scope = scope or RuntimeScope(location.root, location.host)
         self.backends: Mapping[str, Backend] = backends if backends is not None else _real_backends(
-            self.scope, location, clock)
+            self.scope, location, clock, self.say)
         self.output = output or sys.stderr
+        # The scope's seat host (st2.seathost), kept answering by every pass that runs a seat.
+        self.seat_host = getattr(self.backends.get("exec"), "seat_host", None)
         self.notify = notify
         self.states: dict[str, TaskState] = {}
         self.noticed: set[str] = set()
@@ -152,6 +154,8 @@ class Reconciler:
             if state.phase in (Phase.PARKED, Phase.REFUSED) or runtime_id in self.states:
                 self.states[runtime_id] = transition(state, Event.UNPARKED, _any_policy(view, runtime_id), self.clock.monotonic())
             report.unparked.append(runtime_id)
+        if self.seat_host is not None and not materialize_only and any(_served(plan) for plan in view.plans):
+            self.seat_host.ensure()   # a SIGKILLed host is replaced here; its children run on
         held = holds.held(self.scope)
         declared: set[str] = set()
         owners: dict[str, list[str]] = {}
@@ -373,11 +377,40 @@ class Reconciler:
         self.reported_errors = current
 
 
-def _real_backends(scope: RuntimeScope, location: CatalogLocation, clock: Clock) -> dict[str, Backend]:
+def _real_backends(scope: RuntimeScope, location: CatalogLocation, clock: Clock,
+                   say: Callable[[str], None] | None = None) -> dict[str, Backend]:
     from st2.supervisor.runtime.exec_backend import ExecBackend
     from st2.supervisor.runtime.tmux_backend import TmuxBackend
 
-    return {"exec": ExecBackend(scope, location.paths.logs, clock), "pty": TmuxBackend(scope, clock)}
+    command = st2_command()
+    return {"exec": ExecBackend(scope, location.paths.logs, clock, seat_host=_seat_host(scope, location, command, say),
+                                st2_command=command),
+            "pty": TmuxBackend(scope, clock)}
+
+
+SEAT_HOST_KNOB = "ST2_SEAT_HOST"
+
+
+def _served(plan: SeatPlan) -> bool:
+    """A running seat whose per-seat processes the seat host forks or wakes: one with a DING
+    companion or a typed driver block (a native wrapper's pump registers its watch there)."""
+    if not plan.running or plan.errors:
+        return False
+    return any(task.role is TaskRole.DING for task in plan.tasks) or bool(
+        plan.declaration is not None and plan.declaration.drivers)
+
+
+def _seat_host(scope: RuntimeScope, location: CatalogLocation, command: list[str], say):
+    """The scope's seat host client (None with ``ST2_SEAT_HOST=off``: every task is spawned)."""
+    import os
+
+    if os.environ.get(SEAT_HOST_KNOB, "") == "off":
+        return None
+    from st2.seathost.client import SeatHostClient
+    from st2.supervisor.runtime import transport
+
+    return SeatHostClient(scope.directory, location.paths.logs / f"{location.host}.seat-host.log", command,
+                          task_base_environment(), prefix=transport.prefix(f"{location.host}.seat-host"), say=say)
 
 
 def _any_policy(view: CatalogView, runtime_id: str):

@@ -2,8 +2,9 @@
 
 ``st2 down`` (no identities) first stops this catalog's running supervisor on this host (a
 normal stop, which leaves tasks alone), then kills every recorded task — tmux server or whole
-process group — and removes its record. ``st2 down <identity>…`` kills just those seats' tasks
-and holds them so a running supervisor does not relaunch them until the next ``st2 up``.
+process group — and removes its record, and retires the scope's seat host. ``st2 down
+<identity>…`` kills just those seats' tasks and holds them so a running supervisor does not
+relaunch them until the next ``st2 up``.
 Idempotent: tearing down what is already gone succeeds.
 
 Every task ``st2 down`` selects gets the resumable-session stop marker
@@ -75,6 +76,8 @@ def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
         launch_record.remove(scope, rid)
         park.clear(scope, rid)
         report.stopped.append(rid)
+    if not identities:
+        _retire_seat_host(scope)
     return report
 
 
@@ -94,6 +97,16 @@ def _mark_stopped(location: CatalogLocation, runtime_ids: list[str], report: Tea
             resumable_session.mark_stopped(store, rid, now_ms)
         except OSError as error:
             report.errors.append(f"cannot record that {rid} was stopped (its next launch would resume): {error}")
+
+
+def _retire_seat_host(scope: RuntimeScope) -> None:
+    """Whole-host teardown ends the scope's seat host too (nothing is left for it to serve)."""
+    from st2.seathost import wire
+
+    try:
+        wire.request(wire.socket_path(scope.directory), {"op": "retire"}, timeout=2.0)
+    except OSError:
+        pass
 
 
 def _declared_ids(location: CatalogLocation, agent: str) -> list[str]:

@@ -90,6 +90,7 @@ class CodexSession(GroupServerSession):
         self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
                          runtime_id, log=self.note)
         self.scope_staging = scope.staging
+        self.scope_directory = scope.directory
         self.control = ControlState()
         self._published: ControlState | None = None
         self.context = ContextProducer()
@@ -354,13 +355,13 @@ class CodexSession(GroupServerSession):
 
     # --- the loop --------------------------------------------------------------------------
     def run(self) -> int:
-        from st2.catalog.seat_watch import SeatWatch
+        from st2.seathost.watch_client import open_seat_watch
 
         if not self.gate():
             return EXIT_UNSUPPORTED
         if self.lifecycle is Lifecycle.STARTING:
             self.start()
-        self.watch = SeatWatch(self.seat.directory)
+        self.watch = open_seat_watch(self.seat.directory, self.scope_directory, self.note)
         wake_read, wake_write = os.pipe()
         os.set_blocking(wake_write, False)
         previous_wakeup = signal.set_wakeup_fd(wake_write)
@@ -386,6 +387,7 @@ class CodexSession(GroupServerSession):
                             self.inbox_dirty = True
                     elif key.data == "keyboard":
                         self.read_keyboard(selector, self.desk.on_keyboard)
+                self.watch.keepalive()
                 if self.child.poll() is None and not self._server_closed:
                     self.records.tick()
                     self.deliver()

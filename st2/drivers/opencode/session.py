@@ -176,6 +176,7 @@ class OpencodeSession(GroupServerSession):
                                       prefix="st2 opencode-session")
         scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
         self.staging = scope.staging
+        self.scope_directory = scope.directory
         self.state_path = local.state_path(scope.directory, runtime_id)
         self.view = View(self, catalog, seat, operator, stream)
         self.view_mode = view
@@ -660,9 +661,9 @@ class OpencodeSession(GroupServerSession):
         return super()._stop()
 
     def _loop(self) -> int:
-        from st2.catalog.seat_watch import SeatWatch
+        from st2.seathost.watch_client import open_seat_watch
 
-        watch = SeatWatch(self.seat.directory)
+        watch = open_seat_watch(self.seat.directory, self.scope_directory, self.note)
         selector = selectors.DefaultSelector()
         selector.register(self._wake_read, selectors.EVENT_READ, "wake")
         self.register_inputs(selector, watch)
@@ -693,6 +694,7 @@ class OpencodeSession(GroupServerSession):
                 elif key.data == "keyboard":
                     self.read_keyboard(selector, self.view.on_keyboard)
             self._take_events()
+            watch.keepalive()
             if self.child.poll() is None:
                 self.records.tick()
                 self.deliver()

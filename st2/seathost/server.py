@@ -1,0 +1,281 @@
+"""The seat host's loop: ``st2 seat-host``, one per runtime scope (catalog + host).
+
+Started by the supervisor (:mod:`st2.seathost.client`) in its own session, never in the
+supervisor's group, so stopping or SIGKILLing ``st2 up`` leaves it running. One at a time: it
+holds ``seat-host.lock`` (``flock``, released by the kernel on any death) before it binds
+``seat-host.sock``; a second start finds the lock taken and exits 0. It imports the per-seat
+processes' modules once (the caller's ``preload``), runs ``gc.freeze()``, and then serves
+requests (:mod:`st2.seathost.wire`) one at a time on a single thread (a fork is only safe from
+a single-threaded process): forks per-seat processes (:mod:`st2.seathost.fork`) and reaps them,
+and serves every registered seat watch from one inotify instance (:mod:`st2.seathost.hub`).
+
+Nothing a forked process needs lives here: if the host is SIGKILLed its children keep running
+(re-parented, with the PID, start time and group their launch records name), the watch
+registrations see the end of their connection and each wakes on its own timer until the next
+``st2 up`` pass starts a new host and they register again. SIGTERM (handlers only record; the
+loop acts) and a ``retire`` request end the loop the same way.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import gc
+import os
+import selectors
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Callable
+
+from st2.seathost import fork as fork_module
+from st2.seathost import wire
+from st2.seathost.hub import WatchHub
+
+LOCK_WAIT_SECONDS = 10.0
+IDLE_EXIT_SECONDS = 60.0   # no child of ours alive and no registration: nothing to serve
+
+
+def say(line: str) -> None:
+    print(f"st2 seat-host: {line}", file=sys.stderr, flush=True)
+
+
+class SeatHost:
+    def __init__(self, scope_directory: Path, entry: Callable[[list[str]], int]) -> None:
+        self.directory = Path(scope_directory)
+        self.entry = entry
+        self.build = wire.build_id()
+        self.hub = WatchHub()
+        self.children: set[int] = set()
+        self.stopping = False
+        self.listener: socket.socket | None = None
+        self.connections: dict[int, socket.socket] = {}
+        self.bound_inode: int | None = None
+        self.peers: dict[int, int | None] = {}     # registration -> the registrant's pid
+
+    # -- start ---------------------------------------------------------------------------
+    def _take_lock(self) -> int | None:
+        """The host lock, waiting up to :data:`LOCK_WAIT_SECONDS` for a retiring predecessor to
+        let go; None when another host keeps it."""
+        import time
+
+        descriptor = os.open(wire.lock_path(self.directory), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return descriptor
+            except OSError as error:
+                if error.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(descriptor)
+                    raise
+            if time.monotonic() >= deadline:
+                os.close(descriptor)
+                return None
+            time.sleep(0.02)
+
+    def _bind(self) -> socket.socket:
+        path = wire.socket_path(self.directory)
+        try:
+            path.unlink()   # we hold the lock: whatever answers there is a dead host's socket
+        except FileNotFoundError:
+            pass
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        previous = os.umask(0o177)
+        try:
+            listener.bind(str(path))
+        finally:
+            os.umask(previous)
+        self.bound_inode = os.stat(path).st_ino
+        listener.listen(256)
+        listener.setblocking(False)
+        return listener
+
+    def serve(self) -> int:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        lock = self._take_lock()
+        if lock is None:
+            say(f"another seat host holds {wire.lock_path(self.directory)}; exiting")
+            return 0
+        self.listener = self._bind()
+        if self.hub.error:
+            say(f"inotify is unavailable ({self.hub.error}): registered seats wake on their timers only")
+        read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        signal.signal(signal.SIGTERM, self._stop)
+        signal.signal(signal.SIGINT, self._stop)
+        signal.signal(signal.SIGCHLD, lambda number, frame: None)
+        # Everything imported so far is shared copy-on-write with every child: keep the collector
+        # from touching (and so copying) those pages in the children.
+        gc.collect()
+        gc.freeze()
+        say(f"serving {self.directory} as pid {os.getpid()} (build {self.build})")
+        try:
+            self._loop(read_end)
+        finally:
+            self._close(lock)
+        say("stopped; every forked process keeps running")
+        return 0
+
+    def _stop(self, number, frame) -> None:  # only records; the loop acts
+        self.stopping = True
+
+    # -- the loop ------------------------------------------------------------------------
+    def _loop(self, wake: int) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(self.listener, selectors.EVENT_READ, "accept")
+        selector.register(wake, selectors.EVENT_READ, "signal")
+        if not self.hub.error:
+            selector.register(self.hub.fileno(), selectors.EVENT_READ, "inotify")
+        import time
+
+        idle_since = time.monotonic()
+        while not self.stopping:
+            if self.children or self.hub.registrations:
+                idle_since = time.monotonic()
+            elif time.monotonic() - idle_since >= IDLE_EXIT_SECONDS:
+                say(f"nothing to serve for {IDLE_EXIT_SECONDS:g}s; exiting (the next st2 up starts another)")
+                break
+            if not self._still_bound():
+                say("my socket was removed or replaced; exiting")
+                break
+            for key, _ in selector.select(5.0):
+                if key.data == "accept":
+                    self._accept(selector)
+                elif key.data == "signal":
+                    _drain(wake)
+                elif key.data == "inotify":
+                    self.hub.drain()
+                else:
+                    self._registration_ended(selector, key.fd)
+            self._reap()
+        selector.close()
+
+    def _still_bound(self) -> bool:
+        try:
+            return os.stat(wire.socket_path(self.directory)).st_ino == self.bound_inode
+        except OSError:
+            return False
+
+    def _accept(self, selector) -> None:
+        while not self.stopping:
+            try:
+                connection, _ = self.listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            connection.settimeout(wire.TIMEOUT_SECONDS)
+            keep = False
+            try:
+                body, descriptors = wire.receive(connection)
+                keep = self._handle(connection, body, descriptors, selector)
+            except OSError as error:
+                say(f"dropped a request: {error}")
+            if not keep:
+                connection.close()
+
+    def _handle(self, connection, body: dict, descriptors: list[int], selector) -> bool:
+        """Answer one request; True when the connection stays open (a watch registration)."""
+        operation = body.get("op")
+        if operation == "watch" and isinstance(body.get("seat"), str) and len(descriptors) == 1:
+            key = connection.fileno()
+            self.peers[key] = _peer_pid(connection)
+            self.hub.register(key, Path(body["seat"]), descriptors[0])
+            wire.send(connection, {"ok": True, "pid": os.getpid(), "inotify": self.hub.error is None})
+            connection.setblocking(False)
+            self.connections[key] = connection
+            selector.register(connection, selectors.EVENT_READ, "registration")
+            return True
+        try:
+            if operation == "hello":
+                wire.send(connection, {"protocol": wire.PROTOCOL, "build": self.build, "pid": os.getpid(),
+                                       "watching": len(self.hub.registrations),
+                                       "registrants": sorted(pid for pid in self.peers.values() if pid),
+                                       "inotify": self.hub.error is None})
+            elif operation == "fork" and len(descriptors) == 1:
+                wire.send(connection, self._fork(body, descriptors[0]))
+            elif operation == "retire":
+                wire.send(connection, {"ok": True})
+                self.stopping = True
+            else:
+                wire.send(connection, {"error": f"unknown request {operation!r}"})
+        finally:
+            for descriptor in descriptors:
+                os.close(descriptor)
+        return False
+
+    def _fork(self, body: dict, log: int) -> dict:
+        if body.get("build") != self.build:
+            return {"error": "build", "build": self.build}
+        words, environment, directory = body.get("argv"), body.get("env"), body.get("cwd")
+        if not (isinstance(words, list) and all(isinstance(word, str) for word in words) and words
+                and isinstance(environment, dict) and isinstance(directory, str)):
+            return {"error": "malformed fork request"}
+        try:
+            pid, ticks = fork_module.fork(words, {str(k): str(v) for k, v in environment.items()},
+                                          directory, log, self.entry)
+        except OSError as error:
+            return {"error": f"fork failed: {error}"}
+        self.children.add(pid)
+        return {"pid": pid, "startTicks": ticks}
+
+    def _registration_ended(self, selector, key: int) -> None:
+        connection = self.connections.get(key)
+        if connection is None:
+            return
+        try:
+            if connection.recv(4096):
+                return   # a registrant never sends after its request; ignore noise
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            pass
+        selector.unregister(connection)
+        self.hub.unregister(key)
+        self.peers.pop(key, None)
+        del self.connections[key]
+        connection.close()
+
+    def _reap(self) -> None:
+        while self.children:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                self.children.clear()
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+
+    def _close(self, lock: int) -> None:
+        path = wire.socket_path(self.directory)
+        try:
+            if os.stat(path).st_ino == self.bound_inode:   # never a successor's socket
+                path.unlink()
+        except OSError:
+            pass
+        if self.listener is not None:
+            self.listener.close()
+        for key in list(self.connections):
+            self.hub.unregister(key)
+            self.connections.pop(key).close()
+        os.close(lock)
+
+
+def _peer_pid(connection: socket.socket) -> int | None:
+    """The PID of the process on the other end (``SO_PEERCRED``), for ``hello``'s registrants."""
+    import struct
+
+    try:
+        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", credentials)[0]
+    except OSError:
+        return None
+
+
+def _drain(descriptor: int) -> None:
+    try:
+        while os.read(descriptor, 4096):
+            pass
+    except BlockingIOError:
+        pass

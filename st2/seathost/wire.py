@@ -1,0 +1,128 @@
+"""The seat host's wire: one unix stream socket per runtime scope (``<scope>/seat-host.sock``),
+one JSON request line per connection, file descriptors passed beside it with ``SCM_RIGHTS``.
+
+Requests (``op``):
+
+- ``hello`` → ``{"protocol", "build", "pid", "watching", "registrants", "inotify"}``: who
+  serves, for which build, how many seat watches it serves and the registrants' PIDs, and
+  whether it holds its inotify instance;
+- ``fork`` ``{argv, env, cwd, runtimeId, build}`` + the task's log descriptor →
+  ``{"pid", "startTicks"}`` or ``{"error"}``: start one per-seat process (see
+  :mod:`st2.seathost.fork`); refused when ``build`` is not the host's own;
+- ``watch`` ``{seat}`` + the write end of the caller's wake pipe → ``{"ok": true}``, then the
+  connection stays open for the registration's lifetime: the host writes one byte into the
+  pipe per relevant mutation of the seat, and either side closing ends it;
+- ``retire`` → ``{"ok": true}``: the host stops listening, removes its socket and exits (its
+  forked processes keep running).
+
+Standard library only: every per-seat process that talks to the host imports this.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+PROTOCOL = "st2.seat-host.v1"
+SOCKET_NAME = "seat-host.sock"
+LOCK_NAME = "seat-host.lock"
+LOG_NAME = "seat-host.log"
+LINE_LIMIT = 1 << 20          # a fork request carries a whole environment
+MAX_DESCRIPTORS = 4
+TIMEOUT_SECONDS = 5.0
+
+
+class WireError(OSError):
+    """The other side did not answer with one well-formed line."""
+
+
+def socket_path(scope_directory: Path) -> Path:
+    return Path(scope_directory) / SOCKET_NAME
+
+
+def lock_path(scope_directory: Path) -> Path:
+    return Path(scope_directory) / LOCK_NAME
+
+
+def build_id() -> str:
+    """The code a fork would run: this interpreter, the st2 package's location and version. A
+    host of another build never forks for this one (a replaced binary gets a new host)."""
+    import st2
+    from st2.digest import sha256
+
+    digest = sha256()
+    for value in (sys.executable, os.path.dirname(os.path.abspath(st2.__file__)), st2.__version__,
+                  sys.version):
+        digest.update(value.encode() + b"\0")
+    return "sha256:" + digest.hexdigest()[:32]
+
+
+def send(connection: socket.socket, body: dict, descriptors: tuple[int, ...] = ()) -> None:
+    data = json.dumps(body, separators=(",", ":")).encode() + b"\n"
+    if descriptors:
+        sent = socket.send_fds(connection, [data], list(descriptors))
+        data = data[sent:]
+    if data:
+        connection.sendall(data)
+
+
+def receive(connection: socket.socket) -> tuple[dict, list[int]]:
+    """One request or answer line and the descriptors that came with it. Raise
+    :class:`WireError` on end of stream, an overlong line or anything but a JSON object."""
+    chunks, descriptors, size = [], [], 0
+    while True:
+        data, received, _, _ = socket.recv_fds(connection, 65536, MAX_DESCRIPTORS)
+        descriptors += received
+        if not data:
+            _close_all(descriptors)
+            raise WireError("the seat host connection closed before a whole line")
+        chunks.append(data)
+        size += len(data)
+        if b"\n" in data:
+            break
+        if size > LINE_LIMIT:
+            _close_all(descriptors)
+            raise WireError("overlong line on the seat host connection")
+    line = b"".join(chunks).split(b"\n", 1)[0]
+    try:
+        body = json.loads(line)
+    except ValueError as error:
+        _close_all(descriptors)
+        raise WireError(f"the seat host connection carried a line that is not JSON: {error}") from error
+    if not isinstance(body, dict):
+        _close_all(descriptors)
+        raise WireError("the seat host connection carried a line that is not a JSON object")
+    return body, descriptors
+
+
+def _close_all(descriptors: list[int]) -> None:
+    for descriptor in descriptors:
+        try:
+            os.close(descriptor)
+        except OSError:
+            pass
+
+
+def connect(path: Path, timeout: float = TIMEOUT_SECONDS) -> socket.socket:
+    """A connection to the host on ``path``; raise OSError when none answers."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    connection.settimeout(timeout)
+    try:
+        connection.connect(str(path))
+    except OSError:
+        connection.close()
+        raise
+    return connection
+
+
+def request(path: Path, body: dict, descriptors: tuple[int, ...] = (),
+            timeout: float = TIMEOUT_SECONDS) -> dict:
+    """One request and its answer over a fresh connection; raise OSError when no host answers."""
+    with connect(path, timeout) as connection:
+        send(connection, body, descriptors)
+        answer, extra = receive(connection)
+        _close_all(extra)
+        return answer

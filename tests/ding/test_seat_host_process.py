@@ -1,0 +1,168 @@
+"""DING notifiers forked by the seat host under a real ``st2 up``: SIGKILLing one seat's notifier,
+or the seat host they were forked from, loses and duplicates no notice for any seat and never
+stops another seat's notifier; notifiers outlive a SIGKILL of both the supervisor and the seat
+host and are adopted exactly once."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from ding_support import STANDIN, poll_for, runs_on, typed_notice, write_message
+from st2.ding.notice import PASTE_END, PASTE_START
+from st2.doctor.wakeups import inotify_instances
+from st2.seathost import wire
+from supervisor_support import Fleet
+
+pytestmark = pytest.mark.process
+
+SEATS = ("ann", "bob", "cat")
+
+
+@pytest.fixture
+def fleet():
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2sh-"))
+    group = Fleet(base)
+    yield group
+    group.cleanup()
+    host = host_pid(group)
+    if host is not None:
+        os.kill(host, signal.SIGKILL)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def host_pid(fleet) -> int | None:
+    try:
+        return wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"}, timeout=1.0).get("pid")
+    except OSError:
+        return None
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+
+
+def ding_pids(fleet) -> dict[str, int]:
+    running = fleet.running()
+    return {identity: running[f"h.{identity}.ding"][0] for identity in SEATS if f"h.{identity}.ding" in running}
+
+
+def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(fleet):
+    standins = {}
+    for identity in SEATS:
+        logs = fleet.base / f"standin-{identity}"
+        logs.mkdir()
+        standins[identity] = logs
+        argv = " ".join(f'"{word}"' for word in (sys.executable, str(STANDIN), "--bytes", str(logs / "bytes"),
+                                                 "--events", str(logs / "events")))
+        seat = fleet.seat(identity, f"    argv {argv}\n    ding\n    restart {{\n        attempts 50\n    }}")
+        (seat / "resources" / "inbox").mkdir(parents=True)
+    fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
+    supervisor = fleet.up("--interval", "1s")
+    try:
+        poll_for(lambda: len(ding_pids(fleet)) == len(SEATS) and len(fleet.running()) == 2 * len(SEATS),
+                 timeout=60, what="every seat and its notifier")
+        for identity in SEATS:
+            poll_for(lambda: (fleet.scope.directory / "ding" / f"h.{identity}.json").exists(), timeout=30,
+                     what=f"{identity}'s ownership record")
+        host = host_pid(fleet)
+        assert host is not None
+        for identity, pid in ding_pids(fleet).items():
+            assert parent_of(pid) == host, f"{identity}'s notifier was not forked by the seat host"
+            assert inotify_instances(pid) == 0            # it wakes through the host's one instance
+        assert inotify_instances(host) == 1
+        poll_for(lambda: len(wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"})["registrants"])
+                 == len(SEATS), timeout=30, what="every notifier registered with the seat host")
+
+        notices = {identity: [] for identity in SEATS}
+
+        def post(round_number: int) -> None:
+            for identity in SEATS:
+                subject = f"round {round_number} for {identity}"
+                seat = fleet.catalog / "agents" / "h" / identity
+                notices[identity].append(typed_notice(write_message(seat, subject), subject, "h.planner"))
+
+        def kill_notifier(identity: str) -> None:
+            victim = ding_pids(fleet)[identity]
+            others = {name: pid for name, pid in ding_pids(fleet).items() if name != identity}
+            os.killpg(victim, signal.SIGKILL)
+            poll_for(lambda: ding_pids(fleet).get(identity) not in (None, victim), timeout=30,
+                     what=f"the supervisor's restart of {identity}'s notifier")
+            # One seat's delivery crashing stopped no other seat's notifier.
+            assert {name: pid for name, pid in ding_pids(fleet).items() if name != identity} == others
+
+        def kill_host() -> None:
+            nonlocal host
+            before = ding_pids(fleet)
+            os.kill(host, signal.SIGKILL)
+            poll_for(lambda: host_pid(fleet) not in (None, host), timeout=30, what="a new seat host")
+            host = host_pid(fleet)
+            # The host's death stopped no notifier: each runs on with its PID.
+            assert {identity: pid for identity, pid in ding_pids(fleet).items() if identity in before} == before
+
+        post(0)
+        kill_notifier("ann")
+        post(1)
+        kill_host()
+        post(2)
+        kill_notifier("bob")
+        kill_host()
+        post(3)
+        kill_notifier("cat")
+        post(4)
+        for identity in SEATS:
+            events = standins[identity] / "events"
+            poll_for(lambda: events.exists() and events.read_text().count("submit\t") >= len(notices[identity]),
+                     timeout=60, what=f"every notice of {identity}")
+        for identity in SEATS:
+            runs_on(fleet.catalog / "logs" / f"h.{identity}.ding.log", passes=3)   # anything extra shows now
+        for identity in SEATS:
+            events = (standins[identity] / "events").read_text()
+            submitted = [line.split("\t", 1)[1] for line in events.splitlines() if line.startswith("submit")]
+            assert submitted == [repr(notice) for notice in notices[identity]], identity
+            received = (standins[identity] / "bytes").read_bytes()
+            for notice in notices[identity]:
+                assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, (identity, notice)
+        # cat's notifier, restarted after the last host kill, is the newest host's child.
+        assert parent_of(ding_pids(fleet)["cat"]) == host
+    finally:
+        fleet.stop(supervisor)
+        fleet.st2("down")
+
+
+def test_forked_notifiers_outlive_the_supervisor_and_the_seat_host_and_are_adopted_once(fleet):
+    for identity in SEATS[:2]:
+        seat = fleet.seat(identity, '    argv "sleep" "600"\n    ding')
+        (seat / "resources" / "inbox").mkdir(parents=True)
+    first = fleet.up("--interval", "60s")
+    live = poll_for(lambda: (lambda running: running if len(running) == 4 else None)(fleet.running()), timeout=60)
+    assert live, fleet.log()
+    host = host_pid(fleet)
+    assert host is not None and all(parent_of(live[f"h.{identity}.ding"][0]) == host for identity in SEATS[:2])
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=10)
+    os.kill(host, signal.SIGKILL)
+    poll_for(lambda: host_pid(fleet) is None, timeout=10, what="the seat host gone")
+    assert fleet.running() == live, "killing the supervisor and the seat host must not touch a task"
+
+    fleet.up("--interval", "60s")
+    assert poll_for(lambda: fleet.log().count("adopted ") == 4, timeout=30), fleet.log()
+    log = fleet.log()
+    assert "launched" not in log and "restarted" not in log, log
+    assert fleet.running() == live
+    assert poll_for(lambda: host_pid(fleet) not in (None, host), timeout=30), "the next pass starts a new seat host"
+    inventory = fleet.tasks()
+    assert inventory["complete"] is True, inventory
+    rows = {row["runtimeId"]: row for row in inventory["tasks"]}
+    for identity in SEATS[:2]:
+        row = rows[f"h.{identity}.ding"]
+        assert row["runtime"]["state"] == "running" and row["runtime"]["pid"] == live[f"h.{identity}.ding"][0]
+    fleet.st2("down", "ann")   # one seat's notifier stops alone
+    running = fleet.running()
+    assert "h.ann.ding" not in running and running["h.bob.ding"] == live["h.bob.ding"]
