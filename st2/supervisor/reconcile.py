@@ -104,9 +104,9 @@ class Reconciler:
         self.location = location
         self.clock = clock
         self.scope = scope or RuntimeScope(location.root, location.host)
+        self.output = output or sys.stderr
         self.backends: Mapping[str, Backend] = backends if backends is not None else _real_backends(
             self.scope, location, clock, self.say)
-        self.output = output or sys.stderr
         # The scope's seat host (st2.seathost), kept answering by every pass that runs a seat.
         self.seat_host = getattr(self.backends.get("exec"), "seat_host", None)
         self.notify = notify
