@@ -18,8 +18,6 @@ loop acts) and a ``retire`` request end the loop the same way.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import gc
 import os
 import selectors
@@ -29,6 +27,8 @@ import sys
 from pathlib import Path
 from typing import Callable
 
+from st2.fs.lock import LockTimeout, RecordLock
+from st2.fs.pipe import drain
 from st2.seathost import fork as fork_module
 from st2.seathost import wire
 from st2.seathost.hub import WatchHub
@@ -55,25 +55,15 @@ class SeatHost:
         self.peers: dict[int, int | None] = {}     # registration -> the registrant's pid
 
     # -- start ---------------------------------------------------------------------------
-    def _take_lock(self) -> int | None:
+    def _take_lock(self) -> RecordLock | None:
         """The host lock, waiting up to :data:`LOCK_WAIT_SECONDS` for a retiring predecessor to
         let go; None when another host keeps it."""
-        import time
-
-        descriptor = os.open(wire.lock_path(self.directory), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + LOCK_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return descriptor
-            except OSError as error:
-                if error.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(descriptor)
-                    raise
-            if time.monotonic() >= deadline:
-                os.close(descriptor)
-                return None
-            time.sleep(0.02)
+        lock = RecordLock(wire.lock_path(self.directory), timeout=LOCK_WAIT_SECONDS)
+        try:
+            lock.acquire()
+        except LockTimeout:
+            return None
+        return lock
 
     def _bind(self) -> socket.socket:
         path = wire.socket_path(self.directory)
@@ -144,7 +134,7 @@ class SeatHost:
                 if key.data == "accept":
                     self._accept(selector)
                 elif key.data == "signal":
-                    _drain(wake)
+                    drain(wake)
                 elif key.data == "inotify":
                     self.hub.drain()
                 else:
@@ -247,7 +237,7 @@ class SeatHost:
                 return
             self.children.discard(pid)
 
-    def _close(self, lock: int) -> None:
+    def _close(self, lock: RecordLock) -> None:
         path = wire.socket_path(self.directory)
         try:
             if os.stat(path).st_ino == self.bound_inode:   # never a successor's socket
@@ -259,7 +249,7 @@ class SeatHost:
         for key in list(self.connections):
             self.hub.unregister(key)
             self.connections.pop(key).close()
-        os.close(lock)
+        lock.release()
 
 
 def _peer_pid(connection: socket.socket) -> int | None:
@@ -272,10 +262,3 @@ def _peer_pid(connection: socket.socket) -> int | None:
     except OSError:
         return None
 
-
-def _drain(descriptor: int) -> None:
-    try:
-        while os.read(descriptor, 4096):
-            pass
-    except BlockingIOError:
-        pass

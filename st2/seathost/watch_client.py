@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from st2.fs.pipe import drain
 from st2.seathost import wire
 
 RECONNECT_SECONDS = 1.0
@@ -112,13 +113,7 @@ class SharedSeatWatch:
     # -- SeatWatch's interface -------------------------------------------------------------
     def drain(self) -> bool:
         """Consume pending wake-ups; True when there was one."""
-        found = False
-        try:
-            while os.read(self.read_end, 4096):
-                found = True
-        except BlockingIOError:
-            pass
-        return found
+        return drain(self.read_end)
 
     def wait(self, timeout: float, wake_fd: int | None = None) -> bool:
         """Block up to ``timeout`` seconds for a wake-up (True) or a byte on ``wake_fd`` (False,

@@ -20,6 +20,7 @@ from filelock import FileLock, Timeout
 
 from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK, Clock
+from st2.fs.pipe import drain
 from st2.declarations.model import RETIRED
 from st2.supervisor import holds, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
@@ -123,7 +124,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 return 0
             # Child exits that arrived before this pass are observed by it; only a stop survives.
             queue.clear()
-            _drain(read_end)
+            drain(read_end)
             if watch is not None:
                 watch.sync()
                 watch.drain()
@@ -188,14 +189,6 @@ def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, 
         reconciler.say(line)
 
 
-def _drain(descriptor: int) -> None:
-    try:
-        while os.read(descriptor, 4096):
-            pass
-    except BlockingIOError:
-        pass
-
-
 def _wait(reconciler: Reconciler, watch, queue, read_end: int, interval: float,
           next_deadline: float | None, clock: Clock, notifier: Notifier,
           exits: ExitWatch | None = None) -> bool:
@@ -230,7 +223,7 @@ def _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, noti
         ready = {key.fd for key, _ in selector.select(remaining)}
         notifier.send("WATCHDOG=1")
         if read_end in ready:
-            _drain(read_end)
+            drain(read_end)
             ready.discard(read_end)
         if watch_descriptor in ready:
             ready.discard(watch_descriptor)
