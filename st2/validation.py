@@ -261,7 +261,7 @@ def _walk_templates(directory: Path, relative: str, depth: int, totals: dict, pr
         return
     for entry in entries:
         path = f"{relative}/{entry.name}"
-        if is_engine_file(entry.name):
+        if is_engine_file(entry.name, directory=entry.is_dir(follow_symlinks=False)) and not entry.is_symlink():
             continue  # a replication engine's own file; a conflict copy is refused on its own
         if entry.name in TEMPLATE_RESERVED_NAMES:
             problems.append(_template_problem(path, f"{path} uses the reserved name `{entry.name}`"))

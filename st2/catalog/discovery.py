@@ -13,8 +13,10 @@ so an exact ``.harness-context.tmp-<digits>-<digits>`` *regular, non-symlink fil
 that name, and every near miss, stays an error. A replication engine's own entry
 (:func:`st2.catalog.engine_files.is_engine_file`: ``.stfolder``, ``.stversions``,
 ``.syncthing.*.tmp``, a ``*.sync-conflict-*`` copy, ``.unison.*``, ``.~tmp~``, rsync's
-``.<name>.XXXXXX``) that is a regular file or a real directory is likewise skipped (listed in
-``engine``) wherever the walk lists a directory; as a symlink or special file it stays an error.
+``.<name>.XXXXXX``) is likewise skipped (listed in ``engine``) wherever the walk lists a
+directory: as a regular file, or as a real directory for the names engines make as directories
+(the markers, ``.~tmp~``, ``.unison.*``); as a symlink or special file, or a directory with
+another engine name, it stays strict.
 An identity directory without ``agent.kdl`` is not a seat (its replicated state may outlive the
 declaration); it is reported as a warning.
 
@@ -202,10 +204,12 @@ def _is_real_directory(entry: os.DirEntry, relative: str, found: Discovery, kind
 
 def _is_engine_entry(entry: os.DirEntry) -> bool:
     """A replication engine's own file or directory (never a symlink or special file)."""
-    if not is_engine_file(entry.name):
-        return False
     try:
-        return not entry.is_symlink() and (entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False))
+        if entry.is_symlink():
+            return False
+        if entry.is_dir(follow_symlinks=False):
+            return is_engine_file(entry.name, directory=True)
+        return entry.is_file(follow_symlinks=False) and is_engine_file(entry.name)
     except OSError:
         return False
 

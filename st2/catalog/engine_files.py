@@ -38,8 +38,16 @@ _CONFLICT = re.compile(r"(?P<stem>.*?)\.sync-conflict-[0-9]{8}-[0-9]{6}(?:-[A-Z0
 _RSYNC_TEMP = re.compile(r"\..+\.[A-Za-z0-9]{6}")
 
 
-def is_engine_file(name: str) -> bool:
-    """True when the entry ``name`` (one path component) is a replication engine's, not st2's."""
+# The ones an engine makes as directories: its markers, rsync's --delay-updates directory and
+# unison's copy of a directory in flight. A conflict copy or a staged file is always a file.
+ENGINE_DIRECTORY_GLOBS: tuple[str, ...] = (".stfolder", ".stversions", ".~tmp~", ".unison.*")
+
+
+def is_engine_file(name: str, directory: bool = False) -> bool:
+    """True when the entry ``name`` (one path component; ``directory`` when it is one) is a
+    replication engine's, not st2's."""
+    if directory:
+        return any(fnmatch.fnmatchcase(name, glob) for glob in ENGINE_DIRECTORY_GLOBS)
     if any(fnmatch.fnmatchcase(name, glob) for glob in ENGINE_GLOBS):
         return True
     return _RSYNC_TEMP.fullmatch(name) is not None

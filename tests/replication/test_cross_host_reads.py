@@ -157,7 +157,7 @@ def test_engine_files_are_overlooked_by_discovery_and_every_reader(hosts) -> Non
     debris = {
         a / ".stfolder": "dir", a / ".stversions" / "agents" / "b" / "fresh" / "status~20261201-120000": "file",
         a / "agents" / ".stversions": "dir", a / "agents" / "b" / ".syncthing.x.tmp": "file",
-        a / "agents" / "b" / f"fresh{CONFLICT}": "dir", a / "agents" / ".~tmp~": "dir",
+        a / "agents" / "b" / f"fresh{CONFLICT}": "file", a / "agents" / ".~tmp~": "dir",
         a / "agents" / "b" / ".unison.fresh.0a1b.unison.tmp": "dir", a / "agents" / "b" / ".fresh.Ab12Cd": "file",
         seat / "resources" / "inbox" / ".syncthing.1788000000000-abcdef.md.tmp": "file",
         seat / "resources" / "inbox" / f"1788000000000-abcdef{CONFLICT}.md": "file",
@@ -178,6 +178,12 @@ def test_engine_files_are_overlooked_by_discovery_and_every_reader(hosts) -> Non
     assert result.stderr == ""  # not even a warning: discovery overlooked every engine entry
     validate = run_st2("validate", "--host", "a", env=st2_env(a))
     assert validate.returncode == 0, validate.stdout + validate.stderr
+    # A directory named like a conflict copy or a staged file is no engine's (engines make those
+    # as files): it is an identity directory, and without a declaration not a seat.
+    (a / "agents" / "b" / f"other{CONFLICT}").mkdir()
+    warned = run_st2("validate", "--host", "a", env=st2_env(a))
+    assert warned.returncode == 0 and f"agents/b/other{CONFLICT} has no agent.kdl" in warned.stdout + warned.stderr
+    (a / "agents" / "b" / f"other{CONFLICT}").rmdir()
     # A symlink with an engine's name is not an engine's file: strict discovery still refuses it.
     (a / "agents" / "b" / ".syncthing.y.tmp").symlink_to(seat)
     refused = run_st2("validate", "--host", "a", env=st2_env(a))
