@@ -1,8 +1,9 @@
 """Where everything lives in a catalog. Every reader derives its paths from here.
 
 The names a replication engine must carry between hosts are pinned in one constant,
-:data:`REPLICATED_NAMES`; :func:`sync_include_rules` prints them for the engine. Nothing else in
-st2 spells these names. Standard library only: hot paths import this.
+:data:`REPLICATED_NAMES`; :func:`sync_include_rules` lists them as the seed's include globs, and
+:mod:`st2.catalog.sync_rules` renders each engine's rules from them (``st2 catalog sync-rules``).
+Nothing else in st2 spells these names. Standard library only: hot paths import this.
 """
 
 from __future__ import annotations
