@@ -1,0 +1,174 @@
+"""Fleet event lag: 627 seats, 10 % of them changing every second, followed by `st2 events --follow`.
+
+A real `st2 up` supervises a catalog of 627 suspended seats (nothing to launch: the event engine
+is what is measured) while this script, for DURATION seconds, publishes 63 harness-state records
+a second (spread evenly over the second, each seat at most once a second, each write turning
+its seat's blockedOn between none and human by atomic rename, as a producer does). A real
+`st2 events --follow --json` prints the journal; lag is the time from a record's rename
+(its sinceMs) to the follower's line arriving here. Also printed: events received against the
+transitions written (every one should arrive exactly once), the supervisor's CPU while it
+ran, and the engine's full re-projection of the 627 seats in process (the work its timer does).
+Anchor: the target p99 <= 1000 ms.
+Usage: python benchmarks/events.py [DURATION_SECONDS=30]
+Last line: RESULT lag_p50_ms=<x> lag_p99_ms=<y> events=<n> expected=<m> supervisor_cpu_pct=<c>
+full_projection_ms=<f> seats=627
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SEATS = 627
+CHANGING = 0.10
+HOST = "h"
+DURATION = float(sys.argv[1]) if len(sys.argv) > 1 else 30.0
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def harness_state(identity: str, blocked_on: str, at_ms: int) -> str:
+    return json.dumps({
+        "schema": "st2.harness-state.v1", "agent": identity, "harness": "claude", "state": "active",
+        "blockedOn": blocked_on, "inputBuffer": "empty", "ask": "permission" if blocked_on == "human" else "none",
+        "ptySession": f"{HOST}.{identity}", "incarnation": "bench", "seq": 1, "sinceMs": at_ms,
+        "writtenAtMs": at_ms, "transitions": 1}) + "\n"
+
+
+def write_catalog(root: Path) -> list[Path]:
+    seats = []
+    at = now_ms()
+    for index in range(SEATS):
+        identity = f"seat-{index:04d}"
+        seat = root / "agents" / HOST / identity
+        (seat / "resources" / "inbox").mkdir(parents=True)
+        (seat / "agent.kdl").write_text(f'agent "{identity}" {{\n    desired-state "suspended" reason="benchmark"\n'
+                                        f'    argv "sleep" "3600"\n}}\n')
+        (seat / "harness-state").write_text(harness_state(identity, "none", at))
+        (seat / "harness-context").write_text(json.dumps({
+            "schema": "st2.harness-context.v1", "agent": identity, "harness": "claude", "usedTokens": 92283,
+            "windowTokens": 200000, "usedPercent": 46, "model": "claude", "costUsd": 1.25,
+            "sessionTotalTokens": None, "rateLimits": {"fiveHour": 31, "sevenDay": 55}, "compactions": 1,
+            "lastCompactionMs": at - 60000, "lastCompactionTrigger": "auto", "incarnation": "bench",
+            "observedAtMs": at, "writtenAtMs": at}) + "\n")
+        seats.append(seat)
+    return seats
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def full_projection_ms(root: Path, state: Path) -> float:
+    os.environ["XDG_STATE_HOME"] = str(state)
+    from st2.catalog.location import CatalogLocation
+    from st2.events.projection import FleetProjection
+    from st2.runtime.scope import RuntimeScope
+
+    projection = FleetProjection(CatalogLocation(root, HOST), RuntimeScope(root, HOST), lambda scope, task: None)
+    samples = []
+    for _ in range(5):
+        started = time.process_time()
+        projection.everything(now_ms())
+        samples.append((time.process_time() - started) * 1000)
+    return statistics.median(samples)
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="st2-events-bench-") as directory:
+        base = Path(directory)
+        root = base / "catalog"
+        seats = write_catalog(root)
+        state = base / "state"
+        env = dict(os.environ, CATALOG=str(root), XDG_STATE_HOME=str(state), HOME=str(base),
+                   XDG_CONFIG_HOME=str(base / "config"), ST2_TRANSPORT="setsid")
+        env.pop("NOTIFY_SOCKET", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", HOST], env=env,
+                                      stdout=open(base / "up.log", "w"), stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+        follower = None
+        try:
+            state_file = None
+            deadline = time.monotonic() + 120
+            while state_file is None:
+                found = list(state.glob("st2/scopes/*/h/events/state.json"))
+                if found:
+                    state_file = found[0]
+                elif time.monotonic() > deadline or supervisor.poll() is not None:
+                    raise SystemExit(f"the event engine never started: {(base / 'up.log').read_text()[-2000:]}")
+                else:
+                    time.sleep(0.1)
+            follower = subprocess.Popen([sys.executable, "-m", "st2", "--host", HOST, "events", "--follow", "--json",
+                                         "--since", str(now_ms())], env=env, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, start_new_session=True)
+            received: list[tuple[int, dict]] = []
+
+            def read() -> None:
+                for line in follower.stdout:
+                    received.append((now_ms(), json.loads(line)))
+
+            reader = threading.Thread(target=read, daemon=True)
+            reader.start()
+            time.sleep(1.0)  # the follower is following (its start-up is not the engine's lag)
+            blocked = {seat: False for seat in seats}
+            per_second = int(SEATS * CHANGING)
+            cpu_before, started = cpu_seconds(supervisor.pid), time.monotonic()
+            written = 0
+            second = 0
+            while time.monotonic() - started < DURATION:
+                chosen = random.sample(seats, per_second)
+                for index, seat in enumerate(chosen):
+                    due = started + second + index / per_second
+                    pause = due - time.monotonic()
+                    if pause > 0:
+                        time.sleep(pause)
+                    blocked[seat] = not blocked[seat]
+                    temporary = seat.parent / f".{seat.name}.tmp"
+                    temporary.write_text(harness_state(seat.name, "human" if blocked[seat] else "none", now_ms()))
+                    os.replace(temporary, seat / "harness-state")
+                    written += 1
+                second += 1
+            wait_until = time.monotonic() + 10
+            while len(received) < written and time.monotonic() < wait_until:
+                time.sleep(0.05)
+            elapsed = time.monotonic() - started
+            cpu = (cpu_seconds(supervisor.pid) - cpu_before) / elapsed * 100
+        finally:
+            for process in (follower, supervisor):
+                if process is not None and process.poll() is None:
+                    process.terminate()
+                    process.wait(timeout=30)
+        lags = sorted(arrived - event["evidence"]["since"] for arrived, event in received if event["kind"] == "blocked")
+        seqs = [event["seq"] for _, event in received]
+        if len(set(seqs)) != len(seqs):
+            raise SystemExit("a sequence number arrived twice")
+        projection_ms = full_projection_ms(root, state)
+    p50 = statistics.median(lags)
+    p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+    print(f"load average: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
+    print(f"{SEATS} seats, {per_second} record writes a second for {DURATION:g}s: {written} transitions written, "
+          f"{len(lags)} events followed")
+    print(f"follower lag from the record's rename: p50 {p50:.0f} ms, p99 {p99:.0f} ms, max {lags[-1]:.0f} ms "
+          f"(target p99 <= 1000 ms; ratio {p99 / 1000:.2f})")
+    print(f"supervisor CPU while following: {cpu:.1f} % of one core; the engine's full re-projection of {SEATS} "
+          f"seats: {projection_ms:.0f} ms CPU")
+    print(f"RESULT lag_p50_ms={p50:.0f} lag_p99_ms={p99:.0f} events={len(lags)} expected={written} "
+          f"supervisor_cpu_pct={cpu:.1f} full_projection_ms={projection_ms:.0f} seats={SEATS}")
+    return 0 if len(lags) == written else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
