@@ -22,18 +22,22 @@ SORTS = ["host", "agent", "presence", "desired", "observed", "context", "inbox",
 @catalog_options
 def top(once: bool, host_filter: str | None, harness: str | None, state: str | None, text: str,
         sort: str | None, location) -> None:
-    """A live fleet view: seats, tasks and the usage windows, refreshed as records change."""
+    """A live fleet view: seats, tasks, the usage windows and the recent fleet events, refreshed
+    as records change."""
     from st2.top.model import Filters, Fleet
     from st2.top.usage_view import read_usage
 
     filters = Filters(host=host_filter, harness=harness, state=state, text=text)
     if once or not sys.stdout.isatty():
+        from st2.top.events_view import RecentEvents
         from st2.top.plain import frame
 
         clock = command_clock()
         fleet = Fleet(location)
         fleet.load(clock.wall_ms())
-        click.echo(frame(fleet, read_usage(now=clock.wall_ms() // 1000), clock.wall_ms(), filters, sort))
+        events = RecentEvents(location)
+        events.load()
+        click.echo(frame(fleet, read_usage(now=clock.wall_ms() // 1000), clock.wall_ms(), filters, sort, events=events))
         return
     from st2.top.app import TopApp
 

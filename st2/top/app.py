@@ -25,6 +25,7 @@ from st2.catalog.location import CatalogLocation
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.runtime.scope import RuntimeScope
 from st2.top import actions
+from st2.top.events_view import RecentEvents
 from st2.top.model import COLUMNS, SORT_KEYS, Filters, Fleet
 from st2.top.refresh import Changes, FleetWatch
 from st2.top.usage_view import UsageView, read_usage
@@ -61,6 +62,8 @@ class TopApp(App):
     #filter { display: none; }
     #filter.shown { display: block; }
     #status { height: 1; padding: 0 1; background: $panel; }
+    #events { display: none; height: auto; max-height: 7; padding: 0 1; border-top: solid $panel; }
+    #events.shown { display: block; }
     """
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -84,6 +87,8 @@ class TopApp(App):
         self.clock = clock
         self.environ = environ
         self.fleet = Fleet(location, inventory_reader)
+        self.events = RecentEvents(location)
+        self.shown_events: list[str] = []
         self.usage = UsageView("", "STALE")
         self.watching = watch
         self.watch_: FleetWatch | None = None
@@ -102,6 +107,7 @@ class TopApp(App):
         yield UsageHeader(id="usage")
         yield Input(placeholder=FILTER_HELP, id="filter")
         yield DataTable(id="table", cursor_type="row", zebra_stripes=False)
+        yield Static(id="events")
         yield Static(id="status")
         yield Footer()
 
@@ -112,6 +118,7 @@ class TopApp(App):
         now_ms = self.clock.wall_ms()
         self.fleet.load(now_ms)
         self.usage = read_usage(self.environ, now_ms // 1000)
+        self.events.load()
         self._start_watch()
         self.redraw(force=True)
         table.focus()
@@ -140,6 +147,7 @@ class TopApp(App):
         for runtime_id, seat in self.fleet.discovered.items():
             watch.watch_seat(runtime_id, seat.directory)
         watch.watch_usage(self.usage.watched)
+        watch.watch_events(self.events.directory)
 
     def _scope_directories(self):
         scope = RuntimeScope(self.location.root, self.location.host)
@@ -163,7 +171,8 @@ class TopApp(App):
             self.set_timer(delay, self.flush)
 
     def _fallback(self) -> None:
-        self.pending.merge(Changes(seats=set(self.fleet.discovered), catalog=True, tasks=True, usage=True))
+        self.pending.merge(Changes(seats=set(self.fleet.discovered), catalog=True, tasks=True, usage=True,
+                                   events=True))
         self.flush()
 
     def flush(self) -> None:
@@ -187,8 +196,11 @@ class TopApp(App):
                 self.fleet.reload_tasks()
                 if self.watch_ is not None:
                     self.watch_.watch_catalog([], self._scope_directories())
+                    self.watch_.watch_events(self.events.directory)
         if changes.usage:
             self.usage = read_usage(self.environ, now_ms // 1000)
+        if changes.events or changes.catalog or changes.tasks:
+            self.events.refresh()
         self.redraw()
 
     # --- drawing ----------------------------------------------------------------------------
@@ -222,6 +234,13 @@ class TopApp(App):
                     changed = True
         self.order = order
         self.shown_cells = plain
+        events = self.events.lines() if self.events.events else []
+        if events != self.shown_events:
+            pane = self.query_one("#events", Static)
+            pane.update("\n".join(events))
+            pane.set_class(bool(events), "shown")  # no pane until something was journaled
+            self.shown_events = events
+            changed = True
         status = self._status_text(len(seats))
         if status != self.status_line:
             self.query_one("#status", Static).update(status)

@@ -1,5 +1,6 @@
 """One plain frame of the fleet view (`st2 top --once`, or whenever stdout is not a terminal):
-the usage header, then one aligned line per seat in view order. Standard text, no escapes."""
+the usage header, then one aligned line per seat in view order, then the recent fleet events.
+Standard text, no escapes."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def header_lines(usage: UsageView) -> list[str]:
 
 
 def frame(fleet: Fleet, usage: UsageView, now_ms: int, filters: Filters | None = None,
-          sort: str | None = None, reverse: bool = False) -> str:
+          sort: str | None = None, reverse: bool = False, events=None) -> str:
+    """``events`` (a :class:`st2.top.events_view.RecentEvents`) ends the frame with its pane."""
     seats = fleet.visible(filters or Filters(), now_ms, sort, reverse)
     cells = [list(COLUMNS)] + [list(seat.cells(now_ms)) for seat in seats]
     widths = [max(len(row[index]) for row in cells) for index in range(len(COLUMNS))]
@@ -45,4 +47,6 @@ def frame(fleet: Fleet, usage: UsageView, now_ms: int, filters: Filters | None =
         lines.append((mark + " " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths))).rstrip())
     for problem in fleet.problems + fleet.inventory_errors:
         lines.append(f"warning: {problem}")
+    if events is not None:
+        lines += events.lines()
     return "\n".join(lines)

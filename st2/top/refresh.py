@@ -2,7 +2,7 @@
 seat directory, its ``resources`` and its inbox and archive, each watched with the seat's runtime
 id as its role; the catalog's ``agents/<host>`` directories (a seat appearing or going away); this
 host's runtime scope ``tasks`` and ``parks`` (launch records and park markers: the task
-inventory); and the directories of the usage snapshot and history (the header).
+inventory); its fleet event journal (the events pane); and the directories of the usage snapshot and history (the header).
 
 Mutation-only masks: the view's own reads never wake it. :meth:`FleetWatch.drain` turns the
 pending events into a :class:`Changes` the app coalesces before it re-reads anything. When
@@ -20,6 +20,7 @@ from st2.fs.watch import IGNORED, MutationWatch
 CATALOG_ROLE = "#catalog"
 TASKS_ROLE = "#tasks"
 USAGE_ROLE = "#usage"
+EVENTS_ROLE = "#events"
 
 
 @dataclass
@@ -28,15 +29,17 @@ class Changes:
     catalog: bool = False
     tasks: bool = False
     usage: bool = False
+    events: bool = False
 
     def __bool__(self) -> bool:
-        return bool(self.seats or self.catalog or self.tasks or self.usage)
+        return bool(self.seats or self.catalog or self.tasks or self.usage or self.events)
 
     def merge(self, other: "Changes") -> None:
         self.seats |= other.seats
         self.catalog |= other.catalog
         self.tasks |= other.tasks
         self.usage |= other.usage
+        self.events |= other.events
 
 
 class FleetWatch:
@@ -76,6 +79,12 @@ class FleetWatch:
             if os.path.isdir(directory):
                 self.watch.add(Path(directory), USAGE_ROLE)
 
+    def watch_events(self, directory: Path) -> None:
+        """The fleet event journal's directory (skipped until ``st2 up`` has made it; the scope
+        directory's watch sees it appear)."""
+        if Path(directory).is_dir():
+            self.watch.add(Path(directory), EVENTS_ROLE)
+
     def drain(self) -> Changes:
         """Consume every pending event into the set of things to re-read."""
         changes = Changes()
@@ -86,6 +95,8 @@ class FleetWatch:
                 changes.catalog = True
             elif role == TASKS_ROLE:
                 changes.tasks = True
+            elif role == EVENTS_ROLE:
+                changes.events = changes.events or name.startswith("journal")
             elif role == USAGE_ROLE:
                 if name in self.usage_names or mask & IGNORED:
                     changes.usage = True

@@ -25,6 +25,7 @@ history ▁▁▁▁▁▁▂▂▂▂▂▂▂▂▂▂▃▃▃▃▃▃▃▃
   alpha  flaky     offline    running  obs:ended                 ctx:-             0      -       agent:absent
   alpha  sleeper   unknown    running  obs:unknown(stale)        ctx:96% ⟳5 stale  0      -       agent:absent
   beta   remote    offline    running  obs:-                     ctx:-             0      -       -
+recent events: none journaled on alpha (st2 up writes them; st2 events --follow streams them)
 """
 
 
@@ -46,7 +47,7 @@ def test_without_a_terminal_top_prints_the_same_frame_and_says_how_to_turn_sampl
     lines = completed.stdout.splitlines()
     assert lines[1] == ("sampling off: set DELEGATION_KIT_USAGE_HISTORY=<file> (env or knob file) so "
                         "`st2 usage verdict` records history for the sparkline")
-    assert [line[2:].split()[1] for line in lines[4:]] == ["flaky", "remote", "reviewer", "builder", "sleeper"]
+    assert [line[2:].split()[1] for line in lines[4:-1]] == ["flaky", "remote", "reviewer", "builder", "sleeper"]
 
 
 def test_filters_narrow_the_frame(tmp_path: Path) -> None:
