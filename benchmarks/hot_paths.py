@@ -8,14 +8,18 @@ Runs, interleaved round by round so machine load weighs on all alike, through th
 - liveness: `st2 hook subagent-stop-liveness` over 10 exited launch records (it spawns its
   reader, so it pays a second interpreter);
 - send: `st2 message send` of one message between two declared seats (the real disk, fsyncs);
+- send_627: the same send in the roster benchmark's 627-seat catalog (benchmarks/roster.py),
+  whose every declaration the sender and recipient resolution reads (through the host-local
+  declaration cache, warm after the first round);
 - anchor: `python -c pass` with the same interpreter.
-Targets: tee, observe and liveness <= 2.5x the anchor, send <= 3x. The install kind is printed:
+Targets: tee, observe and liveness <= 2.5x the anchor, send (both sizes) <= 3x. The install kind is printed:
 an editable install's import finder (setuptools' default for this flat layout) roughly doubles
 every start of this interpreter, the anchor's included; a path install (`.pth` naming the
 checkout: `pip install -e . --config-settings editable_mode=compat`) or a wheel does not.
 Usage: python benchmarks/hot_paths.py [RUNS=40]
-Last line: RESULT tee_ratio=<a> observe_ratio=<b> liveness_ratio=<c> send_ratio=<d> anchor_ms=<e>
-tee_ms=<f> observe_ms=<g> liveness_ms=<h> send_ms=<i> install=<editable-finder|path|wheel>
+Last line: RESULT tee_ratio=<a> observe_ratio=<b> liveness_ratio=<c> send_ratio=<d> send_627_ratio=<s>
+anchor_ms=<e> tee_ms=<f> observe_ms=<g> liveness_ms=<h> send_ms=<i> send_627_ms=<j>
+install=<editable-finder|path|wheel>
 """
 
 from __future__ import annotations
@@ -33,10 +37,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 from hooks import write_exited_records  # noqa: E402  (the liveness benchmark's record set)
+from roster import write_catalog  # noqa: E402  (the roster benchmark's 627-seat catalog)
 
 PAYLOAD = json.loads((REPO / "captures/claude-code/2.1.328/statusline/02-statusline-stdin.json").read_text())
 RECORDS = 10
-TARGETS = {"tee": 2.5, "observe": 2.5, "liveness": 2.5, "send": 3.0}
+TARGETS = {"tee": 2.5, "observe": 2.5, "liveness": 2.5, "send": 3.0, "send_627": 3.0}
 
 
 def install_kind() -> str:
@@ -80,13 +85,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="st2-bench-hot-") as directory:
         root = Path(directory)
         catalog = make_catalog(root)
+        fleet = root / "fleet"
+        write_catalog(fleet, int(time.time() * 1000))
         write_exited_records(root / ".tmp", RECORDS)
         # As installed: bytecode caches are written, so an inherited PYTHONDONTWRITEBYTECODE would
         # time the compiler instead.
         env = {key: value for key, value in os.environ.items()
                if not key.startswith(("DELEGATION_KIT_", "GATE_SDK_", "ST2_CLAUDE_", "ST_"))
                and key not in ("PYTHONDONTWRITEBYTECODE", "CATALOG")}
-        env.update(HOME=str(root), ST_CLAUDE_STATUSLINE_RENDERER="printf ok", ST2_CLAUDE_SESSION="bench")
+        env.update(HOME=str(root), ST_CLAUDE_STATUSLINE_RENDERER="printf ok", ST2_CLAUDE_SESSION="bench",
+                   XDG_STATE_HOME=str(root / "state"))
         identity = ["--identity", "host.worker", "--catalog", str(catalog)]
         commands = {
             "anchor": ([sys.executable, "-c", "pass"], lambda index: b""),
@@ -97,6 +105,8 @@ def main() -> int:
                          lambda index: b'{"session_id":"bench","hook_event_name":"SubagentStop","stop_hook_active":false}'),
             "send": ([str(st2), "--catalog", str(catalog), "message", "send", "bob", "--as", "host.alice",
                       "-m", "benchmark body"], lambda index: b""),
+            "send_627": ([str(st2), "--catalog", str(fleet), "message", "send", "alpha.seat-0000", "--as",
+                          "beta.seat-0001", "-m", "benchmark body"], lambda index: b""),
         }
         samples: dict[str, list[float]] = {name: [] for name in commands}
         for index in range(-3, runs):  # three warm-up rounds: bytecode and page caches

@@ -178,7 +178,16 @@ class Printed:
 
 def message_send(words: list[str], root_values: dict[str, str], values: dict[str, str], as_json: bool,
                  to: str | None) -> int | None:
-    """The send of :func:`st2.cli.message.send_command` for already parsed options."""
+    """The send of :func:`st2.cli.message.send_command` for already parsed options, reading the
+    catalog's seats once (:class:`st2.bus.addressing.OneReading`) as that command does."""
+    from st2.bus.addressing import OneReading
+
+    with OneReading():
+        return _message_send(words, root_values, values, as_json, to)
+
+
+def _message_send(words: list[str], root_values: dict[str, str], values: dict[str, str], as_json: bool,
+                  to: str | None) -> int | None:
     from st2.bus import BusError
     from st2.bus.addressing import resolve_seat
     from st2.bus.principals import sender_id

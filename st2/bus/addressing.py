@@ -60,7 +60,8 @@ class Seat:
 _CACHE: dict[Path, tuple[tuple[int, int, int, int], Seat | None]] = {}
 
 
-def _seat_from_declaration(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
+def _seat_from_declaration(catalog: Path, host: str, identity: str, directory: Path, declaration_path: Path,
+                           host_cache: list) -> Seat | None:
     try:
         status = declaration_path.stat()
     except OSError:
@@ -69,40 +70,76 @@ def _seat_from_declaration(host: str, identity: str, directory: Path, declaratio
     cached = _CACHE.get(declaration_path)
     if cached is not None and cached[0] == signature:
         return cached[1]
-    seat = _load_seat(host, identity, directory, declaration_path)
+    if not host_cache:  # opened on the first miss only: a long-running sender hits in memory
+        from st2.declaration_cache import DeclarationCache
+
+        host_cache.append(DeclarationCache.open(catalog))
+    seat = _load_seat(host, identity, directory, host_cache[0].facts(str(declaration_path)))
     _CACHE[declaration_path] = (signature, seat)
     return seat
 
 
-def _load_seat(host: str, identity: str, directory: Path, declaration_path: Path) -> Seat | None:
-    """The fields the bus needs, from the shared declaration loader. A declaration that does not
-    load is not a seat (``st2 validate`` reports why)."""
-    from st2.declarations import load_agent
-
-    declaration, _diagnostics = load_agent(declaration_path)
-    if declaration is None:
+def _load_seat(host: str, identity: str, directory: Path, facts: dict) -> Seat | None:
+    """The fields the bus needs, from the declaration's facts (:mod:`st2.declaration_cache`,
+    the shared loader's projection). A declaration that does not load is not a seat (``st2
+    validate`` reports why)."""
+    if not facts["loaded"]:
         return None
     return Seat(
         host=host,
         identity=identity,
         directory=directory,
-        declared_id=declaration.id,
-        declared_address=declaration.address,
-        desired_state=declaration.desired_state,
-        streams=tuple(task.name for task in declaration.tasks if task.kind == "stream"),
+        declared_id=facts["id"],
+        declared_address=facts["address"],
+        desired_state=facts["desiredState"],
+        streams=tuple(facts["streams"]),
     )
 
 
+class OneReading:
+    """``with OneReading():`` — inside the block, :func:`seats` walks each catalog once and
+    answers every later call from that reading. One command resolving a sender, a recipient and
+    the sender's ledger seat reads the catalog once instead of three times; a long-running
+    process never enters it, so it always sees seats declared since."""
+
+    def __enter__(self) -> OneReading:
+        global _READING
+        self.outer, _READING = _READING, {}
+        return self
+
+    def __exit__(self, *exc) -> None:
+        global _READING
+        _READING = self.outer
+
+
+_READING: dict[str, list[Seat]] | None = None
+
+
 def seats(catalog: Path) -> list[Seat]:
-    """Every seat the catalog declares (shared discovery), sorted by bus id."""
+    """Every seat the catalog declares (shared discovery), sorted by bus id. Declarations are
+    read through the host-local declaration cache (:mod:`st2.declaration_cache`), saved
+    afterwards when it learned anything. Inside :class:`OneReading`, a catalog already read
+    is not read again."""
+    key = str(catalog)
+    if _READING is not None and key in _READING:
+        return list(_READING[key])
+    found = _read_seats(catalog)
+    if _READING is not None:
+        _READING[key] = found
+    return list(found)
+
+
+def _read_seats(catalog: Path) -> list[Seat]:
     from st2.catalog.discovery import discover
 
-    found = []
+    found, host_cache = [], []
     for discovered in discover(Path(catalog)).seats:
-        seat = _seat_from_declaration(discovered.host, discovered.identity,
-                                      Path(discovered.directory), Path(discovered.declaration_path))
+        seat = _seat_from_declaration(Path(catalog), discovered.host, discovered.identity,
+                                      Path(discovered.directory), Path(discovered.declaration_path), host_cache)
         if seat is not None:
             found.append(seat)
+    if host_cache:
+        host_cache[0].save()
     return sorted(found, key=lambda seat: seat.bus_id)
 
 

@@ -91,16 +91,17 @@ def message() -> None:
 def send_command(to, to_id, text, subject, in_reply_to, tags, priority, idempotency_key,
                  as_option, as_json, location) -> None:
     """Send a message to TO (identity, host.identity or address) or --to-id."""
-    from st2.bus.addressing import resolve_seat
+    from st2.bus.addressing import OneReading, resolve_seat
     from st2.bus.send import send
 
-    sender = sending_identity(as_option, location)
-    recipient = bus_call(resolve_seat, location.root, to, to_id=to_id)
-    tag_list = tuple(tag.strip() for tag in tags.split(",") if tag.strip()) if tags else ()
-    receipt = bus_call(
-        send, location.root, recipient, sender=sender, body=body_text(text), subject=subject,
-        in_reply_to=in_reply_to, tags=tag_list, priority=priority, idempotency_key=idempotency_key,
-    )
+    with OneReading():
+        sender = sending_identity(as_option, location)
+        recipient = bus_call(resolve_seat, location.root, to, to_id=to_id)
+        tag_list = tuple(tag.strip() for tag in tags.split(",") if tag.strip()) if tags else ()
+        receipt = bus_call(
+            send, location.root, recipient, sender=sender, body=body_text(text), subject=subject,
+            in_reply_to=in_reply_to, tags=tag_list, priority=priority, idempotency_key=idempotency_key,
+        )
     if as_json:
         print_json(receipt.json_row())
     else:

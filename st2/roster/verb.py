@@ -14,7 +14,7 @@ def agents(root: Path, host: str, *, as_json: bool, enrich: bool, status_filter:
     status filter explains an empty roster), the error line. Return the exit status."""
     from st2.clock import command_clock
     from st2.roster.build import build_roster
-    from st2.roster.declared import DeclarationCache
+    from st2.declaration_cache import DeclarationCache
 
     now_ms = command_clock().wall_ms()
     rows, problems = build_roster(root, now_ms, enrich=enrich, status_filter=status_filter,

@@ -1,4 +1,4 @@
-"""The roster's host-local declaration cache (st2/roster/declared.py): a roster built from cached
+"""The roster's host-local declaration cache (st2/declaration_cache.py): a roster built from cached
 projections is byte-identical to one built from fresh parses — cold, warm and after every kind of
 invalidation — an entry is served only while the file's full stat identity is unchanged and stored
 only once the timestamps are past the settle bound, and a malformed, planted or foreign cache
@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from roster_fixture import NOW_MS, build
-from st2.roster import declared
+from st2 import declaration_cache as declared
 from st2.roster.build import build_roster
-from st2.roster.declared import SETTLE_NS, DeclarationCache
+from st2.declaration_cache import SETTLE_NS, DeclarationCache
 from st2.roster.wire import to_json
 from support import run_st2, st2_env
 
@@ -70,7 +70,7 @@ def test_cached_rows_are_byte_identical_cold_warm_and_after_invalidation(catalog
     cold = DeclarationCache.open(catalog)
     assert roster_bytes(catalog, cold) == reference
     stored = json.loads(cold.file.read_text())
-    assert stored["schema"] == "st2.roster-declaration-cache.v1"
+    assert stored["schema"] == "st2.declaration-cache.v1"
     assert sorted(stored["entries"]) == [str(path) for path in declarations(catalog)]
 
     stored_bytes = cold.file.read_bytes()
@@ -144,7 +144,7 @@ def test_a_malformed_or_planted_cache_file_is_a_miss(catalog: Path, later, monke
     if planted == "garbage":
         file.write_bytes(b"\xff{not json")
     elif planted == "duplicate":
-        file.write_text('{"schema":"x","schema":"st2.roster-declaration-cache.v1"}')
+        file.write_text('{"schema":"x","schema":"st2.declaration-cache.v1"}')
     elif planted in ("schema", "parser"):
         file.write_text(json.dumps({**good, planted: "another"}))
     elif planted == "entry":  # one entry's facts lie about their shape: that entry alone is a miss
@@ -198,7 +198,7 @@ def test_st2_agents_is_byte_identical_with_the_cache_cold_warm_and_invalidated(c
         rows, problems = roster_bytes(catalog, None)
         return rows + "\n", "".join(f"warning: {problem}\n" for problem in problems)
 
-    cache_files = lambda: sorted((tmp_path / "state" / "st2" / "cache").glob("roster-declarations.*.json"))  # noqa: E731
+    cache_files = lambda: sorted((tmp_path / "state" / "st2" / "cache").glob("declarations.*.json"))  # noqa: E731
     assert agents() == expected() and len(cache_files()) == 1  # cold: parsed, then stored
     stored = cache_files()[0].read_bytes()
     assert agents() == expected() and cache_files()[0].read_bytes() == stored  # warm: nothing to store

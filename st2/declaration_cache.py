@@ -1,12 +1,13 @@
-"""What the roster takes from a seat's declaration, and the host-local cache of it.
+"""What the roster and the bus take from a seat's declaration, and the host-local cache of it.
 
-A row needs eight facts of a declaration (presentation, desired state and reason, id, address,
-resource descriptors, the driver block's harness) and its errors: :func:`facts_of` projects
-them, JSON-native, from :func:`st2.declarations.load_agent`'s result. Parsing 627 declarations
-is a fifth of a roster's time, so :class:`DeclarationCache` keeps each projection in one
-host-local file, ``<runtime state>/cache/roster-declarations.<catalog digest>.json``
-(``st2.roster-declaration-cache.v1``), and a row built from a cached projection is the row built
-from a fresh parse (tests/roster/test_declaration_cache.py compares the bytes).
+A roster row needs eight facts of a declaration (presentation, desired state and reason, id,
+address, resource descriptors, the driver block's harness) and its errors, the bus its id,
+address, desired state and stream names: :func:`facts_of` projects them, JSON-native, from
+:func:`st2.declarations.load_agent`'s result. Parsing 627 declarations is a fifth of a roster's
+time and most of a send's, so :class:`DeclarationCache` keeps each projection in one host-local
+file, ``<runtime state>/cache/declarations.<catalog digest>.json`` (``st2.declaration-cache.v1``),
+and a row (or a recipient) from a cached projection is the one from a fresh parse
+(tests/roster/test_declaration_cache.py compares the roster's bytes).
 
 The cache is host-local input, so the hostile-input rules apply to it:
 
@@ -28,6 +29,8 @@ The cache is host-local input, so the hostile-input rules apply to it:
 
 The parser fingerprint is st2's version and the size and mtime of every source file of
 :mod:`st2.declarations` and of this module, so a changed parser never serves an old projection.
+The roster (:mod:`st2.roster.build`) and the bus's seat list (:func:`st2.bus.addressing.seats`)
+read it; both are above :mod:`st2.declarations` and :mod:`st2.catalog`, and so is this module.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import os
 import time
 from pathlib import Path
 
-SCHEMA = "st2.roster-declaration-cache.v1"
+SCHEMA = "st2.declaration-cache.v1"
 SETTLE_NS = 2_000_000_000  # above the coarsest timestamp granularity st2 meets (FAT: 2 s)
 CACHE_LIMIT = 16 * 1024 * 1024
 UNREADABLE = "unreadable-declaration"
@@ -45,18 +48,19 @@ STRING_FACTS = ("name", "description", "desiredState", "desiredStateReason", "id
 
 
 def facts_of(declaration, diagnostics) -> dict:
-    """The row's facts of one ``load_agent`` result: the declared strings (None when absent or
-    when the declaration does not load), the resource descriptors, the error messages."""
+    """The facts of one ``load_agent`` result: the declared strings (None when absent or when the
+    declaration does not load), the resource descriptors, the stream names, the error messages."""
     from st2.declarations.diagnostics import ERROR
 
     facts: dict = dict.fromkeys(STRING_FACTS)
-    facts["resources"] = []
+    facts["resources"], facts["streams"] = [], []
     if declaration is not None:
         facts.update(name=declaration.name, description=declaration.description,
                      desiredState=declaration.desired_state, desiredStateReason=declaration.desired_state_reason,
                      id=declaration.id, address=declaration.address,
                      harness=next(iter(declaration.drivers), None),
-                     resources=[resource.wire() for resource in declaration.resources])
+                     resources=[resource.wire() for resource in declaration.resources],
+                     streams=[task.name for task in declaration.tasks if task.kind == "stream"])
     facts["loaded"] = declaration is not None
     facts["errors"] = [str(diagnostic) for diagnostic in diagnostics if diagnostic.severity == ERROR]
     return facts
@@ -89,9 +93,9 @@ def parser_fingerprint() -> str:
     (found beside this module, so an all-hit roster never imports the parser)."""
     import st2
 
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = os.path.dirname(os.path.abspath(__file__))
     parts = [st2.__version__]
-    for directory, names in ((os.path.join(package, "declarations"), None), (os.path.join(package, "roster"), ("declared.py",))):
+    for directory, names in ((os.path.join(package, "declarations"), None), (package, ("declaration_cache.py",))):
         try:
             for name in sorted(names or (name for name in os.listdir(directory) if name.endswith(".py"))):
                 status = os.stat(os.path.join(directory, name))
@@ -103,7 +107,9 @@ def parser_fingerprint() -> str:
 
 def valid_facts(facts: object) -> bool:
     """True when ``facts`` has exactly the shape :func:`facts_of` produces."""
-    if not isinstance(facts, dict) or set(facts) != {*STRING_FACTS, "resources", "loaded", "errors"}:
+    if not isinstance(facts, dict) or set(facts) != {*STRING_FACTS, "resources", "streams", "loaded", "errors"}:
+        return False
+    if not isinstance(facts["streams"], list) or not all(isinstance(name, str) for name in facts["streams"]):
         return False
     if not all(facts[name] is None or isinstance(facts[name], str) for name in STRING_FACTS):
         return False
@@ -134,13 +140,15 @@ class DeclarationCache:
         from st2.catalog.layout import runtime_state_dir
         from st2.catalog.runtime_home import catalog_digest
 
-        file = runtime_state_dir() / "cache" / f"roster-declarations.{catalog_digest(catalog_root)}.json"
+        file = runtime_state_dir() / "cache" / f"declarations.{catalog_digest(catalog_root)}.json"
         fingerprint = parser_fingerprint()
         return cls(file, read_entries(file, fingerprint), fingerprint)
 
     def facts(self, path: str) -> dict:
-        """The facts of the declaration at ``path``: the stored projection while the file's stat
-        identity is the stored key, else a fresh parse (stored when the key proves its bytes)."""
+        """The facts of the declaration at ``path`` (stored by its absolute path): the stored
+        projection while the file's stat identity is the stored key, else a fresh parse (stored
+        when the key proves its bytes)."""
+        path = os.path.abspath(path)
         key = stat_key(path)
         entry = self.entries.get(path)
         if key is not None and entry is not None and entry["key"] == key:
@@ -156,6 +164,7 @@ class DeclarationCache:
 
     def keep_only(self, paths: set[str]) -> None:
         """Forget the entries of declarations no longer discovered."""
+        paths = {os.path.abspath(path) for path in paths}
         for path in [path for path in self.entries if path not in paths]:
             del self.entries[path]
             self.changed = True
