@@ -46,11 +46,13 @@ export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = RE
     producer.unsettle();
     producer.context("session_start", producer.reading(ctx, true));
     producer.state("session_start", "idle");
+    producer.session("session_start", ctx); // the conversation's file, for a relaunch to resume
   }));
   pi.on("session_switch", (event, ctx) => guarded(() => {
     producer.forget();
     producer.unsettle();
     producer.context("session_switch", producer.reading(ctx, true));
+    producer.session("session_switch", ctx);
   }));
   pi.on("message_end", (event, ctx) => guarded(() => producer.hold(field(event, "message"))));
   pi.on("agent_start", (event, ctx) => guarded(() => {
@@ -64,6 +66,7 @@ export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = RE
       producer.settle(ctx);
     }
     producer.state("agent_end", "idle");
+    producer.session("agent_end", ctx); // a new session's file exists once its first reply is persisted
   }));
   pi.on("tool_approval_requested", (event, ctx) => guarded(() =>
     producer.state("tool_approval_requested", "active", "human", "permission")));

@@ -10,6 +10,8 @@
 //   after it, and null right after a compaction until the next reply — forwarded as is.
 // - While pi sits still the last context is re-pulled every REPULL_MS (a re-pull whose pull fails
 //   sends nothing); session_shutdown stops it (the captured ctx goes stale).
+// - session_start and agent_end carry the session frame (sessionManager.getSessionFile()): a new
+//   session's file exists only once its first reply is persisted, so agent_end names it then.
 // - session_compact carries no reason in 0.73.1 (compactionEntry and fromExtension only; the
 //   reason rides compaction_start, which extensions are not sent), so the trigger is unknown.
 //   Inside its handler getContextUsage() already reads null and getEntries() already counts the
@@ -42,6 +44,7 @@ export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = RE
     if (field(event, "reason") !== "reload") producer.forget(); // a replaced session's cost is not restated
     publish("session_start", ctx);
     producer.state("session_start", "idle");
+    producer.session("session_start", ctx); // the conversation's file, for a relaunch to resume
   }));
   pi.on("message_end", (event, ctx) => guarded(() => {
     producer.hold(field(event, "message"));
@@ -52,6 +55,7 @@ export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = RE
   pi.on("agent_end", (event, ctx) => guarded(() => {
     publish("agent_end", ctx);
     producer.state("agent_end", "idle");
+    producer.session("agent_end", ctx); // pi writes a new session's file with its first reply
   }));
   pi.on("session_compact", (event, ctx) => guarded(() => {
     publish("session_compact", ctx, { trigger: "unknown", count: compactionCount(ctx) });

@@ -8,6 +8,10 @@
 //   {"type":"context","event":E,"reading":{"tokens","contextWindow","percent","model","costUsd"},
 //    "compaction":null | {"trigger":"unknown","count":N | null}}
 //   {"type":"state","event":E,"state":"idle"|"active","blockedOn":"none"|"human","ask":"none"|"permission"}
+//   {"type":"session","event":E,"sessionFile":F | null}
+//
+// `sessionFile` is sessionManager.getSessionFile(): the file the harness keeps this conversation
+// in, which the wrapper records so a relaunch resumes it (issue 24); null when there is none.
 //
 // Every number is the harness's own (getContextUsage() verbatim, percent unrounded and
 // unclamped); null is withheld. `count` is the harness-durable number of compaction entries in
@@ -94,6 +98,16 @@ export function compactionCount(context: unknown): number | null {
   let count = 0;
   for (const entry of entries) if (field(entry, "type") === "compaction") count += 1;
   return count;
+}
+
+/** ``ctx.sessionManager.getSessionFile()``, or null (no persistent session, a throwing pull). */
+export function sessionFile(context: unknown): string | null {
+  const file = attempt(() => {
+    const manager = field(context, "sessionManager");
+    const pull = field(manager, "getSessionFile");
+    return typeof pull === "function" ? pull.call(manager) : undefined;
+  });
+  return typeof file === "string" && file.length > 0 && file.length <= FRAME_LIMIT / 2 ? file : null;
 }
 
 /** The model id from ``ctx.model``, or null. */
@@ -187,6 +201,10 @@ export class Producer {
 
   context(event: string, reading: Reading, compaction: Compaction | null = null): void {
     this.channel?.send({ type: "context", event, reading, compaction });
+  }
+
+  session(event: string, context: unknown): void {
+    this.channel?.send({ type: "session", event, sessionFile: sessionFile(context) });
   }
 
   state(event: string, state: "idle" | "active", blockedOn: "none" | "human" = "none", ask: "none" | "permission" = "none"): void {

@@ -49,6 +49,10 @@ class OmpSession(ChannelSession):
     label = "omp-session"
     extension = "omp-channel.ts"
 
+    def resume_argv(self, session_id: str) -> list[str]:
+        """``omp … --resume=<session file>`` (18.2.3 opens a value holding a ``/`` as a path)."""
+        return [*self.argv, f"--resume={session_id}"]
+
     def start(self) -> None:
         version = probe_version(self.argv[0], dict(self.environment))
         if not admitted(version):

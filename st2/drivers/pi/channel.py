@@ -8,6 +8,10 @@ The wire: one JSON object per line, at most :data:`FRAME_LIMIT` bytes::
     {"type":"context","event":E,"reading":{"tokens","contextWindow","percent","model","costUsd"},
      "compaction":null | {"trigger":W,"count":N | null}}
     {"type":"state","event":E,"state":"idle"|"active","blockedOn":"none"|"human","ask":"none"|"permission"}
+    {"type":"session","event":E,"sessionFile":F | null}
+
+A session frame names the file the harness keeps the conversation in (issue 24); the consumer
+hands a non-null one to its ``session`` callback (the wrapper records it for a relaunch to resume).
 
 Decoding is conservative (:func:`decode`): a frame is applied whole or not at all. Not JSON, not
 an object, an unknown ``type``, a reading missing any of its five keys, a number of the wrong kind
@@ -48,6 +52,15 @@ class ContextFrame:
     event: str | None
     reading: harness_context.Reading | None
     edge: harness_context.CompactionEdge | None
+
+
+@dataclass(frozen=True)
+class SessionFrame:
+    event: str | None
+    session_file: str | None
+
+
+SESSION_FILE_LIMIT = FRAME_LIMIT // 2
 
 
 @dataclass(frozen=True)
@@ -112,7 +125,7 @@ def _word(value: Any, name: str, vocabulary: tuple[str, ...]) -> str:
     return value
 
 
-def decode(line: bytes) -> ContextFrame | StateFrame:
+def decode(line: bytes) -> ContextFrame | StateFrame | SessionFrame:
     """One frame from one line (without its newline). Raise :class:`Malformed`."""
     if len(line) >= FRAME_LIMIT:
         raise Malformed(f"frame of {len(line)} bytes exceeds {FRAME_LIMIT}")
@@ -139,18 +152,29 @@ def decode(line: bytes) -> ContextFrame | StateFrame:
         if ask != "none" and blocked_on != "human":
             raise Malformed("an ask is meaningful only while blocked on a human")
         return StateFrame(event, _word(value.get("state"), "state", STATES), blocked_on, ask)
-    raise Malformed("type must be context or state")
+    if kind == "session":
+        if "sessionFile" not in value:
+            raise Malformed("a session frame carries sessionFile")
+        session_file = value["sessionFile"]
+        if session_file is not None and (not isinstance(session_file, str) or not session_file.startswith("/")
+                                         or len(session_file) > SESSION_FILE_LIMIT or "\0" in session_file):
+            raise Malformed("sessionFile must be null or an absolute path")
+        return SessionFrame(event, session_file)
+    raise Malformed("type must be context, state or session")
 
 
 class Consumer:
     """Turns channel bytes into record writes. ``context`` is a
     :class:`~st2.records.harness_context.Writer`, ``state`` a harness-state ``Writer``,
-    ``diagnose`` receives one line per malformed frame. Nothing raised by a writer or a frame
+    ``diagnose`` receives one line per malformed frame, ``session`` (optional) each session
+    file named (returning whether it was recorded). Nothing raised by a writer or a frame
     escapes :meth:`feed`: the wrapper's loop must outlive any input."""
 
-    def __init__(self, context, state, diagnose: Callable[[str], None]) -> None:
+    def __init__(self, context, state, diagnose: Callable[[str], None],
+                 session: Callable[[str], None] | None = None) -> None:
         self.context = context
         self.state = state
+        self.session = session
         self.diagnose = diagnose
         self.buffer = bytearray()
         self.discarding = False
@@ -202,7 +226,11 @@ class Consumer:
         self.applied += 1
         return written
 
-    def apply(self, frame: ContextFrame | StateFrame) -> list[str]:
+    def apply(self, frame: ContextFrame | StateFrame | SessionFrame) -> list[str]:
+        if isinstance(frame, SessionFrame):
+            if frame.session_file is not None and self.session is not None and self.session(frame.session_file):
+                return ["resumable-session"]
+            return []
         if isinstance(frame, ContextFrame):
             return ["harness-context"] if self.context.publish(frame.reading, frame.edge) else []
         return ["harness-state"] if self.state.observe(frame.state, frame.blocked_on, "unknown", frame.ask) else []

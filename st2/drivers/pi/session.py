@@ -18,6 +18,10 @@ channel adds:
   (``$XDG_STATE_HOME/st2/channel/<runtime-id>.log``), never on the PTY.
 - When the harness is reaped, the frames still in the pipe are applied before ``ended`` (on the
   stop path the cover is written first; state frames after it are refused by the writer).
+- Resuming (issue 24): the extension's session frames name the conversation's file, recorded
+  (:mod:`st2.runtime.resume`) once it exists; a relaunch passes it back (pi ``--session <file>``,
+  omp ``--resume=<file>``), after checking the file is still there — both harnesses open a
+  missing path as a new empty session, which would be a silent fresh start under the old name.
 
 :class:`ChannelSession` is harness-neutral over the extension wire; omp's wrapper is the same
 class with omp's name, extension and launch gate.
@@ -78,11 +82,30 @@ class ChannelSession(ChildSession):
         self.closed = False
         self.consumer: Consumer | None = None
 
-    def start(self) -> None:
+    resumes = True
+
+    def resume_argv(self, session_id: str) -> list[str]:
+        """``pi … --session <session file>`` (0.73.1 opens a path as is)."""
+        return [*self.argv, "--session", session_id]
+
+    def resume_unavailable(self, session_id: str) -> bool:
+        """pi (and omp) open a missing session path as a new, empty session under the same name,
+        so a file the store no longer holds is refused here, before the launch."""
+        return not os.path.isfile(session_id)
+
+    def observe_session(self, session_id: str) -> bool:
+        """Record the named session file once it exists (a new session's file is written with its
+        first reply; a name with nothing behind it is not a conversation to resume)."""
+        if not os.path.isfile(session_id):
+            return False
+        super().observe_session(session_id)
+        return True
+
+    def prepare_spawn(self) -> None:
         self.read_end, self.write_end = os.pipe()
         for descriptor in (self.read_end, self.write_end):
             fcntl.fcntl(descriptor, fcntl.F_SETFL, fcntl.fcntl(descriptor, fcntl.F_GETFL) | os.O_NONBLOCK)
-        super().start()
+        self.closed = False
 
     def child_environment(self) -> dict[str, str]:
         return dict(self.environment) | {CHANNEL_FD_ENV: str(self.write_end)}
@@ -95,7 +118,8 @@ class ChannelSession(ChildSession):
         self._close_write_end()
         context = harness_context.Writer(self.seat.directory, self.seat.agent, self.harness, self.records.token,
                                           self.clock)
-        self.consumer = Consumer(context, self.writer, DiagnosticLog(diagnostics_path(self.runtime_id), self.clock))
+        self.consumer = Consumer(context, self.writer, DiagnosticLog(diagnostics_path(self.runtime_id), self.clock),
+                                 session=self.observe_session)
 
     def spawn_failed(self) -> None:
         self._close_channel()
