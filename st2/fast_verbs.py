@@ -102,6 +102,10 @@ def run(words: list[str]) -> int | None:
     root = parse_options(words[:verb], ROOT_OPTIONS, (), 0)
     if root is None:
         return None
+    if words[verb] == "driver":
+        from st2.drivers import session_route
+
+        return session_route.run(words, verb, root[0])
     if words[verb] == "agents":
         parsed = parse_options(words[verb + 1:], AGENTS_OPTIONS, AGENTS_FLAGS, 0)
         from st2.records.status import PRESENCES
