@@ -8,9 +8,12 @@ markers and the usage snapshot's directory, so the reconcile pass neither waits 
 re-reads anything for it. A wake-up re-projects only the seats whose ``harness-state``,
 ``harness-context`` or ``driver-diagnostic`` changed — through :class:`.projection.FleetProjection`,
 i.e. the roster's own :func:`st2.roster.build.seat_row` — and diffs each against its previous
-facets (:func:`st2.events.facets.diff`). The timer (the supervisor's interval) re-projects
-everything: that is how a record going stale, a PTY session dying or the usage verdict ageing
-is seen, and the fallback when inotify is unavailable. Every transition is appended to the
+facets (:func:`st2.events.facets.diff`). Time alone changes some projections: a seat is also
+re-read at the instant its records go stale by age (:func:`st2.events.facets.stale_deadline_ms`)
+and when its PTY session's launch record changes (a session that died reads ``session-dead``);
+the supervisor's interval re-judges the usage verdict and the parks; every
+:data:`FULL_PASS_SECONDS` the whole fleet is re-read as a backstop. Without inotify the interval
+re-reads everything. Every transition is appended to the
 journal (:mod:`st2.events.journal`) before it reaches a hook; the projection is published at
 most every :data:`STATE_SAVE_SECONDS` (and at every rotation and stop), and a restart replays
 the journal past it, so a SIGKILL between the two loses and repeats nothing.
@@ -35,10 +38,12 @@ from st2.runtime.scope import RuntimeScope
 from st2.runtime.session_probe import SessionProbe
 
 STATE_SAVE_SECONDS = 1.0
+FULL_PASS_SECONDS = 600.0  # the backstop re-reading of every seat (with a watch)
 RECORD_NAMES = frozenset((HARNESS_STATE, HARNESS_CONTEXT, DRIVER_DIAGNOSTIC))
 CATALOG_ROLE = "#catalog"
 ROOT_ROLE = "#root"
 PARKS_ROLE = "#parks"
+TASKS_ROLE = "#tasks"
 USAGE_ROLE = "#usage"
 ERROR_BACKOFF_SECONDS = 5.0
 
@@ -69,6 +74,7 @@ class EventEngine:
         self._dirty = False
         self._saved_at = 0.0
         self.journaled = 0
+        self.full_passes = 0
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -183,7 +189,8 @@ class EventEngine:
         if not self.watch.active:
             return
         root = self.location.root
-        wanted: dict[Path, str] = {root: ROOT_ROLE, root / AGENTS_DIR: CATALOG_ROLE, self.scope.parks: PARKS_ROLE}
+        wanted: dict[Path, str] = {root: ROOT_ROLE, root / AGENTS_DIR: CATALOG_ROLE, self.scope.parks: PARKS_ROLE,
+                                   self.scope.tasks: TASKS_ROLE}
         try:
             for host_directory in (root / AGENTS_DIR).iterdir():
                 if host_directory.is_dir() and not host_directory.name.startswith("."):
@@ -216,6 +223,11 @@ class EventEngine:
                 parks = parks or (name.endswith(".json") and not name.startswith("."))
             elif role == USAGE_ROLE:
                 usage = usage or name == usage_name
+            elif role == TASKS_ROLE:
+                # A seat's PTY session was (re)launched or stopped: its harness-state may now
+                # read session-dead (or alive again) with no record written.
+                if name.endswith(".json") and name[: -len(".json")] in self.projection.seats:
+                    seats.add(name[: -len(".json")])
             elif name in RECORD_NAMES:
                 seats.add(role)
         return seats, parks, usage, catalog, declaration
@@ -232,10 +244,20 @@ class EventEngine:
             selector.register(self.watch.fileno(), selectors.EVENT_READ)
         else:
             self.say(f"events: filesystem watch unavailable ({self.watch.error}); re-reading every {self.interval:g}s")
-        next_full = time.monotonic() + self.interval
+        # Without a watch the timer is all there is: everything at every interval. With one, the
+        # interval re-judges only the usage verdict and the parks, a seat is re-read when its
+        # records or its session's launch record change or when they go stale by age, and the
+        # whole fleet is re-read every FULL_PASS_SECONDS as a backstop.
+        full_every = self.interval if not self.watch.active else max(self.interval, FULL_PASS_SECONDS)
+        next_full = time.monotonic() + full_every
+        next_tick = time.monotonic() + self.interval
         try:
             while True:
-                timeout = max(0.0, next_full - time.monotonic())
+                now = time.monotonic()
+                timeout = max(0.0, min(next_full, next_tick) - now)
+                deadline = self.projection.next_deadline_ms()
+                if deadline is not None:
+                    timeout = min(timeout, max(0.0, (deadline - self.wall_ms() + 1) / 1000))
                 if self._dirty:
                     timeout = min(timeout, STATE_SAVE_SECONDS)
                 ready = {key.fd for key, _ in selector.select(timeout)}
@@ -245,12 +267,19 @@ class EventEngine:
                     seats, parks, usage, catalog, declaration = self._drain()
                     if declaration and self.on_catalog is not None:
                         self.on_catalog()
-                    if time.monotonic() >= next_full or catalog:
+                    now = time.monotonic()
+                    if now >= next_full or catalog:
                         self.full_pass()
-                        if time.monotonic() >= next_full:
-                            next_full = time.monotonic() + self.interval
-                    elif seats or parks or usage:
-                        self.partial_pass(seats, parks, usage)
+                        self.full_passes += 1
+                        next_full = time.monotonic() + full_every
+                        next_tick = time.monotonic() + self.interval
+                    else:
+                        if now >= next_tick:
+                            parks = usage = True
+                            next_tick = now + self.interval
+                        seats |= self.projection.due(self.wall_ms())
+                        if seats or parks or usage:
+                            self.partial_pass(seats, parks, usage)
                     self._save()
                 except Exception as error:  # the supervisor must outlive any fault here
                     self.say(f"events: {type(error).__name__}: {error}; retrying in {ERROR_BACKOFF_SECONDS:g}s")

@@ -29,8 +29,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from st2.events import event as ev
-from st2.records.harness_context import HARNESS_CONTEXT_WARN_PERCENT
-from st2.records.harness_state import REASON_STALE
+from st2.records.harness_context import HARNESS_CONTEXT_STALE_MS, HARNESS_CONTEXT_WARN_PERCENT
+from st2.records.harness_state import HARNESS_STATE_STALE_MS, REASON_STALE
 
 HUMAN = "human"
 STALE_WORD = "stale"
@@ -109,6 +109,20 @@ def seat_facets(row) -> dict[str, Facet]:
     facets[key(ev.STALE, seat, HARNESS_CONTEXT_SUBJECT)] = Facet(
         context_word, {"record": HARNESS_CONTEXT_SUBJECT}, None)
     return facets
+
+
+def stale_deadline_ms(row) -> int | None:
+    """When, with no record written, a fresh record of this row's seat goes stale by age alone
+    (the earliest of its harness-state and harness-context horizons), or None: the time at
+    which re-reading the seat can show a ``stale`` transition no write announces."""
+    deadlines = []
+    observed = row.observed_state
+    if observed is not None and observed.get("reason") != REASON_STALE and row.observed_at_ms is not None:
+        deadlines.append(row.observed_at_ms + HARNESS_STATE_STALE_MS)
+    context = row.context
+    if context is not None and not context.get("stale") and isinstance(context.get("observedAtMs"), int):
+        deadlines.append(context["observedAtMs"] + HARNESS_CONTEXT_STALE_MS)
+    return min(deadlines) if deadlines else None
 
 
 def park_word(reason: str) -> str:

@@ -31,6 +31,7 @@ class FleetProjection:
         self.environ = os.environ if environ is None else environ
         self.seats: dict[str, object] = {}  # runtime id -> DiscoveredSeat
         self.usage_file: str | None = None
+        self.deadlines: dict[str, int] = {}  # runtime id -> wall ms its records go stale by age
 
     def rediscover(self) -> None:
         self.seats = {seat.runtime_id: seat for seat in discover(self.location.root).seats}
@@ -43,7 +44,19 @@ class FleetProjection:
         probe = probe or SessionProbe(str(self.location.root), self.location.host)
         row, _ = seat_row(self.location.root, seat, now_ms, enrich=False, host=self.location.host,
                           probe=probe if seat.host == self.location.host else None)
+        deadline = facets.stale_deadline_ms(row)
+        if deadline is None:
+            self.deadlines.pop(runtime_id, None)
+        else:
+            self.deadlines[runtime_id] = deadline
         return facets.seat_facets(row)
+
+    def due(self, now_ms: int) -> set[str]:
+        """The seats whose records went stale by age at ``now_ms`` since they were last read."""
+        return {runtime_id for runtime_id, deadline in self.deadlines.items() if deadline <= now_ms}
+
+    def next_deadline_ms(self) -> int | None:
+        return min(self.deadlines.values()) if self.deadlines else None
 
     def parks(self) -> dict[str, Facet]:
         found: dict[str, Facet] = {}
@@ -84,6 +97,7 @@ class FleetProjection:
     def everything(self, now_ms: int) -> dict[str, dict[str, Facet]]:
         """Every group, after a fresh discovery."""
         self.rediscover()
+        self.deadlines = {}
         probe = SessionProbe(str(self.location.root), self.location.host)
         groups: dict[str, dict[str, Facet]] = {}
         for runtime_id in self.seats:

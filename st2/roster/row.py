@@ -43,6 +43,8 @@ class RosterRow:
     inbox: int = 0
     harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
     session: dict[str, Any] | None = None  # --enrich: the resumable session on this host (issue 24)
+    observed_at_ms: int | None = None  # the harness-state record's own stamp (not on the wire; when
+    #                                    the fleet event engine next re-reads the seat for staleness)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -117,6 +119,7 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         address=facts["address"] or identity,
         bus_address=None if retired else runtime_id,
         harness=facts["harness"],
+        observed_at_ms=observed.observed_at_ms if observed is not None else None,
     )
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))

@@ -9,7 +9,7 @@ import signal
 
 import pytest
 
-from events_support import (EventsReader, supervised_seat, context, diagnostic, journal_directory, journal_lines, kinds, now_ms,
+from events_support import (EventsReader, publish, supervised_seat, context, diagnostic, journal_directory, journal_lines, kinds, now_ms,
                             state, suspended_seat, usage, wait_for_engine, wait_for_events, MINUTE_MS, HOST)
 from support import poll_for, run_st2
 
@@ -82,7 +82,11 @@ def test_a_stale_record_is_one_stale_event_however_many_passes_see_it(fleet, lis
     assert journal_lines(fleet)[0]["evidence"] == {"record": "harness-state"}
     # Several more timer passes re-project the stale record; none repeats the event. The next
     # transition (seat b) is the very next line.
-    # (The engine's timer runs at the supervisor's interval: four more supervisor passes.)
+    # Re-reading the stale record — republished unchanged (each a re-projection of the seat),
+    # and over four more timer passes — repeats nothing.
+    stale_bytes = (seat / "harness-state").read_text()
+    for _ in range(3):
+        publish(seat / "harness-state", stale_bytes)
     seen = listener.passes()
     poll_for(lambda: listener.passes() >= seen + 4, "four more timer passes", timeout=30)
     assert kinds(fleet) == [("stale", "h.a", "fresh", "stale")]
