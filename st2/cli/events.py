@@ -35,6 +35,12 @@ def events(follow: bool, since_ms: int | None, as_json: bool, location) -> None:
     show = reading.printer(as_json, seat_host, since_ms, sys.stdout)
     try:
         if follow:
+            from st2.runtime.scope import RuntimeScope
+            from st2.supervisor import supervisor_record
+
+            if supervisor_record.running(RuntimeScope(location.root, location.host)) is None:
+                click.echo(f"st2 events: no st2 up is journaling events for {location.host}; following the journal "
+                           "anyway", err=True)
             status = reading.follow(location, show, since_ms, sys.stderr)
         else:
             from st2.supervisor.park import believed

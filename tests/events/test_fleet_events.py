@@ -253,3 +253,21 @@ def test_a_crash_looping_task_parks_once_and_unparking_clears_it_once(fleet):
     assert kinds(fleet) == [("parked", "h.a", None, "crash-loop"), ("parked", "h.a", "crash-loop", None)]
     assert journal_lines(fleet)[1]["evidence"] == {"task": "h.a.job", "reason": None, "parkedAtMs": None,
                                                    "attempts": None}
+
+
+def test_a_follower_started_before_any_supervisor_says_so_and_follows_once_one_journals(fleet):
+    seat = suspended_seat(fleet, "a")
+    state(seat, "none")
+    usage(fleet, "10")
+    reader = EventsReader(fleet)
+    try:
+        poll_for(lambda: "no st2 up is journaling events for h; following the journal anyway"
+                 in reader.output.read_text(), "the follower's notice")
+        fleet.up()
+        wait_for_engine(fleet)
+        state(seat, "human")
+        poll_for(lambda: reader.lines(), "the first followed event")
+        assert [json.loads(line)["seq"] for line in reader.lines()] == [1]
+        assert reader.lines() == [json.dumps(journal_lines(fleet)[0], separators=(",", ":"))]
+    finally:
+        reader.stop()
