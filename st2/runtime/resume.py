@@ -36,7 +36,7 @@ its label, so nothing ever retries a dead id. Standard library only (Claude's ho
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from st2.runtime import resumable_session as records
 from st2.runtime.resumable_session import Lost, SessionRecord, SessionStore
@@ -77,8 +77,7 @@ def transition(start: Start, event: str) -> Start:
         raise ValueError(f"no edge from {start.value} on {event!r}") from None
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(NamedTuple):
     start: Start
     session_id: str | None
 
@@ -113,6 +112,12 @@ def observe(store: SessionStore, runtime_id: str, incarnation: str, session_id: 
     published into ``seat_directory`` when given."""
     if not isinstance(session_id, str) or not session_id or len(session_id) > records.SESSION_ID_MAX_CHARS:
         return False
+    # Every turn's hooks ask (UserPromptSubmit, Stop): an unlocked read answers "already so" or
+    # "not this incarnation's" without the lock; only a change is decided again under it.
+    current = records.read(store, runtime_id)
+    if current is None or current.incarnation != incarnation or (
+            current.session_id == session_id and current.start != records.RESUMING):
+        return False
     now_ms = clock.wall_ms()
     with records.locked(store, runtime_id):
         current = records.read(store, runtime_id)
@@ -123,7 +128,7 @@ def observe(store: SessionStore, runtime_id: str, incarnation: str, session_id: 
             return False
         fell_back = start is Start.FALLBACK and current.start == records.RESUMING
         lost = _lose(current, now_ms) if fell_back else current.lost
-        records.write(store, replace(current, start=start.value, session_id=session_id, lost=lost,
+        records.write(store, current._replace(start=start.value, session_id=session_id, lost=lost,
                                      written_at_ms=now_ms))
     if fell_back and seat_directory is not None:
         publish_lost(seat_directory, current.harness, clock)
@@ -189,7 +194,7 @@ class Binding:
             if current is None or current.incarnation != self.incarnation:
                 return False
             start = transition(Start(current.start), "refused")
-            records.write(self.store, replace(current, start=start.value, session_id=None,
+            records.write(self.store, current._replace(start=start.value, session_id=None,
                                               lost=_lose(current, now), written_at_ms=now))
         self.start = start
         self.resume_id = None
