@@ -169,8 +169,11 @@ def changed(kind: str, old: Any, new: Any) -> bool:
 def raised(kind: str, value: Any) -> bool:
     """Whether ``value`` is the alarming side of ``kind`` (what a proof from the current records
     alone reports)."""
-    return changed(kind, None if kind != ev.COMPACTION else 0, value) if kind != ev.DIAGNOSTIC else (
-        value is not None and value != "absent")
+    if kind == ev.DIAGNOSTIC:
+        return value is not None and value != "absent"
+    if kind == ev.COMPACTION:
+        return _is_number(value) and value > 0
+    return changed(kind, None, value)
 
 
 def absent_evidence(kind: str, subject: str) -> dict[str, Any]:
