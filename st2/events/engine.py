@@ -34,6 +34,7 @@ from st2.events import facets, journal
 from st2.events.event import FleetEvent
 from st2.events.projection import FleetProjection
 from st2.fs.watch import IGNORED, MutationWatch
+from st2.runtime import launch_record
 from st2.runtime.scope import RuntimeScope
 from st2.runtime.session_probe import SessionProbe
 
@@ -44,6 +45,7 @@ CATALOG_ROLE = "#catalog"
 ROOT_ROLE = "#root"
 PARKS_ROLE = "#parks"
 TASKS_ROLE = "#tasks"
+SCOPE_ROLE = "#scope"
 USAGE_ROLE = "#usage"
 ERROR_BACKOFF_SECONDS = 5.0
 
@@ -190,7 +192,8 @@ class EventEngine:
             return
         root = self.location.root
         wanted: dict[Path, str] = {root: ROOT_ROLE, root / AGENTS_DIR: CATALOG_ROLE, self.scope.parks: PARKS_ROLE,
-                                   self.scope.tasks: TASKS_ROLE}
+                                   self.scope.tasks: TASKS_ROLE, self.scope.directory: SCOPE_ROLE,
+                                   self._tombstones(): TASKS_ROLE}
         try:
             for host_directory in (root / AGENTS_DIR).iterdir():
                 if host_directory.is_dir() and not host_directory.name.startswith("."):
@@ -206,6 +209,10 @@ class EventEngine:
                 self.watch.add(path, role)
         for path in [path for path in self.watch.by_path if path not in wanted]:
             self.watch.remove(path)
+
+    def _tombstones(self) -> Path:
+        """Where st2 marks a stopped task's session dead (``st2.runtime.launch_record.tombstone``)."""
+        return launch_record.tombstone(self.scope, "-").parent
 
     def _drain(self) -> tuple[set[str], bool, bool, bool, bool]:
         seats: set[str] = set()
@@ -224,10 +231,18 @@ class EventEngine:
             elif role == USAGE_ROLE:
                 usage = usage or name == usage_name
             elif role == TASKS_ROLE:
-                # A seat's PTY session was (re)launched or stopped: its harness-state may now
-                # read session-dead (or alive again) with no record written.
-                if name.endswith(".json") and name[: -len(".json")] in self.projection.seats:
-                    seats.add(name[: -len(".json")])
+                # A seat's PTY session was (re)launched or stopped (its launch record or its
+                # tombstone): its harness-state may now read session-dead, or alive again, with
+                # no record written.
+                task = name[: -len(".json")] if name.endswith(".json") else name
+                if task in self.projection.seats:
+                    seats.add(task)
+            elif role == SCOPE_ROLE and name == self._tombstones().name:
+                self._sync_watches()  # the first tombstone's directory appeared: watch it too
+                try:
+                    seats |= set(os.listdir(self._tombstones())) & set(self.projection.seats)
+                except OSError:
+                    pass
             elif name in RECORD_NAMES:
                 seats.add(role)
         return seats, parks, usage, catalog, declaration

@@ -271,3 +271,22 @@ def test_a_follower_started_before_any_supervisor_says_so_and_follows_once_one_j
         assert reader.lines() == [json.dumps(journal_lines(fleet)[0], separators=(",", ":"))]
     finally:
         reader.stop()
+
+
+def test_a_session_stopped_under_a_blocked_seat_is_one_event_with_no_record_written(fleet):
+    seat = fleet.seat("a", '    argv "sleep" "600"')
+    usage(fleet, "10")
+    fleet.up()
+    poll_for(lambda: fleet.record("h.a") is not None, "the seat's launch record")
+    state(seat, "none")
+    wait_for_engine(fleet)
+    state(seat, "human")
+    wait_for_events(fleet, 1)
+    record = (seat / "harness-state").read_bytes()
+    # st2 down ends the session and removes its launch record; the harness-state record is
+    # untouched, yet it now reads unknown (session-dead): the seat is no longer blocked on a human.
+    assert run_st2("--host", HOST, "down", "a", env=fleet.env).returncode == 0
+    wait_for_events(fleet, 2)
+    assert (seat / "harness-state").read_bytes() == record
+    assert kinds(fleet) == [("blocked", "h.a", "none", "human"), ("blocked", "h.a", "human", "unknown")]
+    assert journal_lines(fleet)[1]["evidence"] == {"state": "unknown", "ask": "unknown", "since": None}
