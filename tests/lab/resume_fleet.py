@@ -62,16 +62,16 @@ class ResumeFleet:
 
 
 def declare(catalog: Path, state_home: Path, env: dict[str, str], host: str, workspace: Path,
-            policies: dict[str, str], block: str) -> dict[str, UpSeat]:
+            policies: dict[str, str], block: str, extra: str = "") -> dict[str, UpSeat]:
     """One seat per ``policies`` entry (identity -> ``resume`` word, "" for the default), all in
-    ``workspace``, each declaring the driver ``block`` (its KDL lines)."""
+    ``workspace``, each declaring the driver ``block`` and ``extra`` (their KDL lines)."""
     seats = {}
     for identity, policy in policies.items():
         directory = catalog / "agents" / host / identity
         directory.mkdir(parents=True)
         knob = f'    resume "{policy}"\n' if policy else ""
         (directory / "agent.kdl").write_text(
-            f'agent "{identity}" {{\n    workspace "{workspace}"\n{knob}{block}}}\n')
+            f'agent "{identity}" {{\n    workspace "{workspace}"\n{knob}{extra}{block}}}\n')
         seats[identity] = UpSeat(catalog, state_home, env, host, identity)
         seats[identity].scrollback = 0
     return seats

@@ -90,6 +90,11 @@ class UpSeat:
         end at once, as a refused harness does) its session."""
         started = self.st2("up", "--once", "--host", self.host)
         assert started.returncode == 0, started.stdout + started.stderr
+        self.find(session)
+
+    def find(self, session: bool = True) -> None:
+        """Find the seat's tmux socket and (unless ``session`` is False) its session, however it was
+        launched (one ``st2 up --once`` pass, or a long-running ``st2 up``)."""
         self.socket = poll(lambda: next(iter(self.state_home.glob(f"**/s/{self.host}.{self.identity}")), None),
                            "the seat's tmux socket", 30)
         if session:

@@ -7,6 +7,9 @@ seat's own earlier conversation — `claude --resume <the id its hooks published
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -40,7 +43,7 @@ def drawn(seat) -> bool:
             and context["incarnation"] == state["incarnation"])
 
 
-def fleet_of(tmp_path: Path, fake: FakeModel, policies: dict[str, str]) -> ResumeFleet:
+def fleet_of(tmp_path: Path, fake: FakeModel, policies: dict[str, str], extra: str = "") -> ResumeFleet:
     harness = require_harness("claude-code")
     lab = Lab.create(tmp_path / "lab")
     env = configure_claude(lab, harness, fake, hooks=False)
@@ -49,7 +52,7 @@ def fleet_of(tmp_path: Path, fake: FakeModel, policies: dict[str, str]) -> Resum
     env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
     block = (f'    claude {{\n        executable "{harness.executable}"\n        model "claude-sonnet-4-5"\n'
              '    }\n')
-    seats = declare(tmp_path / "catalog", state_home, env, HOST, lab.workspace, policies, block)
+    seats = declare(tmp_path / "catalog", state_home, env, HOST, lab.workspace, policies, block, extra)
     fleet = ResumeFleet(seats, state_home, drawn)
     fleet.lab = lab
     return fleet
@@ -103,3 +106,50 @@ def test_st2_down_then_up_starts_fresh_and_up_resume_resumes(make_fleet, fake_mo
     fleet.converse(epsilon, "which word, EPSILON-AGAIN")
     request = request_with(fake_model, "EPSILON-AGAIN")
     assert "MARTEN-EPSILON" in request and "BADGER-EPSILON" not in request
+
+
+def supervise(seat) -> subprocess.Popen:
+    """A long-running `st2 up` (its own session, as systemd would start it)."""
+    return subprocess.Popen([sys.executable, "-m", "st2", "--catalog", str(seat.catalog), "up", "--host", HOST],
+                            env=seat.env, cwd=REPO, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_a_whole_live_fleet_killed_comes_back_resumed(tmp_path: Path, fake_model) -> None:
+    """Every st2 process the test started — the long-running supervisor, the seat's DING notifier,
+    its wrapper — and its tmux server are SIGKILLed at once, the runtime scope removed; a new
+    long-running `st2 up` brings the seat back into its own conversation."""
+    fleet = fleet_of(tmp_path, fake_model, {"zeta": ""}, extra="    ding\n")
+    zeta = fleet.seats["zeta"]
+    supervisors = [supervise(zeta)]
+    try:
+        zeta.find()
+        poll(lambda: fleet.ready(zeta), "zeta: ready", WAIT, zeta.screen, step=0.25)
+        fleet.converse(zeta, "remember the word LYNX-ZETA")
+        first = fleet.wait_session(zeta, "the published session id", lambda record: record["sessionId"])["sessionId"]
+        from st2.runtime import launch_record
+        from st2.runtime.scope import RuntimeScope
+
+        scope = RuntimeScope(zeta.catalog, HOST, zeta.state_home / "st2")
+        notifier = launch_record.read(scope, f"{HOST}.zeta.ding")
+        assert notifier is not None and notifier.kind == "exec"
+        os.kill(supervisors[0].pid, signal.SIGKILL)
+        os.killpg(notifier.pid, signal.SIGKILL)  # an exec task leads its own process group
+        fleet.crash_and_reboot()
+        supervisors[0].wait(timeout=30)
+        assert not scope.directory.exists()
+
+        supervisors.append(supervise(zeta))
+        zeta.find()
+        record = fleet.wait_session(zeta, "resumed", lambda record: record["start"] == "resumed")
+        assert (record["sessionId"], record["resumedFrom"]) == (first, first)
+        poll(lambda: fleet.ready(zeta), "zeta: ready again", WAIT, zeta.screen, step=0.25)
+        fleet.converse(zeta, "which word, ZETA-AGAIN")
+        assert "LYNX-ZETA" in request_with(fake_model, "ZETA-AGAIN")
+    finally:
+        zeta.st2("down", "--host", HOST)  # stops the running supervisor, then every task
+        for supervisor in supervisors:
+            if supervisor.poll() is None:
+                os.killpg(supervisor.pid, signal.SIGKILL)
+                supervisor.wait()
+        fleet.close()
