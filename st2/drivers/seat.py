@@ -27,9 +27,8 @@ def catalog_root(option: str | None, environ: Mapping[str, str]) -> Path | None:
 
 
 def _short_hostname() -> str:
-    import socket
-
-    return socket.gethostname().split(".")[0]
+    """As :func:`st2.catalog.location.resolve_host` reads it (``uname``'s node name)."""
+    return os.uname().nodename.split(".")[0]
 
 
 def resolve(catalog: Path | None, identity: str | None) -> Seat:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -34,5 +35,9 @@ def test_a_relative_catalog_is_made_absolute(monkeypatch, tmp_path: Path) -> Non
 
 def test_the_host_is_the_option_else_the_short_hostname(monkeypatch) -> None:
     assert resolve_host("alpha") == "alpha"
-    monkeypatch.setattr(socket, "gethostname", lambda: "build-7.example.org")
+    real = os.uname()
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result((real.sysname, "build-7.example.org", real.release,
+                                                               real.version, real.machine)))
     assert resolve_host(None) == "build-7"
+    monkeypatch.undo()
+    assert resolve_host(None) == socket.gethostname().split(".")[0]  # the node name is the hostname
