@@ -34,6 +34,11 @@ class LedgerPump:
         return [entry for entry in self.ledger.entries.values()
                 if self.ledger.verdict(entry.filename) is Verdict.HOLD]
 
+    def bindings(self) -> set[str]:
+        """The harness sessions the ambiguous entries were delivered to: only each one's own
+        history can settle them."""
+        return {entry.binding for entry in self.ambiguous()}
+
     def _apply(self, filenames: Iterable[str], event: Event) -> None:
         for name in filenames:
             try:

@@ -554,3 +554,66 @@ def resolve_seat(catalog, identity: str, prefix: str):
     except seat_module.SeatNotFound as error:
         say(prefix, str(error))
         return None
+
+
+class ResumeHold:
+    """A native wrapper's side of the resume core (:mod:`st2.runtime.resume`, issue 24) for the
+    Codex and opencode wrappers: :meth:`begin` right after the relaunch claim returns the harness
+    session to resume (or None: fresh), :meth:`observed` records the session the harness reports,
+    :meth:`refused` is the one fallback. A store that cannot be written is said on the PTY and the
+    session starts fresh (never a silent resume of a guessed session); ``start`` is then None."""
+
+    def __init__(self, catalog, seat, runtime_id: str, harness: str, policy: str, clock, say,
+                 state_dir=None) -> None:
+        import os
+        from pathlib import Path
+
+        from st2.runtime.resumable_session import SessionStore
+
+        self.store = SessionStore.of(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
+        self.seat = seat
+        self.runtime_id = runtime_id
+        self.harness = harness
+        self.policy = policy
+        self.clock = clock
+        self.say = say
+        self.binding = None
+
+    @property
+    def start(self) -> str | None:
+        """``fresh`` / ``resuming`` / ``resumed`` / ``fallback``, or None without a record."""
+        return self.binding.start.value if self.binding is not None else None
+
+    def begin(self, incarnation: str) -> str | None:
+        from st2.runtime import resume
+
+        try:
+            self.binding = resume.begin(self.store, self.runtime_id, self.seat.agent, self.harness, incarnation,
+                                        self.policy, self.clock, self.seat.directory)
+        except OSError as error:
+            self.say(f"the resumable-session record cannot be written ({error}); starting a fresh session")
+            return None
+        return self.binding.resume_id
+
+    def observed(self, session_id: str) -> None:
+        if self.binding is None:
+            return
+        try:
+            self.binding.observed(session_id)
+        except OSError as error:
+            self.say(f"recording session {session_id} failed ({error}); a relaunch may start fresh")
+
+    def refused(self, session_id: str, diagnostics) -> None:
+        """The harness refused to resume ``session_id``: record the loss once (the ``resume``
+        diagnostic) and say so; the caller starts a fresh session. A session that vanishes under
+        an incarnation that did not resume it is only said."""
+        from st2.runtime.resume import Start
+
+        self.say(f"the harness refused to resume session {session_id}; it is kept as lost and a fresh "
+                 "session starts (once)")
+        if self.binding is None or self.binding.start is not Start.RESUMING:
+            return
+        try:
+            self.binding.refused(diagnostics)
+        except OSError as error:
+            self.say(f"recording the lost session failed ({error})")

@@ -4,7 +4,7 @@
 - :mod:`.version` — the exact-version launch gate (:data:`SUPPORTED_VERSIONS`).
 - :mod:`.rpc` — JSON-RPC over the app-server's stdio with a bounded reader.
 - :mod:`.server_requests` — an explicit answer for every 0.171.0 server→client request.
-- :mod:`.control` — the control-state machine, persisted host-locally, and its production reader.
+- :mod:`.control` — the control-state machine, persisted host-locally for an operator.
 - :mod:`.context` — harness-context from ``thread/tokenUsage/updated`` (Codex's own baseline
   function, mirrored), rate limits by window duration, compactions deduped on (turnId, item id).
 - :mod:`.pump` — the delivery pump over :mod:`st2.delivery.ledger` (Codex profile).

@@ -32,15 +32,12 @@ replaced by every status. 0.171.0 does populate them: the lab capture shows
 ``["waitingOnApproval"]`` around an approval request.
 
 The record ``st2.codex-control-state.v1`` (host-local, ``<scope>/codex/<runtime-id>/control-state.json``,
-0600, atomic) is rewritten on every change. Production reader (:func:`read_binding`), its rules:
-
-- lifetime: the record lives as long as the seat's runtime id; it is what makes a restarted
-  wrapper resume the same thread (``thread/resume``) instead of starting a fresh one.
-- fencing: only a record of this schema naming this agent and runtime id is believed; anything
-  else reads as no binding (logged) and is left in place until this wrapper's first write.
-- freshness: only ``threadId`` crosses a restart. Status, turns, flags and pending requests
-  describe an app-server that died with the previous wrapper, so a successor never projects them:
-  it starts from AWAITING_STATUS and learns the live status from ``thread/resume``.
+0600, atomic) is rewritten on every change, for an operator reading what the wrapper believed. It
+has no production reader: which thread a relaunch resumes is the resumable-session record's
+(:mod:`st2.runtime.resume`, issue 24), which survives the runtime scope's removal; a successor
+never projects a predecessor's status, turns, flags or pending requests (they describe an
+app-server that died with it) and starts from AWAITING_STATUS, learning the live status from
+``thread/resume``.
 """
 
 from __future__ import annotations
@@ -227,27 +224,6 @@ class ControlStore:
                 mode=0o600)
         self.last = body
         return True
-
-
-def read_binding(data: bytes | None, agent: str, runtime_id: str) -> tuple[str | None, str | None]:
-    """``(threadId, problem)``: the thread a restarted wrapper resumes, or None with why not.
-    Pure; never raises (rules in the module docstring)."""
-    if data is None:
-        return None, None
-    try:
-        body = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return None, "the control-state record is not JSON"
-    if not isinstance(body, dict) or body.get("schema") != SCHEMA:
-        return None, f"the control-state record is not {SCHEMA}"
-    if body.get("agent") != agent or body.get("runtimeId") != runtime_id:
-        return None, "the control-state record belongs to another seat"
-    thread_id = body.get("threadId")
-    if thread_id is None:
-        return None, None
-    if not isinstance(thread_id, str) or not thread_id or not thread_id.isprintable() or len(thread_id) > 200:
-        return None, "the control-state record's threadId is malformed"
-    return thread_id, None
 
 
 def store_paths(scope_directory: Path, runtime_id: str) -> Path:

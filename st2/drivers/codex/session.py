@@ -1,4 +1,4 @@
-"""``st2 driver codex-session --identity I --runtime-id R [--operator P] -- codex app-server …``:
+"""``st2 driver codex-session --identity I --runtime-id R [--operator P] [--resume never] -- codex app-server …``:
 the Codex wrapper, the command inside a Codex seat's PTY task.
 
 1. Version gate: ``<codex> --version`` must name a :data:`SUPPORTED_VERSIONS` build; otherwise a
@@ -6,8 +6,15 @@ the Codex wrapper, the command inside a Codex seat's PTY task.
    :data:`EXIT_UNSUPPORTED` without starting the app-server.
 2. The relaunch claim (harness-state claim, harness-context removed), presence, then
    ``codex app-server`` over stdio in its own process group (dies with the wrapper:
-   ``PR_SET_PDEATHSIG``), ``initialize`` → ``initialized`` → ``thread/resume`` of the binding the
-   production reader finds in the persisted control state, else ``thread/start``.
+   ``PR_SET_PDEATHSIG``), ``initialize`` → ``initialized`` → ``thread/resume`` of the thread the
+   resume core names (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded
+   thread after a crash or a reboot, none after ``st2 down`` or with ``resume "never"``), else
+   ``thread/start``; the thread id either answer carries is recorded for the next relaunch. A
+   refused resume (0.171.0: ``-32600 no rollout found for thread id …``) is the one fallback —
+   the ``resume`` diagnostic, the id kept as lost — and a fresh ``thread/start``; a resumed
+   thread's replayed ``thread/tokenUsage/updated`` (0.171.0 sends it right after the answer)
+   republishes harness-context, which the claim removed. Ambiguous deliveries are settled from
+   each bound thread's history (``thread/read``), a predecessor's thread included.
 3. One loop over the app-server's stdout, the seat's inbox/status watch, the keyboard and the
    signal pipe: every notification feeds the transcript, the control state (persisted, projected
    onto harness-state), the context producer and the pump's evidence; every server request gets
@@ -39,9 +46,9 @@ from st2.drivers.codex.pump import Pump
 from st2.drivers.codex.rpc import Connection, FrameLog, FrameTooLarge, Malformed
 from st2.drivers.codex.transcript import Transcript
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, SessionRecords,
-                                        adopt_predecessor_failure, die_with_parent, resolve_seat, say,
-                                        version_gate)
+from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
+                                        SessionRecords, adopt_predecessor_failure, die_with_parent, resolve_seat,
+                                        say, version_gate)
 from st2.records import driver_diagnostic, harness_context
 
 TICK_SECONDS = 1.0
@@ -64,7 +71,7 @@ class CodexSession(GroupServerSession):
     def __init__(self, seat: Seat, runtime_id: str, codex_argv: list[str], clock, catalog: Path,
                  operator: str | None = None, state_dir: Path | None = None,
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
-                 stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
+                 stop_grace: float = STOP_GRACE_SECONDS, frame_log=None, resume: str = "last") -> None:
         from st2.delivery.ledger import ledger_path
         from st2.runtime.scope import RuntimeScope
 
@@ -101,6 +108,8 @@ class CodexSession(GroupServerSession):
         self.connection: Connection | None = None
         self.purposes: dict[int, str] = {}
         self.desk = HumanDesk(self, catalog, seat, operator)
+        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, resume, clock, self.note, state_dir)
+        self.binding_to_resume: str | None = None
         self.watch = None
         self.resuming = False
         self.inbox_dirty = True
@@ -125,14 +134,7 @@ class CodexSession(GroupServerSession):
                                                      self.records.token, self.clock)
         self.control_store = ControlStore(self.control_path, self.scope_staging, self.seat.agent, self.runtime_id,
                                           self.records.token)
-        try:
-            binding_bytes = self.control_path.read_bytes()
-        except OSError:
-            binding_bytes = None
-        binding, problem = control_module.read_binding(binding_bytes, self.seat.agent, self.runtime_id)
-        if problem:
-            self.note(f"{problem}; starting a fresh thread")
-        self.binding_to_resume = binding
+        self.binding_to_resume = self.resume.begin(self.records.token)
         stderr_path = self.control_path.parent / "app-server.stderr"
         stderr_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -226,8 +228,11 @@ class CodexSession(GroupServerSession):
                 self._control(Event.STATUS, thread["status"])
             self.thread_observed(thread["id"], resumed=purpose == "thread/resume")
             if self.pump.unsettled:
-                self.purposes[self.connection.request("thread/read", {"threadId": thread["id"],
-                                                                      "includeTurns": True})] = "thread/read"
+                # A predecessor's thread (a fresh start after st2 down, a fallback) is read too:
+                # 0.171.0 reads a stored thread it has not loaded.
+                for binding in sorted(self.pump.bindings() | {thread["id"]}):
+                    self.purposes[self.connection.request("thread/read", {"threadId": binding,
+                                                                          "includeTurns": True})] = "thread/read"
         elif purpose == "thread/read":
             thread = result.get("thread") if ok else None
             turns = thread.get("turns") if isinstance(thread, dict) else None
@@ -243,13 +248,16 @@ class CodexSession(GroupServerSession):
                 self._retry_at = self.clock.monotonic() + REJECTION_BACKOFF_SECONDS
 
     def thread_observed(self, thread_id: str, resumed: bool) -> None:
-        """Codex answered ``thread/start`` or ``thread/resume`` with ``thread_id``: the seat's thread."""
+        """Codex answered ``thread/start`` or ``thread/resume`` with ``thread_id``: the seat's
+        thread, recorded for the next relaunch."""
         self.note(f"{'resumed' if resumed else 'started'} thread {thread_id}")
+        self.resume.observed(thread_id)
 
     def resume_refused(self, thread_id: str, error) -> None:
-        """Codex refused to resume ``thread_id`` (``error`` is its JSON-RPC error): a fresh thread follows."""
-        self.note(f"thread/resume of {thread_id} failed ({error}); starting a fresh thread; "
-                  "deliveries bound to it hold")
+        """Codex refused to resume ``thread_id`` (``error`` is its JSON-RPC error): the one
+        fallback (the ``resume`` diagnostic, the id kept as lost); a fresh thread follows."""
+        self.note(f"thread/resume of {thread_id} failed ({error})")
+        self.resume.refused(thread_id, self.diagnostics)
 
     def _bind(self) -> None:
         if self.binding_to_resume:
@@ -417,7 +425,7 @@ class CodexSession(GroupServerSession):
             self.on_frame(frame)
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv: list[str],
-                operator: str | None = None, clock=None) -> int:
+                operator: str | None = None, clock=None, resume: str = "last") -> int:
     """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
     not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
     from st2.clock import Clock
@@ -431,7 +439,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv
         frame_log = FrameLog(Path(capture))
     session = CodexSession(seat, runtime_id or seat.agent, codex_argv, clock or Clock(), catalog, operator=operator,
                            stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None,
-                           frame_log=frame_log)
+                           frame_log=frame_log, resume=resume)
     session.install_signal_handlers()
     try:
         return session.run()

@@ -5,9 +5,9 @@
      "port":41234,"password":"<hex>","sessionID":"ses_…"|null,"pid":1234}
 
 ``port`` and ``password`` are this launch's (the server's loopback port and its basic-auth
-password); ``sessionID`` is the session the seat is bound to, which a successor resumes (and whose
-history settles a predecessor's ambiguous deliveries). A record that does not read as this shape
-for this seat reads as absent: the successor starts a fresh session. Standard library only.
+password); ``sessionID`` is the session the seat is bound to, for an operator (and a test) to talk
+to the live server. Nothing reads it back: which session a relaunch resumes is the
+resumable-session record's (:mod:`st2.runtime.resume`, issue 24). Standard library only.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st2.fs.atomic import ensure_directory, publish
-from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 SCHEMA = "st2.opencode-server.v1"
 DIRECTORY_NAME = "opencode"
@@ -34,22 +33,6 @@ class LaunchState:
 
 def state_path(scope_directory: Path, runtime_id: str) -> Path:
     return Path(scope_directory) / DIRECTORY_NAME / runtime_id / RECORD_NAME
-
-
-def read(path: Path, agent: str, runtime_id: str) -> LaunchState | None:
-    try:
-        body = json.loads(read_bounded(path, RUNTIME_LIMIT, follow_symlinks=False))
-    except (OSError, ValueError, RecursionError):
-        return None
-    if (not isinstance(body, dict) or body.get("schema") != SCHEMA or body.get("agent") != agent
-            or body.get("runtimeId") != runtime_id):
-        return None
-    session_id = body.get("sessionID")
-    if session_id is not None and not (isinstance(session_id, str) and session_id.isprintable() and session_id):
-        return None
-    port, pid, password = body.get("port"), body.get("pid"), body.get("password")
-    return LaunchState(port if isinstance(port, int) else None, password if isinstance(password, str) else None,
-                       session_id, pid if isinstance(pid, int) else None)
 
 
 def write(path: Path, staging: Path, agent: str, runtime_id: str, state: LaunchState) -> None:

@@ -79,9 +79,6 @@ class Pump(LedgerPump):
                 absent.append(entry.filename)
         return persisted, absent
 
-    def bindings(self) -> set[str]:
-        return {entry.binding for entry in self.ambiguous()}
-
     def phase_of(self, filename: str) -> Phase | None:
         entry = self.ledger.get(filename) if self.ledger is not None else None
         return entry.phase if entry is not None else None

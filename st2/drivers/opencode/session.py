@@ -1,4 +1,4 @@
-"""``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] -- opencode serve``:
+"""``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] [--resume never] -- opencode serve``:
 the opencode wrapper, the command inside an opencode seat's PTY task.
 
 1. Version gate: ``<opencode> --version`` must name a :data:`SUPPORTED_VERSIONS` build, else a
@@ -11,8 +11,13 @@ the opencode wrapper, the command inside an opencode seat's PTY task.
 3. apiGate: ``GET /doc`` must offer every route the wrapper calls (:data:`.api.REQUIRED_PATHS`);
    else an ``apiGate`` diagnostic and exit :data:`EXIT_UNSUPPORTED`. The first answer may take the
    instance's whole bootstrap (5–40 s on two cores), so it is retried to a deadline.
-4. The window from ``GET /config/providers``; the session the local state names (``GET
-   /session/{id}``), else a new one (``POST /session``); then ``GET /event`` on its own thread,
+4. The window from ``GET /config/providers``; the session the resume core names
+   (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded session after a crash or a
+   reboot, none after ``st2 down`` or with ``resume "never"``) when ``GET /session/{id}`` finds it,
+   else a new one (``POST /session``), recorded for the next relaunch. A definite "not here"
+   (1.18.33: ``404 NotFoundError``) is the one fallback — the ``resume`` diagnostic, the id kept as
+   lost; no answer never replaces the conversation (asked again; delivery holds meanwhile). Then
+   ``GET /event`` on its own thread,
    reconnecting with backoff. Every (re)connect seeds the observed state from ``GET
    /session/status``, ``GET /permission`` and ``GET /question`` before any delta is trusted.
 5. One loop over the event queue, the inbox watch, the keyboard and the signal pipe: events feed
@@ -52,7 +57,8 @@ from st2.drivers.opencode.observed import Observed
 from st2.drivers.opencode.pump import Pump
 from st2.drivers.opencode.view import View
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, SessionRecords,
+from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
+                                        SessionRecords,
                                         adopt_predecessor_failure, die_with_parent, exit_words, resolve_seat,
                                         say, version_gate)
 from st2.records import driver_diagnostic, harness_context
@@ -155,7 +161,7 @@ class OpencodeSession(GroupServerSession):
     def __init__(self, seat: Seat, runtime_id: str, argv: list[str], clock, catalog: Path, model: str | None = None,
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
                  stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
-                 view: str = "attach") -> None:
+                 view: str = "attach", resume: str = "last") -> None:
         from st2.delivery.ledger import ledger_path
         from st2.runtime.scope import RuntimeScope
 
@@ -191,6 +197,7 @@ class OpencodeSession(GroupServerSession):
         self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
+        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, resume, clock, self.note, state_dir)
         self.bound = False
         self._next_bind = 0.0
         self.password = secrets.token_hex(16)
@@ -232,8 +239,7 @@ class OpencodeSession(GroupServerSession):
         self.records.claim()
         self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
                                                      self.records.token, self.clock)
-        previous = local.read(self.state_path, self.seat.agent, self.runtime_id)
-        self.session_id = previous.session_id if previous else None
+        self.session_id = self.resume.begin(self.records.token)
         self.server_log = self.state_path.parent / "serve.log"
         self.server_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -361,13 +367,16 @@ class OpencodeSession(GroupServerSession):
         return True
 
     def session_observed(self, resumed: bool) -> None:
-        """The seat's session is ``self.session_id``: keep it where a successor finds it."""
+        """The seat's session is ``self.session_id``: recorded for the next relaunch."""
         self._save_local()
         self.note(f"{'resumed' if resumed else 'started'} session {self.session_id}")
+        self.resume.observed(self.session_id)
 
     def resume_refused(self, session_id: str) -> None:
-        """The server does not hold the session to resume: say so; a new session follows."""
-        self.note(f"session {session_id} is not served; starting a new one; deliveries bound to it hold")
+        """The server does not hold the session to resume: the one fallback (the ``resume``
+        diagnostic, the id kept as lost); a new session follows."""
+        self.note(f"session {session_id} is not served")
+        self.resume.refused(session_id, self.diagnostics)
 
     # --- events ----------------------------------------------------------------------------
     def seed(self) -> None:
@@ -700,7 +709,7 @@ class OpencodeSession(GroupServerSession):
                 self.deliver()
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], model: str | None = None,
-                operator: str | None = None, clock=None, view: str = "attach") -> int:
+                operator: str | None = None, clock=None, view: str = "attach", resume: str = "last") -> int:
     """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
     resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
     opencode cannot be started)."""
@@ -713,7 +722,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list
     if seat is None:
         return 2
     session = OpencodeSession(seat, runtime_id or seat.agent, argv, clock or Clock(), catalog, model=model,
-                              operator=operator, view=view,
+                              operator=operator, view=view, resume=resume,
                               stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
     session.install_signal_handlers()
     try:

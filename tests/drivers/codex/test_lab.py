@@ -51,7 +51,7 @@ class Seat(UpSeat):
         return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
 
 
-def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, **block) -> Seat:
+def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, seat_lines: str = "") -> Seat:
     harness = require_harness("codex")
     lab = Lab.create(tmp_path / "lab")
     env = configure_codex(lab, harness, fake, context_window=200000, approval_policy="on-request",
@@ -64,7 +64,7 @@ def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, **
         "model_providers.fake.request_max_retries=0", "model_providers.fake.stream_max_retries=0",
         "model_auto_compact_token_limit=100000"))
     (directory / "agent.kdl").write_text(
-        f'agent "coder" {{\n    workspace "{lab.workspace}"\n'
+        f'agent "coder" {{\n    workspace "{lab.workspace}"\n{seat_lines}'
         f'    codex {{\n        executable "{executable or harness.executable}"\n        config {config}\n    }}\n}}\n')
     env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}",
                  "ST2_CODEX_FRAME_LOG": str(lab.logs / "wire.jsonl")}
@@ -218,3 +218,148 @@ def test_an_unsupported_codex_is_refused_with_the_version_gate(tmp_path: Path, f
     finally:
         running.kill_pty()
         shutil.rmtree(running.state_home, ignore_errors=True)
+
+
+# --- reboot survival (issue 24) -----------------------------------------------------------------
+
+
+def wire(seat: Seat) -> list[dict]:
+    return [json.loads(line) for line in (seat.lab.logs / "wire.jsonl").read_text().splitlines()]
+
+
+def resumes_asked(seat: Seat) -> list[str]:
+    """The thread ids the wrappers asked ``thread/resume`` of, over every incarnation (the frame log
+    lives in the lab directory, which a reboot keeps)."""
+    return [entry["msg"]["params"]["threadId"] for entry in wire(seat)
+            if entry["dir"] == "out" and entry["msg"].get("method") == "thread/resume"]
+
+
+def threads_started(seat: Seat) -> list[str]:
+    """The thread ids ``thread/start`` answered, over every incarnation (request ids restart with
+    each app-server, so each request is paired with the next answer carrying its id)."""
+    started, waiting = [], None
+    for entry in wire(seat):
+        message = entry["msg"]
+        if entry["dir"] == "out" and message.get("method") == "thread/start":
+            waiting = message["id"]
+        elif entry["dir"] == "in" and waiting is not None and message.get("id") == waiting and "method" not in message:
+            started.append(message["result"]["thread"]["id"])
+            waiting = None
+    return started
+
+
+def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
+    """Deliver ``body`` as one mail, which the recipient then archives (the pump never does; the
+    ledger that would hold an unarchived one goes with the runtime scope a reboot removes); return
+    the model request that carried it as its newest input."""
+    name = write_message(seat.directory, "task", body=body)
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "consumed", f"{body!r} consumed", 120, seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "idle after the turn", describe=seat.screen)
+    correlation = seat.ledger()[name]["correlation"]
+    (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
+    os.rename(seat.directory / "resources" / "inbox" / name, seat.directory / "resources" / "archive" / name)
+    return next(entry for entry in fake.model_requests() if entry.get("wire") == "responses"
+                and correlation in (entry["summary"].get("last_user_text") or ""))
+
+
+def session_record(seat: Seat) -> dict | None:
+    path = next(iter(seat.state_home.glob(f"st2/sessions/*/{HOST}/{HOST}.coder.json")), None)
+    return json.loads(path.read_text()) if path else None
+
+
+def carried(request: dict, word: str) -> bool:
+    """Whether ``word`` is in the conversation the model request carries (its input items)."""
+    return word in json.dumps(request["body"]["input"])
+
+
+def test_a_rebooted_codex_seat_resumes_its_own_thread_and_republishes_its_context(seat: Seat,
+                                                                                  fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
+    word = f"PELICAN-{os.getpid()}"
+    fake_model.set_usage(input=101000, output=300, cache_read=1200)
+    converse(seat, fake_model, f"remember the word {word}")
+    poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 101300, "the reading",
+         describe=seat.screen)
+    [thread] = threads_started(seat)
+    before = session_record(seat)
+    assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", thread, "codex")
+    old_context = seat.record("harness-context")
+
+    killed = seat.reboot()
+    assert len(killed) >= 3   # the tmux server, the wrapper, the app-server
+    assert not list(seat.state_home.glob("st2/scopes"))
+    requests = len(fake_model.model_requests())
+    fake_model.set_usage(input=20000, output=100, cache_read=1000)
+    seat.up()
+    # The claim removed the predecessor's context; the replayed thread/tokenUsage/updated
+    # republishes it under the new incarnation before any new turn (no model request was made).
+    poll(lambda: (seat.record("harness-context") or {}).get("incarnation") not in (None, old_context["incarnation"]),
+         "the context republished by the resumed thread", describe=seat.screen)
+    context = seat.record("harness-context")
+    assert (context["usedTokens"], context["windowTokens"], context["usedPercent"]) == (101300, 190000, 50)
+    assert len(fake_model.model_requests()) == requests
+    after = session_record(seat)
+    assert (after["start"], after["sessionId"], after["resumedFrom"], after["lost"]) == ("resumed", thread, thread, [])
+    assert resumes_asked(seat) == [thread] and threads_started(seat) == [thread]
+
+    # The next request the model receives carries the earlier conversation.
+    request = converse(seat, fake_model, "what was the word?")
+    assert carried(request, word)
+    assert seat.record("driver-diagnostic") is None
+
+
+def test_resume_never_starts_a_rebooted_codex_seat_fresh(tmp_path: Path, fake_model: FakeModel) -> None:
+    running = make_seat(tmp_path, fake_model, seat_lines='    resume "never"\n')
+    try:
+        running.up()
+        poll(lambda: running.state()[0] == "idle", "the bound thread idle", describe=running.screen)
+        word = f"HERON-{os.getpid()}"
+        converse(running, fake_model, f"remember the word {word}")
+        running.reboot()
+        running.up()
+        poll(lambda: running.state()[0] == "idle", "a fresh thread idle", describe=running.screen)
+        request = converse(running, fake_model, "what was the word?")
+        assert not carried(request, word)
+        assert resumes_asked(running) == [] and len(set(threads_started(running))) == 2
+        assert session_record(running)["start"] == "fresh"
+    finally:
+        running.kill_pty()
+        shutil.rmtree(running.state_home, ignore_errors=True)
+
+
+def test_a_refused_codex_resume_falls_back_once_and_never_retries_the_dead_thread(seat: Seat,
+                                                                                  fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
+    word = f"OSPREY-{os.getpid()}"
+    converse(seat, fake_model, f"remember the word {word}")
+    [dead] = threads_started(seat)
+    seat.reboot()
+    # The recorded thread is deleted from Codex's own store (its rollout under CODEX_HOME/sessions).
+    rollouts = list((seat.lab.home / ".codex" / "sessions").rglob(f"rollout-*-{dead}.jsonl"))
+    assert len(rollouts) == 1
+    rollouts[0].unlink()
+
+    seat.up()
+    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "resume", "the resume diagnostic",
+         describe=seat.screen)
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"]) == ("failure", "codex", "resume", "resumeRefused", "resumeAttempt")
+    poll(lambda: seat.state()[0] == "idle", "the fresh thread idle", describe=seat.screen)
+    [_, fresh] = threads_started(seat)
+    record = session_record(seat)
+    assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
+        "fallback", fresh, [dead])
+    request = converse(seat, fake_model, "what was the word?")
+    assert not carried(request, word)
+
+    # The next relaunch resumes the fallback's thread; the dead one is never asked again.
+    seat.reboot()
+    seat.up()
+    poll(lambda: (session_record(seat) or {}).get("start") == "resumed", "the fallback's thread resumed",
+         describe=seat.screen)
+    assert resumes_asked(seat) == [dead, fresh]
+    assert [entry["sessionId"] for entry in session_record(seat)["lost"]] == [dead]
+    poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", describe=seat.screen)
