@@ -66,7 +66,7 @@ class Seat(UpSeat):
         return json.loads(text) if text.strip() else None
 
 
-def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None):
+def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None, seat_lines: str = ""):
     harness = require_harness("opencode")
     lab = Lab.create(tmp_path / "lab")
     env = configure_opencode(lab, harness, fake_model, permission={"bash": "ask"})
@@ -76,7 +76,7 @@ def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None):
     (directory / "resources" / "inbox").mkdir(parents=True)
     field = f'        view "{view}"\n' if view else ""
     (directory / "agent.kdl").write_text(
-        f'agent "oc" {{\n    workspace "{lab.workspace}"\n'
+        f'agent "oc" {{\n    workspace "{lab.workspace}"\n{seat_lines}'
         f'    opencode {{\n        executable "{harness.executable}"\n        model "fake/fake-model"\n{field}    }}\n}}\n')
     env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
     running = Seat(catalog, state_home, env, lab)
@@ -91,6 +91,12 @@ def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None):
 def seat(tmp_path: Path, fake_model: FakeModel):
     """A seat whose pane is the wrapper's transcript (``view "transcript"``): its keyboard grammar."""
     yield from _seat(tmp_path, fake_model, "transcript")
+
+
+@pytest.fixture
+def never_seat(tmp_path: Path, fake_model: FakeModel):
+    """A transcript-view seat declaring ``resume "never"``."""
+    yield from _seat(tmp_path, fake_model, "transcript", '    resume "never"\n')
 
 
 @pytest.fixture
@@ -309,3 +315,106 @@ def test_a_restarted_server_gets_a_new_attached_tui_on_its_own_port(attached_sea
     poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
     poll(lambda: seat.state()[0] == "idle" and requests_carrying(fake_model, name[:-3]) == 1, "idle after one turn",
          60, seat.screen)
+
+
+# --- reboot survival (issue 24) -----------------------------------------------------------------
+
+
+def session_record(seat: Seat) -> dict | None:
+    path = next(iter(seat.state_home.glob(f"st2/sessions/*/{HOST}/{HOST}.oc.json")), None)
+    return json.loads(path.read_text()) if path else None
+
+
+def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
+    """Deliver ``body`` as one mail, read back as persisted, which the recipient then archives
+    (which releases the hold; the pump never archives); return the agent turn's model request
+    that carried it as its newest input."""
+    name = write_message(seat.directory, "task", body=body)
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", f"{body!r} persisted", 180, seat.screen)
+    poll(lambda: seat.state()[0] == "idle" and requests_carrying(fake, name[:-3]) == 1, "idle after one turn", 120,
+         seat.screen)
+    (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
+    os.rename(seat.directory / "resources" / "inbox" / name, seat.directory / "resources" / "archive" / name)
+    return next(entry for entry in fake.model_requests() if entry.get("summary", {}).get("tool_names")
+                and f"st2:{name[:-3]}:" in (entry["summary"].get("last_user_text") or ""))
+
+
+def carried(request: dict, word: str) -> bool:
+    """Whether ``word`` is in the conversation the model request carries (its messages)."""
+    return word in json.dumps(request["body"]["messages"])
+
+
+def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    word = f"PELICAN-{os.getpid()}"
+    converse(seat, fake_model, f"remember the word {word}")
+    session = seat.server()["sessionID"]
+    before = session_record(seat)
+    assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", session, "opencode")
+
+    killed = seat.reboot()
+    assert len(killed) >= 3   # the tmux server, the wrapper, opencode serve
+    assert not list(seat.state_home.glob("st2/scopes"))
+    seat.up()
+    poll(lambda: (session_record(seat) or {}).get("start") == "resumed", "the session resumed", 240, seat.screen)
+    poll(lambda: seat.state()[0] == "idle", "the resumed session idle", 240, seat.screen)
+    after = session_record(seat)
+    assert (after["sessionId"], after["resumedFrom"], after["lost"]) == (session, session, [])
+    assert seat.server()["sessionID"] == session
+    # The next request the model receives carries the earlier conversation.
+    request = converse(seat, fake_model, "what was the word?")
+    assert carried(request, word)
+    assert seat.record("driver-diagnostic") is None
+
+
+def test_resume_never_starts_a_rebooted_opencode_seat_fresh(never_seat: Seat, fake_model: FakeModel) -> None:
+    seat = never_seat
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    word = f"HERON-{os.getpid()}"
+    converse(seat, fake_model, f"remember the word {word}")
+    first = seat.server()["sessionID"]
+    seat.reboot()
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "a fresh session idle", 240, seat.screen)
+    request = converse(seat, fake_model, "what was the word?")
+    assert not carried(request, word)
+    assert seat.server()["sessionID"] != first and session_record(seat)["start"] == "fresh"
+
+
+def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_session(seat: Seat,
+                                                                                     fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+    word = f"OSPREY-{os.getpid()}"
+    converse(seat, fake_model, f"remember the word {word}")
+    dead = seat.server()["sessionID"]
+    # The recorded session is deleted from opencode's own store, through its own API.
+    assert seat.call("DELETE", f"/session/{dead}") is True
+    seat.reboot()
+
+    seat.up()
+    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "resume", "the resume diagnostic", 240,
+         seat.screen)
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"]) == ("failure", "opencode", "resume", "resumeRefused", "resumeAttempt")
+    poll(lambda: seat.state()[0] == "idle", "the fresh session idle", 240, seat.screen)
+    fresh = seat.server()["sessionID"]
+    record = session_record(seat)
+    assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
+        "fallback", fresh, [dead])
+    assert fresh != dead
+    request = converse(seat, fake_model, "what was the word?")
+    assert not carried(request, word)
+
+    # The next relaunch resumes the fallback's session; the dead one is never asked again.
+    seat.reboot()
+    seat.up()
+    poll(lambda: (session_record(seat) or {}).get("start") == "resumed", "the fallback's session resumed", 240,
+         seat.screen)
+    assert session_record(seat)["sessionId"] == fresh
+    assert [entry["sessionId"] for entry in session_record(seat)["lost"]] == [dead]
+    poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", 60, seat.screen)
+    assert f"session {dead}" not in seat.screen()
