@@ -363,3 +363,28 @@ def test_a_refused_codex_resume_falls_back_once_and_never_retries_the_dead_threa
     assert resumes_asked(seat) == [dead, fresh]
     assert [entry["sessionId"] for entry in session_record(seat)["lost"]] == [dead]
     poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", describe=seat.screen)
+
+
+def test_a_fresh_thread_after_st2_down_settles_the_predecessors_ambiguous_delivery(seat: Seat,
+                                                                                   fake_model: FakeModel) -> None:
+    seat.up()
+    poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
+    name = write_message(seat.directory, "in flight", body="hello")
+    poll(lambda: name in seat.ledger(), "the attempt owned", 30, seat.screen)
+    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    os.kill(wrapper, signal.SIGKILL)  # between attempt and evidence
+    seat.kill_pty()
+    down = seat.st2("down", "--host", HOST, "coder")
+    assert down.returncode == 0, down.stdout + down.stderr
+    seat.up()   # st2 down was asked: a fresh thread, never a resume
+    poll(lambda: seat.ledger().get(name, {}).get("phase") == "consumed", "the predecessor's attempt settled", 120,
+         seat.screen)
+    [first, second] = threads_started(seat)
+    assert resumes_asked(seat) == [] and first != second
+    # Settled from the first thread's own history (or absent there and retried once on the new
+    # one): the seat is not held, the next mail goes through, and nothing reached the model twice.
+    follow_up = write_message(seat.directory, "after down", body="hello again")
+    poll(lambda: seat.ledger().get(follow_up, {}).get("phase") == "consumed", "the follow-up delivered", 120,
+         seat.screen)
+    assert requests_carrying(fake_model, seat.ledger()[name]["correlation"]) <= 1
+    assert seat.ledger()[follow_up]["binding"] == second
