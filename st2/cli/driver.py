@@ -17,9 +17,6 @@ from st2.cli.common import CatalogLocation, catalog_options, exit_with
 
 IDENTITY = click.option("--identity", required=True,
                         help="The seat, <host>.<identity> (or a bare identity on this host).")
-RESUME = click.option("--resume", "resume", type=click.Choice(["last", "never"]), default="last", show_default=True,
-                      help="The seat's `resume` knob: resume the recorded harness session on a relaunch after a "
-                           "crash or reboot, or always start fresh.")
 
 
 def _replay_options(*extra):
@@ -71,15 +68,14 @@ def claude_session(identity: str, runtime_id: str | None, claude_argv: tuple[str
 @IDENTITY
 @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
 @click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
-@RESUME
 @click.argument("codex_argv", nargs=-1, type=click.UNPROCESSED, required=True)
 @catalog_options
-def codex_session(identity: str, runtime_id: str | None, operator: str | None, resume: str,
-                  codex_argv: tuple[str, ...], location: CatalogLocation) -> None:
+def codex_session(identity: str, runtime_id: str | None, operator: str | None, codex_argv: tuple[str, ...],
+                  location: CatalogLocation) -> None:
     """Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."""
     from st2.drivers.codex.session import run_session
 
-    exit_with(run_session(location.root, identity, runtime_id, list(codex_argv), operator=operator, resume=resume))
+    exit_with(run_session(location.root, identity, runtime_id, list(codex_argv), operator=operator))
 
 
 @driver.command("opencode-session", context_settings={"ignore_unknown_options": True})
@@ -89,16 +85,15 @@ def codex_session(identity: str, runtime_id: str | None, operator: str | None, r
 @click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
 @click.option("--view", type=click.Choice(["attach", "transcript"]), default="attach", show_default=True,
               help="The pane: opencode's own TUI attached to the session, or the wrapper's transcript.")
-@RESUME
 @click.argument("opencode_argv", nargs=-1, type=click.UNPROCESSED, required=True)
 @catalog_options
 def opencode_session(identity: str, runtime_id: str | None, model: str | None, operator: str | None,
-                     view: str, resume: str, opencode_argv: tuple[str, ...], location: CatalogLocation) -> None:
+                     view: str, opencode_argv: tuple[str, ...], location: CatalogLocation) -> None:
     """Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."""
     from st2.drivers.opencode.session import run_session
 
     exit_with(run_session(location.root, identity, runtime_id, list(opencode_argv), model=model, operator=operator,
-                          view=view, resume=resume))
+                          view=view))
 
 
 def _channel_session(harness: str):

@@ -44,8 +44,7 @@ def expand_native_block(declaration, host: str, st2_command: list[str], harness:
     """Expand the ``<harness> { … }`` block of a seat whose wrapper owns its delivery (Codex,
     opencode) into its argv: the block is the launch, so ``argv``/``command`` beside it is
     refused, and so is ``ding`` (the wrapper's pump delivers). ``noun`` names the seat in the
-    refusal ("a Codex seat"). The seat's ``resume "never"`` is the wrapper's ``--resume never``
-    (the default ``last`` adds nothing). Raise ValueError naming the declaration and the problem."""
+    refusal ("a Codex seat"). Raise ValueError naming the declaration and the problem."""
     block = declaration.drivers.get(harness)
     if block is None:
         return declaration
@@ -61,8 +60,4 @@ def expand_native_block(declaration, host: str, st2_command: list[str], harness:
     except ValueError as error:
         raise ValueError(f"{label}: {error}") from None
     agent = f"{host}.{declaration.identity}"
-    argv = session_argv(st2_command, agent, agent, content)
-    if declaration.resume != "last":  # the wrapper's --resume, before the harness's argv after --
-        split = argv.index("--")
-        argv = (*argv[:split], "--resume", declaration.resume, *argv[split:])
-    return declaration._replace(argv=argv)
+    return declaration._replace(argv=session_argv(st2_command, agent, agent, content))

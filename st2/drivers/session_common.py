@@ -560,11 +560,11 @@ class ResumeHold:
     """A native wrapper's side of the resume core (:mod:`st2.runtime.resume`, issue 24) for the
     Codex and opencode wrappers: :meth:`begin` right after the relaunch claim returns the harness
     session to resume (or None: fresh), :meth:`observed` records the session the harness reports,
-    :meth:`refused` is the one fallback. A store that cannot be written is said on the PTY and the
+    :meth:`refused` is the one fallback. The policy is the seat's declared ``resume`` knob
+    (:func:`resume_policy`). A store that cannot be written is said on the PTY and the
     session starts fresh (never a silent resume of a guessed session); ``start`` is then None."""
 
-    def __init__(self, catalog, seat, runtime_id: str, harness: str, policy: str, clock, say,
-                 state_dir=None) -> None:
+    def __init__(self, catalog, seat, runtime_id: str, harness: str, clock, say, state_dir=None) -> None:
         import os
         from pathlib import Path
 
@@ -574,7 +574,6 @@ class ResumeHold:
         self.seat = seat
         self.runtime_id = runtime_id
         self.harness = harness
-        self.policy = policy
         self.clock = clock
         self.say = say
         self.binding = None
@@ -589,7 +588,7 @@ class ResumeHold:
 
         try:
             self.binding = resume.begin(self.store, self.runtime_id, self.seat.agent, self.harness, incarnation,
-                                        self.policy, self.clock, self.seat.directory)
+                                        resume_policy(self.seat.directory), self.clock, self.seat.directory)
         except OSError as error:
             self.say(f"the resumable-session record cannot be written ({error}); starting a fresh session")
             return None

@@ -1,4 +1,4 @@
-"""``st2 driver codex-session --identity I --runtime-id R [--operator P] [--resume never] -- codex app-server …``:
+"""``st2 driver codex-session --identity I --runtime-id R [--operator P] -- codex app-server …``:
 the Codex wrapper, the command inside a Codex seat's PTY task.
 
 1. Version gate: ``<codex> --version`` must name a :data:`SUPPORTED_VERSIONS` build; otherwise a
@@ -71,7 +71,7 @@ class CodexSession(GroupServerSession):
     def __init__(self, seat: Seat, runtime_id: str, codex_argv: list[str], clock, catalog: Path,
                  operator: str | None = None, state_dir: Path | None = None,
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
-                 stop_grace: float = STOP_GRACE_SECONDS, frame_log=None, resume: str = "last") -> None:
+                 stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
         from st2.delivery.ledger import ledger_path
         from st2.runtime.scope import RuntimeScope
 
@@ -108,7 +108,7 @@ class CodexSession(GroupServerSession):
         self.connection: Connection | None = None
         self.purposes: dict[int, str] = {}
         self.desk = HumanDesk(self, catalog, seat, operator)
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, resume, clock, self.note, state_dir)
+        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir)
         self.binding_to_resume: str | None = None
         self.watch = None
         self.resuming = False
@@ -425,7 +425,7 @@ class CodexSession(GroupServerSession):
             self.on_frame(frame)
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv: list[str],
-                operator: str | None = None, clock=None, resume: str = "last") -> int:
+                operator: str | None = None, clock=None) -> int:
     """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
     not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
     from st2.clock import Clock
@@ -439,7 +439,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv
         frame_log = FrameLog(Path(capture))
     session = CodexSession(seat, runtime_id or seat.agent, codex_argv, clock or Clock(), catalog, operator=operator,
                            stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None,
-                           frame_log=frame_log, resume=resume)
+                           frame_log=frame_log)
     session.install_signal_handlers()
     try:
         return session.run()

@@ -1,4 +1,4 @@
-"""``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] [--resume never] -- opencode serve``:
+"""``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] -- opencode serve``:
 the opencode wrapper, the command inside an opencode seat's PTY task.
 
 1. Version gate: ``<opencode> --version`` must name a :data:`SUPPORTED_VERSIONS` build, else a
@@ -161,7 +161,7 @@ class OpencodeSession(GroupServerSession):
     def __init__(self, seat: Seat, runtime_id: str, argv: list[str], clock, catalog: Path, model: str | None = None,
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
                  stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
-                 view: str = "attach", resume: str = "last") -> None:
+                 view: str = "attach") -> None:
         from st2.delivery.ledger import ledger_path
         from st2.runtime.scope import RuntimeScope
 
@@ -197,7 +197,7 @@ class OpencodeSession(GroupServerSession):
         self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, resume, clock, self.note, state_dir)
+        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir)
         self.bound = False
         self._next_bind = 0.0
         self.password = secrets.token_hex(16)
@@ -709,7 +709,7 @@ class OpencodeSession(GroupServerSession):
                 self.deliver()
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], model: str | None = None,
-                operator: str | None = None, clock=None, view: str = "attach", resume: str = "last") -> int:
+                operator: str | None = None, clock=None, view: str = "attach") -> int:
     """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
     resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
     opencode cannot be started)."""
@@ -722,7 +722,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list
     if seat is None:
         return 2
     session = OpencodeSession(seat, runtime_id or seat.agent, argv, clock or Clock(), catalog, model=model,
-                              operator=operator, view=view, resume=resume,
+                              operator=operator, view=view,
                               stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
     session.install_signal_handlers()
     try:
