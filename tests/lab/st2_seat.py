@@ -110,30 +110,45 @@ class UpSeat:
         except (FileNotFoundError, ValueError):
             return None
 
-    def crash(self) -> None:
-        """SIGKILL the seat's tmux server and the pane's process group (the wrapper and the harness)
-        — no code of theirs runs — and wait until both are gone."""
-        pane = int(self.tmux("display-message", "-p", "-t", self.session, "#{pane_pid}").strip())
-        server = int(self.tmux("display-message", "-p", "#{pid}").strip())
-        group = os.getpgid(pane)
-        for kill in (lambda: os.killpg(group, signal.SIGKILL), lambda: os.kill(server, signal.SIGKILL)):
+    def crash(self) -> list[int]:
+        """SIGKILL the seat's tmux server and every process under it — the wrapper, a harness in
+        its own process group (Codex app-server, opencode serve), the tools it spawned — each by
+        PID, so no code of theirs runs; wait until all are gone and return their PIDs."""
+        import psutil
+
+        server = psutil.Process(int(self.tmux("display-message", "-p", "#{pid}").strip()))
+        # Stopped first, all of them (again over any child forked meanwhile), so none runs a line
+        # after another is gone (a harness would otherwise hear its terminal hang up, or a wrapper
+        # its child's death); then killed.
+        doomed: dict[int, psutil.Process] = {}
+        while True:
+            found = {process.pid: process for process in [server, *server.children(recursive=True)]
+                     if process.pid not in doomed}
+            if not found:
+                break
+            for pid in found:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    pass
+            doomed.update(found)
+        for pid in doomed:
             try:
-                kill()
+                os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
 
         def gone() -> bool:
-            for pid in (pane, server):
+            for process in doomed.values():
                 try:
-                    os.kill(pid, 0)
-                    stat = Path(f"/proc/{pid}/stat").read_text()
-                    if stat.rsplit(")", 1)[1].split()[0] != "Z":
+                    if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
                         return False
-                except (ProcessLookupError, FileNotFoundError):
+                except psutil.NoSuchProcess:
                     pass
             return True
 
-        poll(gone, "the killed tmux server and pane group to be gone", 30)
+        poll(gone, "the killed tmux server and everything under it to be gone", 30)
+        return list(doomed)
 
     def reboot(self) -> None:
         """A simulated reboot after :meth:`crash`: the runtime scopes (launch records, sockets) are
@@ -154,31 +169,3 @@ class UpSeat:
                     os.killpg(int(pane), signal.SIGKILL)
                 except (ProcessLookupError, PermissionError):
                     pass
-
-    def reboot(self) -> list[int]:
-        """A simulated host reboot of this seat: SIGKILL its tmux server and every process under it
-        (the wrapper, the harness in its own group, the tools it spawned), each by PID, then remove
-        the runtime scopes under the test's state home (launch records, sockets, ledgers, every
-        driver's host-local launch state). Return the PIDs killed."""
-        import shutil
-
-        import psutil
-
-        try:
-            server = int(self.tmux("display-message", "-p", "#{pid}").strip())
-            root = psutil.Process(server)
-            doomed = [root, *root.children(recursive=True)]
-        except (AssertionError, ValueError, psutil.Error):
-            doomed = []
-        for process in doomed:
-            try:
-                os.kill(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        psutil.wait_procs(doomed, timeout=30)
-        assert not [process.pid for process in doomed if process.is_running()
-                    and process.status() != psutil.STATUS_ZOMBIE], "a process outlived the reboot"
-        shutil.rmtree(self.state_home / "st2" / "scopes", ignore_errors=True)
-        self.socket, self.session = None, ""
-        return [process.pid for process in doomed]
-

@@ -262,9 +262,17 @@ def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
                 and correlation in (entry["summary"].get("last_user_text") or ""))
 
 
-def session_record(seat: Seat) -> dict | None:
-    path = next(iter(seat.state_home.glob(f"st2/sessions/*/{HOST}/{HOST}.coder.json")), None)
-    return json.loads(path.read_text()) if path else None
+def enriched_session(seat: Seat) -> str:
+    """The seat's ``session`` in ``st2 agents --json --enrich``, as its exact wire text."""
+    result = seat.st2("agents", "--json", "--enrich", "--host", HOST)
+    assert result.returncode == 0, result.stderr
+    row = next(row for row in json.loads(result.stdout) if row["identity"] == f"{HOST}.{seat.identity}")
+    return json.dumps(row["session"], separators=(",", ":"))
+
+
+def lost_line(dead: str) -> str:
+    return (f"harness session {dead} could not be resumed; the seat started a fresh session "
+            "(the lost id is kept in its resumable-session record and never retried)")
 
 
 def carried(request: dict, word: str) -> bool:
@@ -282,11 +290,13 @@ def test_a_rebooted_codex_seat_resumes_its_own_thread_and_republishes_its_contex
     poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 101300, "the reading",
          describe=seat.screen)
     [thread] = threads_started(seat)
-    before = session_record(seat)
+    before = seat.session_record()
     assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", thread, "codex")
+    assert enriched_session(seat) == f'{{"start":"fresh","sessionId":"{thread}","lostSessionIds":[]}}'
     old_context = seat.record("harness-context")
 
-    killed = seat.reboot()
+    killed = seat.crash()
+    seat.reboot()
     assert len(killed) >= 3   # the tmux server, the wrapper, the app-server
     assert not list(seat.state_home.glob("st2/scopes"))
     requests = len(fake_model.model_requests())
@@ -299,9 +309,10 @@ def test_a_rebooted_codex_seat_resumes_its_own_thread_and_republishes_its_contex
     context = seat.record("harness-context")
     assert (context["usedTokens"], context["windowTokens"], context["usedPercent"]) == (101300, 190000, 50)
     assert len(fake_model.model_requests()) == requests
-    after = session_record(seat)
+    after = seat.session_record()
     assert (after["start"], after["sessionId"], after["resumedFrom"], after["lost"]) == ("resumed", thread, thread, [])
     assert resumes_asked(seat) == [thread] and threads_started(seat) == [thread]
+    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{thread}","lostSessionIds":[]}}'
 
     # The next request the model receives carries the earlier conversation.
     request = converse(seat, fake_model, "what was the word?")
@@ -316,13 +327,15 @@ def test_resume_never_starts_a_rebooted_codex_seat_fresh(tmp_path: Path, fake_mo
         poll(lambda: running.state()[0] == "idle", "the bound thread idle", describe=running.screen)
         word = f"HERON-{os.getpid()}"
         converse(running, fake_model, f"remember the word {word}")
+        running.crash()
         running.reboot()
         running.up()
         poll(lambda: running.state()[0] == "idle", "a fresh thread idle", describe=running.screen)
         request = converse(running, fake_model, "what was the word?")
         assert not carried(request, word)
         assert resumes_asked(running) == [] and len(set(threads_started(running))) == 2
-        assert session_record(running)["start"] == "fresh"
+        assert running.session_record()["start"] == "fresh"
+        assert enriched_session(running).startswith('{"start":"fresh","sessionId":"')
     finally:
         running.kill_pty()
         shutil.rmtree(running.state_home, ignore_errors=True)
@@ -335,6 +348,7 @@ def test_a_refused_codex_resume_falls_back_once_and_never_retries_the_dead_threa
     word = f"OSPREY-{os.getpid()}"
     converse(seat, fake_model, f"remember the word {word}")
     [dead] = threads_started(seat)
+    seat.crash()
     seat.reboot()
     # The recorded thread is deleted from Codex's own store (its rollout under CODEX_HOME/sessions).
     rollouts = list((seat.lab.home / ".codex" / "sessions").rglob(f"rollout-*-{dead}.jsonl"))
@@ -349,20 +363,25 @@ def test_a_refused_codex_resume_falls_back_once_and_never_retries_the_dead_threa
             diagnostic["source"]) == ("failure", "codex", "resume", "resumeRefused", "resumeAttempt")
     poll(lambda: seat.state()[0] == "idle", "the fresh thread idle", describe=seat.screen)
     [_, fresh] = threads_started(seat)
-    record = session_record(seat)
+    record = seat.session_record()
     assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
         "fallback", fresh, [dead])
+    assert enriched_session(seat) == f'{{"start":"fallback","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
+    assert lost_line(dead) in seat.st2("doctor", "--host", HOST).stdout
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
 
     # The next relaunch resumes the fallback's thread; the dead one is never asked again.
+    seat.crash()
     seat.reboot()
     seat.up()
-    poll(lambda: (session_record(seat) or {}).get("start") == "resumed", "the fallback's thread resumed",
+    poll(lambda: (seat.session_record() or {}).get("start") == "resumed", "the fallback's thread resumed",
          describe=seat.screen)
     assert resumes_asked(seat) == [dead, fresh]
-    assert [entry["sessionId"] for entry in session_record(seat)["lost"]] == [dead]
+    assert [entry["sessionId"] for entry in seat.session_record()["lost"]] == [dead]
     poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", describe=seat.screen)
+    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
+    assert "session-lost" not in seat.st2("doctor", "--host", HOST).stdout
 
 
 def test_a_fresh_thread_after_st2_down_settles_the_predecessors_ambiguous_delivery(seat: Seat,

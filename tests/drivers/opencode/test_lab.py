@@ -320,11 +320,6 @@ def test_a_restarted_server_gets_a_new_attached_tui_on_its_own_port(attached_sea
 # --- reboot survival (issue 24) -----------------------------------------------------------------
 
 
-def session_record(seat: Seat) -> dict | None:
-    path = next(iter(seat.state_home.glob(f"st2/sessions/*/{HOST}/{HOST}.oc.json")), None)
-    return json.loads(path.read_text()) if path else None
-
-
 def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
     """Deliver ``body`` as one mail, read back as persisted, which the recipient then archives
     (which releases the hold; the pump never archives); return the agent turn's model request
@@ -339,6 +334,19 @@ def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
                 and f"st2:{name[:-3]}:" in (entry["summary"].get("last_user_text") or ""))
 
 
+def enriched_session(seat: Seat) -> str:
+    """The seat's ``session`` in ``st2 agents --json --enrich``, as its exact wire text."""
+    result = seat.st2("agents", "--json", "--enrich", "--host", HOST)
+    assert result.returncode == 0, result.stderr
+    row = next(row for row in json.loads(result.stdout) if row["identity"] == f"{HOST}.{seat.identity}")
+    return json.dumps(row["session"], separators=(",", ":"))
+
+
+def lost_line(dead: str) -> str:
+    return (f"harness session {dead} could not be resumed; the seat started a fresh session "
+            "(the lost id is kept in its resumable-session record and never retried)")
+
+
 def carried(request: dict, word: str) -> bool:
     """Whether ``word`` is in the conversation the model request carries (its messages)."""
     return word in json.dumps(request["body"]["messages"])
@@ -350,18 +358,21 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model
     word = f"PELICAN-{os.getpid()}"
     converse(seat, fake_model, f"remember the word {word}")
     session = seat.server()["sessionID"]
-    before = session_record(seat)
+    before = seat.session_record()
     assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", session, "opencode")
+    assert enriched_session(seat) == f'{{"start":"fresh","sessionId":"{session}","lostSessionIds":[]}}'
 
-    killed = seat.reboot()
+    killed = seat.crash()
+    seat.reboot()
     assert len(killed) >= 3   # the tmux server, the wrapper, opencode serve
     assert not list(seat.state_home.glob("st2/scopes"))
     seat.up()
-    poll(lambda: (session_record(seat) or {}).get("start") == "resumed", "the session resumed", 240, seat.screen)
+    poll(lambda: (seat.session_record() or {}).get("start") == "resumed", "the session resumed", 240, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "the resumed session idle", 240, seat.screen)
-    after = session_record(seat)
+    after = seat.session_record()
     assert (after["sessionId"], after["resumedFrom"], after["lost"]) == (session, session, [])
     assert seat.server()["sessionID"] == session
+    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{session}","lostSessionIds":[]}}'
     # The next request the model receives carries the earlier conversation.
     request = converse(seat, fake_model, "what was the word?")
     assert carried(request, word)
@@ -375,12 +386,14 @@ def test_resume_never_starts_a_rebooted_opencode_seat_fresh(never_seat: Seat, fa
     word = f"HERON-{os.getpid()}"
     converse(seat, fake_model, f"remember the word {word}")
     first = seat.server()["sessionID"]
+    seat.crash()
     seat.reboot()
     seat.up()
     poll(lambda: seat.state()[0] == "idle", "a fresh session idle", 240, seat.screen)
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
-    assert seat.server()["sessionID"] != first and session_record(seat)["start"] == "fresh"
+    assert seat.server()["sessionID"] != first and seat.session_record()["start"] == "fresh"
+    assert enriched_session(seat) == f'{{"start":"fresh","sessionId":"{seat.server()["sessionID"]}","lostSessionIds":[]}}'
 
 
 def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_session(seat: Seat,
@@ -392,6 +405,7 @@ def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_se
     dead = seat.server()["sessionID"]
     # The recorded session is deleted from opencode's own store, through its own API.
     assert seat.call("DELETE", f"/session/{dead}") is True
+    seat.crash()
     seat.reboot()
 
     seat.up()
@@ -402,19 +416,24 @@ def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_se
             diagnostic["source"]) == ("failure", "opencode", "resume", "resumeRefused", "resumeAttempt")
     poll(lambda: seat.state()[0] == "idle", "the fresh session idle", 240, seat.screen)
     fresh = seat.server()["sessionID"]
-    record = session_record(seat)
+    record = seat.session_record()
     assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
         "fallback", fresh, [dead])
     assert fresh != dead
+    assert enriched_session(seat) == f'{{"start":"fallback","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
+    assert lost_line(dead) in seat.st2("doctor", "--host", HOST).stdout
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
 
     # The next relaunch resumes the fallback's session; the dead one is never asked again.
+    seat.crash()
     seat.reboot()
     seat.up()
-    poll(lambda: (session_record(seat) or {}).get("start") == "resumed", "the fallback's session resumed", 240,
+    poll(lambda: (seat.session_record() or {}).get("start") == "resumed", "the fallback's session resumed", 240,
          seat.screen)
-    assert session_record(seat)["sessionId"] == fresh
-    assert [entry["sessionId"] for entry in session_record(seat)["lost"]] == [dead]
+    assert seat.session_record()["sessionId"] == fresh
+    assert [entry["sessionId"] for entry in seat.session_record()["lost"]] == [dead]
     poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", 60, seat.screen)
+    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
+    assert "session-lost" not in seat.st2("doctor", "--host", HOST).stdout
     assert f"session {dead}" not in seat.screen()
