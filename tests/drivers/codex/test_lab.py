@@ -396,6 +396,8 @@ def test_a_fresh_thread_after_st2_down_settles_the_predecessors_ambiguous_delive
     down = seat.st2("down", "--host", HOST, "coder")
     assert down.returncode == 0, down.stdout + down.stderr
     seat.up()   # st2 down was asked: a fresh thread, never a resume
+    poll(lambda: len(threads_started(seat)) == 2, "the fresh thread", describe=seat.screen)
+    # (The kill can land after Codex already reported the input: then it was consumed before.)
     poll(lambda: seat.ledger().get(name, {}).get("phase") == "consumed", "the predecessor's attempt settled", 120,
          seat.screen)
     [first, second] = threads_started(seat)
