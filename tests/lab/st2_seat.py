@@ -32,6 +32,12 @@ def fake_model():
         yield fake
 
 
+def session_lost_line(session_id: str) -> str:
+    """Doctor's ``session-lost`` advisory for a resume refused ``session_id`` (issue 24)."""
+    return (f"harness session {session_id} could not be resumed; the seat started a fresh session "
+            "(the lost id is kept in its resumable-session record and never retried)")
+
+
 class UpSeat:
     scrollback = 200
     """How many lines of history :meth:`screen` captures above the visible pane (0: the pane only)."""
@@ -110,6 +116,29 @@ class UpSeat:
         except (FileNotFoundError, ValueError):
             return None
 
+    def enriched_session(self) -> str:
+        """The seat's ``session`` in ``st2 agents --json --enrich``, as its exact wire text."""
+        result = self.st2("agents", "--json", "--enrich", "--host", self.host)
+        assert result.returncode == 0, result.stderr
+        row = next(row for row in json.loads(result.stdout) if row["identity"] == f"{self.host}.{self.identity}")
+        return json.dumps(row["session"], separators=(",", ":"))
+
+    def assert_fell_back(self, fresh: str, dead: str) -> None:
+        """The loud fallback (issue 24): the record, the enriched row and Doctor name the lost id."""
+        record = self.session_record()
+        assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
+            "fallback", fresh, [dead])
+        assert self.enriched_session() == f'{{"start":"fallback","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
+        assert session_lost_line(dead) in self.st2("doctor", "--host", self.host).stdout
+
+    def assert_resumed_past(self, fresh: str, dead: str) -> None:
+        """A later relaunch resumed the fallback's session: the lost id is kept, Doctor is quiet."""
+        record = self.session_record()
+        assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
+            "resumed", fresh, [dead])
+        assert self.enriched_session() == f'{{"start":"resumed","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
+        assert "session-lost" not in self.st2("doctor", "--host", self.host).stdout
+
     def crash(self) -> list[int]:
         """SIGKILL the seat's tmux server and every process under it — the wrapper, a harness in
         its own process group (Codex app-server, opencode serve), the tools it spawned — each by
@@ -158,6 +187,13 @@ class UpSeat:
         shutil.rmtree(self.state_home / "st2" / "scopes", ignore_errors=True)
         self.socket = None
         self.session = ""
+
+    def reboot_and_up(self) -> list[int]:
+        """:meth:`crash`, :meth:`reboot`, then ``st2 up`` again; return the PIDs killed."""
+        killed = self.crash()
+        self.reboot()
+        self.up()
+        return killed
 
     def kill_pty(self) -> None:
         if self.socket is not None and self.socket.exists():

@@ -262,19 +262,6 @@ def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
                 and correlation in (entry["summary"].get("last_user_text") or ""))
 
 
-def enriched_session(seat: Seat) -> str:
-    """The seat's ``session`` in ``st2 agents --json --enrich``, as its exact wire text."""
-    result = seat.st2("agents", "--json", "--enrich", "--host", HOST)
-    assert result.returncode == 0, result.stderr
-    row = next(row for row in json.loads(result.stdout) if row["identity"] == f"{HOST}.{seat.identity}")
-    return json.dumps(row["session"], separators=(",", ":"))
-
-
-def lost_line(dead: str) -> str:
-    return (f"harness session {dead} could not be resumed; the seat started a fresh session "
-            "(the lost id is kept in its resumable-session record and never retried)")
-
-
 def carried(request: dict, word: str) -> bool:
     """Whether ``word`` is in the conversation the model request carries (its input items)."""
     return word in json.dumps(request["body"]["input"])
@@ -292,7 +279,7 @@ def test_a_rebooted_codex_seat_resumes_its_own_thread_and_republishes_its_contex
     [thread] = threads_started(seat)
     before = seat.session_record()
     assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", thread, "codex")
-    assert enriched_session(seat) == f'{{"start":"fresh","sessionId":"{thread}","lostSessionIds":[]}}'
+    assert seat.enriched_session() == f'{{"start":"fresh","sessionId":"{thread}","lostSessionIds":[]}}'
     old_context = seat.record("harness-context")
 
     killed = seat.crash()
@@ -312,7 +299,7 @@ def test_a_rebooted_codex_seat_resumes_its_own_thread_and_republishes_its_contex
     after = seat.session_record()
     assert (after["start"], after["sessionId"], after["resumedFrom"], after["lost"]) == ("resumed", thread, thread, [])
     assert resumes_asked(seat) == [thread] and threads_started(seat) == [thread]
-    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{thread}","lostSessionIds":[]}}'
+    assert seat.enriched_session() == f'{{"start":"resumed","sessionId":"{thread}","lostSessionIds":[]}}'
 
     # The next request the model receives carries the earlier conversation.
     request = converse(seat, fake_model, "what was the word?")
@@ -327,15 +314,13 @@ def test_resume_never_starts_a_rebooted_codex_seat_fresh(tmp_path: Path, fake_mo
         poll(lambda: running.state()[0] == "idle", "the bound thread idle", describe=running.screen)
         word = f"HERON-{os.getpid()}"
         converse(running, fake_model, f"remember the word {word}")
-        running.crash()
-        running.reboot()
-        running.up()
+        running.reboot_and_up()
         poll(lambda: running.state()[0] == "idle", "a fresh thread idle", describe=running.screen)
         request = converse(running, fake_model, "what was the word?")
         assert not carried(request, word)
         assert resumes_asked(running) == [] and len(set(threads_started(running))) == 2
         assert running.session_record()["start"] == "fresh"
-        assert enriched_session(running).startswith('{"start":"fresh","sessionId":"')
+        assert running.enriched_session().startswith('{"start":"fresh","sessionId":"')
     finally:
         running.kill_pty()
         shutil.rmtree(running.state_home, ignore_errors=True)
@@ -363,25 +348,17 @@ def test_a_refused_codex_resume_falls_back_once_and_never_retries_the_dead_threa
             diagnostic["source"]) == ("failure", "codex", "resume", "resumeRefused", "resumeAttempt")
     poll(lambda: seat.state()[0] == "idle", "the fresh thread idle", describe=seat.screen)
     [_, fresh] = threads_started(seat)
-    record = seat.session_record()
-    assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
-        "fallback", fresh, [dead])
-    assert enriched_session(seat) == f'{{"start":"fallback","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
-    assert lost_line(dead) in seat.st2("doctor", "--host", HOST).stdout
+    seat.assert_fell_back(fresh, dead)
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
 
     # The next relaunch resumes the fallback's thread; the dead one is never asked again.
-    seat.crash()
-    seat.reboot()
-    seat.up()
+    seat.reboot_and_up()
     poll(lambda: (seat.session_record() or {}).get("start") == "resumed", "the fallback's thread resumed",
          describe=seat.screen)
     assert resumes_asked(seat) == [dead, fresh]
-    assert [entry["sessionId"] for entry in seat.session_record()["lost"]] == [dead]
     poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", describe=seat.screen)
-    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
-    assert "session-lost" not in seat.st2("doctor", "--host", HOST).stdout
+    seat.assert_resumed_past(fresh, dead)
 
 
 def test_a_fresh_thread_after_st2_down_settles_the_predecessors_ambiguous_delivery(seat: Seat,

@@ -334,19 +334,6 @@ def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
                 and f"st2:{name[:-3]}:" in (entry["summary"].get("last_user_text") or ""))
 
 
-def enriched_session(seat: Seat) -> str:
-    """The seat's ``session`` in ``st2 agents --json --enrich``, as its exact wire text."""
-    result = seat.st2("agents", "--json", "--enrich", "--host", HOST)
-    assert result.returncode == 0, result.stderr
-    row = next(row for row in json.loads(result.stdout) if row["identity"] == f"{HOST}.{seat.identity}")
-    return json.dumps(row["session"], separators=(",", ":"))
-
-
-def lost_line(dead: str) -> str:
-    return (f"harness session {dead} could not be resumed; the seat started a fresh session "
-            "(the lost id is kept in its resumable-session record and never retried)")
-
-
 def carried(request: dict, word: str) -> bool:
     """Whether ``word`` is in the conversation the model request carries (its messages)."""
     return word in json.dumps(request["body"]["messages"])
@@ -360,7 +347,7 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model
     session = seat.server()["sessionID"]
     before = seat.session_record()
     assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", session, "opencode")
-    assert enriched_session(seat) == f'{{"start":"fresh","sessionId":"{session}","lostSessionIds":[]}}'
+    assert seat.enriched_session() == f'{{"start":"fresh","sessionId":"{session}","lostSessionIds":[]}}'
 
     killed = seat.crash()
     seat.reboot()
@@ -372,7 +359,7 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model
     after = seat.session_record()
     assert (after["sessionId"], after["resumedFrom"], after["lost"]) == (session, session, [])
     assert seat.server()["sessionID"] == session
-    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{session}","lostSessionIds":[]}}'
+    assert seat.enriched_session() == f'{{"start":"resumed","sessionId":"{session}","lostSessionIds":[]}}'
     # The next request the model receives carries the earlier conversation.
     request = converse(seat, fake_model, "what was the word?")
     assert carried(request, word)
@@ -386,14 +373,12 @@ def test_resume_never_starts_a_rebooted_opencode_seat_fresh(never_seat: Seat, fa
     word = f"HERON-{os.getpid()}"
     converse(seat, fake_model, f"remember the word {word}")
     first = seat.server()["sessionID"]
-    seat.crash()
-    seat.reboot()
-    seat.up()
+    seat.reboot_and_up()
     poll(lambda: seat.state()[0] == "idle", "a fresh session idle", 240, seat.screen)
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
     assert seat.server()["sessionID"] != first and seat.session_record()["start"] == "fresh"
-    assert enriched_session(seat) == f'{{"start":"fresh","sessionId":"{seat.server()["sessionID"]}","lostSessionIds":[]}}'
+    assert seat.enriched_session() == f'{{"start":"fresh","sessionId":"{seat.server()["sessionID"]}","lostSessionIds":[]}}'
 
 
 def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_session(seat: Seat,
@@ -416,24 +401,15 @@ def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_se
             diagnostic["source"]) == ("failure", "opencode", "resume", "resumeRefused", "resumeAttempt")
     poll(lambda: seat.state()[0] == "idle", "the fresh session idle", 240, seat.screen)
     fresh = seat.server()["sessionID"]
-    record = seat.session_record()
-    assert (record["start"], record["sessionId"], [entry["sessionId"] for entry in record["lost"]]) == (
-        "fallback", fresh, [dead])
     assert fresh != dead
-    assert enriched_session(seat) == f'{{"start":"fallback","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
-    assert lost_line(dead) in seat.st2("doctor", "--host", HOST).stdout
+    seat.assert_fell_back(fresh, dead)
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
 
     # The next relaunch resumes the fallback's session; the dead one is never asked again.
-    seat.crash()
-    seat.reboot()
-    seat.up()
+    seat.reboot_and_up()
     poll(lambda: (seat.session_record() or {}).get("start") == "resumed", "the fallback's session resumed", 240,
          seat.screen)
-    assert seat.session_record()["sessionId"] == fresh
-    assert [entry["sessionId"] for entry in seat.session_record()["lost"]] == [dead]
     poll(lambda: seat.record("driver-diagnostic") is None, "the superseded loss cleared", 60, seat.screen)
-    assert enriched_session(seat) == f'{{"start":"resumed","sessionId":"{fresh}","lostSessionIds":["{dead}"]}}'
-    assert "session-lost" not in seat.st2("doctor", "--host", HOST).stdout
+    seat.assert_resumed_past(fresh, dead)
     assert f"session {dead}" not in seat.screen()
