@@ -124,19 +124,21 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))
-        if liveness is not None:  # this host's seat: its resumable-session record is here
-            row.session = session_wire(catalog_root, host, runtime_id)
+        store = getattr(liveness, "session_store", None)  # this host's seat: its record is here
+        if store is not None:
+            row.session = session_wire(store, runtime_id)
     return row
 
 
-def session_wire(catalog_root: Path, host: str, runtime_id: str) -> dict[str, Any] | None:
+def session_wire(store, runtime_id: str) -> dict[str, Any] | None:
     """The enriched row's ``session``: ``{"start","sessionId","lostSessionIds"}`` from the seat's
     resumable-session record (:mod:`st2.runtime.resumable_session`) — ``start`` is how the
     current harness session began (``fresh``, ``resuming``, ``resumed``, ``fallback``) — or None
-    when this host holds no trustworthy record."""
+    when this host holds no trustworthy record. ``store`` is this host's
+    :class:`~st2.runtime.resumable_session.SessionStore`."""
     from st2.runtime import resumable_session
 
-    record = resumable_session.read(resumable_session.SessionStore.of(catalog_root, host), runtime_id)
+    record = resumable_session.read(store, runtime_id)
     if record is None:
         return None
     return {"start": record.start, "sessionId": record.session_id,

@@ -105,7 +105,11 @@ class SessionStore(NamedTuple):
         ``<base>/scopes/<digest>/<host>`` names ``<base>/sessions/<digest>/<host>``."""
         from st2.catalog.runtime_home import scope_directory
 
-        scope = scope_directory(Path(catalog), host, state_dir)
+        return cls.beside(scope_directory(Path(catalog), host, state_dir))
+
+    @classmethod
+    def beside(cls, scope: Path) -> "SessionStore":
+        """The store beside the runtime scope directory ``scope`` (``<base>/scopes/<digest>/<host>``)."""
         return cls(scope.parent.parent.parent / STORE_DIRECTORY / scope.parent.name / scope.name)
 
     @classmethod

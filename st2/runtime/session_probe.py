@@ -25,6 +25,17 @@ class SessionProbe:
         self.scope = RuntimeScope(Path(catalog_root), host, state_dir)
         self.host = host
 
+    @property
+    def session_store(self):
+        """This catalog's resumable-session store on this host (:mod:`st2.runtime.resumable_session`),
+        found once per probe: the roster reads every seat's record through it."""
+        store = self.__dict__.get("_session_store")
+        if store is None:
+            from st2.runtime.resumable_session import SessionStore
+
+            store = self.__dict__["_session_store"] = SessionStore.beside(self.scope.directory)
+        return store
+
     def __call__(self, pty_session: str) -> str:
         if not pty_session.startswith(self.host + ".") or "/" in pty_session:
             return INDETERMINATE  # another host's session: no local evidence either way
