@@ -262,8 +262,10 @@ class CodexSession(GroupServerSession):
     def _bind(self) -> None:
         if self.binding_to_resume:
             self.resuming = True
-            self.purposes[self.connection.request("thread/resume", {"threadId": self.binding_to_resume})] = \
-                "thread/resume"
+            # excludeTurns: the answer carries the thread without its history (0.171.0 deprecates
+            # the full hydration, which grows with the thread); a settlement reads it with thread/read.
+            self.purposes[self.connection.request("thread/resume", {"threadId": self.binding_to_resume,
+                                                                    "excludeTurns": True})] = "thread/resume"
         else:
             self.resuming = False
             self.purposes[self.connection.request("thread/start", {"cwd": os.getcwd()})] = "thread/start"

@@ -299,6 +299,10 @@ def test_a_rebooted_codex_seat_resumes_its_own_thread_and_republishes_its_contex
     after = seat.session_record()
     assert (after["start"], after["sessionId"], after["resumedFrom"], after["lost"]) == ("resumed", thread, thread, [])
     assert resumes_asked(seat) == [thread] and threads_started(seat) == [thread]
+    # Asked without the history (0.171.0 deprecates the full hydration: no deprecationNotice then).
+    assert [entry["msg"]["params"] for entry in wire(seat) if entry["msg"].get("method") == "thread/resume"] == [
+        {"threadId": thread, "excludeTurns": True}]
+    assert not [entry for entry in wire(seat) if entry["msg"].get("method") == "deprecationNotice"]
     assert seat.enriched_session() == f'{{"start":"resumed","sessionId":"{thread}","lostSessionIds":[]}}'
 
     # The next request the model receives carries the earlier conversation.
