@@ -13,6 +13,7 @@ principals (``principals/<host>/<name>/principal.kdl``) are resolved by :mod:`st
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +64,7 @@ _CACHE: dict[Path, tuple[tuple[int, int, int, int], Seat | None]] = {}
 def _seat_from_declaration(catalog: Path, host: str, identity: str, directory: Path, declaration_path: Path,
                            host_cache: list) -> Seat | None:
     try:
-        status = declaration_path.stat()
+        status = os.stat(declaration_path)
     except OSError:
         return None
     signature = (status.st_mtime_ns, status.st_ctime_ns, status.st_size, status.st_ino)
@@ -133,9 +134,10 @@ def _read_seats(catalog: Path) -> list[Seat]:
     from st2.catalog.discovery import discover
 
     found, host_cache = [], []
-    for discovered in discover(Path(catalog)).seats:
-        seat = _seat_from_declaration(Path(catalog), discovered.host, discovered.identity,
-                                      Path(discovered.directory), Path(discovered.declaration_path), host_cache)
+    root = Path(catalog)
+    for discovered in discover(root).seats:  # its paths are Paths already: re-wrapping re-parses each
+        seat = _seat_from_declaration(root, discovered.host, discovered.identity,
+                                      discovered.directory, discovered.declaration_path, host_cache)
         if seat is not None:
             found.append(seat)
     if host_cache:
