@@ -3,21 +3,33 @@
 The record is :mod:`st2.runtime.resumable_session` (where it lives and why, its wire shape).
 This module is the machine over it and the small API every driver uses:
 
-``begin(store, runtime_id, agent, harness, incarnation, policy, clock) -> Binding``
+``begin(store, runtime_id, agent, harness, incarnation, policy, clock, seat_directory) -> Binding``
     The wrapper calls it once, right after its relaunch claim (``incarnation`` is the claim's
-    token) and before it spawns the harness. Under the record's lock it decides (:func:`decide`)
-    and publishes this incarnation's record, consumes ``st2 down``'s stop marker, and returns
+    token) and before it spawns the harness. ``store`` is
+    ``SessionStore.of_seat(seat_directory)`` (or ``SessionStore.of(catalog, host)``); ``policy``
+    is the seat's declared ``resume`` word (``st2.drivers.session_common.resume_policy``). Under
+    the record's lock it decides (:func:`decide`) and publishes this incarnation's record,
+    consumes ``st2 down``'s stop marker, clears a predecessor's ``resume`` diagnostic, and returns
     the plan: ``binding.start`` (:class:`Start`) and ``binding.resume_id`` (the harness session
     to resume, or None for a fresh session).
 ``binding.observed(session_id) -> bool``
-    The driver saw the harness's own session identity. Also :func:`observe` for a process other
-    than the wrapper (a Claude hook): fenced to ``incarnation``, so only the incarnation the
-    record names can rebind the seat.
+    The driver saw the harness's own session identity (record it once the harness has it: a
+    resumable conversation, not a name with nothing behind it). For a process other than the
+    wrapper (a Claude hook): ``observe(store, runtime_id, incarnation, session_id, clock,
+    seat_directory)``, fenced to ``incarnation``, so only the incarnation the record names can
+    rebind the seat. ``binding.refresh()`` re-reads what such a process wrote.
 ``binding.refused(diagnostics=None) -> bool``
-    The harness refused or could not find ``resume_id`` (it ended before reporting it). Exactly
-    once per incarnation: the id joins ``lost`` (kept for an operator, never resumed again), the
-    record reads ``fallback``, the ``resume`` stage of the driver-diagnostic is published, and
-    the wrapper starts the harness fresh — once; a second refusal is an error, not a loop.
+    The harness refused or could not find ``resume_id`` (it ended before reporting it, or the
+    driver saw the store no longer holds it). Exactly once per incarnation: the id joins ``lost``
+    (kept for an operator, never resumed again), the record reads ``fallback``, the ``resume``
+    stage of the driver-diagnostic is published (through ``diagnostics``, the driver's own
+    ``Publisher``, when it keeps one), and the wrapper starts the harness fresh — once; a second
+    refusal raises :class:`AlreadyFellBack`, never a loop. A harness answering a resume with
+    another session id is the same fallback (:func:`observe` records it).
+
+The PTY wrappers get all of this from ``st2.drivers.session_common.ChildSession`` by setting
+``resumes = True`` and overriding ``resume_argv`` (and ``resume_unavailable`` where a harness would
+open a missing session as a new one).
 
 The machine, one transition function over :class:`Start` (each edge named)::
 
