@@ -43,12 +43,18 @@ _RSYNC_TEMP = re.compile(r"\..+\.[A-Za-z0-9]{6}")
 ENGINE_DIRECTORY_GLOBS: tuple[str, ...] = (".stfolder", ".stversions", ".~tmp~", ".unison.*")
 
 
+# Each glob list as one pattern (fnmatch.fnmatchcase over each, in one match): discovery asks of
+# every entry it lists, twice per seat, and seven fnmatch calls a name were a fifth of the walk.
+_ENGINE_FILE = re.compile("|".join(fnmatch.translate(glob) for glob in ENGINE_GLOBS))
+_ENGINE_DIRECTORY = re.compile("|".join(fnmatch.translate(glob) for glob in ENGINE_DIRECTORY_GLOBS))
+
+
 def is_engine_file(name: str, directory: bool = False) -> bool:
     """True when the entry ``name`` (one path component; ``directory`` when it is one) is a
     replication engine's, not st2's."""
     if directory:
-        return any(fnmatch.fnmatchcase(name, glob) for glob in ENGINE_DIRECTORY_GLOBS)
-    if any(fnmatch.fnmatchcase(name, glob) for glob in ENGINE_GLOBS):
+        return _ENGINE_DIRECTORY.match(name) is not None
+    if _ENGINE_FILE.match(name) is not None:
         return True
     return _RSYNC_TEMP.fullmatch(name) is not None
 
