@@ -38,8 +38,8 @@ HOST = "labhost"
 
 
 class Seat(UpSeat):
-    def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], lab: Lab) -> None:
-        super().__init__(catalog, state_home, env, HOST, "coder")
+    def __init__(self, catalog: Path, state_home: Path, env: dict[str, str], lab: Lab, identity: str = "coder") -> None:
+        super().__init__(catalog, state_home, env, HOST, identity)
         self.lab = lab
 
     def state(self) -> tuple:
@@ -47,25 +47,27 @@ class Seat(UpSeat):
         return value.get("state"), value.get("blockedOn"), value.get("ask")
 
     def ledger(self) -> dict:
-        path = next(iter(self.state_home.glob(f"**/delivery/{HOST}.coder/delivery-ledger.json")), None)
+        path = next(iter(self.state_home.glob(f"**/delivery/{HOST}.{self.identity}/delivery-ledger.json")), None)
         return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}
 
 
-def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, seat_lines: str = "") -> Seat:
+def make_seat(tmp_path: Path, fake: FakeModel, executable: str | None = None, seat_lines: str = "",
+              identities: tuple[str, ...] = ("coder",)) -> Seat:
     harness = require_harness("codex")
     lab = Lab.create(tmp_path / "lab")
     env = configure_codex(lab, harness, fake, context_window=200000, approval_policy="on-request",
                           sandbox_mode="workspace-write")
     state_home = Path(tempfile.mkdtemp(prefix="st2cx-"))  # short: tmux sockets live under it
     catalog = tmp_path / "catalog"
-    directory = catalog / "agents" / HOST / "coder"
-    (directory / "resources" / "inbox").mkdir(parents=True)
     config = " ".join(f'"{item}"' for item in (
         "model_providers.fake.request_max_retries=0", "model_providers.fake.stream_max_retries=0",
         "model_auto_compact_token_limit=100000"))
-    (directory / "agent.kdl").write_text(
-        f'agent "coder" {{\n    workspace "{lab.workspace}"\n{seat_lines}'
-        f'    codex {{\n        executable "{executable or harness.executable}"\n        config {config}\n    }}\n}}\n')
+    for identity in identities:  # every seat in one workspace and one CODEX_HOME
+        directory = catalog / "agents" / HOST / identity
+        (directory / "resources" / "inbox").mkdir(parents=True)
+        (directory / "agent.kdl").write_text(
+            f'agent "{identity}" {{\n    workspace "{lab.workspace}"\n{seat_lines}'
+            f'    codex {{\n        executable "{executable or harness.executable}"\n        config {config}\n    }}\n}}\n')
     env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}",
                  "ST2_CODEX_FRAME_LOG": str(lab.logs / "wire.jsonl")}
     return Seat(catalog, state_home, env, lab)
@@ -390,3 +392,34 @@ def test_a_fresh_thread_after_st2_down_settles_the_predecessors_ambiguous_delive
          seat.screen)
     assert requests_carrying(fake_model, seat.ledger()[name]["correlation"]) <= 1
     assert seat.ledger()[follow_up]["binding"] == second
+
+
+def test_two_rebooted_codex_seats_in_one_workspace_never_swap_threads(tmp_path: Path, fake_model: FakeModel) -> None:
+    first = make_seat(tmp_path, fake_model, identities=("coder", "second"))
+    second = Seat(first.catalog, first.state_home, first.env, first.lab, "second")
+    try:
+        for seat in (first, second):   # one pass launches both; the second finds its own socket
+            seat.up()
+            poll(lambda: seat.state()[0] == "idle", f"{seat.identity}: idle", describe=seat.screen)
+        words = {first.identity: f"KESTREL-{os.getpid()}", second.identity: f"PUFFIN-{os.getpid()}"}
+        for seat in (first, second):
+            converse(seat, fake_model, f"remember the word {words[seat.identity]}")
+        threads = {seat.identity: seat.session_record()["sessionId"] for seat in (first, second)}
+        assert len(set(threads.values())) == 2
+        for seat in (first, second):
+            seat.crash()
+        first.reboot()
+        for seat in (first, second):
+            seat.up()
+        for seat in (first, second):
+            poll(lambda: (seat.session_record() or {}).get("start") == "resumed", f"{seat.identity}: resumed",
+                 describe=seat.screen)
+            poll(lambda: seat.state()[0] == "idle", f"{seat.identity}: idle", describe=seat.screen)
+            assert seat.session_record()["sessionId"] == threads[seat.identity]
+        for seat, other in ((first, second), (second, first)):
+            request = converse(seat, fake_model, "what was the word?")
+            assert carried(request, words[seat.identity]) and not carried(request, words[other.identity])
+    finally:
+        for seat in (first, second):
+            seat.kill_pty()
+        shutil.rmtree(first.state_home, ignore_errors=True)
