@@ -16,7 +16,11 @@ const directory = process.argv[2];
 const failures = [];
 const check = (condition, message) => { if (!condition) failures.push(message); };
 const READING_KEYS = ["tokens", "contextWindow", "percent", "model", "costUsd"];
-const ENVELOPE = { context: ["type", "event", "reading", "compaction"], state: ["type", "event", "state", "blockedOn", "ask"] };
+const ENVELOPE = {
+  context: ["type", "event", "reading", "compaction"],
+  state: ["type", "event", "state", "blockedOn", "ask"],
+  session: ["type", "event", "sessionFile"],   // the conversation's file, for a relaunch to resume (issue 24)
+};
 
 // Measured shapes (seed 000: a 4,000-token window the turn overran). pi's numerator is the last
 // assistant totalTokens (23,425); omp's its prompt-only figure (22,500), never that message's
@@ -57,19 +61,21 @@ function eventFor(name, harness) {
   }
 }
 
+const SESSION_FILE = "/home/u/.pi/agent/sessions/--w--/2026-12-01T00-00-00-000Z_s.jsonl";
+
 function contexts(harness, name) {
   const spec = HARNESSES[harness];
   const entries = [{ type: "message" }, { type: "compaction" }, { type: "compaction" }, { type: "compaction" }];
   const populated = {
     model: { id: "claude-sonnet-4-5" },
-    sessionManager: { getEntries: () => entries },
+    sessionManager: { getEntries: () => entries, getSessionFile: () => SESSION_FILE },
     getContextUsage: () => (name === "session_compact" ? spec.atCompaction : spec.reading),
   };
   const thrower = () => { throw new Error("telemetry pull"); };
   const throwing = new Proxy({}, { get: () => thrower() });
   const throwingPulls = {
     get model() { return thrower(); },
-    sessionManager: { getEntries: thrower },
+    sessionManager: { getEntries: thrower, getSessionFile: thrower },
     getContextUsage: thrower,
   };
   return { bare: {}, populated, throwing, "throwing-pulls": throwingPulls };
@@ -127,6 +133,11 @@ function assertWire(harness, runs) {
       check(keys !== undefined, `${where}: a frame of unknown type ${JSON.stringify(frame)}`);
       if (keys) check(JSON.stringify(Object.keys(frame)) === JSON.stringify(keys),
         `${where}: envelope ${JSON.stringify(Object.keys(frame))}, expected ${JSON.stringify(keys)}`);
+      if (frame.type === "session") {
+        const expected = kind === "populated" ? SESSION_FILE : null;   // a missing or throwing pull is null
+        check(frame.sessionFile === expected,
+          `${where}: sessionFile ${JSON.stringify(frame.sessionFile)}, expected ${JSON.stringify(expected)}`);
+      }
       if (frame.type === "context") {
         check(frame.reading !== null && typeof frame.reading === "object", `${where}: no reading object`);
         check(JSON.stringify(Object.keys(frame.reading ?? {})) === JSON.stringify(READING_KEYS),
