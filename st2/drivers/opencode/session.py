@@ -16,7 +16,8 @@ the opencode wrapper, the command inside an opencode seat's PTY task.
    reboot, none after ``st2 down`` or with ``resume "never"``) when ``GET /session/{id}`` finds it,
    else a new one (``POST /session``), recorded for the next relaunch. A definite "not here"
    (1.18.33: ``404 NotFoundError``) is the one fallback — the ``resume`` diagnostic, the id kept as
-   lost; no answer never replaces the conversation (asked again; delivery holds meanwhile). Then
+   lost; no answer never replaces the conversation (asked again; delivery holds meanwhile). A
+   resumed session republishes harness-context from its history (:meth:`republish_context`). Then
    ``GET /event`` on its own thread,
    reconnecting with backoff. Every (re)connect seeds the observed state from ``GET
    /session/status``, ``GET /permission`` and ``GET /question`` before any delta is trusted.
@@ -344,6 +345,7 @@ class OpencodeSession(GroupServerSession):
                 if verdict == FOUND:
                     self.bound = True
                     self.session_observed(resumed=True)
+                    self.republish_context()
                     return True
                 if verdict == MISSING:
                     self.resume_refused(self.session_id)
@@ -365,6 +367,27 @@ class OpencodeSession(GroupServerSession):
         self.bound = True
         self.session_observed(resumed=False)
         return True
+
+    def republish_context(self) -> None:
+        """A resumed session still holds its context, and the claim removed the predecessor's
+        record: publish the reading its history ends on — the session's totals, then its newest
+        assistant message through the producer's own rules — so a resumed seat that waits for
+        work does not read null. A newest message that is a compaction summary (or unfinished)
+        publishes nothing: the emptied window is not known until the next answer."""
+        try:
+            info = self.client.get(f"/session/{self.session_id}")
+            messages = self.client.get(f"/session/{self.session_id}/message")
+        except ApiError as error:
+            self.note(f"the resumed session's context could not be read ({error}); it follows the next answer")
+            return
+        assistant = [message.get("info") for message in messages if isinstance(message, dict)
+                     and isinstance(message.get("info"), dict) and message["info"].get("role") == "assistant"] \
+            if isinstance(messages, list) else []
+        if not assistant or not (assistant[-1].get("time") or {}).get("completed"):
+            return
+        for event in ({"type": "session.updated", "properties": {"info": info}},
+                      {"type": "message.updated", "properties": {"info": assistant[-1]}}):
+            self._context(event)
 
     def session_observed(self, resumed: bool) -> None:
         """The seat's session is ``self.session_id``: recorded for the next relaunch."""
@@ -441,6 +464,17 @@ class OpencodeSession(GroupServerSession):
         kind = event.get("type")
         if kind == "message.updated":
             self._message_updated(event)
+        self._context(event)
+        if self.observed.on_event(event):
+            self._publish_state()
+            properties = event.get("properties") or {}
+            if properties.get("sessionID") == self.session_id and kind in ("session.idle", "session.status"):
+                self.inbox_dirty = True
+                if self.awaiting_read_back and kind == "session.idle":
+                    self._next_read_back = 0.0
+
+    def _context(self, event: dict) -> None:
+        """One event through the context producer; its reading or edge published."""
         reading, edge = self.context.on_event(event, self.clock.wall_ms())
         if reading is not None or edge is not None:
             try:
@@ -449,13 +483,6 @@ class OpencodeSession(GroupServerSession):
                 self.note(f"harness-context write failed: {error}")
             if self.context.window_due:
                 self.pull_window()
-        if self.observed.on_event(event):
-            self._publish_state()
-            properties = event.get("properties") or {}
-            if properties.get("sessionID") == self.session_id and kind in ("session.idle", "session.status"):
-                self.inbox_dirty = True
-                if self.awaiting_read_back and kind == "session.idle":
-                    self._next_read_back = 0.0
 
     def _message_updated(self, event: dict) -> None:
         info = (event.get("properties") or {}).get("info")

@@ -345,6 +345,7 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model
     word = f"PELICAN-{os.getpid()}"
     converse(seat, fake_model, f"remember the word {word}")
     session = seat.server()["sessionID"]
+    old_context = poll(lambda: seat.record("harness-context"), "the reading", 60, seat.screen)
     before = seat.session_record()
     assert (before["start"], before["sessionId"], before["harness"]) == ("fresh", session, "opencode")
     assert seat.enriched_session() == f'{{"start":"fresh","sessionId":"{session}","lostSessionIds":[]}}'
@@ -353,9 +354,18 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model
     seat.reboot()
     assert len(killed) >= 3   # the tmux server, the wrapper, opencode serve
     assert not list(seat.state_home.glob("st2/scopes"))
+    requests = len(fake_model.model_requests())
     seat.up()
     poll(lambda: (seat.session_record() or {}).get("start") == "resumed", "the session resumed", 240, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "the resumed session idle", 240, seat.screen)
+    # The claim removed the predecessor's context; the resumed session's history republishes it
+    # under the new incarnation before any new turn (no model request was made).
+    poll(lambda: (seat.record("harness-context") or {}).get("incarnation") not in (None, old_context["incarnation"]),
+         "the context republished from the resumed session", 60, seat.screen)
+    context = seat.record("harness-context")
+    assert (context["usedTokens"], context["windowTokens"], context["usedPercent"], context["model"]) == (
+        old_context["usedTokens"], 200000, old_context["usedPercent"], "fake/fake-model")
+    assert len(fake_model.model_requests()) == requests
     after = seat.session_record()
     assert (after["sessionId"], after["resumedFrom"], after["lost"]) == (session, session, [])
     assert seat.server()["sessionID"] == session
