@@ -194,8 +194,14 @@ def test_sigkill_of_the_real_wrappers_between_attempt_and_evidence_duplicates_no
     poll(lambda: seat.ledger().get(follow_up, {}).get("phase") == "consumed", "the follow-up delivered", 120,
          seat.screen)
     correlation = seat.ledger()[follow_up]["correlation"]
-    turn = next(entry for entry in fake_model.model_requests() if entry.get("wire") == "responses"
-                and correlation in (entry["summary"].get("last_user_text") or ""))
+
+    def follow_up_turn() -> dict | None:
+        return next((entry for entry in fake_model.model_requests() if entry.get("wire") == "responses"
+                     and correlation in (entry["summary"].get("last_user_text") or "")), None)
+
+    # Consumed is Codex's evidence that the turn holds the input; its request reaches the model after.
+    poll(lambda: follow_up_turn() is not None, "the follow-up's turn at the model", 60, seat.screen)
+    turn = follow_up_turn()
     user_texts = [json.dumps(item.get("content")) for item in turn["body"]["input"]
                   if isinstance(item, dict) and item.get("role") == "user"]
     for name in names:
