@@ -171,8 +171,8 @@ LOST_LINE = ("advisory: {seat}: session-lost: harness session {lost} could not b
 
 
 def refused_falls_back_once(fleet: ResumeFleet, fake, harness: str, lose: Callable[[str], None]) -> None:
-    """Seat ``delta`` converses; ``lose(session id)`` deletes it from the harness's store; after
-    the crash and reboot the resume is refused and falls back once — the record, the
+    """Seat ``delta`` converses; after the crash and reboot, ``lose(session id)`` deletes it from
+    the harness's store; the resume is refused and falls back once — the record, the
     driver-diagnostic stage, the enriched roster and Doctor say so — and the next relaunch resumes
     the fallback's own session, never the dead id."""
     delta = fleet.seats["delta"]
@@ -180,8 +180,10 @@ def refused_falls_back_once(fleet: ResumeFleet, fake, harness: str, lose: Callab
     fleet.up()
     fleet.converse(delta, "remember the word OTTER-DELTA")
     dead = fleet.wait_session(delta, "the published session", lambda record: record["sessionId"])["sessionId"]
-    lose(dead)
+    # Lost while the seat is down: a live harness may still append to its store after a turn
+    # (Claude rewrites the transcript it was resumed from), which would undo a deletion made earlier.
     fleet.crash_and_reboot()
+    lose(dead)
     fleet.up()
     record = fleet.wait_session(delta, "the fallback", lambda record: record["start"] == "fallback")
     assert (record["resumedFrom"], [lost["sessionId"] for lost in record["lost"]]) == (dead, [dead])
