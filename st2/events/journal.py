@@ -27,7 +27,7 @@ from pathlib import Path
 
 from st2.events import facets
 from st2.events.event import FleetEvent, NotAnEvent, parse_line
-from st2.fs.read import JOURNAL_LIMIT, MIB, read_after, read_optional
+from st2.fs.read import JOURNAL_LIMIT, MIB, NotRegular, TooLarge, read_after, read_optional
 
 DIRECTORY = "events"
 CURRENT = "journal"
@@ -66,27 +66,48 @@ def decode_lines(lines: list[bytes]) -> list[FleetEvent]:
     return found
 
 
-def _segment(path: Path) -> list[FleetEvent]:
+def _segment(path: Path, refused: list[str] | None = None) -> list[FleetEvent]:
+    """The events of one segment; an absent one has none. One present but not read — a FIFO, a
+    symlink (never followed), a directory, unreadable, over the bound — has none either, and is
+    named in ``refused`` (``"<path> <why>"``) when given. Opening never blocks (no FIFO wait)."""
     try:
         data, _ = read_after(path, 0, JOURNAL_LIMIT)
     except FileNotFoundError:
         return []
-    except OSError:
+    except OSError as error:
+        if refused is not None:
+            refused.append(f"{path} {refusal(error)}")
         return []
     return decode_lines(split_lines(data)[0])
 
 
-def read_all(directory: Path) -> list[FleetEvent]:
-    """Every event both segments hold, in sequence order, each ``seq`` once."""
+def refusal(error: OSError) -> str:
+    """Why a segment was not read, in words: the reader's own refusal (``is a FIFO, not a
+    regular file``, ``is a symlink``, ``has N bytes past 0, …``) or the OS's."""
+    if isinstance(error, NotRegular) or isinstance(error, TooLarge):
+        return error.strerror
+    return f"cannot be read: {error.strerror or error}"
+
+
+def read_all(directory: Path, refused: list[str] | None = None) -> list[FleetEvent]:
+    """Every event both segments hold, in sequence order, each ``seq`` once. A segment present
+    but not read is named in ``refused`` when given (see :func:`_segment`)."""
     seen: dict[int, FleetEvent] = {}
     for name in (PREVIOUS, CURRENT):
-        for item in _segment(directory / name):
+        for item in _segment(directory / name, refused):
             seen.setdefault(item.seq, item)
     return [seen[number] for number in sorted(seen)]
 
 
 def exists(directory: Path) -> bool:
-    return any((directory / name).exists() for name in (CURRENT, PREVIOUS, STATE))
+    """Whether the journal has any of its files, whatever their kind (a symlink, dangling or not,
+    counts: it is never followed, and is reported rather than read as absent)."""
+    return any(os.path.lexists(directory / name) for name in (CURRENT, PREVIOUS, STATE))
+
+
+def segments_present(directory: Path) -> int:
+    """How many of the two segments have an entry of any kind."""
+    return sum(os.path.lexists(directory / name) for name in (CURRENT, PREVIOUS))
 
 
 @dataclass

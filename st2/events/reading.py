@@ -32,12 +32,21 @@ def printer(as_json: bool, seat_host: str | None, since_ms: int | None, output: 
 def print_once(location: CatalogLocation, show, errors: TextIO, park_reader=None, now_ms: int | None = None) -> int:
     scope = RuntimeScope(location.root, location.host)
     directory = journal.directory_of(scope)
+    refused: list[str] = []
     if journal.exists(directory):
-        for item in journal.read_all(directory):
-            show(item)
-        return 0
-    errors.write(f"st2 events: no event journal for {location.host} (`st2 up` writes it); "
-                 "showing only what the current records prove\n")
+        events = journal.read_all(directory, refused)
+        for problem in refused:
+            errors.write(f"st2 events: the event journal {problem}; it is not read\n")
+        if not refused or len(refused) < journal.segments_present(directory):
+            for item in events:
+                show(item)
+            return 0
+    if refused:
+        errors.write(f"st2 events: no readable event journal for {location.host}; "
+                     "showing only what the current records prove\n")
+    else:
+        errors.write(f"st2 events: no event journal for {location.host} (`st2 up` writes it); "
+                     "showing only what the current records prove\n")
     from st2.clock import command_clock
     from st2.events.projection import FleetProjection
 

@@ -4,6 +4,7 @@ a restatement or heartbeat never, and `st2 events` reads the journal (process ti
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 
@@ -216,6 +217,53 @@ def test_without_a_journal_only_what_the_current_records_prove_is_printed(fleet)
         "stale h.b - -> stale (record=harness-state)",
         f"usage-stale fleet - -> STALE (verdict=usage-verdict: cannot read {fleet.base}/usage/usage.txt width=2 -> "
         "STALE (never blocks delegation — re-read or refresh before trusting the number))"]
+
+
+EVENT_LINE = ('{"schema":"st2.fleet-event.v1","seq":7,"kind":"blocked","seat":"h.a","from":"none","to":"human",'
+              '"observedAtMs":1788000091000,"evidence":{"state":"active","ask":"permission","since":1788000091000}}\n')
+
+
+def hostile_journal_run(fleet, plant) -> tuple:
+    """`st2 events --json` without a journal, then with ``plant(journal path)`` done: both runs."""
+    pinned = 1_788_000_100_000
+    state(suspended_seat(fleet, "a"), "human", written_at_ms=pinned - 4000, since_ms=pinned - 9000)
+    fleet.env["ST2_CLOCK_WALL_MS"] = str(pinned)
+    without = run_st2("--host", HOST, "events", "--json", env=fleet.env)
+    current = journal_directory(fleet) / "journal"
+    current.parent.mkdir(parents=True, exist_ok=True)
+    plant(current)
+    return without, run_st2("--host", HOST, "events", "--json", env=fleet.env), current
+
+
+def test_a_fifo_journal_is_named_never_waited_on_and_reads_as_no_journal(fleet):
+    without, printed, current = hostile_journal_run(fleet, os.mkfifo)  # run_st2 times out on a wait
+    assert printed.returncode == 0
+    assert printed.stderr == (f"st2 events: the event journal {current} is a FIFO, not a regular file; it is not read\n"
+                              "st2 events: no readable event journal for h; showing only what the current records prove\n")
+    assert printed.stdout == without.stdout and '"kind":"blocked"' in printed.stdout
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "event-line"])
+def test_a_symlinked_journal_is_named_and_never_followed(fleet, tmp_path, target):
+    if target == "event-line":  # a well-formed journal elsewhere: followed, its event would print
+        target = tmp_path / "elsewhere"
+        target.write_text(EVENT_LINE)
+    without, printed, current = hostile_journal_run(fleet, lambda path: path.symlink_to(target))
+    assert printed.returncode == 0
+    assert printed.stderr == (f"st2 events: the event journal {current} is a symlink; it is not read\n"
+                              "st2 events: no readable event journal for h; showing only what the current records prove\n")
+    assert printed.stdout == without.stdout and '"seq":7' not in printed.stdout
+
+
+def test_a_refused_segment_beside_a_readable_one_is_named_and_the_readable_one_printed(fleet):
+    def plant(current):
+        (current.parent / "journal.1").write_text(EVENT_LINE)
+        os.mkfifo(current)
+
+    _, printed, current = hostile_journal_run(fleet, plant)
+    assert printed.returncode == 0
+    assert printed.stderr == f"st2 events: the event journal {current} is a FIFO, not a regular file; it is not read\n"
+    assert printed.stdout == EVENT_LINE
 
 
 def test_host_narrows_to_that_hosts_seats_as_st2_agents_does(fleet):
