@@ -9,7 +9,7 @@ Nothing else in st2 spells these names. Standard library only: hot paths import 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 # The pinned replicated names (seed 003 "Replicated-path discipline"). A transport include list
@@ -48,10 +48,11 @@ def sync_include_rules() -> list[str]:
     return rules
 
 
-@dataclass(frozen=True)
-class SeatPaths:
-    """The files of one seat, ``<catalog>/agents/<host>/<identity>``."""
+class SeatPaths(namedtuple("SeatPaths", ("catalog", "host", "identity"))):
+    """The files of one seat, ``<catalog>/agents/<host>/<identity>``. (namedtuple classes, not
+    dataclasses: hot paths import this module, and dataclasses cost them milliseconds.)"""
 
+    __slots__ = ()
     catalog: Path
     host: str
     identity: str
@@ -101,10 +102,10 @@ class SeatPaths:
         return f"{self.host}.{self.identity}"
 
 
-@dataclass(frozen=True)
-class CatalogPaths:
+class CatalogPaths(namedtuple("CatalogPaths", ("root",))):
     """The catalog-level files."""
 
+    __slots__ = ()
     root: Path
 
     @property

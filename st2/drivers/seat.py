@@ -6,19 +6,24 @@ else ``$CATALOG``. Harness-neutral; standard library only (hooks and tees import
 from __future__ import annotations
 
 import os
+from collections import namedtuple
 from pathlib import Path
-from typing import Mapping, NamedTuple
 
 from st2.catalog import layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Mapping
 
 
 class SeatNotFound(LookupError):
     """No seat directory matches the identity in the catalog."""
 
 
-class Seat(NamedTuple):
+class Seat(namedtuple("Seat", ("directory", "agent"))):
+    __slots__ = ()
     directory: Path
-    agent: str          # <host>.<identity>, the records' ``agent``
+    agent: str  # <host>.<identity>, the records' ``agent``
 
 
 def catalog_root(option: str | None, environ: Mapping[str, str]) -> Path | None:

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Any
 
 U64_MAX = 2**64 - 1
 

@@ -27,18 +27,26 @@ otherwise                                                  the reading, ``stale:
 
 There is no ``unknown`` on this axis and no path from an absence to a number. The projection is
 independent of ``harness-state``. The reader imports only the standard library.
+
+The record types are namedtuple classes, not dataclasses: the status-line tee and the Claude
+hooks import this module on every firing, and dataclasses (with inspect, ast, dis, tokenize)
+and typing cost more than the rest of such a firing (benchmarks/hot_paths.py). Each keeps a
+dataclass's constructor, field names, defaults, ``repr`` and immutability.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any
 
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a firing milliseconds
+    from typing import Any
 
 
 def _warn(message: str, *arguments: object) -> None:
@@ -71,12 +79,11 @@ HARNESSES: tuple[str, ...] = ("claude", "codex", "pi", "omp", "opencode")
 TRIGGERS: tuple[str, ...] = ("manual", "auto", "threshold", "overflow", "idle", "unknown")
 
 
-@dataclass(frozen=True)
-class RateLimits:
-    """Harness-reported, account-scoped window occupancy in percent; absent windows are None."""
+class RateLimits(namedtuple("RateLimits", ("five_hour", "seven_day"), defaults=(None, None))):
+    """Harness-reported, account-scoped window occupancy in percent; absent windows are None.
+    ``five_hour``, ``seven_day``: float | None."""
 
-    five_hour: float | None = None
-    seven_day: float | None = None
+    __slots__ = ()
 
     def is_exhausted(self) -> bool:
         return any(
@@ -94,27 +101,19 @@ def proves_rate_limited(harness: str, rate_limits: RateLimits) -> bool:
     return harness == "claude" and rate_limits.is_exhausted()
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(namedtuple("Record", (
+        "schema", "agent", "harness", "used_tokens", "window_tokens", "used_percent", "model", "cost_usd",
+        "session_total_tokens", "rate_limits", "compactions", "last_compaction_ms", "last_compaction_trigger",
+        "incarnation", "observed_at_ms", "written_at_ms"))):
     """The decoded record, before projection. ``harness`` may be a word this version does not
-    recognize; ``last_compaction_trigger`` is already folded onto the closed vocabulary."""
+    recognize; ``last_compaction_trigger`` is already folded onto the closed vocabulary.
+    Types: the strings ``schema``, ``agent``, ``harness``, ``incarnation``; the ints
+    ``compactions``, ``observed_at_ms``, ``written_at_ms``; ``rate_limits`` a :class:`RateLimits`;
+    the rest optional (None withheld): ``used_tokens``, ``window_tokens``,
+    ``session_total_tokens``, ``last_compaction_ms`` int, ``used_percent``, ``cost_usd`` float,
+    ``model``, ``last_compaction_trigger`` str."""
 
-    schema: str
-    agent: str
-    harness: str
-    used_tokens: int | None
-    window_tokens: int | None
-    used_percent: float | None
-    model: str | None
-    cost_usd: float | None
-    session_total_tokens: int | None
-    rate_limits: RateLimits
-    compactions: int
-    last_compaction_ms: int | None
-    last_compaction_trigger: str | None
-    incarnation: str
-    observed_at_ms: int
-    written_at_ms: int
+    __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
         """The record's JSON object in wire order; withheld values stay null."""
@@ -193,26 +192,15 @@ def decode(data: bytes) -> Record:
     )
 
 
-@dataclass(frozen=True)
-class ContextReading:
+class ContextReading(namedtuple("ContextReading", (
+        "harness", "used_tokens", "window_tokens", "used_percent", "model", "cost_usd", "session_total_tokens",
+        "rate_limits", "compactions", "last_compaction_ms", "last_compaction_trigger", "observed_at_ms", "age_ms",
+        "stale", "incarnation"), defaults=("",))):
     """What a consumer sees: the record's numbers as published (never clamped, never divided
-    out of the operands), with the reader-derived age and staleness."""
+    out of the operands), with the reader-derived age and staleness. The fields of
+    :class:`Record` it carries have its types; ``age_ms`` int, ``stale`` bool."""
 
-    harness: str
-    used_tokens: int | None
-    window_tokens: int | None
-    used_percent: float | None
-    model: str | None
-    cost_usd: float | None
-    session_total_tokens: int | None
-    rate_limits: RateLimits
-    compactions: int
-    last_compaction_ms: int | None
-    last_compaction_trigger: str | None
-    observed_at_ms: int
-    age_ms: int
-    stale: bool
-    incarnation: str = ""
+    __slots__ = ()
 
     @property
     def rate_limited(self) -> bool:
@@ -310,29 +298,23 @@ def to_wire(reading: ContextReading | None) -> dict[str, Any] | None:
 # chatty the producer is, which is why one constant serves all five harnesses.
 
 
-@dataclass(frozen=True)
-class Reading:
+class Reading(namedtuple("Reading", (
+        "used_tokens", "window_tokens", "used_percent", "model", "cost_usd", "session_total_tokens", "rate_limits",
+        "observed_at_ms"), defaults=(None, None, None, None, None, None, RateLimits(), None))):
     """One producer's reading, in its harness's own arithmetic. Every number is independently
     optional: None is withheld, and the writer never fills it from zero, the previous reading or a
-    division of its own. ``observed_at_ms`` is when the reading was taken (default: now)."""
+    division of its own. ``observed_at_ms`` is when the reading was taken (default: now). Types
+    as :class:`Record`'s fields of the same names."""
 
-    used_tokens: int | None = None
-    window_tokens: int | None = None
-    used_percent: float | None = None
-    model: str | None = None
-    cost_usd: float | None = None
-    session_total_tokens: int | None = None
-    rate_limits: RateLimits = RateLimits()
-    observed_at_ms: int | None = None
+    __slots__ = ()
 
 
-@dataclass(frozen=True)
-class CompactionEdge:
-    """One compaction as a producer saw it. ``count`` is the harness-durable count when the
-    harness's own session store answers; None means st2 counts (incarnation-scoped)."""
+class CompactionEdge(namedtuple("CompactionEdge", ("trigger", "count"), defaults=("unknown", None))):
+    """One compaction as a producer saw it (``trigger`` str). ``count`` is the harness-durable
+    count when the harness's own session store answers; None means st2 counts
+    (incarnation-scoped)."""
 
-    trigger: str = "unknown"
-    count: int | None = None
+    __slots__ = ()
 
 
 def bucket(used_percent: float | None) -> int | None:

@@ -35,13 +35,18 @@ comes from ``writtenAtMs``, never file mtime. The reader imports only the standa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable
 
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Any, Callable
+
+    LivenessProbe = Callable[[str], str]
 
 SCHEMA = "st2.harness-state.v1"
 RECORD_NAME = layout.HARNESS_STATE
@@ -63,9 +68,9 @@ ASKS: tuple[str, ...] = ("none", "permission", "question", "review")
 SUPERSEDED = "superseded"
 """The reason the relaunch claim writes on its ``ended`` placeholder."""
 
-# Liveness probe answers. A probe is ``Callable[[str], str]`` taking the record's pty session.
+# Liveness probe answers. A probe (``LivenessProbe``) is ``Callable[[str], str]`` taking the
+# record's pty session.
 SESSION_ALIVE, SESSION_DEAD, SESSION_INDETERMINATE = "alive", "dead", "indeterminate"
-LivenessProbe = Callable[[str], str]
 
 REASON_UNREADABLE = "unreadable-record"
 REASON_MALFORMED = "malformed-record"
@@ -79,25 +84,15 @@ REASON_SESSION_DEAD = "session-dead"
 REASON_FOREIGN_AGENT = "foreign-agent"  # the record's `agent` names another seat
 
 
-@dataclass(frozen=True)
-class Record:
-    """The decoded record, before any derivation."""
+class Record(namedtuple("Record", (
+        "schema", "agent", "harness", "state", "blocked_on", "input_buffer", "ask", "reason", "exit", "pty_session",
+        "incarnation", "seq", "since_ms", "written_at_ms", "transitions"))):
+    """The decoded record, before any derivation. ``reason``, ``exit`` and ``pty_session`` are
+    str | None, ``seq``, ``since_ms``, ``written_at_ms`` and ``transitions`` ints, the rest strs.
+    (A namedtuple class, not a dataclass: hooks import this module on every firing, and
+    dataclasses and typing cost more than the firing's own work; benchmarks/hot_paths.py.)"""
 
-    schema: str
-    agent: str
-    harness: str
-    state: str
-    blocked_on: str
-    input_buffer: str
-    ask: str
-    reason: str | None
-    exit: str | None
-    pty_session: str | None
-    incarnation: str
-    seq: int
-    since_ms: int
-    written_at_ms: int
-    transitions: int
+    __slots__ = ()
 
     def to_json(self) -> dict[str, Any]:
         """The record's own JSON object, in wire order, optional fields omitted when None."""
@@ -154,23 +149,15 @@ def decode(data: bytes) -> Record:
     )
 
 
-@dataclass(frozen=True)
-class ObservedState:
+class ObservedState(namedtuple("ObservedState", (
+        "state", "blocked_on", "input_buffer", "ask", "harness", "since_ms", "reason", "exit", "observed_at_ms", "seq",
+        "transitions", "incarnation"), defaults=(None, None, None, None))):
     """The derived view a consumer reads. ``state`` already folds in every derivation; when it
-    is ``unknown``, ``reason`` names which one."""
+    is ``unknown``, ``reason`` names which one. ``state``, ``blocked_on``, ``input_buffer`` and
+    ``ask`` are strs; ``harness``, ``reason``, ``exit``, ``incarnation`` str | None;
+    ``since_ms``, ``observed_at_ms``, ``seq``, ``transitions`` int | None."""
 
-    state: str
-    blocked_on: str
-    input_buffer: str
-    ask: str
-    harness: str | None
-    since_ms: int | None
-    reason: str | None
-    exit: str | None
-    observed_at_ms: int | None = None
-    seq: int | None = None
-    transitions: int | None = None
-    incarnation: str | None = None
+    __slots__ = ()
 
     @property
     def is_unknown(self) -> bool:
@@ -455,9 +442,7 @@ class Writer:
             trusted = current.written_at_ms <= now_ms + HARNESS_STATE_FUTURE_SKEW_MS
             if trusted and now_ms - current.written_at_ms < HARNESS_STATE_REFRESH_MS:
                 return False
-            from dataclasses import replace
-
-            _publish(self.seat_dir, replace(current, written_at_ms=_next_stamp(current, now_ms)))
+            _publish(self.seat_dir, current._replace(written_at_ms=_next_stamp(current, now_ms)))
             return True
 
     def ended(self, exit: str) -> bool:

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
 from st2.fs.atomic import ensure_directory, ensure_real_directory, publish
 from st2.fs.read import RUNTIME_LIMIT, read_optional
@@ -59,9 +59,10 @@ LOST_LIMIT = 8
 SESSION_ID_MAX_CHARS = 4096  # a pi session file's path is the longest identity
 
 
-# NamedTuples, not dataclasses: Claude's hooks import this module, and a dataclass costs about a
-# millisecond to define (st2.declarations.model measures the same).
-class Lost(NamedTuple):
+# namedtuple classes, not dataclasses (a dataclass costs about a millisecond to define, st2.declarations.model
+# measures the same) nor typing.NamedTuple (importing typing costs more): Claude's hooks import this module.
+class Lost(namedtuple("Lost", ("session_id", "incarnation", "lost_at_ms"))):
+    __slots__ = ()
     session_id: str
     incarnation: str
     lost_at_ms: int
@@ -70,16 +71,18 @@ class Lost(NamedTuple):
         return {"sessionId": self.session_id, "incarnation": self.incarnation, "lostAtMs": self.lost_at_ms}
 
 
-class SessionRecord(NamedTuple):
+class SessionRecord(namedtuple("SessionRecord", ("runtime_id", "agent", "harness", "incarnation", "start", "session_id",
+                                                 "resumed_from", "lost", "written_at_ms"), defaults=(None, None, (), 0))):
+    __slots__ = ()
     runtime_id: str
     agent: str
     harness: str
     incarnation: str
     start: str
-    session_id: str | None = None
-    resumed_from: str | None = None
-    lost: tuple[Lost, ...] = ()
-    written_at_ms: int = 0
+    session_id: str | None  # = None
+    resumed_from: str | None  # = None
+    lost: tuple[Lost, ...]  # = ()
+    written_at_ms: int  # = 0
 
     def lost_ids(self) -> frozenset[str]:
         return frozenset(entry.session_id for entry in self.lost)
@@ -94,9 +97,10 @@ class SessionRecord(NamedTuple):
         return json.dumps(body, separators=(",", ":")).encode() + b"\n"
 
 
-class SessionStore(NamedTuple):
+class SessionStore(namedtuple("SessionStore", ("directory",))):
     """One catalog's store on one host (see the module docstring for the layout)."""
 
+    __slots__ = ()
     directory: Path
 
     @classmethod

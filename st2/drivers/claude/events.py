@@ -48,7 +48,11 @@ lastCompactionMs and counts only when no counted compaction exists; SessionStart
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Any
 
 SESSION_START = "SessionStart"
 USER_PROMPT_SUBMIT = "UserPromptSubmit"
@@ -72,21 +76,24 @@ QUESTION_TOOL = "AskUserQuestion"
 COMPACT_TRIGGERS = ("manual", "auto")
 
 
-class Observation(NamedTuple):
+class Observation(namedtuple("Observation", ("state", "blocked_on", "input_buffer", "ask", "reason"),
+                             defaults=("none", "unknown", "none", None))):
     """Keyword arguments for :meth:`st2.records.harness_state.Writer.observe`."""
 
+    __slots__ = ()
     state: str
-    blocked_on: str = "none"
-    input_buffer: str = "unknown"
-    ask: str = "none"
-    reason: str | None = None
+    blocked_on: str  # = "none"
+    input_buffer: str  # = "unknown"
+    ask: str  # = "none"
+    reason: str | None  # = None
 
 
-class Compaction(NamedTuple):
+class Compaction(namedtuple("Compaction", ("edge", "trigger"))):
     """One compaction edge: ``counts`` is True only for PreCompact (see the module docstring)."""
 
-    edge: str           # "pre" | "post"
-    trigger: str        # manual | auto | unknown
+    __slots__ = ()
+    edge: str  # "pre" | "post"
+    trigger: str  # manual | auto | unknown
 
 
 def is_nested(payload: Any) -> bool:

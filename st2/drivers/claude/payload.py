@@ -32,9 +32,12 @@ Standard library and the harness-context record module only (hot path).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from st2.records.harness_context import RateLimits, Reading
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Any
 
 
 def _count(value: Any) -> int | None:

@@ -7,12 +7,14 @@ does. Standard library and the record modules only (hot path).
 
 from __future__ import annotations
 
-from typing import Any
-
 from st2.drivers.claude import HARNESS, payload as statusline_payload
 from st2.drivers.claude.seat import Seat, Session
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import harness_context
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Any
 
 
 def _ended_by(seat: Seat, token: str) -> bool:

@@ -24,21 +24,27 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Mapping, NamedTuple
+from collections import namedtuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Mapping
 
 ENVIRONMENT_VARIABLE = "ST_CLAUDE_STATUSLINE_RENDERER"
 FILE_DISPLAY = "~/.claude/statusline-renderer.json"
 SHELL = "/bin/sh"
 
 
-class Resolution(NamedTuple):
+class Resolution(namedtuple("Resolution", ("command", "source", "misses"))):
+    __slots__ = ()
     command: str | None
-    source: str | None          # which source answered, for diagnostics
-    misses: tuple[str, ...]     # why each earlier source fell through
+    source: str | None  # which source answered, for diagnostics
+    misses: tuple[str, ...]  # why each earlier source fell through
 
 
-class Outcome(NamedTuple):
-    output: bytes | None        # exactly the renderer's stdout when it succeeded, else None
+class Outcome(namedtuple("Outcome", ("output", "problem"))):
+    __slots__ = ()
+    output: bytes | None  # exactly the renderer's stdout when it succeeded, else None
     problem: str | None
 
 

@@ -9,18 +9,23 @@ Claude's own ``session_id`` as the token. Standard library only (hot path).
 
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from collections import namedtuple
 
 from st2.drivers.claude import RUNTIME_ID_ENV, SESSION_ENV, SESSION_SEQ_ENV
 from st2.drivers.seat import Seat, SeatNotFound, catalog_root, resolve
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+    from typing import Any, Mapping
+
 __all__ = ["Seat", "SeatNotFound", "Session", "catalog_root", "resolve", "session"]
 
 
-class Session(NamedTuple):
+class Session(namedtuple("Session", ("token", "seq", "pty_session", "exported"))):
     """The session a hook writes as: its incarnation token, the claimed ownership sequence when
     the wrapper exported one, and the PTY session its live observations name."""
 
+    __slots__ = ()
     token: str | None
     seq: int | None
     pty_session: str

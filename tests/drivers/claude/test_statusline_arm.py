@@ -4,7 +4,6 @@ renderer (run in process), never the tee's fallback."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -101,7 +100,7 @@ def test_the_seat_adds_compactions_and_its_unread_count(tmp_path) -> None:
     subprocess.run([sys.executable, "-m", "st2", "driver", "claude-statusline", "--identity", "host.worker", "--catalog", str(catalog)],
                    input=json.dumps(PAYLOAD).encode(), env=env | {"PATH": os.environ["PATH"]}, check=True, capture_output=True, cwd=REPO)
     path = seat.directory / harness_context.RECORD_NAME
-    record = dataclasses.replace(harness_context.decode(path.read_bytes()), compactions=2)
+    record = harness_context.decode(path.read_bytes())._replace(compactions=2)
     path.write_bytes(harness_context.encode(record))
     options = {"--identity": "host.worker", "--catalog": str(catalog)}
     assert render(payload(), env, options) == "Opus 5.5 (medium) | ctx 3% [----------] c2 | 5h 41% 1h13m | 7d 83.5% 3d11h | inbox 2"
