@@ -7,30 +7,35 @@ before anything is written. A retired seat has no bus address and is not a recip
 name matches several seats and exactly one is not retired (a seat moved to another host keeps its
 identity), that one is the recipient.
 
-The seat list comes from :func:`seats`, which reads the catalog's declarations. Service
+The seat list comes from :func:`seats`, which reads the catalog's declarations — from the
+host-local seat index (:mod:`st2.bus.seat_index`) while it proves nothing the walk would see
+has changed, else by walking the catalog (and indexing it again). Service
 principals (``principals/<host>/<name>/principal.kdl``) are resolved by :mod:`st2.bus.principals`.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
 from st2.bus import AmbiguousRecipient, BusError
+from st2.catalog.layout import AGENTS_DIR
 
 
-@dataclass(frozen=True)
-class Seat:
-    """What the bus needs to know about one declared seat."""
+class Seat(namedtuple("Seat", ("host", "identity", "directory", "declared_id", "declared_address", "desired_state",
+                               "streams"), defaults=(None, None, "running", ()))):
+    """What the bus needs to know about one declared seat. (A namedtuple class, not a dataclass:
+    a send builds one per seat of the catalog, and importing dataclasses costs it milliseconds.)"""
 
+    __slots__ = ()
     host: str
     identity: str
     directory: Path
-    declared_id: str | None = None
-    declared_address: str | None = None
-    desired_state: str = "running"
-    streams: tuple[str, ...] = ()
+    declared_id: str | None
+    declared_address: str | None
+    desired_state: str
+    streams: tuple[str, ...]
 
     @property
     def bus_id(self) -> str:
@@ -121,27 +126,63 @@ def seats(catalog: Path) -> list[Seat]:
     read through the host-local declaration cache (:mod:`st2.declaration_cache`), saved
     afterwards when it learned anything. Inside :class:`OneReading`, a catalog already read
     is not read again."""
+    return [_located(catalog, seat) for seat in _seats(catalog)]
+
+
+def _seats(catalog: Path) -> list[Seat]:
+    """:func:`seats`, except that a seat served from the index may not have its ``directory``
+    yet (None: :func:`_located` gives it), so a send builds one path, not one per seat."""
     key = str(catalog)
     if _READING is not None and key in _READING:
-        return list(_READING[key])
+        return _READING[key]
     found = _read_seats(catalog)
     if _READING is not None:
         _READING[key] = found
-    return list(found)
+    return found
+
+
+def _located(catalog: Path, seat: Seat) -> Seat:
+    """``seat`` with its directory, ``<catalog>/agents/<host>/<identity>`` as discovery gives it."""
+    if seat.directory is not None:
+        return seat
+    return seat._replace(directory=Path(catalog) / AGENTS_DIR / seat.host / seat.identity)
 
 
 def _read_seats(catalog: Path) -> list[Seat]:
-    from st2.catalog.discovery import discover
+    """The seats as the host-local seat index (:mod:`st2.bus.seat_index`) proves them, else
+    from a walk (strict discovery, then each declaration's facts), which is indexed again."""
+    from st2.bus import seat_index
 
-    found, host_cache = [], []
     root = Path(catalog)
-    for discovered in discover(root).seats:  # its paths are Paths already: re-wrapping re-parses each
+    indexed = seat_index.load(str(root))
+    if indexed is not None:
+        found = [Seat(host, identity, None, facts[0], facts[1], facts[2], tuple(facts[3]))
+                 for host, identity, facts in indexed if facts is not None]
+        return sorted(found, key=lambda seat: f"{seat.host}.{seat.identity}")
+    from st2.catalog.discovery import discover
+    from st2.declaration_cache import SETTLE_NS
+
+    listing = seat_index.listing_keys(str(root))  # before the walk: a change during it misses next time
+    discovery = discover(root)
+    if any(diagnostic.source is None or diagnostic.source.split("/", 1)[0] == AGENTS_DIR
+           for diagnostic in discovery.errors + discovery.warnings):
+        listing = None  # not indexed: the walk's verdicts on those entries are not all keyed
+    found, host_cache, rows = [], [], []
+    for discovered in discovery.seats:  # its paths are Paths already: re-wrapping re-parses each
+        path = str(discovered.declaration_path)
+        key = seat_index.declaration_key(path)
         seat = _seat_from_declaration(root, discovered.host, discovered.identity,
                                       discovered.directory, discovered.declaration_path, host_cache)
+        if seat_index.declaration_key(path) != key:
+            key = None
+        rows.append((discovered.host, discovered.identity, key,
+                     None if seat is None else [seat.declared_id, seat.declared_address, seat.desired_state,
+                                                list(seat.streams)]))
         if seat is not None:
             found.append(seat)
     if host_cache:
         host_cache[0].save()
+    seat_index.store(str(root), listing, rows, SETTLE_NS)
     return sorted(found, key=lambda seat: seat.bus_id)
 
 
@@ -167,7 +208,7 @@ def resolve_seat(catalog: Path, name: str | None = None, *, to_id: str | None = 
     names none, several, or — with ``for_delivery`` — a retired seat."""
     if (name is None) == (to_id is None):
         raise BusError("name a recipient either positionally or with --to-id, not both")
-    everything = seats(catalog)
+    everything = _seats(catalog)
     if to_id is not None:
         candidates, shown = [s for s in everything if s.id == to_id], f"with id {to_id!r}"
     else:
@@ -181,4 +222,4 @@ def resolve_seat(catalog: Path, name: str | None = None, *, to_id: str | None = 
     seat = _unique(candidates, shown, catalog)
     if for_delivery and seat.retired:
         raise BusError(f"agent {seat.bus_id} is retired; it has no bus address")
-    return seat
+    return _located(catalog, seat)
