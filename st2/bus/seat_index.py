@@ -71,26 +71,27 @@ def fingerprint() -> str:
     return f"{parser_fingerprint()};{own}"
 
 
-def directory_key(path: str) -> list[int] | None:
-    """``[dev, ino, mtime_ns, ctime_ns]`` of the real directory ``path`` (never followed), or None."""
+def _lstat_key(path: str, kind) -> list[int] | None:
+    """``[dev, ino, size, mtime_ns, ctime_ns]`` of ``path`` when ``kind(st_mode)`` (never followed), or None."""
     try:
         status = os.lstat(path)
     except OSError:
         return None
-    if not stat.S_ISDIR(status.st_mode):
+    if not kind(status.st_mode):
         return None
-    return [status.st_dev, status.st_ino, status.st_mtime_ns, status.st_ctime_ns]
+    return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
+
+
+def directory_key(path: str) -> list[int] | None:
+    """``[dev, ino, mtime_ns, ctime_ns]`` of the real directory ``path`` (a directory's size says
+    nothing of its entries), or None."""
+    key = _lstat_key(path, stat.S_ISDIR)
+    return None if key is None else key[:2] + key[3:]
 
 
 def declaration_key(path: str) -> list[int] | None:
     """``[dev, ino, size, mtime_ns, ctime_ns]`` of the regular file ``path`` (never followed), or None."""
-    try:
-        status = os.lstat(path)
-    except OSError:
-        return None
-    if not stat.S_ISREG(status.st_mode):
-        return None
-    return [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns]
+    return _lstat_key(path, stat.S_ISREG)
 
 
 def listing_keys(root: str) -> list[list] | None:
