@@ -107,10 +107,12 @@ def cmdline(pid: int) -> list[str]:
 
 def is_st2(pid: int) -> bool:
     """An st2 process: ``python -m st2 …`` or the ``st2`` entry point (a fork server's children
-    carry its command line)."""
+    carry its command line), or a session wrapper exec'd into the slim anchor."""
     words = cmdline(pid)
     if os.path.basename(words[0]) == "st2" or words[1:3] == ["-m", "st2"]:
         return True
+    if words[1:4] == ["-S", "-I", "-c"] and len(words) > 5 and words[5].endswith("/st2/drivers/anchor.py"):
+        return True   # a Claude wrapper while it is the slim anchor (st2/drivers/anchor.py)
     return len(words) > 1 and os.path.basename(words[1]) == "st2"  # python …/bin/st2
 
 

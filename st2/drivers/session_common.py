@@ -80,6 +80,7 @@ class SessionRecords:
         self.token: str | None = None
         self.seq: int | None = None
         self.writer: harness_state.Writer | None = None
+        self.refresh_seconds = status.STATUS_REFRESH_MS / 1000
         self._next_presence = 0.0
         self._next_heartbeat = 0.0
 
@@ -91,10 +92,33 @@ class SessionRecords:
                                            pty_session=self.runtime_id, incarnation=self.token,
                                            claimed_seq=self.seq)
         self.refresh_presence()
-        now = self.clock.monotonic()
-        self._next_presence = now + status.STATUS_REFRESH_MS / 1000
-        self._next_heartbeat = now + HEARTBEAT_CHECK_SECONDS
+        self._schedule()
         return self.writer
+
+    def adopt(self, token: str, seq: int) -> harness_state.Writer:
+        """Take over the session a predecessor image of this process claimed (the slim anchor's
+        way back, :mod:`st2.drivers.session_anchor`): the same token and sequence, no new claim."""
+        self.token, self.seq = token, seq
+        self.writer = harness_state.Writer(self.seat_directory, self.agent, self.harness, self.clock,
+                                           pty_session=self.runtime_id, incarnation=token, claimed_seq=seq)
+        self._schedule()
+        return self.writer
+
+    def _schedule(self) -> None:
+        now = self.clock.monotonic()
+        self._next_presence = now + self.refresh_seconds
+        self._next_heartbeat = now + HEARTBEAT_CHECK_SECONDS
+
+    @property
+    def next_presence(self) -> float:
+        """When (monotonic seconds) the next presence refresh is due."""
+        return self._next_presence
+
+    def refresh_now(self) -> None:
+        """Both five-minute duties at once (the anchor found no seat host to serve them)."""
+        self.refresh_presence()
+        self._heartbeat()
+        self._schedule()
 
     def refresh_presence(self) -> None:
         try:
@@ -108,13 +132,16 @@ class SessionRecords:
         now = self.clock.monotonic()
         if now >= self._next_presence:
             self.refresh_presence()
-            self._next_presence = now + status.STATUS_REFRESH_MS / 1000
+            self._next_presence = now + self.refresh_seconds
         if now >= self._next_heartbeat:
-            try:
-                self.writer.heartbeat()
-            except Exception as error:
-                say(self.prefix, f"observed-state heartbeat failed: {error}")
+            self._heartbeat()
             self._next_heartbeat = now + HEARTBEAT_CHECK_SECONDS
+
+    def _heartbeat(self) -> None:
+        try:
+            self.writer.heartbeat()
+        except Exception as error:
+            say(self.prefix, f"observed-state heartbeat failed: {error}")
 
     def ended(self, returncode: int) -> None:
         """The terminal record with the real exit (``exit 0``, ``signal 15``)."""
@@ -172,6 +199,9 @@ class ChildSession:
     label = "session"
     resumes = False
     """Whether this driver resumes its harness's session on a relaunch (:meth:`resume_argv`)."""
+    anchors = False
+    """Whether the verb execs into the slim anchor while the harness runs
+    (:mod:`st2.drivers.session_anchor`); only for a driver whose loop has nothing to read."""
 
     def __init__(self, seat, runtime_id: str, argv: list[str], clock, environment: dict[str, str] | None = None,
                  stop_grace: float = STOP_GRACE_SECONDS) -> None:
@@ -190,6 +220,7 @@ class ChildSession:
         self.requests: deque[int] = deque()
         self.child = None
         self.binding = None  # st2.runtime.resume.Binding, when this driver resumes
+        self.anchor = None   # st2.drivers.session_anchor.Anchor, set by the verb when it anchors
         self.records = SessionRecords(seat.directory, seat.agent, self.harness, runtime_id, clock,
                                       prefix=f"st2 {self.label}")
 
@@ -295,6 +326,24 @@ class ChildSession:
         self.records.claim()
         self.spawn(self._begin_resume())
 
+    def adopt(self, pid: int, token: str, seq: int, start: str | None, resume_id: str | None,
+              returncode: int | None) -> None:
+        """Take over the running session a predecessor image of this process started (the slim
+        anchor's way back): its claim, its resume binding as it stood, its harness child."""
+        from st2.drivers.session_anchor import Adopted
+
+        self.records.adopt(token, seq)
+        if start is not None:
+            from st2.runtime import resume
+            from st2.runtime.resumable_session import SessionRecord, SessionStore
+
+            record = SessionRecord(self.runtime_id, self.seat.agent, self.harness, token, start,
+                                   resumed_from=resume_id)
+            self.binding = resume.Binding(SessionStore.of_seat(self.seat.directory), record, self.seat.directory,
+                                          self.clock)
+        self.child = Adopted(pid, returncode)
+        self._step("spawned")
+
     def prepare_spawn(self) -> None:
         """Just before each spawn (e.g. open a channel)."""
 
@@ -332,6 +381,9 @@ class ChildSession:
                 self.requests.clear()
                 return self._stop()
             self.records.tick()
+            if self.anchor is not None:
+                self.anchor.enter(self)   # returns only when the loop must act now, or cannot anchor
+                continue
             self.wait(POLL_SECONDS)
 
     def _drain_safely(self) -> None:
@@ -384,8 +436,26 @@ def run_child_session(session_class, catalog, identity: str, runtime_id: str | N
     except seat_module.SeatNotFound as error:
         say(f"st2 {session_class.label}", str(error))
         return 2
+    continuation, anchored = None, session_class.anchors
+    if anchored:
+        from st2.drivers import session_anchor
+
+        try:
+            continuation = session_anchor.take_continuation()  # before the child environment is copied
+        except session_anchor.MalformedContinuation as error:
+            say(f"st2 {session_class.label}", f"{error}; starting as a new session and staying resident")
+            anchored = False
     session = session_class(seat, runtime_id or seat.agent, argv, clock or Clock())
     session.install_signal_handlers()
+    if session_class.anchors:
+        session_anchor.resume_signals()
+    if anchored:
+        refresh = session_anchor.refresh_seconds()
+        if refresh is not None:
+            session.records.refresh_seconds = refresh
+        session.anchor = session_anchor.Anchor.usable(session.say, session_anchor.keeper_client(catalog, seat))
+        if continuation is not None:
+            session_anchor.adopt(session, continuation)
     try:
         return session.run()
     except OSError:

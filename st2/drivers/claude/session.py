@@ -69,6 +69,7 @@ class ClaudeSession(ChildSession):
     harness = HARNESS
     label = "claude-session"
     resumes = True
+    anchors = True
 
     def resume_argv(self, session_id: str) -> list[str]:
         """``claude … --resume <session id>`` (2.1.197 keeps the id: ``--fork-session`` is what

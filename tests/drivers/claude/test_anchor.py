@@ -1,0 +1,180 @@
+"""The Claude wrapper's slim anchor (st2/drivers/anchor.py, st2/drivers/session_anchor.py): while
+Claude lives the wrapper process is a bare ``python -S -I`` importing only built-in modules, and
+every record it owes is still written — by the full wrapper it execs back into. Real processes
+around a stand-in `claude`; tests poll for observable progress."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support import make_seat, poll_for, record
+
+from st2.drivers import session_anchor
+from st2.drivers.session_anchor import ANCHOR_FILE, MalformedContinuation, decode, encode_state
+
+PSS_BOUND_KIB = 5 * 1024   # measured 2.8 MiB (ten side by side); the resident wrapper is 11-12 MiB
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return []
+
+
+def anchored(pid: int) -> bool:
+    words = cmdline(pid)
+    return words[1:4] == ["-S", "-I", "-c"] and len(words) > 5 and words[5] == str(ANCHOR_FILE)
+
+
+def pss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    raise AssertionError("no Pss line")
+
+
+def stand_in(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "claude"
+    script.write_text("#!/bin/sh\n" f"echo $$ > '{tmp_path}/pid'\n" + body)
+    script.chmod(0o755)
+    return script
+
+
+def start(catalog: Path, script: Path, tmp_path: Path, **extra: str) -> subprocess.Popen:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("ST2_CLAUDE_", "ST_AGENT"))}
+    env.update(XDG_STATE_HOME=str(tmp_path / "state"), **extra)
+    return subprocess.Popen(
+        [sys.executable, "-m", "st2", "--catalog", str(catalog), "driver", "claude-session", "--identity",
+         "host.worker", "--runtime-id", "host.worker", "--", str(script)],
+        env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def finish(process: subprocess.Popen) -> int:
+    try:
+        return process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def state(seat):
+    value = record(seat, "harness-state")
+    return (value["state"], value.get("exit")) if value else None
+
+
+def presence_stamp(seat) -> str | None:
+    try:
+        return (seat.directory / "status").read_text().splitlines()[1]
+    except (OSError, IndexError):
+        return None
+
+
+@pytest.mark.process
+def test_while_claude_lives_the_wrapper_is_the_slim_anchor_and_its_exit_is_recorded(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    script = stand_in(tmp_path, f"echo up > '{tmp_path}/up'\nwhile [ ! -e '{tmp_path}/go' ]; do sleep 0.05; done\n"
+                      "exit 3\n")
+    wrapper = start(catalog, script, tmp_path)
+    try:
+        poll_for(lambda: anchored(wrapper.pid) and (tmp_path / "up").exists(),
+                 lambda: f"the anchor (cmdline {cmdline(wrapper.pid)})")
+        assert pss_kib(wrapper.pid) < PSS_BOUND_KIB
+        assert state(seat)[1] is None   # the claim stands: no terminal record yet
+        # Claude is still the wrapper's own child: the exec kept the PID, and the parent.
+        harness = int((tmp_path / "pid").read_text())
+        assert Path(f"/proc/{harness}/stat").read_text().rsplit(")", 1)[1].split()[1] == str(wrapper.pid)
+        (tmp_path / "go").touch()
+        assert finish(wrapper) == 3
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+    assert state(seat) == ("ended", "exit 3")
+    assert wrapper.stderr.read() == b""
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("number", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_while_anchored_ends_with_claudes_real_exit(catalog, tmp_path, number) -> None:
+    seat = make_seat(catalog)
+    wrapper = start(catalog, stand_in(tmp_path, "exec sleep 60\n"), tmp_path)
+    poll_for(lambda: anchored(wrapper.pid), "the anchor")
+    os.killpg(wrapper.pid, number)
+    assert finish(wrapper) == 128 + number
+    assert state(seat) == ("ended", f"signal {int(number)}")
+
+
+@pytest.mark.process
+def test_a_claude_ignoring_sigterm_while_anchored_gets_the_cover_then_sigkill(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    script = stand_in(tmp_path, f"trap '' TERM HUP\necho up > '{tmp_path}/up'\nwhile :; do sleep 0.2; done\n")
+    wrapper = start(catalog, script, tmp_path)
+    poll_for(lambda: anchored(wrapper.pid) and (tmp_path / "up").exists(), "the anchor and the stand-in's trap")
+    os.killpg(wrapper.pid, signal.SIGTERM)
+    assert finish(wrapper) == 128 + signal.SIGKILL
+    assert state(seat) == ("ended", "signal 9")
+
+
+@pytest.mark.process
+def test_ctrl_c_never_ends_the_anchor(catalog, tmp_path) -> None:
+    # SIGINT (2) is taken before SIGTERM (15): an anchor that ended on ^C would exit 130 with no
+    # terminal record instead of running the stop.
+    seat = make_seat(catalog)
+    wrapper = start(catalog, stand_in(tmp_path, "exec sleep 60\n"), tmp_path)
+    poll_for(lambda: anchored(wrapper.pid), "the anchor")
+    os.kill(wrapper.pid, signal.SIGINT)
+    os.killpg(wrapper.pid, signal.SIGTERM)
+    assert finish(wrapper) == 128 + signal.SIGTERM
+    assert state(seat) == ("ended", "signal 15")
+
+
+@pytest.mark.process
+def test_without_a_seat_host_the_refresh_goes_on_through_the_full_wrapper(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = start(catalog, stand_in(tmp_path, "exec sleep 60\n"), tmp_path,
+                    **{session_anchor.REFRESH_TEST_ENV: "0.5"})
+    try:
+        poll_for(lambda: anchored(wrapper.pid), "the anchor")
+        seen = {presence_stamp(seat)}
+        for _ in range(3):   # each refresh is a new, strictly later stamp, and the anchor comes back
+            seen.add(poll_for(lambda: presence_stamp(seat) not in seen and presence_stamp(seat),
+                              "a presence refresh"))
+            poll_for(lambda: anchored(wrapper.pid), "the anchor again")
+        assert state(seat)[1] is None   # the claim stands: no terminal record yet
+        os.killpg(wrapper.pid, signal.SIGTERM)
+        assert finish(wrapper) == 128 + signal.SIGTERM
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+    assert state(seat) == ("ended", "signal 15")
+
+
+@pytest.mark.process
+def test_a_malformed_continuation_is_said_and_the_wrapper_stays_resident(catalog, tmp_path) -> None:
+    seat = make_seat(catalog)
+    wrapper = start(catalog, stand_in(tmp_path, "exit 4\n"), tmp_path,
+                    **{session_anchor.CONTINUATION_ENV: "reaped 0 {\"pid\":1}"})
+    assert finish(wrapper) == 4
+    assert state(seat) == ("ended", "exit 4")
+    assert b"is not a continuation the anchor writes; starting as a new session and staying resident" in (
+        wrapper.stderr.read())
+
+
+def test_only_the_continuations_the_anchor_writes_are_accepted() -> None:
+    state_words = encode_state(4242, "4242-1-abc", 3, "resuming", "s-1")
+    assert state_words == '{"pid":4242,"token":"4242-1-abc","seq":3,"start":"resuming","resumeId":"s-1"}'
+    assert decode("reaped -15 " + state_words)[:5] == ("reaped", -15, None, None, 4242)
+    assert decode("stopping 1 12.5 " + state_words)[:4] == ("stopping", None, 1, 12.5)
+    assert decode("refresh " + state_words)[5:] == ("4242-1-abc", 3, "resuming", "s-1")
+    for raw in ("reaped x " + state_words, "stopping 9 1.0 " + state_words, "stopping 15 nan " + state_words,
+                "refresh", "refresh {}", "exit 0 " + state_words, "reaped 0 not-json",
+                "refresh " + encode_state(1, "t", 0, None, None), "refresh " + encode_state(9, "", 0, None, None),
+                "refresh " + encode_state(9, "t", 0, "maybe", None)):
+        with pytest.raises(MalformedContinuation):
+            decode(raw)
