@@ -195,16 +195,19 @@ class Anchor:
         """Exec into the anchor. Returns only when a stop is queued or the harness ended inside
         the blocked window (the loop handles it now), or when the exec failed (the wrapper then
         stays resident: :attr:`session.anchor` is cleared, and that is said once)."""
+        records, binding = session.records, session.binding
+        due = records.next_presence
+        # Registered before the mask: a stop arriving meanwhile is queued by the handler, seen below.
+        keep, request, path = (self.keep.register(records, due) if self.keep is not None else (-1, "-", "-"))
         signal.pthread_sigmask(signal.SIG_BLOCK, MASKED)
         if session.requests or session.child.poll() is not None:
+            if keep >= 0:
+                os.close(keep)
             resume_signals()
             return
-        records, binding = session.records, session.binding
         state = encode_state(session.child.pid, records.token, records.seq,
                              binding.start.value if binding is not None else None,
                              binding.resume_id if binding is not None else None)
-        due = records.next_presence
-        keep, request, path = (self.keep.register(records, due) if self.keep is not None else (-1, "-", "-"))
         argv = [sys.executable, "-S", "-I", "-c", ANCHOR_CODE, str(ANCHOR_FILE), str(session.child.pid), str(keep),
                 repr(records.refresh_seconds), repr(due), path, request, state, *self.command]
         for stream in (sys.stdout, sys.stderr):
@@ -234,6 +237,60 @@ def adopt(session, continuation: Continuation) -> None:
         session.records.refresh_now()
 
 
-def keeper_client(catalog, seat):
-    """The seat host's keep registration for this scope (:mod:`st2.seathost.keeper`), or None."""
-    return None
+class KeepClient:
+    """The wrapper's side of a ``keep`` registration (:mod:`st2.seathost.keeper`) with the
+    scope's seat host."""
+
+    def __init__(self, socket_path: Path, seat, harness: str, runtime_id: str, clock) -> None:
+        self.path = Path(socket_path)
+        self.seat = seat
+        self.harness = harness
+        self.runtime_id = runtime_id
+        self.clock = clock
+
+    def body(self, records, due_in_seconds: float) -> dict:
+        from st2.seathost.keeper import request
+
+        return request(Path(os.path.abspath(self.seat.directory)), self.seat.agent, self.harness, self.runtime_id,
+                       records.token, records.seq, records.refresh_seconds, round(due_in_seconds, 3))
+
+    def register(self, records, due: float) -> tuple[int, str, str]:
+        """``(descriptor or -1, the anchor's pre-encoded re-registration, the socket path)``: the
+        registration held on an inheritable descriptor when a host answers now."""
+        from st2.seathost import wire
+
+        again = json.dumps(self.body(records, 0), separators=(",", ":")) + "\n"
+        try:
+            connection = wire.connect(self.path, timeout=2.0)
+        except OSError:
+            return -1, again, str(self.path)
+        try:
+            wire.send(connection, self.body(records, max(0.0, due - self.clock.monotonic())))
+            answer, extra = wire.receive(connection)
+            for descriptor in extra:
+                os.close(descriptor)
+        except OSError:
+            connection.close()
+            return -1, again, str(self.path)
+        if answer.get("ok") is not True:
+            connection.close()
+            return -1, again, str(self.path)
+        connection.setblocking(False)
+        descriptor = connection.detach()
+        os.set_inheritable(descriptor, True)
+        return descriptor, again, str(self.path)
+
+
+def keeper_client(catalog, session) -> KeepClient | None:
+    """The keep registration's client for the session's scope, or None when its socket path
+    could never be bound (the anchor then execs back for every refresh)."""
+    from st2.runtime.scope import RuntimeScope
+    from st2.seathost import wire
+
+    scope = RuntimeScope(Path(os.path.abspath(catalog)), session.seat.agent.split(".", 1)[0])
+    path = wire.socket_path(scope.directory)
+    from st2.seathost.client import SUN_PATH_LINUX
+
+    if len(os.fsencode(str(path))) + 1 > SUN_PATH_LINUX:
+        return None
+    return KeepClient(path, session.seat, session.harness, session.runtime_id, session.clock)

@@ -453,7 +453,7 @@ def run_child_session(session_class, catalog, identity: str, runtime_id: str | N
         refresh = session_anchor.refresh_seconds()
         if refresh is not None:
             session.records.refresh_seconds = refresh
-        session.anchor = session_anchor.Anchor.usable(session.say, session_anchor.keeper_client(catalog, seat))
+        session.anchor = session_anchor.Anchor.usable(session.say, session_anchor.keeper_client(catalog, session))
         if continuation is not None:
             session_anchor.adopt(session, continuation)
     try:

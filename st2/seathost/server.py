@@ -32,6 +32,7 @@ from st2.fs.pipe import drain
 from st2.seathost import fork as fork_module
 from st2.seathost import wire
 from st2.seathost.hub import WatchHub
+from st2.seathost.keeper import OPERATION as KEEP, Keeper
 
 LOCK_WAIT_SECONDS = 10.0
 IDLE_EXIT_SECONDS = 60.0   # no child of ours alive and no registration: nothing to serve
@@ -53,6 +54,9 @@ class SeatHost:
         self.connections: dict[int, socket.socket] = {}
         self.bound_inode: int | None = None
         self.peers: dict[int, int | None] = {}     # registration -> the registrant's pid
+        from st2.clock import Clock
+
+        self.keeper = Keeper(Clock(), say)           # anchored session wrappers' periodic duties
 
     # -- start ---------------------------------------------------------------------------
     def _take_lock(self) -> RecordLock | None:
@@ -122,7 +126,7 @@ class SeatHost:
 
         idle_since = time.monotonic()
         while not self.stopping:
-            if self.children or self.hub.registrations:
+            if self.children or self.hub.registrations or self.keeper.kept:
                 idle_since = time.monotonic()
             elif time.monotonic() - idle_since >= IDLE_EXIT_SECONDS:
                 say(f"nothing to serve for {IDLE_EXIT_SECONDS:g}s; exiting (the next st2 up starts another)")
@@ -130,7 +134,8 @@ class SeatHost:
             if not self._still_bound():
                 say("my socket was removed or replaced; exiting")
                 break
-            for key, _ in selector.select(5.0):
+            due = self.keeper.seconds_until_due()
+            for key, _ in selector.select(5.0 if due is None else min(5.0, due)):
                 if key.data == "accept":
                     self._accept(selector)
                 elif key.data == "signal":
@@ -139,6 +144,7 @@ class SeatHost:
                     self.hub.drain()
                 else:
                     self._registration_ended(selector, key.fd)
+            self.keeper.run_due()
             self._reap()
         selector.close()
 
@@ -176,11 +182,14 @@ class SeatHost:
             self.connections[key] = connection
             selector.register(connection, selectors.EVENT_READ, "registration")
             return True
+        if operation == KEEP and not descriptors:
+            return self._keep(connection, body, selector)
         try:
             if operation == "hello":
                 wire.send(connection, {"protocol": wire.PROTOCOL, "build": self.build, "pid": os.getpid(),
                                        "watching": len(self.hub.registrations),
                                        "registrants": sorted(pid for pid in self.peers.values() if pid),
+                                       "kept": self.keeper.summary(),
                                        "inotify": self.hub.error is None})
             elif operation == "fork" and len(descriptors) == 1:
                 wire.send(connection, self._fork(body, descriptors[0]))
@@ -193,6 +202,18 @@ class SeatHost:
             for descriptor in descriptors:
                 os.close(descriptor)
         return False
+
+    def _keep(self, connection, body: dict, selector) -> bool:
+        """A ``keep`` registration (:mod:`st2.seathost.keeper`): held open like a watch."""
+        key = connection.fileno()
+        if not self.keeper.register(key, body, _peer_pid(connection)):
+            wire.send(connection, {"error": "malformed keep request"})
+            return False
+        wire.send(connection, {"ok": True, "pid": os.getpid()})
+        connection.setblocking(False)
+        self.connections[key] = connection
+        selector.register(connection, selectors.EVENT_READ, "registration")
+        return True
 
     def _fork(self, body: dict, log: int) -> dict:
         if body.get("build") != self.build:
@@ -222,6 +243,7 @@ class SeatHost:
             pass
         selector.unregister(connection)
         self.hub.unregister(key)
+        self.keeper.unregister(key)
         self.peers.pop(key, None)
         del self.connections[key]
         connection.close()
@@ -248,6 +270,7 @@ class SeatHost:
             self.listener.close()
         for key in list(self.connections):
             self.hub.unregister(key)
+            self.keeper.unregister(key)
             self.connections.pop(key).close()
         lock.release()
 

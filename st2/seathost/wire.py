@@ -3,7 +3,7 @@ one JSON request line per connection, file descriptors passed beside it with ``S
 
 Requests (``op``):
 
-- ``hello`` → ``{"protocol", "build", "pid", "watching", "registrants", "inotify"}``: who
+- ``hello`` → ``{"protocol", "build", "pid", "watching", "registrants", "kept", "inotify"}``: who
   serves, for which build, how many seat watches it serves and the registrants' PIDs, and
   whether it holds its inotify instance;
 - ``fork`` ``{argv, env, cwd, runtimeId, build}`` + the task's log descriptor →
@@ -12,6 +12,11 @@ Requests (``op``):
 - ``watch`` ``{seat}`` + the write end of the caller's wake pipe → ``{"ok": true}``, then the
   connection stays open for the registration's lifetime: the host writes one byte into the
   pipe per relevant mutation of the seat, and either side closing ends it;
+- ``keep`` ``{seat, agent, harness, runtimeId, incarnation, claimedSeq, refreshSeconds,
+  dueInSeconds}`` → ``{"ok": true, "pid"}`` or ``{"error"}``, then the connection stays open for
+  the registration's lifetime: the host serves that session's presence refresh and observed-state
+  heartbeat (:mod:`st2.seathost.keeper`) until either side closes it; ``hello`` lists each one
+  as ``kept`` ``[{"pid", "refreshes"}]``;
 - ``retire`` → ``{"ok": true}``: the host stops listening, removes its socket and exits (its
   forked processes keep running).
 

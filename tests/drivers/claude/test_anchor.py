@@ -6,9 +6,11 @@ around a stand-in `claude`; tests poll for observable progress."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -48,7 +50,8 @@ def stand_in(tmp_path: Path, body: str) -> Path:
 
 def start(catalog: Path, script: Path, tmp_path: Path, **extra: str) -> subprocess.Popen:
     env = {key: value for key, value in os.environ.items() if not key.startswith(("ST2_CLAUDE_", "ST_AGENT"))}
-    env.update(XDG_STATE_HOME=str(tmp_path / "state"), **extra)
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    env.update(extra)
     return subprocess.Popen(
         [sys.executable, "-m", "st2", "--catalog", str(catalog), "driver", "claude-session", "--identity",
          "host.worker", "--runtime-id", "host.worker", "--", str(script)],
@@ -178,3 +181,68 @@ def test_only_the_continuations_the_anchor_writes_are_accepted() -> None:
                 "refresh " + encode_state(9, "t", 0, "maybe", None)):
         with pytest.raises(MalformedContinuation):
             decode(raw)
+
+
+def start_host(scope: Path) -> subprocess.Popen:
+    from support import REPO
+
+    with open(scope / "host.log", "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "st2", "seat-host", "--scope-directory", str(scope)],
+                                   stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+    poll_for(lambda: (hello(scope) or {}).get("pid") == process.pid, "the seat host to answer")
+    return process
+
+
+def hello(scope: Path) -> dict | None:
+    from st2.seathost import wire
+
+    try:
+        return wire.request(wire.socket_path(scope), {"op": "hello"}, timeout=1.0)
+    except OSError:
+        return None
+
+
+def kept(scope: Path) -> list[dict]:
+    return (hello(scope) or {}).get("kept", [])
+
+
+@pytest.mark.process
+def test_the_seat_host_keeps_the_anchored_session_and_a_host_sigkill_never_stops_the_refresh(catalog, tmp_path):
+    from st2.runtime.scope import RuntimeScope
+
+    seat = make_seat(catalog)
+    state_home = Path(tempfile.mkdtemp(prefix="st2a", dir="/tmp"))   # a socket path within sun_path
+    scope = RuntimeScope(catalog, "host", state_home / "st2").directory
+    scope.mkdir(parents=True)
+    hosts = [start_host(scope)]
+    wrapper = start(catalog, stand_in(tmp_path, "exec sleep 60\n"), tmp_path, XDG_STATE_HOME=str(state_home),
+                    **{session_anchor.REFRESH_TEST_ENV: "0.5"})
+    try:
+        poll_for(lambda: anchored(wrapper.pid), "the anchor")
+        # The host serves the refresh for the registrant (the wrapper's own PID)...
+        poll_for(lambda: [(entry["pid"], entry["refreshes"] >= 2) for entry in kept(scope)] == [(wrapper.pid, True)],
+                 lambda: f"the host to keep the session ({hello(scope)})")
+        assert anchored(wrapper.pid)
+        # ...and once the host is SIGKILLed and none answers, the refresh goes on without it.
+        hosts[0].kill()
+        hosts[0].wait()
+        seen = {presence_stamp(seat)}
+        for _ in range(2):
+            seen.add(poll_for(lambda: presence_stamp(seat) not in seen and presence_stamp(seat), "a presence refresh"))
+        poll_for(lambda: anchored(wrapper.pid), "the anchor again")
+        # A new host: the anchor registers with it again.
+        hosts.append(start_host(scope))
+        poll_for(lambda: [(entry["pid"], entry["refreshes"] >= 1) for entry in kept(scope)] == [(wrapper.pid, True)],
+                 lambda: f"the anchor to register again ({hello(scope)})")
+        os.killpg(wrapper.pid, signal.SIGTERM)
+        assert finish(wrapper) == 128 + signal.SIGTERM
+        poll_for(lambda: kept(scope) == [], "the registration to end with the wrapper")
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+        for host in hosts:
+            if host.poll() is None:
+                host.kill()
+            host.wait()
+        shutil.rmtree(state_home, ignore_errors=True)
+    assert state(seat) == ("ended", "signal 15")
