@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from support import make_seat, poll_for, record
+from support import make_seat, poll_for
+from test_session import finish, state   # the wrapper tests' own helpers (this folder is on sys.path)
 
 from st2.drivers import session_anchor
 from st2.drivers.session_anchor import ANCHOR_FILE, MalformedContinuation, decode, encode_state
@@ -56,20 +57,6 @@ def start(catalog: Path, script: Path, tmp_path: Path, **extra: str) -> subproce
         [sys.executable, "-m", "st2", "--catalog", str(catalog), "driver", "claude-session", "--identity",
          "host.worker", "--runtime-id", "host.worker", "--", str(script)],
         env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-def finish(process: subprocess.Popen) -> int:
-    try:
-        return process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-
-
-def state(seat):
-    value = record(seat, "harness-state")
-    return (value["state"], value.get("exit")) if value else None
 
 
 def presence_stamp(seat) -> str | None:
