@@ -15,7 +15,7 @@ Standard library only.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass, field
+from collections import namedtuple
 
 from st2.bus import BusError
 from st2.bus.filename import is_message_filename, timestamp_of
@@ -31,20 +31,41 @@ _BIDI_CONTROLS = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u20
 _REFUSED_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(namedtuple("Message", ("filename", "ts", "sender", "subject", "in_reply_to", "tags", "priority",
+                                     "body", "extra"))):
     """One parsed message. ``None`` means the front matter does not carry the key, which is not
-    the same as an empty value."""
+    the same as an empty value. ``extra`` holds the keys this reader does not know; it is not
+    compared or hashed. (A namedtuple class, not a dataclass: a send imports this module, and
+    dataclasses cost it milliseconds.)"""
 
+    __slots__ = ()
     filename: str
     ts: int
-    sender: str | None = None
-    subject: str | None = None
-    in_reply_to: str | None = None
-    tags: tuple[str, ...] = ()
-    priority: str | None = None
-    body: str = ""
-    extra: dict[str, str] = field(default_factory=dict, compare=False)
+    sender: str | None
+    subject: str | None
+    in_reply_to: str | None
+    tags: tuple[str, ...]
+    priority: str | None
+    body: str
+    extra: dict[str, str]
+
+    def __new__(cls, filename: str, ts: int, sender: str | None = None, subject: str | None = None,
+                in_reply_to: str | None = None, tags: tuple[str, ...] = (), priority: str | None = None,
+                body: str = "", extra: dict[str, str] | None = None) -> Message:
+        return super().__new__(cls, filename, ts, sender, subject, in_reply_to, tags, priority, body,
+                               {} if extra is None else extra)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self[:-1] == other[:-1]
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self[:-1])
 
     def row(self, include_body: bool = False) -> dict:
         """The ``message ls --json`` row: filename, ts, from, subject, inReplyTo, tags, priority

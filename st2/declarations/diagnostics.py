@@ -10,7 +10,7 @@ layer has no source location. Standard library only.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 SCHEMA = "st2.agent-spec-diagnostic.v1"
 
@@ -74,10 +74,11 @@ CODES: dict[str, str] = {
 }
 
 
-class Span(NamedTuple):
+class Span(namedtuple("Span", ("offset", "length", "line", "column"))):
     """A source location: byte offset and length, 1-based line and column (column counted in
     Unicode scalar values)."""
 
+    __slots__ = ()
     offset: int
     length: int
     line: int
@@ -87,9 +88,11 @@ class Span(NamedTuple):
         return {"offset": self.offset, "length": self.length, "line": self.line, "column": self.column}
 
 
-class Diagnostic(NamedTuple):
+class Diagnostic(namedtuple("Diagnostic", ("code", "severity", "layer", "source", "span", "field_path", "message", "help"),
+                            defaults=(None,))):
     """One problem in one file. ``str()`` gives the human line ``file:line:column: severity[code]: message``."""
 
+    __slots__ = ()
     code: str
     severity: str
     layer: str
@@ -97,7 +100,7 @@ class Diagnostic(NamedTuple):
     span: Span | None
     field_path: tuple[str, ...] | None
     message: str
-    help: str | None = None
+    help: str | None  # = None
 
     def wire(self) -> dict:
         """The ``st2.agent-spec-diagnostic.v1`` object, fields in their pinned order."""
