@@ -10,7 +10,9 @@ tests/drivers/codex/standin_app_server.py and tests/drivers/opencode/standin_ope
 Runs the real ``st2 up`` (setsid transport, a private ``XDG_STATE_HOME``) until every declared
 task has a live launch record, waits for the fleet to settle, then sums PSS
 (``/proc/<pid>/smaps_rollup``) of every st2 process per seat: the DING notifier, the session
-wrapper (the pane process of a driver seat) and any other st2 process in the task's process
+wrapper (the pane process of a driver seat; a Claude wrapper while Claude runs is the slim anchor,
+``python -S -I -c … st2/drivers/anchor.py``, counted as st2 too, and the report says how many
+are, and how many sessions the seat host keeps) and any other st2 process in the task's process
 tree; the harness stand-ins are not st2 and are not counted. Each seat's tmux server is
 reported separately; host-level st2 processes that serve every seat (the fork server, when one
 runs) are divided across the seats and included in ``pss_per_seat_mib``; the supervisor is
@@ -111,9 +113,15 @@ def is_st2(pid: int) -> bool:
     words = cmdline(pid)
     if os.path.basename(words[0]) == "st2" or words[1:3] == ["-m", "st2"]:
         return True
-    if words[1:4] == ["-S", "-I", "-c"] and len(words) > 5 and words[5].endswith("/st2/drivers/anchor.py"):
-        return True   # a Claude wrapper while it is the slim anchor (st2/drivers/anchor.py)
-    return len(words) > 1 and os.path.basename(words[1]) == "st2"  # python …/bin/st2
+    if len(words) > 1 and os.path.basename(words[1]) == "st2":  # python …/bin/st2
+        return True
+    return is_anchor(pid)
+
+
+def is_anchor(pid: int) -> bool:
+    """A Claude wrapper while it is the slim anchor (``st2/drivers/anchor.py``)."""
+    words = cmdline(pid)
+    return words[1:4] == ["-S", "-I", "-c"] and len(words) > 5 and words[5].endswith("/st2/drivers/anchor.py")
 
 
 def inotify_instances(pid: int) -> int:
@@ -246,6 +254,7 @@ def main() -> int:
         alive = live_records(scope)
         report = measure(plan, alive, supervisor.pid, state)
         report["up_seconds"] = up_seconds
+        report["anchored"], report["kept"] = anchored_and_kept(alive, scope)
         status = print_report(report, anchor_pss_mib(), arguments.seats)   # before the slow teardown
     finally:
         supervisor.send_signal(signal.SIGTERM)
@@ -334,6 +343,18 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def anchored_and_kept(alive: dict, scope: RuntimeScope) -> tuple[int, int]:
+    """How many pane processes are the slim anchor, and how many sessions the seat host keeps."""
+    from st2.seathost import wire
+
+    anchored = sum(1 for record in alive.values() if is_anchor(record.pid))
+    try:
+        kept = len(wire.request(wire.socket_path(scope.directory), {"op": "hello"}).get("kept", []))
+    except OSError:
+        kept = 0
+    return anchored, kept
+
+
 def print_report(report: dict, anchor: float, seats: int) -> int:
     """Print the figures, their ratios to the anchor and the RESULT line (flushed: the teardown
     that follows takes minutes at full size)."""
@@ -362,6 +383,9 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
                         ("session wrapper", wrapper), ("tmux server (not counted)", tmux),
                         ("supervisor", supervisor)):
         print(f"{name:26s} {value:7.2f} MiB PSS  ({value / anchor:.2f}x anchor)")
+    if report.get("anchored") or report.get("kept"):
+        print(f"Claude wrappers that are the slim anchor: {report['anchored']}; sessions the seat host keeps: "
+              f"{report['kept']}")
     print(f"inotify instances held by st2: {report['instances']} "
           f"(fs.inotify.max_user_instances {report['limit']})")
     print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "

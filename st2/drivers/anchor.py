@@ -28,9 +28,12 @@ What this process does, nothing more:
   a keep registration (:mod:`st2.seathost.keeper`) is held on the inherited descriptor; the
   anchor checks it every :data:`HOST_CHECK_SECONDS` and when a refresh is due. A host that is
   gone is replaced by re-registering (the pre-encoded request it was given, so no ``json``)
-  when one answers; when none answers the anchor ``exec``\\ s back with ``refresh`` at once and
-  whenever a refresh falls due, and the full wrapper refreshes and comes back here — the
-  refresh never silently stops.
+  when one answers; when none answers the anchor ``exec``\\ s back with ``refresh`` whenever a
+  refresh falls due, and the full wrapper refreshes and comes back here — the refresh never
+  silently stops. Not at once on the loss: the host served the refresh that fell due before it,
+  so waiting for the next keeps every record inside its stale horizon (a host that died between
+  a due refresh and serving it leaves at most two intervals, 10 of the 15 minutes), and a
+  fleet's anchors do not all exec back in the same instant when their shared host goes.
 
 The continuation travels in the environment variable ``ST2_SESSION_CONTINUATION``
 (``<event words> <state>``; the state is the full wrapper's own JSON, opaque here), and the
@@ -178,13 +181,12 @@ def run(words):
         now = time.monotonic()
         if now >= check or now >= due:
             check = now + HOST_CHECK_SECONDS
-            lost = keep >= 0 and gone(keep)
-            if lost:
+            if keep >= 0 and gone(keep):
                 posix.close(keep)
                 keep = -1
             if keep < 0:
                 keep = register(path, request)
-            if keep < 0 and (lost or now >= due):
+            if keep < 0 and now >= due:
                 back(command, keep, "refresh", state)  # the full wrapper refreshes and comes back
                 keep = -1
                 say("the presence refresh is not served until the full wrapper is reachable again")

@@ -7,6 +7,10 @@ state discipline", "Agent-declared presence"), shared by the Claude, Codex and o
   token, which also removes ``harness-context``), the five-minute presence refresh and the
   observed-state heartbeat, both only while the provider lives, and the terminal ``ended``
   record carrying the real exit.
+- :class:`ChildSession`'s ``anchors`` (Claude only): while the harness runs, the verb's process
+  is the slim anchor (:mod:`st2.drivers.session_anchor`, :mod:`st2.drivers.anchor`) and comes
+  back through :meth:`ChildSession.adopt` and :meth:`SessionRecords.adopt` (the same token and
+  sequence, no new claim).
 - :func:`stop_with_cover`: the stop path — signal the provider, give it a grace, and past the
   grace write ``ended``/``signal 9`` *before* the SIGKILL (nothing can be written after a kill of
   a whole group), then rewrite from the reap if the real status differs.

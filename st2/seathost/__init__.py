@@ -28,5 +28,7 @@ new host, and then re-registers. A host of another build is retired, never forke
 
 Modules: :mod:`.wire` (socket, requests, fd passing), :mod:`.server` (the loop),
 :mod:`.fork` (the child side), :mod:`.hub` (the shared watch), :mod:`.client` (the
-supervisor's side), :mod:`.watch_client` (a per-seat process's side).
+supervisor's side), :mod:`.watch_client` (a per-seat process's side), :mod:`.keeper` (the keep registrations: the
+five-minute duties of every Claude wrapper while it is the slim anchor, which cannot import the
+record modules).
 """
