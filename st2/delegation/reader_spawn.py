@@ -2,17 +2,23 @@
 
 The reading is a child process's exit class, for the default reader exactly as for an
 override: one code path, so every row of the verdict table is true of both. The default (an
-empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself, ``PYTHONPATH=<st2's root>
-<python> -S -P -m st2 check producer-liveness <run-dir>``: present by definition, so it
-resolves inside a linked worktree with nothing to build. ``-S`` skips the site machinery (most
-of an interpreter's start-up cost; the reader needs the standard library and st2 alone), so
-``PYTHONPATH`` names where this st2 was imported from; the refusal prints both, re-runnable. An override is an argv, one element per line, spawned directly with no
+empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself: a child forked from this
+process (the running binary, present by definition) that runs ``st2 check producer-liveness
+<run-dir>`` through the same entry point and exits with its status. Forking skips a second
+interpreter start, which was half the hook's cost (benchmarks/hot_paths.py). Its argv, the one
+the refusal prints, is the equivalent exec, ``PYTHONPATH=<st2's root> <python> -S -P -m st2
+check producer-liveness <run-dir>``, re-runnable by hand: ``-S`` skips the site machinery (the
+reader needs the standard library and st2 alone), so ``PYTHONPATH`` names where this st2 was
+imported from. An override is an argv, one element per line, spawned directly with no
 shell and the run dir appended; it resolves only when its first element is executable (a path
 carrying a separator has the execute bit, a bare name is found on PATH), else to no reader.
 
 The child runs in its own session with both streams discarded, under a wait bound applied
 unconditionally: a hung reader is killed (its whole process group) and reads as an error, never
-as a live producer. A spawn the operating system refuses carries the OS's own error.
+as a live producer. A spawn (or fork) the operating system refuses carries the OS's own error.
+The forked child sees exactly the environment a spawned one would (the hook's, with the
+reader's additions), and exits as ``python -m st2`` would: the verb's status, 1 for an uncaught
+exception.
 
 Standard library only; no ``subprocess`` (its import alone costs more than the spawn).
 """
@@ -42,9 +48,10 @@ class Outcome(namedtuple("Outcome", ("exit_status", "spawn_error"), defaults=(No
     __slots__ = ()
 
 
-class Reader(namedtuple("Reader", ("argv", "executable", "environment"), defaults=((),))):
-    """A resolved reader: its argv (a tuple), the executable spawned, and the environment
-    entries it adds (a tuple of (name, value) pairs)."""
+class Reader(namedtuple("Reader", ("argv", "executable", "environment", "st2_words"), defaults=((), ()))):
+    """A resolved reader: its argv (a tuple), the executable spawned, the environment entries it
+    adds (a tuple of (name, value) pairs), and — for the default reader only — the st2 words a
+    forked child runs instead of exec'ing the argv (empty: spawn the argv)."""
 
     __slots__ = ()
 
@@ -65,8 +72,9 @@ def default_reader(run_dir: str, environ: Mapping[str, str]) -> Reader:
     path = st2_root()
     inherited = environ.get("PYTHONPATH", "")
     python_path = path + (os.pathsep + inherited if inherited else "")
-    argv = (sys.executable, "-S", "-P", "-m", "st2", "check", "producer-liveness", run_dir)
-    return Reader(argv, sys.executable, (("PYTHONPATH", python_path),))
+    words = ("check", "producer-liveness", run_dir)
+    argv = (sys.executable, "-S", "-P", "-m", "st2", *words)
+    return Reader(argv, sys.executable, (("PYTHONPATH", python_path),), words)
 
 
 def find_program(name: str, environ: Mapping[str, str]) -> str | None:
@@ -108,10 +116,13 @@ def run_bounded(reader: Reader, environ: Mapping[str, str], bound: float) -> Out
     devnull_out = (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)
     devnull_err = (os.POSIX_SPAWN_DUP2, 1, 2)
     try:
-        pid = os.posix_spawn(
-            reader.executable, list(reader.argv), environment,
-            file_actions=[devnull_read, devnull_out, devnull_err], setsid=True,
-        )
+        if reader.st2_words:
+            pid = _fork_st2(reader.st2_words, environment)
+        else:
+            pid = os.posix_spawn(
+                reader.executable, list(reader.argv), environment,
+                file_actions=[devnull_read, devnull_out, devnull_err], setsid=True,
+            )
     except OSError as error:
         return Outcome(spawn_error=render_os_error(error))
     try:
@@ -124,6 +135,40 @@ def run_bounded(reader: Reader, environ: Mapping[str, str], bound: float) -> Out
         return Outcome()
     code = os.waitstatus_to_exitcode(status)
     return Outcome(exit_status=code) if code >= 0 else Outcome()
+
+
+def _fork_st2(words: tuple[str, ...], environment: dict[str, str]) -> int:
+    """Fork a child that runs ``st2 <words>`` as the spawned default reader would: its own
+    session, stdin, stdout and stderr on /dev/null, ``environment`` as its environment; it exits
+    with the verb's status (1 for an uncaught exception) and never returns here."""
+    pid = os.fork()
+    if pid:
+        return pid
+    status = 1
+    try:
+        os.setsid()
+        null_in, null_out = os.open(os.devnull, os.O_RDONLY), os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null_in, 0)
+        os.dup2(null_out, 1)
+        os.dup2(null_out, 2)
+        # Fresh streams: nothing the parent buffered, and no lock another thread held, carries over.
+        sys.stdin, sys.stdout, sys.stderr = (open(0, closefd=False), open(1, "w", closefd=False),
+                                             open(2, "w", closefd=False))
+        os.environ.clear()
+        os.environ.update(environment)
+        from st2.entry import main
+
+        status = main(list(words))
+    except SystemExit as exit:
+        status = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
+    except BaseException:
+        status = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(status & 0xFF if isinstance(status, int) else 1)
 
 
 def _wait_bounded(pid: int, bound: float) -> int | None:
@@ -162,7 +207,10 @@ def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
-        pass
+        try:  # not (yet) leading its own group: the child alone
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     try:
         os.waitpid(pid, 0)
     except OSError:

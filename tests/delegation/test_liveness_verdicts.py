@@ -154,6 +154,26 @@ def test_the_real_default_reader_answers_green_and_red(tmp_path: Path, children)
 
 
 @pytest.mark.process
+def test_the_forked_default_reader_answers_as_the_command_it_prints(tmp_path: Path, children) -> None:
+    """The default reader runs in a child forked from the hook; the argv its refusal prints,
+    spawned, reads every record set to the same exit class (green 0, red 1, corrupt 2)."""
+    run_dir = tmp_path / ".tmp"
+    run_dir.mkdir()
+    forked = reader_spawn.resolve([], str(run_dir), {})
+    spawned = forked._replace(st2_words=())  # the printed command, exec'd
+    assert forked.st2_words == ("check", "producer-liveness", str(run_dir))
+
+    def both() -> list[Outcome]:
+        return [reader_spawn.run_bounded(reader, hermetic_env(), 30) for reader in (forked, spawned)]
+
+    assert both() == [Outcome(exit_status=0)] * 2
+    (run_dir / "x.run").write_text(f"pid={children.sleeper().pid} run=x\n")
+    assert both() == [Outcome(exit_status=1)] * 2
+    (run_dir / "x.run").write_text("not a launch record\n")
+    assert both() == [Outcome(exit_status=2)] * 2
+
+
+@pytest.mark.process
 def test_a_reader_killed_by_a_signal_is_an_error(tmp_path: Path) -> None:
     reader = write_by_child(tmp_path / "r.sh", "#!/bin/sh\nkill -9 $$\n", executable=True)
     assert reader_spawn.run_bounded(reader_spawn.Reader((str(reader),), str(reader)), hermetic_env(), 30) == Outcome()
