@@ -4,8 +4,9 @@ The reading is a child process's exit class, for the default reader exactly as f
 override: one code path, so every row of the verdict table is true of both. The default (an
 empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself: a child forked from this
 process (the running binary, present by definition) that runs ``st2 check producer-liveness
-<run-dir>`` through the same entry point and exits with its status. Forking skips a second
-interpreter start, which was half the hook's cost (benchmarks/hot_paths.py). Its argv, the one
+<run-dir>`` through the same hot-path dispatch ``st2``'s entry point takes and exits with its
+status. Forking skips a second interpreter start, which was half the hook's cost
+(benchmarks/hot_paths.py). Its argv, the one
 the refusal prints, is the equivalent exec, ``PYTHONPATH=<st2's root> <python> -S -P -m st2
 check producer-liveness <run-dir>``, re-runnable by hand: ``-S`` skips the site machinery (the
 reader needs the standard library and st2 alone), so ``PYTHONPATH`` names where this st2 was
@@ -156,9 +157,9 @@ def _fork_st2(words: tuple[str, ...], environment: dict[str, str]) -> int:
                                              open(2, "w", closefd=False))
         os.environ.clear()
         os.environ.update(environment)
-        from st2.entry import main
+        from st2.hot_paths import dispatch  # what st2.entry runs for these words
 
-        status = main(list(words))
+        status = dispatch(words[0], words[1], list(words[2:]))
     except SystemExit as exit:
         status = exit.code if isinstance(exit.code, int) else 0 if exit.code is None else 1
     except BaseException:
