@@ -233,3 +233,54 @@ def test_the_seat_host_keeps_the_anchored_session_and_a_host_sigkill_never_stops
             host.wait()
         shutil.rmtree(state_home, ignore_errors=True)
     assert state(seat) == ("ended", "signal 15")
+
+
+UNTIL_ANCHORED = "while ! tr '\\0' ' ' < /proc/$PPID/cmdline | grep -q 'drivers/anchor.py'; do :; done\n"
+
+
+@pytest.mark.process
+def test_a_stop_arriving_as_the_wrapper_execs_into_the_anchor_is_not_lost(catalog, tmp_path) -> None:
+    # The stand-in signals its parent the moment /proc shows the anchor's command line: inside the
+    # exec, before the anchor's own first instruction. Only the mask the full wrapper set across
+    # the exec keeps that TERM from killing the process with no terminal record.
+    seat = make_seat(catalog)
+    script = stand_in(tmp_path, "")
+    script.write_text(  # bash builtins only: the signal lands within microseconds of the exec
+        "#!/bin/bash\nwhile :; do { IFS= read -r -d '' a; IFS= read -r -d '' b; } < /proc/$PPID/cmdline\n"
+        '  [ "$b" = "-S" ] && break\ndone\nkill -TERM $PPID\nexec sleep 60\n')
+    wrapper = start(catalog, script, tmp_path)
+    assert finish(wrapper) == 128 + signal.SIGTERM
+    assert state(seat) == ("ended", "signal 15")
+
+
+@pytest.mark.process
+def test_a_resume_refused_while_anchored_falls_back_once_in_the_same_incarnation(catalog, tmp_path) -> None:
+    import json
+
+    from support import record
+    from test_session_resume import HOOK_PAYLOAD, declare
+
+    from st2.runtime import resumable_session
+
+    seat = make_seat(catalog)
+    declare(seat)
+    script = stand_in(tmp_path, UNTIL_ANCHORED + (
+        f"echo \"argv:$*\" >> '{tmp_path}/argv'\n"
+        'if [ "$1" = "--resume" ]; then id="$2"; else id="fresh-$$"; fi\n'
+        '[ "$id" = "dead" ] && exit 1\n'
+        f"printf '{HOOK_PAYLOAD}' \"$id\" | st2 driver claude-observe --catalog '{catalog}' --identity host.worker "
+        "--event SessionStart\n"))
+    store = resumable_session.SessionStore.of(catalog, "host", tmp_path / "state" / "st2")
+    store.ensure()
+    store.record("host.worker").write_bytes(resumable_session.SessionRecord(
+        runtime_id="host.worker", agent="host.worker", harness="claude", incarnation="before",
+        start="fresh", session_id="dead").to_json())
+    wrapper = start(catalog, script, tmp_path)
+    assert finish(wrapper) == 0
+    # Both spawns ran under the anchor: the refusal was seen by the full wrapper it exec'd back into.
+    assert (tmp_path / "argv").read_text().splitlines() == ["argv:--resume dead", "argv:"]
+    fallback = json.loads(store.record("host.worker").read_text())
+    assert (fallback["start"], fallback["resumedFrom"], [lost["sessionId"] for lost in fallback["lost"]]) == (
+        "fallback", "dead", ["dead"])
+    assert fallback["incarnation"] == record(seat, "harness-state")["incarnation"]
+    assert (record(seat, "driver-diagnostic")["stage"], record(seat, "harness-state")["exit"]) == ("resume", "exit 0")
