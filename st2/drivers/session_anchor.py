@@ -287,8 +287,12 @@ def keeper_client(catalog, session) -> KeepClient | None:
     from st2.runtime.scope import RuntimeScope
     from st2.seathost import wire
 
-    scope = RuntimeScope(Path(os.path.abspath(catalog)), session.seat.agent.split(".", 1)[0])
-    path = wire.socket_path(scope.directory)
+    try:
+        scope = RuntimeScope(Path(os.path.abspath(catalog)), session.seat.agent.split(".", 1)[0])
+        path = wire.socket_path(scope.directory)
+    except Exception as error:  # no scope to find a host in: every refresh comes back here
+        session.say(f"no seat host can keep this session ({error}); the wrapper returns for each refresh")
+        return None
     from st2.seathost.client import SUN_PATH_LINUX
 
     if len(os.fsencode(str(path))) + 1 > SUN_PATH_LINUX:

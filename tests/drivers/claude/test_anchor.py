@@ -224,15 +224,22 @@ def test_the_seat_host_keeps_the_anchored_session_and_a_host_sigkill_never_stops
         os.killpg(wrapper.pid, signal.SIGTERM)
         assert finish(wrapper) == 128 + signal.SIGTERM
         poll_for(lambda: kept(scope) == [], "the registration to end with the wrapper")
+        assert state(seat) == ("ended", "signal 15")
+        # A wrapper killed outright (no code of its own runs) ends its registration too.
+        wrapper = start(catalog, stand_in(tmp_path, "exec sleep 60\n"), tmp_path, XDG_STATE_HOME=str(state_home))
+        poll_for(lambda: [entry["pid"] for entry in kept(scope)] == [wrapper.pid], "the next wrapper kept")
+        os.killpg(wrapper.pid, signal.SIGKILL)
+        wrapper.wait()
+        poll_for(lambda: kept(scope) == [], "the registration to end with the killed anchor")
     finally:
         if wrapper.poll() is None:
             os.killpg(wrapper.pid, signal.SIGKILL)
+            wrapper.wait()
         for host in hosts:
             if host.poll() is None:
                 host.kill()
             host.wait()
         shutil.rmtree(state_home, ignore_errors=True)
-    assert state(seat) == ("ended", "signal 15")
 
 
 UNTIL_ANCHORED = "while ! tr '\\0' ' ' < /proc/$PPID/cmdline | grep -q 'drivers/anchor.py'; do :; done\n"
