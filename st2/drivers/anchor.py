@@ -26,7 +26,8 @@ What this process does, nothing more:
   the resume-refusal check and the one fresh fallback are the full wrapper's);
 - the five-minute duties (presence refresh, observed-state heartbeat) are the seat host's while
   a keep registration (:mod:`st2.seathost.keeper`) is held on the inherited descriptor; the
-  anchor checks it every :data:`HOST_CHECK_SECONDS` and when a refresh is due. A host that is
+  anchor checks it every :data:`HOST_CHECK_SECONDS` (a tenth of the refresh interval when that
+  is shorter) and when a refresh is due. A host that is
   gone is replaced by re-registering (the pre-encoded request it was given, so no ``json``)
   when one answers; when none answers the anchor ``exec``\\ s back with ``refresh`` whenever a
   refresh falls due, and the full wrapper refreshes and comes back here — the refresh never
@@ -168,7 +169,8 @@ def run(words):
     interval, due = float(words[2]), float(words[3])
     path, request, state, command = words[4], words[5], words[6], words[7:]
     _signal.pthread_sigmask(_signal.SIG_BLOCK, WATCHED)
-    check = time.monotonic() + HOST_CHECK_SECONDS
+    every = min(HOST_CHECK_SECONDS, interval / 10)
+    check = time.monotonic() + every
     while True:
         try:
             pid, status = posix.waitpid(child, posix.WNOHANG)
@@ -180,7 +182,7 @@ def run(words):
             posix._exit(exit_status(returncode))
         now = time.monotonic()
         if now >= check or now >= due:
-            check = now + HOST_CHECK_SECONDS
+            check = now + every
             if keep >= 0 and gone(keep):
                 posix.close(keep)
                 keep = -1

@@ -291,3 +291,36 @@ def test_a_resume_refused_while_anchored_falls_back_once_in_the_same_incarnation
         "fallback", "dead", ["dead"])
     assert fallback["incarnation"] == record(seat, "harness-state")["incarnation"]
     assert (record(seat, "driver-diagnostic")["stage"], record(seat, "harness-state")["exit"]) == ("resume", "exit 0")
+
+
+@pytest.mark.process
+def test_an_anchor_registers_itself_with_a_host_that_comes_up_after_it(catalog, tmp_path) -> None:
+    # A 20 s refresh: the anchor checks for a host every 2 s and has no refresh to exec back for,
+    # so the registration the host sees is the anchor's own (its image then maps _socket, which
+    # the full wrapper's fresh anchor never loads).
+    from st2.runtime.scope import RuntimeScope
+
+    make_seat(catalog)
+    state_home = Path(tempfile.mkdtemp(prefix="st2a", dir="/tmp"))
+    scope = RuntimeScope(catalog, "host", state_home / "st2").directory
+    scope.mkdir(parents=True)
+    wrapper = start(catalog, stand_in(tmp_path, "exec sleep 60\n"), tmp_path, XDG_STATE_HOME=str(state_home),
+                    **{session_anchor.REFRESH_TEST_ENV: "20"})
+    host = None
+    try:
+        poll_for(lambda: anchored(wrapper.pid), "the anchor")
+        assert "_socket" not in Path(f"/proc/{wrapper.pid}/maps").read_text()
+        host = start_host(scope)
+        poll_for(lambda: [entry["pid"] for entry in kept(scope)] == [wrapper.pid], "the anchor to register",
+                 timeout=10)
+        assert anchored(wrapper.pid) and "_socket" in Path(f"/proc/{wrapper.pid}/maps").read_text()
+        os.killpg(wrapper.pid, signal.SIGTERM)
+        assert finish(wrapper) == 128 + signal.SIGTERM
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+            wrapper.wait()
+        if host is not None:
+            host.kill()
+            host.wait()
+        shutil.rmtree(state_home, ignore_errors=True)
