@@ -13,7 +13,9 @@ task has a live launch record, waits for the fleet to settle, then sums PSS
 wrapper (the pane process of a driver seat; a Claude wrapper while Claude runs is the slim anchor,
 ``python -S -I -c … st2/drivers/anchor.py``, counted as st2 too, and the report says how many
 are, and how many sessions the seat host keeps) and any other st2 process in the task's process
-tree; the harness stand-ins are not st2 and are not counted. Each seat's tmux server is
+tree; the harness stand-ins are not st2 and are not counted. A native seat whose wrapper the
+seat host forked (st2.seathost.session_fork) counts its pane anchor (``sh``) and the forked
+wrapper, which is the host's child, found from the anchor's command line. Each seat's tmux server is
 reported separately; host-level st2 processes that serve every seat (the fork server, when one
 runs) are divided across the seats and included in ``pss_per_seat_mib``; the supervisor is
 reported on its own. ``inotify_instances`` counts ``anon_inode:inotify`` descriptors held by
@@ -107,15 +109,31 @@ def cmdline(pid: int) -> list[str]:
         return []
 
 
+PANE_ANCHOR = "st2-session-anchor"   # st2.drivers.session_handoff.ANCHOR_NAME
+
+
+def forked_wrapper(pid: int) -> int | None:
+    """The forked session wrapper a pane anchor holds the pane for (``sh -c <anchor>
+    st2-session-anchor <wrapper pid> …``, st2.drivers.session_handoff), or None when ``pid`` is
+    no anchor. That wrapper is the seat host's child, not in the pane's process tree."""
+    words = cmdline(pid)
+    if len(words) > 4 and words[1] == "-c" and words[3] == PANE_ANCHOR and words[4].isdigit():
+        return int(words[4])
+    return None
+
+
 def is_st2(pid: int) -> bool:
     """An st2 process: ``python -m st2 …`` or the ``st2`` entry point (a fork server's children
-    carry its command line), or a session wrapper exec'd into the slim anchor."""
+    carry its command line), a session wrapper exec'd into the slim anchor, or a native seat's
+    pane anchor."""
     words = cmdline(pid)
+    if not words or not words[0]:
+        return False
     if os.path.basename(words[0]) == "st2" or words[1:3] == ["-m", "st2"]:
         return True
     if len(words) > 1 and os.path.basename(words[1]) == "st2":  # python …/bin/st2
         return True
-    return is_anchor(pid)
+    return is_anchor(pid) or forked_wrapper(pid) is not None
 
 
 def is_anchor(pid: int) -> bool:
@@ -288,7 +306,7 @@ def run_state_processes(state: Path) -> list[int]:
 
 def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> dict:
     per_kind: dict[str, list[float]] = {kind: [] for kind in KINDS}
-    dings, wrappers, tmux_servers = [], [], []
+    dings, wrappers, tmux_servers, anchors = [], [], [], []
     counted: set[int] = set()
     for identity, kind in plan.items():
         seat_kib = 0
@@ -296,13 +314,17 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
         if agent is not None:
             if agent.server_pid:
                 tmux_servers.append(pss_kib(agent.server_pid) or 0)
-            for pid in tree(agent.pid):
+            wrapper = forked_wrapper(agent.pid)
+            processes = tree(agent.pid) + (tree(wrapper) if wrapper is not None else [])
+            for pid in processes:
                 if is_st2(pid):
                     value = pss_kib(pid) or 0
                     seat_kib += value
                     counted.add(pid)
-                    if pid == agent.pid:
+                    if pid == (wrapper or agent.pid):
                         wrappers.append(value)
+                    elif pid == agent.pid:
+                        anchors.append(value)
         ding = alive.get(f"{HOST}.{identity}.ding")
         if ding is not None:
             for pid in tree(ding.pid):
@@ -323,10 +345,11 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
         pid = next((alive[rid].pid for rid in alive if (rid.endswith(".ding")) == (name == "DING notifier")
                     and is_st2(alive[rid].pid)), None)
         if pid is not None:
+            pid = forked_wrapper(pid) or pid
             print(f"one {name} (pid {pid}): {breakdown(pid)}")
     instances = sum(inotify_instances(pid) for pid in everything)
     return {
-        "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers,
+        "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers, "anchors": anchors,
         "supervisor": pss_kib(supervisor) or 0, "shared_kib": shared_kib, "shared_count": len(shared),
         "instances": instances, "limit": read_limit(),
     }
@@ -386,6 +409,10 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
     if report.get("anchored") or report.get("kept"):
         print(f"Claude wrappers that are the slim anchor: {report['anchored']}; sessions the seat host keeps: "
               f"{report['kept']}")
+    if report["anchors"]:
+        print(f"pane anchors (sh, st2.drivers.session_handoff): {len(report['anchors'])}, "
+              f"{mean(report['anchors']) / mib:.2f} MiB PSS each (included per seat; the session wrapper "
+              f"figure is the forked wrapper's own)")
     print(f"inotify instances held by st2: {report['instances']} "
           f"(fs.inotify.max_user_instances {report['limit']})")
     print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "

@@ -30,10 +30,63 @@ def preload() -> None:
     import st2.records.status  # noqa: F401
     import st2.runtime.scope  # noqa: F401
     import st2.seathost.watch_client  # noqa: F401
+    preload_native_wrappers()
     from st2.ding.rehearsal import rehearse
 
     rehearse()
     st2.cli.ding.ding.make_context("ding", ["h.rehearsal", "--poll-interval", "1"])  # click's parse path
+
+
+def run_forked_session(words: list[str]) -> int:
+    """A forked session wrapper's entry (:mod:`st2.seathost.session_fork`): ``words`` are the
+    pane's, which :mod:`st2.drivers.session_route` recognized before handing them off; run them
+    through that route without handing off again (70 if they are no longer recognized)."""
+    from st2 import fast_verbs
+    from st2.drivers import session_route
+
+    verb = fast_verbs.verb_at(words)
+    root = fast_verbs.parse_options(words[:verb], fast_verbs.ROOT_OPTIONS, (), 0) if verb is not None else None
+    status = None
+    if root is not None and words[verb] == "driver":
+        status = session_route.run(words, verb, root[0], hand_off=False)
+    return 70 if status is None else status
+
+
+def preload_native_wrappers() -> None:
+    """What a forked Codex or opencode session wrapper runs (:mod:`st2.seathost.session_fork`),
+    its lazily imported paths included (listed from a running wrapper's ``sys.modules``)."""
+    import base64  # noqa: F401
+    import hashlib  # noqa: F401
+    import hmac  # noqa: F401
+    import http.client  # noqa: F401
+    import queue  # noqa: F401
+    import secrets  # noqa: F401
+    import ssl  # noqa: F401
+    import string  # noqa: F401
+    import textwrap  # noqa: F401
+    import threading  # noqa: F401
+    import traceback  # noqa: F401
+
+    import st2.delivery.batch  # noqa: F401
+    import st2.delivery.ledger  # noqa: F401
+    import st2.delivery.pump  # noqa: F401
+    import st2.drivers.codex.session  # noqa: F401
+    import st2.drivers.opencode.session  # noqa: F401
+    import st2.drivers.seat  # noqa: F401
+    import st2.drivers.session_common  # noqa: F401
+    import st2.drivers.session_handoff  # noqa: F401
+    import st2.drivers.session_route  # noqa: F401
+    import st2.fast_verbs  # noqa: F401
+    import st2.fs.lock  # noqa: F401
+    import st2.records.driver_diagnostic  # noqa: F401
+    import st2.records.harness_context  # noqa: F401
+    import st2.records.harness_state  # noqa: F401
+    import st2.records.placement  # noqa: F401
+    import st2.runtime.resumable_session  # noqa: F401
+    import st2.runtime.resume  # noqa: F401
+    from st2.drivers.codex.rehearsal import rehearse as rehearse_codex
+
+    rehearse_codex()
 
 
 @click.command("seat-host")
@@ -45,4 +98,4 @@ def seat_host(scope_directory: Path) -> int:
     from st2.seathost.server import SeatHost
 
     preload()
-    return SeatHost(scope_directory, run).serve()
+    return SeatHost(scope_directory, run, session_entry=run_forked_session).serve()

@@ -49,9 +49,12 @@ def parse(words: list[str], options: tuple[str, ...]) -> tuple[dict[str, str], l
     return None
 
 
-def run(words: list[str], verb: int, root_values: dict[str, str]) -> int | None:
+def run(words: list[str], verb: int, root_values: dict[str, str], hand_off: bool = True) -> int | None:
     """Run ``words`` (the argv after ``st2``, its verb ``driver`` at ``verb``) when it is a
-    session verb in the launched shape; None otherwise."""
+    session verb in the launched shape; None otherwise. A native wrapper in a PTY is first
+    handed to the scope's seat host (:mod:`st2.drivers.session_handoff`: this process then
+    becomes the pane's anchor and never returns) unless ``hand_off`` is False (the forked
+    wrapper itself)."""
     name = words[verb + 1] if verb + 1 < len(words) else None
     if name not in OPTIONS:
         return None
@@ -67,6 +70,10 @@ def run(words: list[str], verb: int, root_values: dict[str, str]) -> int | None:
                                 or os.environ.get("CATALOG") or None)
     if not root.is_dir():
         return None
+    if hand_off:
+        from st2.drivers.session_handoff import hand_off as hand_to_seat_host
+
+        hand_to_seat_host(name, root, values, words)
     try:
         return _core(name, root, values, argv)
     except OSError as error:

@@ -6,7 +6,8 @@ holds ``seat-host.lock`` (``flock``, released by the kernel on any death) before
 ``seat-host.sock``; a second start finds the lock taken and exits 0. It imports the per-seat
 processes' modules once (the caller's ``preload``), runs ``gc.freeze()``, and then serves
 requests (:mod:`st2.seathost.wire`) one at a time on a single thread (a fork is only safe from
-a single-threaded process): forks per-seat processes (:mod:`st2.seathost.fork`) and reaps them,
+a single-threaded process): forks per-seat processes (:mod:`st2.seathost.fork`; a native
+seat's session wrapper, :mod:`st2.seathost.session_fork`) and reaps them,
 and serves every registered seat watch from one inotify instance (:mod:`st2.seathost.hub`).
 
 Nothing a forked process needs lives here: if the host is SIGKILLed its children keep running
@@ -30,6 +31,7 @@ from typing import Callable
 from st2.fs.lock import LockTimeout, RecordLock
 from st2.fs.pipe import drain
 from st2.seathost import fork as fork_module
+from st2.seathost import session_fork
 from st2.seathost import wire
 from st2.seathost.hub import WatchHub
 from st2.seathost.keeper import OPERATION as KEEP, Keeper
@@ -43,9 +45,13 @@ def say(line: str) -> None:
 
 
 class SeatHost:
-    def __init__(self, scope_directory: Path, entry: Callable[[list[str]], int]) -> None:
+    def __init__(self, scope_directory: Path, entry: Callable[[list[str]], int],
+                 session_entry: Callable[[list[str]], int] | None = None) -> None:
+        """``entry`` runs a forked per-seat process's CLI words; ``session_entry`` a forked
+        session wrapper's (:mod:`st2.seathost.session_fork`; None: such requests are refused)."""
         self.directory = Path(scope_directory)
         self.entry = entry
+        self.session_entry = session_entry
         self.build = wire.build_id()
         self.hub = WatchHub()
         self.children: set[int] = set()
@@ -193,6 +199,11 @@ class SeatHost:
                                        "inotify": self.hub.error is None})
             elif operation == "fork" and len(descriptors) == 1:
                 wire.send(connection, self._fork(body, descriptors[0]))
+            elif operation == session_fork.OP:
+                answer = session_fork.serve(body, descriptors, self.build, self.session_entry)
+                if isinstance(answer.get("pid"), int):
+                    self.children.add(answer["pid"])
+                wire.send(connection, answer)
             elif operation == "retire":
                 wire.send(connection, {"ok": True})
                 self.stopping = True

@@ -9,6 +9,10 @@ Requests (``op``):
 - ``fork`` ``{argv, env, cwd, runtimeId, build}`` + the task's log descriptor →
   ``{"pid", "startTicks"}`` or ``{"error"}``: start one per-seat process (see
   :mod:`st2.seathost.fork`); refused when ``build`` is not the host's own;
+- ``fork-session`` ``{argv, env, cwd, umask, encoding, errors, build}`` + the pane's stdin,
+  stdout, stderr and the wrapper's end of the anchor's status socket → ``{"pid",
+  "startTicks"}`` or ``{"error"}``: fork a native seat's session wrapper onto the pane's
+  terminal (see :mod:`st2.seathost.session_fork`); refused when ``build`` is not the host's own;
 - ``watch`` ``{seat}`` + the write end of the caller's wake pipe → ``{"ok": true}``, then the
   connection stays open for the registration's lifetime: the host writes one byte into the
   pipe per relevant mutation of the seat, and either side closing ends it;

@@ -38,6 +38,26 @@ def session_lost_line(session_id: str) -> str:
             "(the lost id is kept in its resumable-session record and never retried)")
 
 
+def forked_wrappers(processes) -> list:
+    """The session wrappers that pane anchors among ``processes`` hold the pane for, with their
+    descendants: a native seat's wrapper is the seat host's child (st2.seathost.session_fork), not
+    under the tmux server, and a crash takes it too."""
+    import psutil
+
+    from st2.drivers.session_handoff import ANCHOR_NAME
+
+    found = []
+    for process in processes:
+        try:
+            words = process.cmdline()
+            if len(words) > 4 and words[1] == "-c" and words[3] == ANCHOR_NAME and words[4].isdigit():
+                wrapper = psutil.Process(int(words[4]))
+                found += [wrapper, *wrapper.children(recursive=True)]
+        except psutil.Error:
+            pass
+    return found
+
+
 class UpSeat:
     scrollback = 200
     """How many lines of history :meth:`screen` captures above the visible pane (0: the pane only)."""
@@ -140,9 +160,10 @@ class UpSeat:
         assert "session-lost" not in self.st2("doctor", "--host", self.host).stdout
 
     def crash(self) -> list[int]:
-        """SIGKILL the seat's tmux server and every process under it — the wrapper, a harness in
-        its own process group (Codex app-server, opencode serve), the tools it spawned — each by
-        PID, so no code of theirs runs; wait until all are gone and return their PIDs."""
+        """SIGKILL the seat's tmux server and every process under it — the wrapper (a forked
+        wrapper its pane's anchor names included), a harness in its own process group (Codex
+        app-server, opencode serve), the tools it spawned — each by PID, so no code of theirs
+        runs; wait until all are gone and return their PIDs."""
         import psutil
 
         server = psutil.Process(int(self.tmux("display-message", "-p", "#{pid}").strip()))
@@ -153,6 +174,7 @@ class UpSeat:
         while True:
             found = {process.pid: process for process in [server, *server.children(recursive=True)]
                      if process.pid not in doomed}
+            found |= {process.pid: process for process in forked_wrappers(found.values()) if process.pid not in doomed}
             if not found:
                 break
             for pid in found:

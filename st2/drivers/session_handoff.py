@@ -1,0 +1,163 @@
+"""The pane's side of a native seat's forked wrapper: hand the terminal to the seat host, then
+hold the pane as a tiny ``/bin/sh`` anchor (issue 19; the host's side is
+:mod:`st2.seathost.session_fork`).
+
+Why: a Codex or opencode seat's st2 processes were its session wrapper, an interpreter of its
+own for the seat's whole life — 11.1 MiB PSS per Codex seat, 13.5 per opencode seat
+(``benchmarks/fleet_memory.py --mix codex`` / ``--mix opencode``). Forked from the host's frozen
+pages the wrapper shares what the host imported, and the pane process, which must stay the PTY
+task (the launch record names its PID and start time, :mod:`st2.process.identity`; ``exec``
+keeps both), is ``sh`` instead of Python.
+
+:func:`hand_off` runs in the pane process (``st2 driver codex-session …`` or
+``opencode-session … --view transcript``) when its stdin is a terminal:
+
+1. It asks the scope's seat host of this very build (``hello``) to fork the wrapper
+   (``fork-session``) with the pane's stdin/stdout/stderr and one end of a fresh socket pair,
+   its argv, environment, working directory, umask and stream encoding.
+2. It execs :data:`ANCHOR` — a fixed script, no data interpolated — with the other end as
+   descriptor 3 and the wrapper's PID (and a stop signal that arrived during the hand-off) as
+   positional parameters. The anchor relays SIGTERM and SIGHUP to the wrapper, ignores SIGINT
+   (^C was never the wrapper's end: its own handler ignored it; the wrappers use no SIGWINCH),
+   waits for the wrapper's ``status N`` line and exits N — the status the pane process exited
+   with before; end of stream without a status (the wrapper was killed) exits 137.
+3. The wrapper watches the anchor (the kernel's SIGTERM when its end of the socket closes):
+   the pane's death runs the wrapper's stop path.
+
+A stop signal during the hand-off is recorded by a Python handler and passed to the anchor,
+which relays it once its traps are set; one in the instant between ``execve`` and the traps
+kills the anchor, which the wrapper hears as the anchor's death — the same stop. Not handed
+off, running in this process exactly as before: a view that runs opencode's own TUI (it is the
+pane's foreground child and needs the terminal as its controlling terminal), a stdin that is
+no terminal (a test's pipe, a replay), ``ST2_SEAT_HOST=off``, and — said once on the PTY — a
+socket path past the kernel's bound or no seat host of this build answering.
+
+Standard library and :mod:`st2.seathost.wire` only until it falls back (then the wrapper's own
+modules).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+
+ANCHOR_NAME = "st2-session-anchor"
+"""``$0`` of the anchor, so ``/proc/<pid>/cmdline`` names it (the benchmark and tests find the
+forked wrapper's PID right after it)."""
+ANCHOR = (
+    'w=$1\n'
+    'trap \'s=1; kill -TERM "$w" 2>/dev/null\' TERM\n'
+    'trap \'s=1; kill -HUP "$w" 2>/dev/null\' HUP\n'
+    "trap '' INT\n"
+    'case $2 in TERM|HUP) kill -"$2" "$w" 2>/dev/null;; esac\n'
+    'while :; do\n'
+    '    s=\n'
+    '    if IFS= read -r line <&3; then\n'
+    '        case $line in\n'
+    '            "status "[0-9]|"status "[0-9][0-9]|"status "[0-9][0-9][0-9]) exit "${line#status }";;\n'
+    '        esac\n'
+    '        exit 137\n'
+    '    fi\n'
+    '    [ -n "$s" ] || exit 137\n'
+    'done\n'
+)
+"""The anchor: ``$1`` the wrapper's PID, ``$2`` a stop signal to relay at once (or empty),
+descriptor 3 its end of the status socket. A trap interrupts ``read``; the loop then reads
+again, so only end of stream (no trap ran) or a status line ends it."""
+SHELL = "/bin/sh"
+KILLED_STATUS = 137
+SEAT_HOST_KNOB = "ST2_SEAT_HOST"
+SUN_PATH_LINUX = 108
+HANDED_OFF_VERBS = ("codex-session", "opencode-session")
+
+
+def eligible(name: str, values: dict[str, str]) -> bool:
+    """Whether this wrapper verb is handed to the seat host at all."""
+    if name not in HANDED_OFF_VERBS or os.environ.get(SEAT_HOST_KNOB, "") == "off":
+        return False
+    if name == "opencode-session" and values.get("--view", "attach") != "transcript":
+        return False
+    if "." not in values.get("--identity", ""):
+        return False
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
+
+
+def hand_off(name: str, root, values: dict[str, str], words: list[str]) -> None:
+    """Fork the wrapper through the seat host and exec the anchor (never returns then); return
+    when the wrapper is to run in this process."""
+    if not eligible(name, values):
+        return
+    from st2.runtime.scope import RuntimeScope
+    from st2.seathost import wire
+
+    prefix = f"st2 {name}"
+    scope = RuntimeScope(root, values["--identity"].split(".", 1)[0])
+    path = wire.socket_path(scope.directory)
+    if len(os.fsencode(str(path))) + 1 > SUN_PATH_LINUX:
+        _say(prefix, f"the seat host socket path {path} exceeds the {SUN_PATH_LINUX}-byte sun_path bound; "
+                     "the wrapper runs in this process (its own interpreter)")
+        return
+    build = wire.build_id()
+    try:
+        hello = wire.request(path, {"op": "hello"}, timeout=2.0)
+    except OSError:
+        hello = {}
+    if hello.get("protocol") != wire.PROTOCOL or hello.get("build") != build:
+        _say(prefix, f"no seat host of this build answers on {path}; the wrapper runs in this process "
+                     "(its own interpreter)")
+        return
+    pending: list[int] = []
+    previous = {number: signal.signal(number, lambda number, frame: pending.append(number))
+                for number in (signal.SIGTERM, signal.SIGHUP)}
+    previous[signal.SIGINT] = signal.signal(signal.SIGINT, lambda number, frame: None)
+    anchor_end, wrapper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    umask = os.umask(0o077)
+    os.umask(umask)
+    body = {"op": "fork-session", "argv": list(words), "env": dict(os.environ), "cwd": os.getcwd(),
+            "umask": umask, "encoding": sys.stdout.encoding, "errors": sys.stdout.errors, "build": build}
+    try:
+        answer = wire.request(path, body, (0, 1, 2, wrapper_end.fileno()), timeout=wire.TIMEOUT_SECONDS)
+    except OSError as error:
+        answer = {"error": str(error)}
+    wrapper_end.close()
+    pid = answer.get("pid")
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        # Whether a wrapper was forked is unknown only when the answer was lost; closing our end
+        # stops one that was (it hears the anchor's end close) before this process serves.
+        anchor_end.close()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        _say(prefix, f"the seat host did not fork the wrapper ({answer.get('error')}); the wrapper runs in "
+                     "this process (its own interpreter)")
+        for number in pending:
+            os.kill(os.getpid(), number)
+        return
+    _exec_anchor(anchor_end, pid, pending)
+
+
+def _exec_anchor(anchor_end: socket.socket, pid: int, pending: list[int]) -> None:
+    descriptor = anchor_end.detach()
+    if descriptor != 3:
+        os.dup2(descriptor, 3)
+        os.close(descriptor)
+    os.set_inheritable(3, True)
+    relay = {signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}.get(pending[0], "") if pending else ""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    for number in (signal.SIGPIPE, signal.SIGXFSZ):   # as a shell expects them (Python ignores both)
+        signal.signal(number, signal.SIG_DFL)
+    os.execv(SHELL, [SHELL, "-c", ANCHOR, ANCHOR_NAME, str(pid), relay])
+
+
+def _say(prefix: str, message: str) -> None:
+    from st2.drivers.session_common import say
+
+    say(prefix, message)

@@ -1,0 +1,296 @@
+"""A native seat's session wrapper forked from the seat host onto its pane's terminal, while the
+pane process is a ``/bin/sh`` anchor (st2.drivers.session_handoff, st2.seathost.session_fork):
+against a real ``st2 seat-host``, real tmux panes and the Codex stand-in app-server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from support import REPO, poll_for
+from st2.drivers.session_handoff import ANCHOR, ANCHOR_NAME
+from st2.runtime import launch_record
+from st2.runtime.scope import RuntimeScope
+from st2.seathost import wire
+
+pytestmark = pytest.mark.process
+
+CODEX_TESTS = REPO / "tests" / "drivers" / "codex"
+if str(CODEX_TESTS) not in sys.path:
+    sys.path.append(str(CODEX_TESTS))
+
+from codex_support import make_seat, write_message  # noqa: E402
+
+STANDIN = CODEX_TESTS / "standin_app_server.py"
+HELP_LINE = "/help shows this"
+
+
+def cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    except FileNotFoundError:
+        return []
+
+
+def status_field(pid: int, name: str) -> str | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(name + ":"):
+                return line.split()[1]
+    except FileNotFoundError:
+        return None
+    return None
+
+
+def alive(pid: int) -> bool:
+    state = status_field(pid, "State")
+    return state is not None and state != "Z"
+
+
+def session_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+
+
+def children(pid: int) -> list[int]:
+    try:
+        return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def history(standin: Path) -> list[str]:
+    path = standin / "history.jsonl"
+    return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+class Rig:
+    """A catalog with one Codex seat (``h.coder``), a private state home and tmux socket."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.catalog = base / "c"
+        (self.catalog / "agents").mkdir(parents=True)
+        self.seat = make_seat(self.catalog)
+        self.standin = base / "standin"
+        self.standin.mkdir()
+        self.env = {key: value for key, value in os.environ.items()
+                    if not key.startswith(("ST_", "CATALOG", "TMUX", "NOTIFY_SOCKET"))}
+        self.env.update(XDG_STATE_HOME=str(base / "state"), STANDIN_DIR=str(self.standin), ST2_TRANSPORT="setsid")
+        self.scope = RuntimeScope(self.catalog, "h", state_dir=base / "state" / "st2")
+        self.socket = base / "tmux"
+        self.host: subprocess.Popen | None = None
+
+    def start_host(self) -> int:
+        self.scope.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.base / "host.log", "ab") as log:
+            self.host = subprocess.Popen([sys.executable, "-m", "st2", "seat-host", "--scope-directory",
+                                          str(self.scope.directory)], stdout=log, stderr=subprocess.STDOUT,
+                                         cwd=REPO, env=self.env, start_new_session=True)
+        poll_for(lambda: self.hello().get("pid") == self.host.pid, "the seat host to answer", timeout=30)
+        return self.host.pid
+
+    def hello(self) -> dict:
+        try:
+            return wire.request(wire.socket_path(self.scope.directory), {"op": "hello"}, timeout=1.0)
+        except OSError:
+            return {}
+
+    def tmux(self, *words: str, check: bool = True) -> str:
+        result = subprocess.run(["tmux", "-S", str(self.socket), "-f", "/dev/null", *words], capture_output=True,
+                                text=True, timeout=30, env=self.env)
+        assert result.returncode == 0 or not check, result.stderr
+        return result.stdout
+
+    def open_pane(self) -> int:
+        """The wrapper as the pane's command, exactly as the supervisor lowers a codex seat; the
+        pane stays (remain-on-exit) so its exit status can be read."""
+        command = [sys.executable, "-m", "st2", "--catalog", str(self.catalog), "driver", "codex-session",
+                   "--identity", "h.coder", "--runtime-id", "h.coder", "--", str(STANDIN), "app-server"]
+        self.tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
+                  "new-session", "-d", "-s", "seat", "-x", "160", "-y", "50", "-c", str(REPO),
+                  "-e", f"XDG_STATE_HOME={self.env['XDG_STATE_HOME']}", "-e", f"STANDIN_DIR={self.standin}",
+                  *["/bin/sh", "-c", 'exec "$0" "$@"', *command])
+        return int(self.tmux("display-message", "-p", "-t", "seat", "#{pane_pid}").strip())
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "seat", check=False)
+
+    def dead_status(self) -> int | None:
+        words = self.tmux("display-message", "-p", "-t", "seat", "#{pane_dead} #{pane_dead_status}",
+                          check=False).split()
+        dead, status = (words + ["", ""])[:2]
+        return int(status) if dead == "1" and status.isdigit() else None
+
+    def wrapper_of(self, anchor: int) -> int:
+        words = cmdline(anchor)
+        assert words[:5][:4] == ["/bin/sh", "-c", ANCHOR, ANCHOR_NAME], words
+        return int(words[4])
+
+    def app_server(self, wrapper: int) -> int:
+        return poll_for(lambda: next((pid for pid in children(wrapper) if str(STANDIN) in cmdline(pid)), None),
+                        "the stand-in app-server under the wrapper", timeout=30)
+
+    def state(self) -> dict:
+        try:
+            return json.loads((self.seat / "harness-state").read_text())
+        except (FileNotFoundError, ValueError):
+            return {}
+
+    def close(self) -> None:
+        self.tmux("kill-server", check=False)
+        if self.host is not None and self.host.poll() is None:
+            self.host.kill()
+            self.host.wait(timeout=10)
+
+
+@pytest.fixture
+def rig():
+    base = Path(tempfile.mkdtemp(prefix="st2sf-"))   # short: the sockets must fit sun_path
+    running = Rig(base)
+    try:
+        yield running
+    finally:
+        running.close()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def forked(rig: Rig) -> tuple[int, int, int]:
+    """Start the host and a pane; return (host, anchor, wrapper) once the wrapper serves."""
+    host = rig.start_host()
+    anchor = rig.open_pane()
+    poll_for(lambda: len(cmdline(anchor)) > 3 and cmdline(anchor)[3] == ANCHOR_NAME,
+             lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
+    wrapper = rig.wrapper_of(anchor)
+    poll_for(lambda: rig.state().get("state") == "idle", lambda: f"the bound thread idle\n{rig.screen()}", timeout=60)
+    return host, anchor, wrapper
+
+
+def test_the_wrapper_runs_forked_from_the_seat_host_on_the_pane_s_terminal(rig: Rig) -> None:
+    host, anchor, wrapper = forked(rig)
+    # The pane process is the anchor (exec kept its PID): sh, the fixed script, the wrapper's PID.
+    assert cmdline(anchor) == ["/bin/sh", "-c", ANCHOR, ANCHOR_NAME, str(wrapper), ""]
+    assert children(anchor) == []
+    # The wrapper is the host's child, in a session of its own, on the pane's terminal.
+    assert int(status_field(wrapper, "PPid")) == host and session_of(wrapper) == wrapper
+    assert cmdline(wrapper)[1:4] == ["-m", "st2", "seat-host"]
+    terminal = os.readlink(f"/proc/{anchor}/fd/1")   # (its 0 is the socket while `read <&3` blocks)
+    assert terminal.startswith("/dev/pts/")
+    assert [os.readlink(f"/proc/{wrapper}/fd/{n}") for n in (0, 1, 2)] == [terminal] * 3
+    server = rig.app_server(wrapper)
+    assert int(status_field(server, "PPid")) == wrapper
+    # The keyboard typed into the pane reaches the wrapper; its view renders in the pane.
+    rig.tmux("send-keys", "-t", "seat", "-l", "/help")
+    rig.tmux("send-keys", "-t", "seat", "Enter")
+    poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
+    # And it delivers.
+    name = write_message(rig.seat, "task", body="hello")
+    poll_for(lambda: any(name[:-3] in text for text in history(rig.standin)), "the mail delivered", timeout=60)
+
+
+def test_sigterm_of_the_task_runs_the_wrapper_s_stop_path_and_the_anchor_exits_with_its_status(rig: Rig) -> None:
+    _, anchor, wrapper = forked(rig)
+    server = rig.app_server(wrapper)
+    os.kill(anchor, signal.SIGTERM)
+    poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
+    # The wrapper's stop path: the app-server's group got SIGTERM, the terminal record says so, and
+    # the anchor exited with the wrapper's own status for it (128 + 15).
+    assert rig.dead_status() == 143
+    state = rig.state()
+    assert (state.get("state"), state.get("exit")) == ("ended", "signal 15")
+    assert not alive(wrapper) and not alive(server)
+
+
+def test_sigkill_of_the_pane_group_ends_the_forked_wrapper(rig: Rig) -> None:
+    _, anchor, wrapper = forked(rig)
+    server = rig.app_server(wrapper)
+    os.killpg(anchor, signal.SIGKILL)   # the supervisor's escalation: the pane's whole group
+    poll_for(lambda: not alive(wrapper) and not alive(server), "the wrapper and its server to end", timeout=15)
+    assert rig.state().get("state") == "ended"
+
+
+def test_a_sigkilled_seat_host_leaves_a_running_wrapper_running(rig: Rig) -> None:
+    host, anchor, wrapper = forked(rig)
+    os.kill(host, signal.SIGKILL)
+    rig.host.wait(timeout=10)
+    assert alive(wrapper) and alive(anchor)
+    assert int(status_field(wrapper, "PPid")) != host
+    rig.tmux("send-keys", "-t", "seat", "-l", "/help")
+    rig.tmux("send-keys", "-t", "seat", "Enter")
+    poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
+    name = write_message(rig.seat, "after the host died", body="hello")
+    poll_for(lambda: any(name[:-3] in text for text in history(rig.standin)), "the mail delivered", timeout=60)
+    assert alive(wrapper) and rig.dead_status() is None
+
+
+def test_without_a_seat_host_the_wrapper_runs_in_the_pane_and_says_so_once(rig: Rig) -> None:
+    pane = rig.open_pane()
+    poll_for(lambda: rig.state().get("state") == "idle", lambda: f"the bound thread idle\n{rig.screen()}", timeout=60)
+    assert cmdline(pane)[1:3] == ["-m", "st2"]   # the wrapper itself, as before
+    assert rig.screen().count("no seat host of this build answers on") == 1
+    rig.app_server(pane)
+
+
+def test_sigkill_of_the_forked_wrapper_ends_the_anchor_and_the_restarted_seat_loses_and_repeats_nothing(
+        rig: Rig) -> None:
+    """Under ``st2 up``: at random points between a delivery's attempt and its evidence the forked
+    wrapper is SIGKILLed; the anchor exits, the next pass restarts the seat, and every mail reaches
+    the thread exactly once (the delivery ledger's guarantees hold across the forked wrappers)."""
+    import random
+
+    from st2.drivers.codex.pump import correlations_in
+
+    (rig.seat / "agent.kdl").write_text(
+        'agent "coder" {\n    workspace "%s"\n    codex {\n        executable "%s"\n    }\n}\n'
+        % (rig.base, STANDIN))
+    chooser = random.Random(int(os.environ.get("ST2_SIGKILL_SEED", time.time_ns())))
+    env = dict(rig.env, CATALOG=str(rig.catalog))
+    launches = rig.standin / "launches"
+
+    def up() -> int:
+        result = subprocess.run([sys.executable, "-m", "st2", "up", "--once", "--host", "h"], capture_output=True,
+                                text=True, env=env, cwd=REPO, timeout=120)
+        assert result.returncode == 0, result.stdout + result.stderr
+        record = poll_for(lambda: launch_record.read(rig.scope, "h.coder"), "the seat's launch record", timeout=30)
+        return record.pid
+
+    def counts() -> dict[str, int]:
+        found: dict[str, int] = {}
+        for text in history(rig.standin):
+            for correlation in correlations_in(text):
+                stem = correlation.split(":")[1]
+                found[stem] = found.get(stem, 0) + 1
+        return found
+
+    names = []
+    try:
+        for round_number in range(4):
+            names.append(write_message(rig.seat, f"task {round_number}", body=("FAKE_SLOW", "FAKE_LATE")[round_number % 2]))
+            before = len(launches.read_text().split()) if launches.exists() else 0
+            anchor = up()
+            poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME, "the anchor", timeout=30)
+            wrapper = int(cmdline(anchor)[4])
+            poll_for(lambda: launches.exists() and len(launches.read_text().split()) > before, "the app-server")
+            time.sleep(chooser.uniform(0.0, 0.8))  # the random kill point (not a wait for progress)
+            server = int(launches.read_text().split()[-1])
+            os.kill(wrapper, signal.SIGKILL)
+            poll_for(lambda: not alive(anchor), "the anchor to exit after its wrapper", timeout=15)
+            poll_for(lambda: not alive(server), "the app-server to die with its wrapper", timeout=15)
+        anchor = up()
+        poll_for(lambda: set(counts()) >= {name[:-3] for name in names}, "every message delivered", timeout=90)
+        assert {stem: count for stem, count in counts().items() if count != 1} == {}
+        assert sorted(counts()) == sorted(name[:-3] for name in names)
+    finally:
+        subprocess.run([sys.executable, "-m", "st2", "down", "--host", "h"], capture_output=True, env=env, cwd=REPO,
+                       timeout=120)
+        hello = rig.hello()
+        if hello.get("pid"):
+            os.kill(hello["pid"], signal.SIGKILL)
