@@ -129,12 +129,12 @@ def _int_key(value: object, length: int) -> bool:
 def _facts_row(value: object) -> bool:
     if value is None:
         return True
-    if not isinstance(value, list) or len(value) != 4:
+    if type(value) is not list or len(value) != 4:
         return False
     declared_id, address, desired, streams = value
-    return ((declared_id is None or isinstance(declared_id, str)) and (address is None or isinstance(address, str))
-            and isinstance(desired, str) and isinstance(streams, list)
-            and all(isinstance(name, str) for name in streams))
+    return ((declared_id is None or type(declared_id) is str) and (address is None or type(address) is str)
+            and type(desired) is str and type(streams) is list
+            and (not streams or all(type(name) is str for name in streams)))
 
 
 def load(root: str) -> list[tuple[str, str, list | None]] | None:
@@ -156,27 +156,33 @@ def load(root: str) -> list[tuple[str, str, list | None]] | None:
         if not (isinstance(row, list) and len(row) == 5 and isinstance(row[0], str) and _int_key(row[1:], 4)):
             return None
         relative = row[0]
-        if relative != AGENTS_DIR and not (relative.startswith(AGENTS_DIR + "/") and relative.count("/") == 1):
+        host = relative.partition("/")[2]
+        if relative != AGENTS_DIR and not (relative == f"{AGENTS_DIR}/{host}" and host not in ("", ".", "..")
+                                           and "/" not in host):
             return None
         if directory_key(os.path.join(root, relative)) != row[1:]:
             return None
-        hosts.add(relative.partition("/")[2])
+        if relative != AGENTS_DIR:
+            hosts.add(host)
     found = []
-    agents = os.path.join(root, AGENTS_DIR)
+    prefix, suffix = os.path.join(root, AGENTS_DIR, ""), f"/{DECLARATION}"
     lstat, regular = os.lstat, stat.S_ISREG
-    for row in seats:
-        if not (isinstance(row, list) and len(row) == 8 and isinstance(row[0], str) and isinstance(row[1], str)
-                and row[0] in hosts and row[1] and "/" not in row[1] and row[1] not in (".", "..")
-                and _int_key(row[2:7], 5) and _facts_row(row[7])):
+    for row in seats:  # one row per seat of the catalog: kept lean
+        if type(row) is not list or len(row) != 8:
+            return None
+        host, identity, dev, ino, size, mtime_ns, ctime_ns, facts = row
+        if (type(host) is not str or host not in hosts or type(identity) is not str or not identity
+                or "/" in identity or identity in (".", "..") or not _facts_row(facts)):
             return None
         try:
-            status = lstat(f"{agents}/{row[0]}/{row[1]}/{DECLARATION}")
+            status = lstat(f"{prefix}{host}/{identity}{suffix}")
         except OSError:
             return None
-        if not regular(status.st_mode) or [status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
-                                           status.st_ctime_ns] != row[2:7]:
+        # Compared with the real stat, the stored numbers can only pass as these very integers.
+        if (status.st_ino != ino or status.st_ctime_ns != ctime_ns or status.st_mtime_ns != mtime_ns
+                or status.st_size != size or status.st_dev != dev or not regular(status.st_mode)):
             return None
-        found.append((row[0], row[1], row[7]))
+        found.append((host, identity, facts))
     return found
 
 

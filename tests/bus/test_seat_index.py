@@ -146,51 +146,68 @@ def test_a_catalog_written_within_the_settle_bound_is_never_indexed(bus_catalog,
     assert not seat_index.index_file(bus_catalog).exists() and len(walks) == 2
 
 
-def plant_fifo(file: Path, valid: bytes) -> None:
+def plant_fifo(file: Path, valid: bytes, catalog: Path) -> None:
     os.mkfifo(file)
 
 
-def plant_symlink(file: Path, valid: bytes) -> None:
+def plant_symlink(file: Path, valid: bytes, catalog: Path) -> None:
     target = file.parent / "elsewhere.json"
     target.write_bytes(valid)  # a well-formed index, reached only by following the link
     file.symlink_to(target)
 
 
-def plant_garbage(file: Path, valid: bytes) -> None:
+def plant_garbage(file: Path, valid: bytes, catalog: Path) -> None:
     file.write_bytes(b'{"schema":"st2.seat-index.v1","seats":[[')
 
 
-def plant_foreign_parser(file: Path, valid: bytes) -> None:
+def plant_foreign_parser(file: Path, valid: bytes, catalog: Path) -> None:
     stored = json.loads(valid)
     stored["parser"] = "another st2"
     file.write_text(json.dumps(stored))
 
 
-def plant_bad_row(file: Path, valid: bytes) -> None:
+def plant_bad_row(file: Path, valid: bytes, catalog: Path) -> None:
     stored = json.loads(valid)
     stored["seats"][0][2] = -1
     file.write_text(json.dumps(stored))
 
 
-def plant_escaping_row(file: Path, valid: bytes) -> None:
+def plant_escaping_row(file: Path, valid: bytes, catalog: Path) -> None:
     stored = json.loads(valid)
     stored["seats"][0][1] = "../h2/bob"
     file.write_text(json.dumps(stored))
 
 
-def plant_duplicate_key(file: Path, valid: bytes) -> None:
+def plant_escaping_host(file: Path, valid: bytes, catalog: Path) -> None:
+    stored = json.loads(valid)
+    outside = catalog / "evil" / "agent.kdl"  # agents/../evil/agent.kdl: a real file, outside agents/
+    outside.parent.mkdir()
+    outside.write_text('agent "evil" {\n    argv "sh"\n}\n')
+    stored["directories"].append(["agents/..", *seat_index.directory_key(str(catalog))])  # its true key
+    stored["seats"].append(["..", "evil", *seat_index.declaration_key(str(outside)), [None, None, "running", []]])
+    file.write_text(json.dumps(stored))
+
+
+def plant_hostless_row(file: Path, valid: bytes, catalog: Path) -> None:
+    stored = json.loads(valid)
+    stored["seats"][0][:2] = ["", "h1"]  # agents/h1 posing as a seat directory
+    file.write_text(json.dumps(stored))
+
+
+def plant_duplicate_key(file: Path, valid: bytes, catalog: Path) -> None:
     file.write_bytes(valid[:-1] + b',"schema":"st2.seat-index.v1"}')
 
 
 @pytest.mark.parametrize("plant", [plant_fifo, plant_symlink, plant_garbage, plant_foreign_parser, plant_bad_row,
-                                   plant_escaping_row, plant_duplicate_key])
+                                   plant_escaping_row, plant_escaping_host, plant_hostless_row,
+                                   plant_duplicate_key])
 def test_a_malformed_planted_or_foreign_index_is_a_miss(bus_catalog, state, later, walks, monkeypatch,
                                                         plant) -> None:
     expected = seats(bus_catalog)
     file = seat_index.index_file(bus_catalog)
     valid = file.read_bytes()
     file.unlink()
-    plant(file, valid)
+    plant(file, valid, bus_catalog)
     monkeypatch.setattr(seat_index, "store", lambda *arguments: None)  # keep the planted file in place
     assert seat_index.load(str(bus_catalog)) is None
     assert seats(bus_catalog) == expected
