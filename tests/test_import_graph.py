@@ -168,6 +168,8 @@ def own_package_fallbacks(path: Path, root: Path = REPO) -> list[str]:
                 problems.append(f"{path.relative_to(root)}:{node.lineno}: except ImportError around an st2 import")
         if isinstance(node, ast.Attribute) and node.attr == "import_module":
             problems.append(f"{path.relative_to(root)}:{node.lineno}: importlib.import_module")
+        if isinstance(node, ast.Name) and node.id == "__import__":
+            problems.append(f"{path.relative_to(root)}:{node.lineno}: __import__")
     return problems
 
 
@@ -188,8 +190,9 @@ def test_no_fallback_or_string_registry_reaches_st2_s_own_packages() -> None:
 def test_the_fallback_check_fires(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import importlib\ntry:\n    from st2.bus import send\nexcept ImportError:\n    send = None\n"
-                      "x = importlib.import_module('st2.bus')\n")
+                      "x = importlib.import_module('st2.bus')\ny = __import__('st2.bus')\n")
     assert own_package_fallbacks(sample, tmp_path) == [
-        "sample.py:2: except ImportError around an st2 import", "sample.py:6: importlib.import_module"]
+        "sample.py:2: except ImportError around an st2 import", "sample.py:6: importlib.import_module",
+        "sample.py:7: __import__"]
     sample.write_text("try:\n    import inotify_simple\nexcept ImportError:\n    inotify_simple = None\n")
     assert own_package_fallbacks(sample, tmp_path) == []  # a third-party guard is not st2's own
