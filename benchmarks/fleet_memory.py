@@ -16,9 +16,13 @@ are, and how many sessions the seat host keeps) and any other st2 process in the
 tree; the harness stand-ins are not st2 and are not counted. A native seat whose wrapper the
 seat host forked (st2.seathost.session_fork) counts its pane anchor (``sh``) and the forked
 wrapper, which is the host's child, found from the anchor's command line. Each seat's tmux server is
-reported separately; host-level st2 processes that serve every seat (the fork server, when one
-runs) are divided across the seats and included in ``pss_per_seat_mib``; the supervisor is
-reported on its own. ``inotify_instances`` counts ``anon_inode:inotify`` descriptors held by
+reported separately; host-level st2 processes that serve every seat (the fork server and the
+DING service, when they run) are divided across the seats and included in ``pss_per_seat_mib``;
+the supervisor is reported on its own. ``ding_pss_mib`` is the mean PSS of a seat's DING task (a
+stub whose loop the DING service runs, :mod:`st2.ding.stub`), ``ding_service_pss_mib`` the DING
+service's whole PSS, and ``self_serving`` counts DING tasks not served by the service (a stub
+serving its seat itself because the service is gone or could not be had, or a spawned notifier):
+each of those costs a whole notifier. ``inotify_instances`` counts ``anon_inode:inotify`` descriptors held by
 st2 processes (the supervisor's included), to be read against ``fs.inotify.max_user_instances``
 (128 by default). The anchor is a bare ``python3 -S`` (PSS of one, measured beside the fleet).
 
@@ -26,7 +30,7 @@ Targets (st2's own processes only, tmux not counted): <= 4 MiB per shell seat wi
 <= 6 MiB per Claude seat, <= 8 MiB per native seat.
 
 Last line: ``RESULT pss_per_seat_mib=… ding_pss_mib=… wrapper_pss_mib=… tmux_pss_mib=…
-supervisor_pss_mib=… inotify_instances=… seats=…``.
+supervisor_pss_mib=… inotify_instances=… seats=… ding_service_pss_mib=… self_serving=…``.
 """
 
 from __future__ import annotations
@@ -348,11 +352,31 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
             pid = forked_wrapper(pid) or pid
             print(f"one {name} (pid {pid}): {breakdown(pid)}")
     instances = sum(inotify_instances(pid) for pid in everything)
+    service_pid, served = ding_service(state)
+    ding_pids = {record.pid for rid, record in alive.items() if rid.endswith(".ding")}
+    self_serving = len(ding_pids - served)
+    print(f"DING service: pid {service_pid}, {len(served & ding_pids)} of {len(ding_pids)} DING tasks served; "
+          f"{self_serving} serve their seat themselves")
     return {
+        "service": (pss_kib(service_pid) or 0) if service_pid else 0, "self_serving": self_serving,
         "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers, "anchors": anchors,
         "supervisor": pss_kib(supervisor) or 0, "shared_kib": shared_kib, "shared_count": len(shared),
         "instances": instances, "limit": read_limit(),
     }
+
+
+def ding_service(state: Path) -> tuple[int | None, set[int]]:
+    """The DING service's PID and the stub PIDs it serves (None and nothing when none answers)."""
+    from st2.ding import service_wire
+    from st2.seathost import wire
+
+    for path in state.glob(f"st2/scopes/*/{HOST}/{service_wire.SOCKET_NAME}"):
+        try:
+            hello = wire.request(path, {"op": "hello"}, timeout=5.0)
+        except OSError:
+            continue
+        return hello.get("pid"), {row.get("stub") for row in hello.get("serving") or ()}
+    return None, set()
 
 
 def read_limit() -> str:
@@ -404,7 +428,7 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
     supervisor = report["supervisor"] / mib
     for name, value in (("per seat (all kinds)", per_seat), ("DING notifier", ding),
                         ("session wrapper", wrapper), ("tmux server (not counted)", tmux),
-                        ("supervisor", supervisor)):
+                        ("supervisor", supervisor), ("DING service (in the above)", report["service"] / mib)):
         print(f"{name:26s} {value:7.2f} MiB PSS  ({value / anchor:.2f}x anchor)")
     if report.get("anchored") or report.get("kept"):
         print(f"Claude wrappers that are the slim anchor: {report['anchored']}; sessions the seat host keeps: "
@@ -417,7 +441,8 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
           f"(fs.inotify.max_user_instances {report['limit']})")
     print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "
           f"tmux_pss_mib={tmux:.2f} supervisor_pss_mib={supervisor:.2f} "
-          f"inotify_instances={report['instances']} seats={seats}", flush=True)
+          f"inotify_instances={report['instances']} seats={seats} "
+          f"ding_service_pss_mib={report['service'] / mib:.2f} self_serving={report['self_serving']}", flush=True)
     return 0
 
 

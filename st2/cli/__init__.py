@@ -39,6 +39,7 @@ VERBS: dict[str, str] = {
     "service": "st2.cli.service:service",
     "driver": "st2.cli.driver:driver",
     "ding": "st2.cli.ding:ding",
+    "ding-service": "st2.cli.ding_service:ding_service",
     "seat-host": "st2.cli.seat_host:seat_host",
     "hook": "st2.cli.hook:hook",
 }

@@ -24,13 +24,14 @@ def ding(runtime_id: str | None, identity: str | None, socket: str | None, poll_
          retry_backoff: float, trace_progress: bool, location: CatalogLocation) -> int:
     """Deliver one notice per unread message into a seat's terminal, exactly once."""
     from st2.ding.notifier import Settings
-    from st2.ding.serve import TargetError, serve
+    from st2.ding.route import core
+    from st2.ding.serve import TargetError
 
     if (runtime_id is None) == (identity is None):
         raise click.UsageError("give exactly one of RUNTIME_ID or --identity")
     target = runtime_id or f"{location.host}.{identity}"
     settings = Settings(poll_interval=poll_interval, retry_backoff=retry_backoff, trace_progress=trace_progress)
     try:
-        return serve(location.root, location.host, target, socket=socket, settings=settings)
+        return core(location.root, location.host, target, socket, settings)
     except TargetError as error:
         raise click.ClickException(str(error)) from error

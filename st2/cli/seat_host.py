@@ -18,14 +18,19 @@ def preload() -> None:
     import st2.catalog.seat_watch  # noqa: F401
     import st2.cli.common  # noqa: F401
     import st2.cli.ding  # noqa: F401
+    import st2.cli.ding_service  # noqa: F401
     import st2.declarations.agent  # noqa: F401
     import st2.declarations.catalog  # noqa: F401
     import st2.ding.harness  # noqa: F401
     import st2.ding.notice  # noqa: F401
     import st2.ding.notifier  # noqa: F401
+    import st2.ding.route  # noqa: F401
     import st2.ding.ownership  # noqa: F401
     import st2.ding.serve  # noqa: F401
+    import st2.ding.service  # noqa: F401
+    import st2.ding.stub  # noqa: F401
     import st2.ding.terminal  # noqa: F401
+    import st2.catalog.location  # noqa: F401
     import st2.drivers  # noqa: F401
     import st2.records.status  # noqa: F401
     import st2.runtime.scope  # noqa: F401
@@ -89,13 +94,27 @@ def preload_native_wrappers() -> None:
     rehearse_codex()
 
 
+def entry(words: list[str]) -> int:
+    """What a forked process runs: ``st2 ding`` in the supervisor's shape without click
+    (:mod:`st2.ding.route`), everything else through the click CLI."""
+    from st2.ding import route
+
+    status = route.run(words)
+    if status is not None:
+        return status
+    from st2.cli import run
+
+    return run(words)
+
+
 @click.command("seat-host")
 @click.option("--scope-directory", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="The runtime scope directory whose per-seat processes this host forks.")
 def seat_host(scope_directory: Path) -> int:
     """Fork per-seat processes from one pre-imported parent and share one inotify instance."""
-    from st2.cli import run
+    from st2.seathost import fork
     from st2.seathost.server import SeatHost
 
     preload()
-    return SeatHost(scope_directory, run, session_entry=run_forked_session).serve()
+    fork.HOST_SCOPE = Path(scope_directory)   # a stub finds its DING service here, computing nothing
+    return SeatHost(scope_directory, entry, session_entry=run_forked_session).serve()

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from st2.catalog.layout import CatalogPaths
+from st2.catalog.layout import CatalogPaths, SeatPaths
 from st2.clock import SYSTEM_CLOCK
 from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, Settings, run
 from st2.ding.ownership import store_for
 from st2.ding.terminal import Terminal
 from st2.drivers import delivery_owner
+from st2.runtime.scope import RuntimeScope
 from st2.seathost.watch_client import open_seat_watch
 
 
@@ -35,10 +38,27 @@ def split_target(runtime_id: str, host: str) -> tuple[str, str]:
     return head, tail
 
 
-def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = None,
-          settings: Settings = Settings()) -> int:
-    from st2.runtime.scope import RuntimeScope
+@dataclass
+class Prepared:
+    """One seat's notifier, built and ready to run: what :func:`serve` and the DING service's
+    seat threads (:mod:`st2.ding.service`) both start from."""
 
+    notifier: Notifier
+    seat: SeatPaths
+    scope: RuntimeScope
+    target: str
+    socket_path: str
+    harness: str | None
+
+    def announce(self) -> None:
+        self.notifier.log(f"watching {self.seat.inbox} for {self.target} on {self.socket_path} "
+                          f"(harness {self.harness or 'shell'})")
+
+
+def prepare(catalog: Path, host: str, runtime_id: str, *, socket: str | None = None,
+            settings: Settings = Settings(), log: Callable[[str], None] | None = None) -> Prepared:
+    """Build the notifier of ``runtime_id``; raise :class:`TargetError` when there is no such
+    seat. ``log`` receives the notifier's lines (default: ``st2 ding: …`` on stderr)."""
     seat_host, identity = split_target(runtime_id, host)
     seat = CatalogPaths(Path(catalog)).seat(seat_host, identity)
     if not seat.directory.is_dir():
@@ -49,13 +69,21 @@ def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = Non
     harness, error = declared_harness(seat.declaration)
     owner = delivery_owner(seat.declaration)
     notifier = Notifier(seat, Terminal(socket_path), store_for(catalog, seat_host, target),
-                        adapters_for(harness) if error is None and owner is None else (), SYSTEM_CLOCK, settings)
+                        adapters_for(harness) if error is None and owner is None else (), SYSTEM_CLOCK, settings,
+                        log=log)
     if owner is not None:
         notifier.log(f"delivery belongs to the {owner} driver's native pump; DING holds and never types here")
     elif error is not None:
         notifier.log(f"{error}; no screen can be proven, so delivery holds")
     elif not notifier.adapters:
         notifier.log(f"no maintained screen grammar for harness {harness!r}; delivery holds")
+    return Prepared(notifier, seat, scope, target, socket_path, harness)
+
+
+def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = None,
+          settings: Settings = Settings()) -> int:
+    prepared = prepare(catalog, host, runtime_id, socket=socket, settings=settings)
+    notifier = prepared.notifier
 
     stopping = []
     read_end, write_end = os.pipe()
@@ -67,7 +95,6 @@ def serve(catalog: Path, host: str, runtime_id: str, *, socket: str | None = Non
 
     signal.signal(signal.SIGTERM, on_stop)
     signal.signal(signal.SIGINT, on_stop)
-    notifier.log(f"watching {seat.inbox} for {target} on {socket_path} "
-                 f"(harness {harness or 'shell'})")
-    watch = open_seat_watch(seat.directory, scope.directory, notifier.log)
-    return run(notifier, watch, socket_path, lambda: bool(stopping), read_end)
+    prepared.announce()
+    watch = open_seat_watch(prepared.seat.directory, prepared.scope.directory, notifier.log)
+    return run(notifier, watch, prepared.socket_path, lambda: bool(stopping), read_end)

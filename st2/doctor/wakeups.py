@@ -8,6 +8,11 @@ its seat host runs out past ~128 seats; the process that cannot get one says so 
 this check names it: a failure per process that has neither (``wake-timer-only``), a failure when
 the seat host itself has no instance, and an advisory when no seat host answers while per-seat
 processes run (each then holds its own instance; the count in use is given against the limit).
+
+A DING task that is a stub (:mod:`st2.ding.stub`) wakes through the DING service's thread for its
+seat, which registers with the seat host: a failure when that thread has no shared watch, and an
+advisory (``ding-serves-itself``) for a stub forked by the seat host that is not served by the
+service (it serves its seat itself, at a whole notifier's memory, until it is restarted).
 """
 
 from __future__ import annotations
@@ -56,6 +61,30 @@ def _waiters(scope: RuntimeScope) -> dict[str, int]:
     return found
 
 
+def _served(scope: RuntimeScope) -> dict[int, dict]:
+    """stub pid -> its row in the scope's DING service (:mod:`st2.ding.service`); empty when no
+    service answers."""
+    from st2.ding import service_wire
+    from st2.seathost import wire
+
+    try:
+        hello = wire.request(service_wire.socket_path(scope.directory), {"op": "hello"}, timeout=2.0)
+    except OSError:
+        return {}
+    rows = hello.get("serving") if hello.get("protocol") == service_wire.PROTOCOL else None
+    return {row["stub"]: row for row in rows or () if isinstance(row, dict) and isinstance(row.get("stub"), int)}
+
+
+def _forked_stub(pid: int) -> bool:
+    """``pid`` was forked by the seat host (it carries the host's command line), so it is a DING
+    stub meant to be served by the DING service."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"seat-host" in words
+
+
 def wake_findings(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     from st2.seathost import wire
 
@@ -69,6 +98,20 @@ def wake_findings(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
         hello = None
     registrants = set(hello.get("registrants") or ()) if hello else set()
     findings = []
+    served = _served(scope)
+    for runtime_id, pid in sorted(waiters.items()):
+        row = served.get(pid)
+        if row is not None:
+            if row.get("watch") is not True:
+                findings.append(Finding(Severity.FAILURE, runtime_id, "wake-timer-only",
+                                        f"the DING service serves pid {pid}'s seat without a shared watch: "
+                                        "it wakes on its timer only"))
+        elif _forked_stub(pid):
+            findings.append(Finding(Severity.ADVISORY, runtime_id, "ding-serves-itself",
+                                    f"pid {pid} serves its seat itself, not through the DING service (gone, or "
+                                    "none could be had: its log says which): it costs a whole notifier's memory "
+                                    "until it is restarted"))
+    waiters = {rid: pid for rid, pid in waiters.items() if pid not in served}
     if hello is not None and hello.get("inotify") is False:
         findings.append(Finding(Severity.FAILURE, "supervisor", "wake-timer-only",
                                 f"the seat host (pid {hello.get('pid')}) has no inotify instance: every seat "

@@ -20,6 +20,8 @@ from typing import Callable
 from st2.process import proc_stat
 
 CHILD_FAILURE = 70   # EX_SOFTWARE: the child could not even be set up
+FORKED = False       # True in a child: a forked ``st2 ding`` runs as a stub (st2.ding.stub)
+HOST_SCOPE = None    # the forking seat host's scope directory (set by ``st2 seat-host``)
 
 
 def fork(words: list[str], environment: dict[str, str], directory: str, log: int,
@@ -45,6 +47,8 @@ def fork(words: list[str], environment: dict[str, str], directory: str, log: int
 
 
 def _become_task(environment: dict[str, str], directory: str, log: int) -> None:  # pragma: no cover
+    global FORKED
+    FORKED = True
     os.setsid()
     signal.set_wakeup_fd(-1)
     for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD, signal.SIGUSR1, signal.SIGUSR2):

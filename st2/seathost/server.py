@@ -76,20 +76,8 @@ class SeatHost:
         return lock
 
     def _bind(self) -> socket.socket:
-        path = wire.socket_path(self.directory)
-        try:
-            path.unlink()   # we hold the lock: whatever answers there is a dead host's socket
-        except FileNotFoundError:
-            pass
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        previous = os.umask(0o177)
-        try:
-            listener.bind(str(path))
-        finally:
-            os.umask(previous)
-        self.bound_inode = os.stat(path).st_ino
-        listener.listen(256)
-        listener.setblocking(False)
+        # We hold the lock: whatever answers there is a dead host's socket.
+        listener, self.bound_inode = wire.listen(wire.socket_path(self.directory), 256)
         return listener
 
     def serve(self) -> int:
@@ -288,11 +276,4 @@ class SeatHost:
 
 def _peer_pid(connection: socket.socket) -> int | None:
     """The PID of the process on the other end (``SO_PEERCRED``), for ``hello``'s registrants."""
-    import struct
-
-    try:
-        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
-        return struct.unpack("3i", credentials)[0]
-    except OSError:
-        return None
-
+    return wire.peer_pid(connection)

@@ -127,7 +127,7 @@ class SharedSeatWatch:
             remaining = deadline - time.monotonic()
             if self.connection is None:
                 remaining = min(remaining, RECONNECT_SECONDS)
-            readable, _, _ = select.select(watched, [], [], max(0.0, remaining))
+            readable = _readable(watched, max(0.0, remaining))
             if wake_fd is not None and wake_fd in readable:
                 return False
             if self.read_end in readable and self.drain():
@@ -142,6 +142,20 @@ class SharedSeatWatch:
             self.connection = None
         for descriptor in (self.read_end, self.write_end):
             os.close(descriptor)
+
+
+def _readable(descriptors: list[int], timeout: float) -> list[int]:
+    """Which of ``descriptors`` are readable (or hung up) within ``timeout`` seconds. ``poll``,
+    not ``select``: the DING service (:mod:`st2.ding.service`) holds one watch per seat in one
+    process, so its descriptors run past ``select``'s 1024 bound at fleet scale."""
+    poller = select.poll()
+    for descriptor in descriptors:
+        poller.register(descriptor, select.POLLIN)
+    try:
+        events = poller.poll(timeout * 1000.0)
+    except InterruptedError:
+        return []
+    return [descriptor for descriptor, _ in events]
 
 
 def open_seat_watch(seat_directory: Path, scope_directory: Path | None, log: Callable[[str], None]):

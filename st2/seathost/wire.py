@@ -56,9 +56,18 @@ def lock_path(scope_directory: Path) -> Path:
     return Path(scope_directory) / LOCK_NAME
 
 
+_BUILD: list[str] = []   # computed once per process (a forked child inherits it untouched)
+
+
 def build_id() -> str:
     """The code a fork would run: this interpreter, the st2 package's location and version. A
     host of another build never forks for this one (a replaced binary gets a new host)."""
+    if not _BUILD:
+        _BUILD.append(_compute_build_id())
+    return _BUILD[0]
+
+
+def _compute_build_id() -> str:
     import st2
     from st2.digest import sha256
 
@@ -135,3 +144,34 @@ def request(path: Path, body: dict, descriptors: tuple[int, ...] = (),
         answer, extra = receive(connection)
         _close_all(extra)
         return answer
+
+
+def peer_pid(connection: socket.socket) -> int | None:
+    """The PID of the process on the other end of a unix connection (``SO_PEERCRED``)."""
+    import struct
+
+    try:
+        credentials = connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+        return struct.unpack("3i", credentials)[0]
+    except OSError:
+        return None
+
+
+def listen(path: Path, backlog: int) -> tuple[socket.socket, int]:
+    """A non-blocking owner-only listener bound on ``path`` (whatever was there removed: the
+    caller holds the lock that makes it the only server) and the inode it bound."""
+    path = Path(path)
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+    previous = os.umask(0o177)
+    try:
+        listener.bind(str(path))
+    finally:
+        os.umask(previous)
+    inode = os.stat(path).st_ino
+    listener.listen(backlog)
+    listener.setblocking(False)
+    return listener, inode

@@ -107,6 +107,12 @@ def _retire_seat_host(scope: RuntimeScope) -> None:
         wire.request(wire.socket_path(scope.directory), {"op": "retire"}, timeout=2.0)
     except OSError:
         pass
+    from st2.ding import service_wire   # and the DING service (it exits once its seats have ended)
+
+    try:
+        wire.request(service_wire.socket_path(scope.directory), {"op": "retire"}, timeout=2.0)
+    except OSError:
+        pass
 
 
 def _declared_ids(location: CatalogLocation, agent: str) -> list[str]:

@@ -1,0 +1,194 @@
+"""The DING service under a real ``st2 up`` with real tmux seats: each seat's DING task is a
+stub forked by the seat host whose loop one DING service runs in a thread. SIGKILLing one seat's
+stub stops only that seat's thread and the restarted stub is served again; SIGKILLing the
+service makes every stub serve its seat itself (said in its log, named by ``st2 doctor``); no
+notice is lost or typed twice for any seat across both; stopping one stub stops only that seat's
+delivery."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from ding_support import STANDIN, poll_for, runs_on, typed_notice, write_message
+from st2.ding import service_wire
+from st2.ding.notice import PASTE_END, PASTE_START
+from st2.doctor.wakeups import inotify_instances
+from st2.seathost import wire
+from supervisor_support import Fleet
+
+pytestmark = pytest.mark.process
+
+SEATS = ("ann", "bob", "cat")
+
+
+def hello(path: Path) -> dict | None:
+    try:
+        return wire.request(path, {"op": "hello"}, timeout=2.0)
+    except OSError:
+        return None
+
+
+@pytest.fixture
+def fleet():
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2ds-"))
+    group = Fleet(base)
+    yield group
+    group.cleanup()
+    for path in (service_wire.socket_path(group.scope.directory), wire.socket_path(group.scope.directory)):
+        answer = hello(path)
+        if answer is not None:
+            os.kill(answer["pid"], signal.SIGKILL)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def service(fleet) -> dict | None:
+    return hello(service_wire.socket_path(fleet.scope.directory))
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
+
+
+def ding_pids(fleet) -> dict[str, int]:
+    running = fleet.running()
+    return {identity: running[f"h.{identity}.ding"][0] for identity in SEATS if f"h.{identity}.ding" in running}
+
+
+def served(fleet) -> dict[str, int]:
+    """target identity -> stub pid of every seat the service serves with a live shared watch."""
+    answer = service(fleet) or {}
+    return {row["target"].split(".", 1)[1]: row["stub"] for row in answer.get("serving", ()) if row["watch"]}
+
+
+def ding_log(fleet, identity: str) -> Path:
+    return fleet.catalog / "logs" / f"h.{identity}.ding.log"
+
+
+def start(fleet) -> dict[str, Path]:
+    standins = {}
+    for identity in SEATS:
+        logs = fleet.base / f"standin-{identity}"
+        logs.mkdir()
+        standins[identity] = logs
+        argv = " ".join(f'"{word}"' for word in (sys.executable, str(STANDIN), "--bytes", str(logs / "bytes"),
+                                                 "--events", str(logs / "events")))
+        seat = fleet.seat(identity, f"    argv {argv}\n    ding\n    restart {{\n        attempts 50\n    }}")
+        (seat / "resources" / "inbox").mkdir(parents=True)
+    fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
+    return standins
+
+
+def wait_served(fleet) -> None:
+    poll_for(lambda: len(ding_pids(fleet)) == len(SEATS) and served(fleet) == ding_pids(fleet), timeout=60,
+             what="every seat's stub served by the DING service")
+
+
+def test_sigkilling_a_stub_or_the_ding_service_loses_and_duplicates_no_notice(fleet):
+    standins = start(fleet)
+    supervisor = fleet.up("--interval", "1s")
+    try:
+        wait_served(fleet)
+        host = hello(wire.socket_path(fleet.scope.directory))["pid"]
+        first_service = service(fleet)["pid"]
+        assert parent_of(first_service) == host          # forked by the seat host, pre-imported
+        for identity, pid in ding_pids(fleet).items():
+            assert parent_of(pid) == host, f"{identity}'s stub was not forked by the seat host"
+            assert inotify_instances(pid) == 0
+        assert inotify_instances(first_service) == 0      # its seats wake through the host's one instance
+        assert inotify_instances(host) == 1
+        for identity in SEATS:
+            poll_for(lambda: (fleet.scope.directory / "ding" / f"h.{identity}.json").exists(), timeout=30,
+                     what=f"{identity}'s ownership record")
+
+        notices = {identity: [] for identity in SEATS}
+
+        def post(round_number: int) -> None:
+            for identity in SEATS:
+                subject = f"round {round_number} for {identity}"
+                seat = fleet.catalog / "agents" / "h" / identity
+                notices[identity].append(typed_notice(write_message(seat, subject), subject, "h.planner"))
+
+        def kill_stub(identity: str) -> None:
+            victim = ding_pids(fleet)[identity]
+            others = {name: pid for name, pid in ding_pids(fleet).items() if name != identity}
+            os.killpg(victim, signal.SIGKILL)
+            poll_for(lambda: ding_pids(fleet).get(identity) not in (None, victim), timeout=30,
+                     what=f"the supervisor's restart of {identity}'s stub")
+            # One seat's stub dying stopped no other seat's notifier.
+            assert {name: pid for name, pid in ding_pids(fleet).items() if name != identity} == others
+
+        post(0)
+        kill_stub("ann")
+        # ann's old thread stopped, and the restarted stub is served again: one row per seat.
+        wait_served(fleet)
+        assert [row["target"] for row in service(fleet)["serving"]] == [f"h.{identity}" for identity in SEATS]
+        post(1)
+        before = ding_pids(fleet)
+        os.kill(first_service, signal.SIGKILL)
+        for identity in SEATS:
+            poll_for(lambda: "SERVING h.%s MYSELF" % identity in ding_log(fleet, identity).read_text(), timeout=30,
+                     what=f"{identity}'s stub to serve its seat itself")
+            assert f"the DING service (pid {first_service}) is gone" in ding_log(fleet, identity).read_text()
+        assert ding_pids(fleet) == before                  # the service's death stopped no stub
+        doctor = fleet.st2("doctor").stdout
+        for identity in SEATS:
+            assert f"h.{identity}.ding: ding-serves-itself: pid {before[identity]} serves its seat itself" in doctor, doctor
+        post(2)
+        for identity in SEATS:
+            events = standins[identity] / "events"
+            poll_for(lambda: events.exists() and events.read_text().count("submit\t") >= len(notices[identity]),
+                     timeout=60, what=f"{identity}'s notices after the service died")
+        kill_stub("bob")                                   # restarted: served by a new service, on demand
+        poll_for(lambda: "bob" in served(fleet) and service(fleet)["pid"] != first_service, timeout=60,
+                 what="a new DING service serving bob's restarted stub")
+        post(3)
+        for identity in SEATS:
+            events = standins[identity] / "events"
+            poll_for(lambda: events.exists() and events.read_text().count("submit\t") >= len(notices[identity]),
+                     timeout=60, what=f"every notice of {identity}")
+        for identity in SEATS:
+            runs_on(ding_log(fleet, identity), passes=3)   # anything extra shows now
+        for identity in SEATS:
+            events = (standins[identity] / "events").read_text()
+            submitted = [line.split("\t", 1)[1] for line in events.splitlines() if line.startswith("submit")]
+            assert submitted == [repr(notice) for notice in notices[identity]], identity
+            received = (standins[identity] / "bytes").read_bytes()
+            for notice in notices[identity]:
+                assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, (identity, notice)
+    finally:
+        fleet.stop(supervisor)
+        fleet.st2("down")
+
+
+def test_stopping_one_stub_stops_only_that_seats_delivery(fleet):
+    standins = start(fleet)
+    supervisor = fleet.up("--interval", "60s")
+    try:
+        wait_served(fleet)
+    finally:
+        fleet.stop(supervisor)                             # nothing restarts the stub we stop
+    try:
+        stubs = ding_pids(fleet)
+        os.killpg(stubs["ann"], signal.SIGTERM)
+        poll_for(lambda: "ann" not in ding_pids(fleet), timeout=30, what="ann's stub to exit on SIGTERM")
+        poll_for(lambda: "ann" not in served(fleet), timeout=30, what="the service to stop ann's thread")
+        assert {name: pid for name, pid in ding_pids(fleet).items()} == {"bob": stubs["bob"], "cat": stubs["cat"]}
+        assert served(fleet) == {"bob": stubs["bob"], "cat": stubs["cat"]}
+        assert "SERVING" not in ding_log(fleet, "ann").read_text()   # it stopped, it did not serve itself
+        for identity in ("ann", "bob"):
+            write_message(fleet.catalog / "agents" / "h" / identity, f"after the stop for {identity}")
+        bob = standins["bob"] / "events"
+        poll_for(lambda: bob.exists() and bob.read_text().count("submit\t") == 1, timeout=60,
+                 what="bob's notice while ann's delivery is stopped")
+        runs_on(ding_log(fleet, "bob"), passes=3)
+        ann = standins["ann"] / "events"
+        assert "submit\t" not in (ann.read_text() if ann.exists() else "")
+    finally:
+        fleet.st2("down")
