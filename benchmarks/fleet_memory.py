@@ -355,8 +355,8 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
     service_pid, served = ding_service(state)
     ding_pids = {record.pid for rid, record in alive.items() if rid.endswith(".ding")}
     self_serving = len(ding_pids - served)
-    print(f"DING service: pid {service_pid}, {len(served & ding_pids)} of {len(ding_pids)} DING tasks served; "
-          f"{self_serving} serve their seat themselves")
+    print(f"DING service: pid {service_pid} ({threads_and_descriptors(service_pid)}), {len(served & ding_pids)} of "
+          f"{len(ding_pids)} DING tasks served; {self_serving} serve their seat themselves")
     return {
         "service": (pss_kib(service_pid) or 0) if service_pid else 0, "self_serving": self_serving,
         "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers, "anchors": anchors,
@@ -377,6 +377,16 @@ def ding_service(state: Path) -> tuple[int | None, set[int]]:
             continue
         return hello.get("pid"), {row.get("stub") for row in hello.get("serving") or ()}
     return None, set()
+
+
+def threads_and_descriptors(pid: int | None) -> str:
+    if pid is None:
+        return "none"
+    try:
+        threads = next(line.split()[1] for line in open(f"/proc/{pid}/status") if line.startswith("Threads:"))
+        return f"{threads} threads, {len(os.listdir(f'/proc/{pid}/fd'))} descriptors"
+    except (OSError, StopIteration):
+        return "gone"
 
 
 def read_limit() -> str:

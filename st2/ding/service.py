@@ -6,7 +6,9 @@ dirties ~4.6 MiB of its inherited pages as it runs (refcounts, allocator arenas,
 data), while a forked child that only blocks in a read costs 0.84 MiB private. So each seat's
 notifier task stays its own small process — the stub, forked by the seat host exactly as the
 notifier was, with its own session, launch record, log and signals — and the loop itself runs
-here, where the interpreter's own pages are paid once for every seat.
+here, where the interpreter's own pages are paid once for every seat. Measured at 100 shell
+seats: 3.29 MiB of st2 per seat (stub 3.16 MiB, this service 10.60 MiB for all 100, i.e. ~0.1
+MiB per seat's thread), against 4.51 MiB with each notifier forked whole.
 
 Started on demand: the first stub that finds no service asks the seat host to fork
 ``st2 ding-service`` (pre-imported, frozen pages; the host itself stays single-threaded). It

@@ -26,6 +26,21 @@ notifier ends only that process. The host is not a task: if it is SIGKILLed, its
 running (re-parented), each watch wakes on its timer until the next ``st2 up`` pass starts a
 new host, and then re-registers. A host of another build is retired, never forked from.
 
+The notifier's loop itself no longer runs in the forked child (issue 19, second step): a forked
+notifier still dirtied ~4.6 MiB of its inherited pages as it ran (CPython writes the reference
+count of every object it touches, so each touched object copies its page), while a child that
+only blocks in a read stays under 1 MiB private. Each seat's DING task is now a *stub*
+(:mod:`st2.ding.stub`) forked here exactly as the notifier was — the same separate process,
+launch record, log and signals — that hands its loop to the scope's DING service
+(:mod:`st2.ding.service`, one process, forked from this host on the first stub's request, one
+thread per seat) and blocks; parsed without click (:mod:`st2.ding.route`), since click's parse
+alone dirtied ~1 MiB of a stub. If the service dies, each stub serves its seat itself, loudly.
+Measured at 100 shell seats (``benchmarks/fleet_memory.py --seats 100 --mix shell``, same
+machine, one after another): forked notifiers as before 4.51 MiB per seat (notifier 4.46 MiB);
+forked notifiers parsed without click 3.91 MiB; stubs with the service 3.29 MiB per seat (stub
+3.16 MiB, the service 10.60 MiB for all 100, 3 inotify instances); at 627 seats 3.26 MiB per
+seat (the service 33.71 MiB, 628 threads, 5026 descriptors, still 3 inotify instances).
+
 Modules: :mod:`.wire` (socket, requests, fd passing), :mod:`.server` (the loop),
 :mod:`.fork` (the child side), :mod:`.hub` (the shared watch), :mod:`.client` (the
 supervisor's side), :mod:`.watch_client` (a per-seat process's side), :mod:`.keeper` (the keep registrations: the
