@@ -25,8 +25,9 @@ from st2.seathost import wire
 pytestmark = pytest.mark.process
 
 CODEX_TESTS = REPO / "tests" / "drivers" / "codex"
-if str(CODEX_TESTS) not in sys.path:
-    sys.path.append(str(CODEX_TESTS))
+for folder in (CODEX_TESTS, REPO / "tests" / "drivers" / "opencode"):
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
 
 from codex_support import make_seat, write_message  # noqa: E402
 
@@ -110,11 +111,12 @@ class Rig:
         assert result.returncode == 0 or not check, result.stderr
         return result.stdout
 
-    def open_pane(self) -> int:
-        """The wrapper as the pane's command, exactly as the supervisor lowers a codex seat; the
-        pane stays (remain-on-exit) so its exit status can be read."""
-        command = [sys.executable, "-m", "st2", "--catalog", str(self.catalog), "driver", "codex-session",
-                   "--identity", "h.coder", "--runtime-id", "h.coder", "--", str(STANDIN), "app-server"]
+    def open_pane(self, command: list[str] | None = None) -> int:
+        """The wrapper as the pane's command, exactly as the supervisor lowers a codex seat (or
+        ``command``); the pane stays (remain-on-exit) so its exit status can be read."""
+        command = command or [sys.executable, "-m", "st2", "--catalog", str(self.catalog), "driver",
+                              "codex-session", "--identity", "h.coder", "--runtime-id", "h.coder", "--",
+                              str(STANDIN), "app-server"]
         self.tmux("start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
                   "new-session", "-d", "-s", "seat", "-x", "160", "-y", "50", "-c", str(REPO),
                   "-e", f"XDG_STATE_HOME={self.env['XDG_STATE_HOME']}", "-e", f"STANDIN_DIR={self.standin}",
@@ -194,6 +196,29 @@ def test_the_wrapper_runs_forked_from_the_seat_host_on_the_pane_s_terminal(rig: 
     # And it delivers.
     name = write_message(rig.seat, "task", body="hello")
     poll_for(lambda: any(name[:-3] in text for text in history(rig.standin)), "the mail delivered", timeout=60)
+
+
+def test_an_opencode_transcript_seat_s_wrapper_runs_forked_too(rig: Rig) -> None:
+    from opencode_support import make_seat as make_opencode_seat, standin_executable
+
+    seat = make_opencode_seat(rig.catalog)
+    host = rig.start_host()
+    anchor = rig.open_pane([sys.executable, "-m", "st2", "--catalog", str(rig.catalog), "driver", "opencode-session",
+                            "--identity", "h.oc", "--runtime-id", "h.oc", "--model", "fake/fake-model", "--view",
+                            "transcript", "--", str(standin_executable(rig.base)), "serve"])
+    poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME,
+             lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
+    wrapper = rig.wrapper_of(anchor)
+    assert int(status_field(wrapper, "PPid")) == host and session_of(wrapper) == wrapper
+    poll_for(lambda: "opencode serve listening on 127.0.0.1:" in rig.screen(),
+             lambda: f"the served session in the pane\n{rig.screen()}", timeout=90)
+    rig.tmux("send-keys", "-t", "seat", "-l", "/help")
+    rig.tmux("send-keys", "-t", "seat", "Enter")
+    poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
+    os.kill(anchor, signal.SIGTERM)
+    poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
+    assert not alive(wrapper)
+    assert json.loads((seat / "harness-state").read_text())["state"] == "ended"
 
 
 def test_sigterm_of_the_task_runs_the_wrapper_s_stop_path_and_the_anchor_exits_with_its_status(rig: Rig) -> None:
