@@ -147,11 +147,26 @@ class Rig:
         except (FileNotFoundError, ValueError):
             return {}
 
+    def declare_codex_seat(self) -> dict[str, str]:
+        """Declare the seat as ``st2 up`` launches it (a ``codex`` block around the stand-in);
+        return the environment the CLI runs with."""
+        (self.seat / "agent.kdl").write_text(
+            'agent "coder" {\n    workspace "%s"\n    codex {\n        executable "%s"\n    }\n}\n'
+            % (self.base, STANDIN))
+        return dict(self.env, CATALOG=str(self.catalog))
+
+    def st2(self, env: dict[str, str], *words: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "st2", *words], capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=120)
+
     def close(self) -> None:
         self.tmux("kill-server", check=False)
         if self.host is not None and self.host.poll() is None:
             self.host.kill()
             self.host.wait(timeout=10)
+        started = self.hello().get("pid")   # a host an `st2 up` pass started (not our child)
+        if started:
+            os.kill(started, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -273,16 +288,12 @@ def test_sigkill_of_the_forked_wrapper_ends_the_anchor_and_the_restarted_seat_lo
 
     from st2.drivers.codex.pump import correlations_in
 
-    (rig.seat / "agent.kdl").write_text(
-        'agent "coder" {\n    workspace "%s"\n    codex {\n        executable "%s"\n    }\n}\n'
-        % (rig.base, STANDIN))
+    env = rig.declare_codex_seat()
     chooser = random.Random(int(os.environ.get("ST2_SIGKILL_SEED", time.time_ns())))
-    env = dict(rig.env, CATALOG=str(rig.catalog))
     launches = rig.standin / "launches"
 
     def up() -> int:
-        result = subprocess.run([sys.executable, "-m", "st2", "up", "--once", "--host", "h"], capture_output=True,
-                                text=True, env=env, cwd=REPO, timeout=120)
+        result = rig.st2(env, "up", "--once", "--host", "h")
         assert result.returncode == 0, result.stdout + result.stderr
         record = poll_for(lambda: launch_record.read(rig.scope, "h.coder"), "the seat's launch record", timeout=30)
         return record.pid
@@ -314,8 +325,38 @@ def test_sigkill_of_the_forked_wrapper_ends_the_anchor_and_the_restarted_seat_lo
         assert {stem: count for stem, count in counts().items() if count != 1} == {}
         assert sorted(counts()) == sorted(name[:-3] for name in names)
     finally:
-        subprocess.run([sys.executable, "-m", "st2", "down", "--host", "h"], capture_output=True, env=env, cwd=REPO,
-                       timeout=120)
-        hello = rig.hello()
-        if hello.get("pid"):
-            os.kill(hello["pid"], signal.SIGKILL)
+        rig.st2(env, "down", "--host", "h")
+
+
+def test_a_forked_native_seat_outlives_its_supervisor_and_is_adopted_once(rig: Rig) -> None:
+    """The supervisor SIGKILLed: the anchor and the forked wrapper run on, the next pass adopts the
+    task (same record, same PIDs, no new app-server), ``st2 tasks --json`` lists it, and
+    ``st2 down`` of the seat stops the wrapper through its anchor."""
+    env = rig.declare_codex_seat()
+    launches = rig.standin / "launches"
+    with open(rig.base / "up.log", "ab") as log:
+        supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", "h", "--interval", "30s"],
+                                      stdout=log, stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True)
+    try:
+        record = poll_for(lambda: launch_record.read(rig.scope, "h.coder"), "the seat's launch record", timeout=60)
+        anchor = record.pid
+        poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME, "the anchor", timeout=30)
+        wrapper = int(cmdline(anchor)[4])
+        poll_for(lambda: rig.state().get("state") == "idle", "the bound thread idle", timeout=60)
+        started = launches.read_text().split()
+    finally:
+        os.killpg(supervisor.pid, signal.SIGKILL)
+        supervisor.wait(timeout=10)
+    assert alive(anchor) and alive(wrapper)
+    again = rig.st2(env, "up", "--once", "--host", "h")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert launch_record.read(rig.scope, "h.coder") == record
+    assert alive(anchor) and alive(wrapper) and launches.read_text().split() == started
+    tasks = rig.st2(env, "tasks", "--json", "--host", "h")
+    assert tasks.returncode == 0, tasks.stderr
+    row = next(row for row in json.loads(tasks.stdout)["tasks"] if row.get("runtimeId") == "h.coder")
+    assert (row["runtime"]["state"], row["runtime"]["pid"]) == ("running", anchor), row
+    down = rig.st2(env, "down", "--host", "h", "coder")
+    assert down.returncode == 0, down.stdout + down.stderr
+    poll_for(lambda: not alive(anchor) and not alive(wrapper), "the anchor and the wrapper stopped", timeout=30)
+    assert rig.state().get("state") == "ended"
