@@ -31,8 +31,10 @@ and writes its wake pipe; the loop's status (0 stopped or session gone, 70 for a
 logged with its type, 1 for a target that is not a seat) is sent back as the stub's ``exit``.
 One seat's exception ends only that seat's thread.
 
-The service ends when it has served no seat for :data:`IDLE_EXIT_SECONDS`, when its socket is
-removed or replaced, or after ``retire`` once its seats have ended. If it dies (SIGKILL, crash,
+The service ends when it has served no seat for :data:`IDLE_EXIT_SECONDS`; on ``retire``,
+SIGTERM or its socket removed or replaced it stops listening (its socket and lock go to a
+successor) and ends once the seats it serves have ended (``st2 down`` of the whole host retires
+it after stopping every seat). If it dies (SIGKILL, crash,
 OOM) every stub sees its connection end and serves its seat itself.
 """
 
@@ -179,7 +181,7 @@ class SeatThread:
                 return TARGET_FAILURE
             prepared.announce()
             self.log(f"served by the DING service (pid {os.getpid()}) for this task's pid {self.stub}")
-            watch = SharedSeatWatch(prepared.seat.directory, wire.socket_path(prepared.scope.directory),
+            watch = SharedSeatWatch(prepared.seat.directory, wire.socket_path(self.service.directory),
                                     prepared.notifier.log)
             if not watch.register():
                 self.log("no seat host answers; waking on the timer until one does")
