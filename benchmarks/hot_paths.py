@@ -31,7 +31,11 @@ timing (where a path's time goes; importtime itself inflates every figure).
 Usage: python benchmarks/hot_paths.py [RUNS=40] [--python PY | --non-editable] [--profile NAME]
 Last line: RESULT tee_ratio=<a> observe_ratio=<b> liveness_ratio=<c> send_ratio=<d> send_627_ratio=<s>
 anchor_ms=<e> tee_ms=<f> observe_ms=<g> liveness_ms=<h> send_ms=<i> send_627_ms=<j>
+tee_cpu_ratio=… observe_cpu_ratio=… liveness_cpu_ratio=… send_cpu_ratio=… send_627_cpu_ratio=…
 install=<editable-finder|path|wheel>
+The ratios (the targets) are of wall-time medians; the CPU ratios (user + system time of the
+command and every child it waited for, against the anchor's) move far less with the machine's
+load, and are printed beside them for a loaded machine.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -117,10 +122,19 @@ def payload_for(index: int) -> bytes:
     return json.dumps(value).encode()
 
 
+CPU: dict[str, list[float]] = {}
+
+
 def timed(command: list[str], env: dict[str, str], cwd: Path, payload: bytes) -> tuple[float, subprocess.CompletedProcess]:
+    """Wall milliseconds of one run (its CPU milliseconds, user + system of it and every child
+    it waited for, are left in :data:`CPU` under ``"last"``)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     completed = subprocess.run(command, env=env, cwd=cwd, input=payload, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return (time.perf_counter() - start) * 1000, completed
+    wall = (time.perf_counter() - start) * 1000
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU["last"] = [((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) * 1000]
+    return wall, completed
 
 
 def make_catalog(root: Path) -> Path:
@@ -201,6 +215,7 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
                 return 1
             if index >= 0:
                 samples[name].append(elapsed)
+                CPU.setdefault(name, []).append(CPU["last"][0])
     kind = install_kind(python)
     if profiled:
         print(f"install: {kind} ({python})")
@@ -213,6 +228,7 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
         print(f"unexpected outcome: {delivered} messages, last log line {log[-1] if log else '(none)'}", file=sys.stderr)
         return 1
     medians = {name: statistics.median(values) for name, values in samples.items()}
+    cpu = {name: statistics.median(CPU[name]) for name in samples}
     anchor = medians["anchor"]
     print(f"{runs} interleaved rounds; load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} "
           f"on {os.cpu_count()} cpus; install: {kind} ({python})")
@@ -221,8 +237,11 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
         ratio = medians[name] / anchor
         print(f"{name:9s} median {medians[name]:6.1f} ms  ratio {ratio:.2f}  (target <= {target}: "
               f"{'met' if ratio <= target else 'NOT met'})")
+    print(f"cpu (user+sys, with waited children) medians: anchor {cpu['anchor']:.1f} ms; "
+          + ", ".join(f"{name} {cpu[name]:.1f} ms ({cpu[name] / cpu['anchor']:.2f}x)" for name in TARGETS))
     print("RESULT " + " ".join(f"{name}_ratio={medians[name] / anchor:.2f}" for name in TARGETS)
           + f" anchor_ms={anchor:.1f} " + " ".join(f"{name}_ms={medians[name]:.1f}" for name in TARGETS)
+          + " " + " ".join(f"{name}_cpu_ratio={cpu[name] / cpu['anchor']:.2f}" for name in TARGETS)
           + f" install={kind}")
     return 0
 
