@@ -35,7 +35,6 @@ def preload() -> None:
     import st2.records.status  # noqa: F401
     import st2.runtime.scope  # noqa: F401
     import st2.seathost.watch_client  # noqa: F401
-    preload_native_wrappers()
     from st2.ding.rehearsal import rehearse
 
     rehearse()
@@ -59,7 +58,12 @@ def run_forked_session(words: list[str]) -> int:
 
 def preload_native_wrappers() -> None:
     """What a forked Codex or opencode session wrapper runs (:mod:`st2.seathost.session_fork`),
-    its lazily imported paths included (listed from a running wrapper's ``sys.modules``)."""
+    its lazily imported paths included (listed from a running wrapper's ``sys.modules``), and a
+    rehearsal of a whole Codex session. The host runs this at its first ``fork-session``
+    request, not at its start: measured with ``benchmarks/fleet_memory.py --seats 20 --mix
+    shell``, a DING stub forked from a host that had run it was 3.69–3.78 MiB PSS against 3.48
+    (its new objects land in the holes the rehearsal left in shared pages), so a fleet without
+    native seats never pays it."""
     import base64  # noqa: F401
     import hashlib  # noqa: F401
     import hmac  # noqa: F401
@@ -117,4 +121,5 @@ def seat_host(scope_directory: Path) -> int:
 
     preload()
     fork.HOST_SCOPE = Path(scope_directory)   # a stub finds its DING service here, computing nothing
-    return SeatHost(scope_directory, entry, session_entry=run_forked_session).serve()
+    return SeatHost(scope_directory, entry, session_entry=run_forked_session,
+                    session_preload=preload_native_wrappers).serve()

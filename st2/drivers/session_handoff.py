@@ -74,6 +74,10 @@ KILLED_STATUS = 137
 SEAT_HOST_KNOB = "ST2_SEAT_HOST"
 SUN_PATH_LINUX = 108
 HANDED_OFF_VERBS = ("codex-session", "opencode-session")
+FORK_TIMEOUT_SECONDS = 30.0
+"""The host answers one request at a time, and its first ``fork-session`` first preloads the
+wrappers (:func:`st2.cli.seat_host.preload_native_wrappers`): a fleet's panes starting at once
+queue behind it. A wrapper forked after this gave up hears its anchor's end closed and stops."""
 
 
 def eligible(name: str, values: dict[str, str]) -> bool:
@@ -124,7 +128,7 @@ def hand_off(name: str, root, values: dict[str, str], words: list[str]) -> None:
     body = {"op": "fork-session", "argv": list(words), "env": dict(os.environ), "cwd": os.getcwd(),
             "umask": umask, "encoding": sys.stdout.encoding, "errors": sys.stdout.errors, "build": build}
     try:
-        answer = wire.request(path, body, (0, 1, 2, wrapper_end.fileno()), timeout=wire.TIMEOUT_SECONDS)
+        answer = wire.request(path, body, (0, 1, 2, wrapper_end.fileno()), timeout=FORK_TIMEOUT_SECONDS)
     except OSError as error:
         answer = {"error": str(error)}
     wrapper_end.close()

@@ -46,12 +46,15 @@ def say(line: str) -> None:
 
 class SeatHost:
     def __init__(self, scope_directory: Path, entry: Callable[[list[str]], int],
-                 session_entry: Callable[[list[str]], int] | None = None) -> None:
+                 session_entry: Callable[[list[str]], int] | None = None,
+                 session_preload: Callable[[], None] | None = None) -> None:
         """``entry`` runs a forked per-seat process's CLI words; ``session_entry`` a forked
-        session wrapper's (:mod:`st2.seathost.session_fork`; None: such requests are refused)."""
+        session wrapper's (:mod:`st2.seathost.session_fork`; None: such requests are refused),
+        after ``session_preload`` ran once, at the first such request (then frozen too)."""
         self.directory = Path(scope_directory)
         self.entry = entry
         self.session_entry = session_entry
+        self.session_preload = session_preload
         self.build = wire.build_id()
         self.hub = WatchHub()
         self.children: set[int] = set()
@@ -188,6 +191,7 @@ class SeatHost:
             elif operation == "fork" and len(descriptors) == 1:
                 wire.send(connection, self._fork(body, descriptors[0]))
             elif operation == session_fork.OP:
+                self._preload_sessions()
                 answer = session_fork.serve(body, descriptors, self.build, self.session_entry)
                 if isinstance(answer.get("pid"), int):
                     self.children.add(answer["pid"])
@@ -228,6 +232,18 @@ class SeatHost:
             return {"error": f"fork failed: {error}"}
         self.children.add(pid)
         return {"pid": pid, "startTicks": ticks}
+
+    def _preload_sessions(self) -> None:
+        """Import (and rehearse) what a forked session wrapper runs, once, and freeze it."""
+        preload, self.session_preload = self.session_preload, None
+        if preload is None:
+            return
+        try:
+            preload()
+        except Exception as error:  # the wrapper imports what it needs itself
+            say(f"preloading the session wrappers failed: {error}")
+        gc.collect()
+        gc.freeze()
 
     def _registration_ended(self, selector, key: int) -> None:
         connection = self.connections.get(key)
