@@ -354,6 +354,9 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
     instances = sum(inotify_instances(pid) for pid in everything)
     service_pid, served = ding_service(state)
     ding_pids = {record.pid for rid, record in alive.items() if rid.endswith(".ding")}
+    idle = idle_cpu_percent([service_pid] if service_pid else [], sorted(ding_pids))
+    print(f"idle CPU over {IDLE_WINDOW_SECONDS:g} s (percent of one core): DING service {idle[0]:.1f}, "
+          f"DING tasks {idle[1]:.1f} together")
     self_serving = len(ding_pids - served)
     print(f"DING service: pid {service_pid} ({threads_and_descriptors(service_pid)}), {len(served & ding_pids)} of "
           f"{len(ding_pids)} DING tasks served; {self_serving} serve their seat themselves")
@@ -377,6 +380,32 @@ def ding_service(state: Path) -> tuple[int | None, set[int]]:
             continue
         return hello.get("pid"), {row.get("stub") for row in hello.get("serving") or ()}
     return None, set()
+
+
+IDLE_WINDOW_SECONDS = 5.0
+
+
+def cpu_ns(pid: int) -> int:
+    """Nanoseconds on CPU of every thread of ``pid`` (``schedstat``: per-process tick counts are
+    too coarse for a notifier that runs a fraction of a millisecond per pass)."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
+            except (OSError, IndexError, ValueError):
+                pass
+    except OSError:
+        pass
+    return total
+
+
+def idle_cpu_percent(*groups: list[int]) -> list[float]:
+    """CPU each group of processes used over :data:`IDLE_WINDOW_SECONDS` with no mail moving."""
+    before = [sum(cpu_ns(pid) for pid in group) for group in groups]
+    time.sleep(IDLE_WINDOW_SECONDS)
+    after = [sum(cpu_ns(pid) for pid in group) for group in groups]
+    return [100.0 * (end - start) / 1e9 / IDLE_WINDOW_SECONDS for start, end in zip(before, after)]
 
 
 def threads_and_descriptors(pid: int | None) -> str:
