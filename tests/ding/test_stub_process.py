@@ -127,7 +127,7 @@ def test_a_service_of_another_build_is_retired_and_never_used(tmp_path):
     host = subprocess.Popen([sys.executable, "-m", "st2", "seat-host", "--scope-directory", str(scope)],
                             stdout=host_log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
     host_log.close()
-    service_pid = None
+    service_pid = process = None
     try:
         poll_for(lambda: os.path.exists(wire.socket_path(scope)), "the seat host to listen", timeout=30)
         old = OldService(scope)
@@ -149,6 +149,9 @@ def test_a_service_of_another_build_is_retired_and_never_used(tmp_path):
         assert "SERVING" not in text(log)
         assert stop(process) == 0
     finally:
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
         if service_pid is not None:
             os.kill(service_pid, signal.SIGKILL)
         host.kill()
