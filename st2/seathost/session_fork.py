@@ -31,6 +31,11 @@ terminal) and the wrapper's end of the anchor's status socket; the answer ``{"pi
   newline on descriptor 3, which the anchor exits with.
 
 The host reaps the child like every fork; a SIGKILLed host leaves it running (re-parented).
+What differs from a wrapper that is the pane process: its ``/proc/<pid>/cmdline`` is the
+host's (``st2 seat-host …``; the anchor's names its PID), it is not in the pane's process tree
+(``benchmarks/fleet_memory.py`` and the lab's crash helper find it through the anchor), and
+under the systemd transport it lives in the host's scope, not the task's — stopping the task's
+scope ends the anchor, which ends the wrapper as above.
 """
 
 from __future__ import annotations
