@@ -15,8 +15,8 @@ wrapper (the pane process of a driver seat; a Claude wrapper while Claude runs i
 are, and how many sessions the seat host keeps) and any other st2 process in the task's process
 tree; the harness stand-ins are not st2 and are not counted. A native seat whose wrapper the
 seat host forked (st2.seathost.session_fork) counts its pane anchor (``sh``) and the forked
-wrapper, which is the host's child, found from the anchor's command line. Each seat's tmux server is
-reported separately; host-level st2 processes that serve every seat (the fork server and the
+wrapper, which is the host's zygote's child, found from the anchor's command line. Each seat's tmux server is
+reported separately; host-level st2 processes that serve every seat (the fork server, its zygote and the
 DING service, when they run) are divided across the seats and included in ``pss_per_seat_mib``;
 the supervisor is reported on its own. ``ding_pss_mib`` is the mean PSS of a seat's DING task (a
 stub whose loop the DING service runs, :mod:`st2.ding.stub`), ``ding_service_pss_mib`` the DING
@@ -342,8 +342,9 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
     everything = run_state_processes(state)
     shared = [pid for pid in everything if pid != supervisor and pid not in counted]
     shared_kib = sum(pss_kib(pid) or 0 for pid in shared)
+    roles = host_roles(state)
     for pid in shared:
-        print(f"host-level st2 process {pid}: {' '.join(cmdline(pid))[:100]}")
+        print(f"host-level st2 process {pid}{roles.get(pid, '')}: {' '.join(cmdline(pid))[:100]}")
         print(f"  {breakdown(pid)}")
     for name, values in (("DING notifier", dings), ("session wrapper", wrappers)):
         pid = next((alive[rid].pid for rid in alive if (rid.endswith(".ding")) == (name == "DING notifier")
@@ -380,6 +381,22 @@ def ding_service(state: Path) -> tuple[int | None, set[int]]:
             continue
         return hello.get("pid"), {row.get("stub") for row in hello.get("serving") or ()}
     return None, set()
+
+
+def host_roles(state: Path) -> dict[int, str]:
+    """`` (seat host)`` and `` (zygote)`` by PID, from the seat host's ``hello``: the zygote
+    (st2.seathost.zygote) carries the host's command line and environment, so it is counted
+    with the host-level processes like the host itself."""
+    from st2.seathost import wire
+
+    for path in state.glob(f"st2/scopes/*/{HOST}/{wire.SOCKET_NAME}"):
+        try:
+            hello = wire.request(path, {"op": "hello"}, timeout=5.0)
+        except OSError:
+            continue
+        return {pid: f" ({role})" for pid, role in ((hello.get("pid"), "seat host"), (hello.get("zygote"), "zygote"))
+                if isinstance(pid, int)}
+    return {}
 
 
 IDLE_WINDOW_SECONDS = 5.0

@@ -41,8 +41,27 @@ forked notifiers parsed without click 3.91 MiB; stubs with the service 3.29 MiB 
 3.16 MiB, the service 10.60 MiB for all 100, 3 inotify instances); at 627 seats 3.26 MiB per
 seat (the service 33.71 MiB, 628 threads, 5026 descriptors, still 3 inotify instances).
 
+The host no longer forks a per-seat process itself (issue 19, third step): the host keeps
+working after every fork (requests, every seat's inotify events, the keeper's timers), and each
+page it writes after a fork stops being shared with the children forked before. Right after
+``gc.freeze()`` it forks one **zygote** (:mod:`.zygote`), an idle copy of itself that only
+forks: the host forwards every ``fork`` and ``fork-session`` request to it over a socketpair
+(the same line, the same descriptors) and tracks the children by PID and start time. A dead
+zygote is replaced at the next fork (the log says so; if none can be forked the host forks
+directly); a zygote ends when its host does, and its children keep running. The native
+wrappers' modules stay the host's lazy preload (at the first ``fork-session``), after which the
+host replaces its zygote by one forked after the preload, so the wrappers share those pages.
+Measured one after another on the same machine (``benchmarks/fleet_memory.py``): ``--seats 100
+--mix shell,claude --settle 5`` before / after: shell seat 3.52 / 3.08–3.09 MiB, Claude seat 6.10 /
+5.73–5.74 MiB (≤ 6 now met), DING stub 3.35 / 2.92–2.93 MiB, Claude slim anchor 2.64 / 2.63 MiB, host-level
+processes 13.86 / 17.19 MiB for all 100 (host 3.47 / 4.30, zygote — / 2.54, service 10.39 /
+10.36); ``--seats 20 --mix codex,opencode`` before / after: Codex seat 6.21 / 6.29 MiB, opencode
+seat 7.74 / 7.84 MiB, forked wrapper 6.54 / 6.46 MiB, host-level 6.20 / 9.63 MiB for all 20 (the
+zygote's fixed cost; the zygote doing the preload itself instead measured 6.60 / 8.16 MiB per
+seat, host-level 14.65 MiB: the host's pages then stayed unshared).
+
 Modules: :mod:`.wire` (socket, requests, fd passing), :mod:`.server` (the loop),
-:mod:`.fork` (the child side), :mod:`.hub` (the shared watch), :mod:`.client` (the
+:mod:`.fork` (the child side), :mod:`.zygote` (the idle child that forks), :mod:`.hub` (the shared watch), :mod:`.client` (the
 supervisor's side), :mod:`.watch_client` (a per-seat process's side), :mod:`.keeper` (the keep registrations: the
 five-minute duties of every Claude wrapper while it is the slim anchor, which cannot import the
 record modules).

@@ -24,15 +24,28 @@ FORKED = False       # True in a child: a forked ``st2 ding`` runs as a stub (st
 HOST_SCOPE = None    # the forking seat host's scope directory (set by ``st2 seat-host``)
 
 
+def serve(body: dict, log: int, build: str, entry: Callable[[list[str]], int]) -> dict:
+    """The answer to one ``fork`` request (:mod:`.wire`): fork a child running ``entry(argv)``
+    and answer ``{"pid", "startTicks"}``, or ``{"error"}`` for another build, a malformed
+    request or a failed fork (the caller closes ``log`` and keeps the child's PID)."""
+    if body.get("build") != build:
+        return {"error": "build", "build": build}
+    words, environment, directory = body.get("argv"), body.get("env"), body.get("cwd")
+    if not (isinstance(words, list) and all(isinstance(word, str) for word in words) and words
+            and isinstance(environment, dict) and isinstance(directory, str)):
+        return {"error": "malformed fork request"}
+    try:
+        pid, ticks = fork(words, {str(k): str(v) for k, v in environment.items()}, directory, log, entry)
+    except OSError as error:
+        return {"error": f"fork failed: {error}"}
+    return {"pid": pid, "startTicks": ticks}
+
+
 def fork(words: list[str], environment: dict[str, str], directory: str, log: int,
          entry: Callable[[list[str]], int]) -> tuple[int, int]:
     """Fork a child running ``entry(words)``; return its PID and start ticks. The caller
     reaps it. Raise OSError when the fork fails."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    flush_streams()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child
         status = CHILD_FAILURE
@@ -41,9 +54,20 @@ def fork(words: list[str], environment: dict[str, str], directory: str, log: int
             status = _run(entry, words)
         finally:
             os._exit(status)
-    # The child cannot have been reaped yet (only the host's loop reaps), so its stat is there.
+    # The child cannot have been reaped yet (the host's loop and the zygote reap only between
+    # requests), so its stat is there.
     stat = proc_stat.read(pid)
     return pid, stat.start_ticks if stat is not None else 0
+
+
+def flush_streams() -> None:
+    """Flush ``sys.stdout`` and ``sys.stderr`` (before a fork, so no buffered line is written
+    twice; and before a child exits)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
 
 
 def _become_task(environment: dict[str, str], directory: str, log: int) -> None:  # pragma: no cover
@@ -86,9 +110,5 @@ def _run(entry: Callable[[list[str]], int], words: list[str]) -> int:  # pragma:
         except (OSError, ValueError):
             pass
         status = CHILD_FAILURE
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    flush_streams()
     return int(status) & 0xFF

@@ -6,8 +6,10 @@ holds ``seat-host.lock`` (``flock``, released by the kernel on any death) before
 ``seat-host.sock``; a second start finds the lock taken and exits 0. It imports the per-seat
 processes' modules once (the caller's ``preload``), runs ``gc.freeze()``, and then serves
 requests (:mod:`st2.seathost.wire`) one at a time on a single thread (a fork is only safe from
-a single-threaded process): forks per-seat processes (:mod:`st2.seathost.fork`; a native
-seat's session wrapper, :mod:`st2.seathost.session_fork`) and reaps them,
+a single-threaded process): has its zygote (:mod:`st2.seathost.zygote`, forked right after the
+freeze) fork per-seat processes (:mod:`st2.seathost.fork`; a native seat's session wrapper,
+:mod:`st2.seathost.session_fork`) and tracks them by PID and start ticks (forking them itself,
+and reaping them, only when no zygote can be had),
 and serves every registered seat watch from one inotify instance (:mod:`st2.seathost.hub`).
 
 Nothing a forked process needs lives here: if the host is SIGKILLed its children keep running
@@ -30,9 +32,11 @@ from typing import Callable
 
 from st2.fs.lock import LockTimeout, RecordLock
 from st2.fs.pipe import drain
+from st2.process import proc_stat
 from st2.seathost import fork as fork_module
 from st2.seathost import session_fork
 from st2.seathost import wire
+from st2.seathost import zygote as zygote_module
 from st2.seathost.hub import WatchHub
 from st2.seathost.keeper import OPERATION as KEEP, Keeper
 
@@ -57,7 +61,9 @@ class SeatHost:
         self.session_preload = session_preload
         self.build = wire.build_id()
         self.hub = WatchHub()
-        self.children: set[int] = set()
+        self.children: set[int] = set()              # forked here directly (no zygote): waited for
+        self.remote: dict[int, int] = {}             # the zygote's children: pid -> start ticks
+        self.zygote = zygote_module.Link(entry, session_entry)
         self.stopping = False
         self.listener: socket.socket | None = None
         self.connections: dict[int, socket.socket] = {}
@@ -101,6 +107,7 @@ class SeatHost:
         # from touching (and so copying) those pages in the children.
         gc.collect()
         gc.freeze()
+        self._start_zygote()
         say(f"serving {self.directory} as pid {os.getpid()} (build {self.build})")
         try:
             self._loop(read_end)
@@ -123,7 +130,7 @@ class SeatHost:
 
         idle_since = time.monotonic()
         while not self.stopping:
-            if self.children or self.hub.registrations or self.keeper.kept:
+            if self.children or self.hub.registrations or self.keeper.kept or self._remote_alive():
                 idle_since = time.monotonic()
             elif time.monotonic() - idle_since >= IDLE_EXIT_SECONDS:
                 say(f"nothing to serve for {IDLE_EXIT_SECONDS:g}s; exiting (the next st2 up starts another)")
@@ -187,15 +194,11 @@ class SeatHost:
                                        "watching": len(self.hub.registrations),
                                        "registrants": sorted(pid for pid in self.peers.values() if pid),
                                        "kept": self.keeper.summary(),
-                                       "inotify": self.hub.error is None})
+                                       "inotify": self.hub.error is None, "zygote": self.zygote.pid})
             elif operation == "fork" and len(descriptors) == 1:
-                wire.send(connection, self._fork(body, descriptors[0]))
+                wire.send(connection, self._fork(body, descriptors))
             elif operation == session_fork.OP:
-                self._preload_sessions()
-                answer = session_fork.serve(body, descriptors, self.build, self.session_entry)
-                if isinstance(answer.get("pid"), int):
-                    self.children.add(answer["pid"])
-                wire.send(connection, answer)
+                wire.send(connection, self._fork(body, descriptors))
             elif operation == "retire":
                 wire.send(connection, {"ok": True})
                 self.stopping = True
@@ -218,20 +221,55 @@ class SeatHost:
         selector.register(connection, selectors.EVENT_READ, "registration")
         return True
 
-    def _fork(self, body: dict, log: int) -> dict:
+    def _fork(self, body: dict, descriptors: list[int]) -> dict:
+        """A ``fork`` or ``fork-session`` request, forwarded to the zygote; forked here when no
+        zygote can be had (a new one is started first when the last one is gone)."""
         if body.get("build") != self.build:
             return {"error": "build", "build": self.build}
-        words, environment, directory = body.get("argv"), body.get("env"), body.get("cwd")
-        if not (isinstance(words, list) and all(isinstance(word, str) for word in words) and words
-                and isinstance(environment, dict) and isinstance(directory, str)):
-            return {"error": "malformed fork request"}
+        if body.get("op") == session_fork.OP and self.session_preload is not None:
+            # The wrappers' modules are imported here once, and the zygote replaced by one
+            # forked after them: the wrappers then share those pages with the host.
+            self._preload_sessions()
+            self.zygote.lost()   # it exits; its children keep running
+            say("the session wrappers are preloaded; a new zygote forks from here on")
+            self._start_zygote()
+        answer = self.zygote.request(body, descriptors)
+        if answer is None:   # the request reached no zygote
+            say("the zygote is gone; forking a new one")
+            if self._start_zygote():
+                answer = self.zygote.request(body, descriptors)
+        if answer is not None:
+            if isinstance(answer.get("pid"), int) and isinstance(answer.get("startTicks"), int):
+                self.remote[answer["pid"]] = answer["startTicks"]
+            return answer
+        if body.get("op") == session_fork.OP:
+            self._preload_sessions()
+            answer = session_fork.serve(body, descriptors, self.build, self.session_entry)
+        else:
+            answer = fork_module.serve(body, descriptors[0], self.build, self.entry)
+        if isinstance(answer.get("pid"), int):
+            self.children.add(answer["pid"])
+        return answer
+
+    def _start_zygote(self) -> bool:
         try:
-            pid, ticks = fork_module.fork(words, {str(k): str(v) for k, v in environment.items()},
-                                          directory, log, self.entry)
+            pid = self.zygote.start()
         except OSError as error:
-            return {"error": f"fork failed: {error}"}
-        self.children.add(pid)
-        return {"pid": pid, "startTicks": ticks}
+            say(f"cannot fork a zygote ({error}); forking per-seat processes here")
+            return False
+        say(f"zygote started as pid {pid}")
+        return True
+
+    def _remote_alive(self) -> bool:
+        """Whether any child the zygote forked still runs (PID and start ticks, not waitpid)."""
+        for pid, ticks in list(self.remote.items()):
+            try:
+                stat = proc_stat.read(pid)
+            except proc_stat.ProcUnavailable:
+                continue
+            if stat is None or stat.start_ticks != ticks or not stat.running:
+                del self.remote[pid]
+        return bool(self.remote)
 
     def _preload_sessions(self) -> None:
         """Import (and rehearse) what a forked session wrapper runs, once, and freeze it."""
@@ -264,15 +302,18 @@ class SeatHost:
         connection.close()
 
     def _reap(self) -> None:
-        while self.children:
+        while self.children or self.zygote.pid is not None:
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 self.children.clear()
+                self.zygote.reaped(self.zygote.pid)
                 return
             if pid == 0:
                 return
             self.children.discard(pid)
+            if self.zygote.reaped(pid):
+                say(f"the zygote {pid} ended; the next fork starts another")
 
     def _close(self, lock: RecordLock) -> None:
         path = wire.socket_path(self.directory)
@@ -283,6 +324,7 @@ class SeatHost:
             pass
         if self.listener is not None:
             self.listener.close()
+        self.zygote.lost()   # the zygote reads the end of its socketpair and exits
         for key in list(self.connections):
             self.hub.unregister(key)
             self.keeper.unregister(key)

@@ -79,11 +79,7 @@ def serve(body: dict, descriptors: list[int], build: str, entry: Callable[[list[
     problem = valid(body, descriptors)
     if problem is not None:
         return {"error": problem}
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    fork_module.flush_streams()
     try:
         pid = os.fork()
     except OSError as error:

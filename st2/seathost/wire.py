@@ -3,9 +3,10 @@ one JSON request line per connection, file descriptors passed beside it with ``S
 
 Requests (``op``):
 
-- ``hello`` → ``{"protocol", "build", "pid", "watching", "registrants", "kept", "inotify"}``: who
-  serves, for which build, how many seat watches it serves and the registrants' PIDs, and
-  whether it holds its inotify instance;
+- ``hello`` → ``{"protocol", "build", "pid", "watching", "registrants", "kept", "inotify",
+  "zygote"}``: who serves, for which build, how many seat watches it serves and the registrants'
+  PIDs, whether it holds its inotify instance, and the PID of the zygote that forks for it
+  (:mod:`st2.seathost.zygote`; null when it has none right now);
 - ``fork`` ``{argv, env, cwd, runtimeId, build}`` + the task's log descriptor →
   ``{"pid", "startTicks"}`` or ``{"error"}``: start one per-seat process (see
   :mod:`st2.seathost.fork`); refused when ``build`` is not the host's own;
@@ -46,6 +47,10 @@ TIMEOUT_SECONDS = 5.0
 
 class WireError(OSError):
     """The other side did not answer with one well-formed line."""
+
+
+class WireClosed(WireError):
+    """The other side closed the connection before a whole line."""
 
 
 def socket_path(scope_directory: Path) -> Path:
@@ -96,7 +101,7 @@ def receive(connection: socket.socket) -> tuple[dict, list[int]]:
         descriptors += received
         if not data:
             _close_all(descriptors)
-            raise WireError("the seat host connection closed before a whole line")
+            raise WireClosed("the seat host connection closed before a whole line")
         chunks.append(data)
         size += len(data)
         if b"\n" in data:

@@ -96,10 +96,12 @@ def test_sigkilling_a_stub_or_the_ding_service_loses_and_duplicates_no_notice(fl
     try:
         wait_served(fleet)
         host = hello(wire.socket_path(fleet.scope.directory))["pid"]
+        zygote = hello(wire.socket_path(fleet.scope.directory))["zygote"]
+        assert parent_of(zygote) == host                  # the host's one child that forks for it
         first_service = service(fleet)["pid"]
-        assert parent_of(first_service) == host          # forked by the seat host, pre-imported
+        assert parent_of(first_service) == zygote        # forked by the seat host's zygote, pre-imported
         for identity, pid in ding_pids(fleet).items():
-            assert parent_of(pid) == host, f"{identity}'s stub was not forked by the seat host"
+            assert parent_of(pid) == zygote, f"{identity}'s stub was not forked by the seat host's zygote"
             assert inotify_instances(pid) == 0
         assert inotify_instances(first_service) == 0      # its seats wake through the host's one instance
         assert inotify_instances(host) == 1

@@ -44,6 +44,19 @@ def host_pid(fleet) -> int | None:
         return None
 
 
+def zygote_pid(fleet) -> int | None:
+    """The PID of the host's zygote (its one child that forks every per-seat process)."""
+    try:
+        return wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"}, timeout=1.0).get("zygote")
+    except OSError:
+        return None
+
+
+def exists(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
 def parent_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
 
@@ -53,16 +66,22 @@ def ding_pids(fleet) -> dict[str, int]:
     return {identity: running[f"h.{identity}.ding"][0] for identity in SEATS if f"h.{identity}.ding" in running}
 
 
-def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(fleet):
+def standin_seats(fleet, identities, extra: str = "") -> dict[str, Path]:
+    """A stand-in-TUI seat with DING per identity; the directory of each one's stand-in logs."""
     standins = {}
-    for identity in SEATS:
+    for identity in identities:
         logs = fleet.base / f"standin-{identity}"
         logs.mkdir()
         standins[identity] = logs
         argv = " ".join(f'"{word}"' for word in (sys.executable, str(STANDIN), "--bytes", str(logs / "bytes"),
                                                  "--events", str(logs / "events")))
-        seat = fleet.seat(identity, f"    argv {argv}\n    ding\n    restart {{\n        attempts 50\n    }}")
+        seat = fleet.seat(identity, f"    argv {argv}\n    ding{extra}")
         (seat / "resources" / "inbox").mkdir(parents=True)
+    return standins
+
+
+def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(fleet):
+    standins = standin_seats(fleet, SEATS, "\n    restart {\n        attempts 50\n    }")
     fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
     supervisor = fleet.up("--interval", "1s")
     try:
@@ -73,8 +92,10 @@ def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(f
                      what=f"{identity}'s ownership record")
         host = host_pid(fleet)
         assert host is not None
+        zygote = zygote_pid(fleet)
+        assert zygote is not None and parent_of(zygote) == host
         for identity, pid in ding_pids(fleet).items():
-            assert parent_of(pid) == host, f"{identity}'s notifier was not forked by the seat host"
+            assert parent_of(pid) == zygote, f"{identity}'s notifier was not forked by the seat host's zygote"
             assert inotify_instances(pid) == 0            # it wakes through the host's one instance
         assert inotify_instances(host) == 1
         poll_for(lambda: len(wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"})["registrants"])
@@ -100,7 +121,9 @@ def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(f
         def kill_host() -> None:
             nonlocal host
             before = ding_pids(fleet)
+            zygote = zygote_pid(fleet)
             os.kill(host, signal.SIGKILL)
+            poll_for(lambda: not exists(zygote), timeout=10, what="the zygote ending with its host")
             poll_for(lambda: host_pid(fleet) not in (None, host), timeout=30, what="a new seat host")
             host = host_pid(fleet)
             # The host's death stopped no notifier: each runs on with its PID.
@@ -129,8 +152,8 @@ def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(f
             received = (standins[identity] / "bytes").read_bytes()
             for notice in notices[identity]:
                 assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, (identity, notice)
-        # cat's notifier, restarted after the last host kill, is the newest host's child.
-        assert parent_of(ding_pids(fleet)["cat"]) == host
+        # cat's notifier, restarted after the last host kill, is the newest host's zygote's child.
+        assert parent_of(parent_of(ding_pids(fleet)["cat"])) == host
     finally:
         fleet.stop(supervisor)
         fleet.st2("down")
@@ -144,7 +167,8 @@ def test_forked_notifiers_outlive_the_supervisor_and_the_seat_host_and_are_adopt
     live = poll_for(lambda: (lambda running: running if len(running) == 4 else None)(fleet.running()), timeout=60)
     assert live, fleet.log()
     host = host_pid(fleet)
-    assert host is not None and all(parent_of(live[f"h.{identity}.ding"][0]) == host for identity in SEATS[:2])
+    assert host is not None and all(parent_of(parent_of(live[f"h.{identity}.ding"][0])) == host
+                                    for identity in SEATS[:2])
     first.send_signal(signal.SIGKILL)
     first.wait(timeout=10)
     os.kill(host, signal.SIGKILL)
@@ -166,3 +190,45 @@ def test_forked_notifiers_outlive_the_supervisor_and_the_seat_host_and_are_adopt
     fleet.st2("down", "ann")   # one seat's notifier stops alone
     running = fleet.running()
     assert "h.ann.ding" not in running and running["h.bob.ding"] == live["h.bob.ding"]
+
+
+def test_sigkilling_the_zygote_stops_no_notifier_and_the_next_seat_still_forks(fleet):
+    standins = standin_seats(fleet, SEATS[:2])
+    supervisor = fleet.up("--interval", "1s")
+    try:
+        poll_for(lambda: len(ding_pids(fleet)) == 2 and len(fleet.running()) == 4, timeout=60,
+                 what="both seats and their notifiers")
+        for identity in SEATS[:2]:
+            poll_for(lambda: (fleet.scope.directory / "ding" / f"h.{identity}.json").exists(), timeout=30,
+                     what=f"{identity}'s ownership record")
+        host, zygote = host_pid(fleet), zygote_pid(fleet)
+        before = ding_pids(fleet)
+        assert all(parent_of(pid) == zygote for pid in before.values())
+        os.kill(zygote, signal.SIGKILL)
+        poll_for(lambda: not exists(zygote), timeout=10, what="the zygote gone")
+        assert ding_pids(fleet) == before, "the zygote's death stopped a notifier"
+        notices = {}
+        for identity in SEATS[:2]:
+            subject = f"after the zygote for {identity}"
+            seat = fleet.catalog / "agents" / "h" / identity
+            notices[identity] = typed_notice(write_message(seat, subject), subject, "h.planner")
+        for identity in SEATS[:2]:
+            events = standins[identity] / "events"
+            poll_for(lambda: events.exists() and "submit\t" in events.read_text(), timeout=60,
+                     what=f"{identity}'s notice delivered after the zygote died")
+            submitted = [line.split("\t", 1)[1] for line in events.read_text().splitlines()
+                         if line.startswith("submit")]
+            assert submitted == [repr(notices[identity])], identity
+        # A new seat's notifier still forks: from a new zygote of the same host.
+        seat = fleet.seat("cat", '    argv "sleep" "600"\n    ding')
+        (seat / "resources" / "inbox").mkdir(parents=True)
+        poll_for(lambda: "cat" in ding_pids(fleet), timeout=60, what="the new seat's notifier")
+        assert host_pid(fleet) == host
+        fresh = zygote_pid(fleet)
+        assert fresh not in (None, zygote) and parent_of(fresh) == host
+        assert parent_of(ding_pids(fleet)["cat"]) == fresh
+        assert {name: pid for name, pid in ding_pids(fleet).items() if name != "cat"} == before
+        assert "the zygote is gone; forking a new one" in (fleet.catalog / "logs" / "h.seat-host.log").read_text()
+    finally:
+        fleet.stop(supervisor)
+        fleet.st2("down")

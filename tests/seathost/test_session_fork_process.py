@@ -196,8 +196,10 @@ def test_the_wrapper_runs_forked_from_the_seat_host_on_the_pane_s_terminal(rig: 
     # The pane process is the anchor (exec kept its PID): sh, the fixed script, the wrapper's PID.
     assert cmdline(anchor) == ["/bin/sh", "-c", ANCHOR, ANCHOR_NAME, str(wrapper), ""]
     assert children(anchor) == []
-    # The wrapper is the host's child, in a session of its own, on the pane's terminal.
-    assert int(status_field(wrapper, "PPid")) == host and session_of(wrapper) == wrapper
+    # The wrapper is the child of the host's zygote, in a session of its own, on the pane's terminal.
+    zygote = rig.hello()["zygote"]
+    assert int(status_field(zygote, "PPid")) == host
+    assert int(status_field(wrapper, "PPid")) == zygote and session_of(wrapper) == wrapper
     assert cmdline(wrapper)[1:4] == ["-m", "st2", "seat-host"]
     terminal = os.readlink(f"/proc/{anchor}/fd/1")   # (its 0 is the socket while `read <&3` blocks)
     assert terminal.startswith("/dev/pts/")
@@ -224,7 +226,9 @@ def test_an_opencode_transcript_seat_s_wrapper_runs_forked_too(rig: Rig) -> None
     poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME,
              lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
     wrapper = rig.wrapper_of(anchor)
-    assert int(status_field(wrapper, "PPid")) == host and session_of(wrapper) == wrapper
+    zygote = rig.hello()["zygote"]
+    assert int(status_field(zygote, "PPid")) == host
+    assert int(status_field(wrapper, "PPid")) == zygote and session_of(wrapper) == wrapper
     poll_for(lambda: "opencode serve listening on 127.0.0.1:" in rig.screen(),
              lambda: f"the served session in the pane\n{rig.screen()}", timeout=90)
     rig.tmux("send-keys", "-t", "seat", "-l", "/help")
