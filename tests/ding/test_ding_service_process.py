@@ -10,23 +10,19 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from ding_support import STANDIN, poll_for, runs_on, typed_notice, write_message
+from ding_support import poll_for, runs_on, write_message
+from seat_fleet_support import RESTARTS, SEATS, Rounds, ding_pids, kill_and_restart, parent_of, standin_seats
 from st2.ding import service_wire
-from st2.ding.notice import PASTE_END, PASTE_START
 from st2.doctor.wakeups import inotify_instances
 from st2.seathost import wire
 from supervisor_support import Fleet
 
 pytestmark = pytest.mark.process
-
-SEATS = ("ann", "bob", "cat")
-
 
 def hello(path: Path) -> dict | None:
     try:
@@ -52,15 +48,6 @@ def service(fleet) -> dict | None:
     return hello(service_wire.socket_path(fleet.scope.directory))
 
 
-def parent_of(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
-
-
-def ding_pids(fleet) -> dict[str, int]:
-    running = fleet.running()
-    return {identity: running[f"h.{identity}.ding"][0] for identity in SEATS if f"h.{identity}.ding" in running}
-
-
 def served(fleet) -> dict[str, int]:
     """target identity -> stub pid of every seat the service serves with a live shared watch."""
     answer = service(fleet) or {}
@@ -72,15 +59,7 @@ def ding_log(fleet, identity: str) -> Path:
 
 
 def start(fleet) -> dict[str, Path]:
-    standins = {}
-    for identity in SEATS:
-        logs = fleet.base / f"standin-{identity}"
-        logs.mkdir()
-        standins[identity] = logs
-        argv = " ".join(f'"{word}"' for word in (sys.executable, str(STANDIN), "--bytes", str(logs / "bytes"),
-                                                 "--events", str(logs / "events")))
-        seat = fleet.seat(identity, f"    argv {argv}\n    ding\n    restart {{\n        attempts 50\n    }}")
-        (seat / "resources" / "inbox").mkdir(parents=True)
+    standins = standin_seats(fleet, SEATS, RESTARTS)
     fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
     return standins
 
@@ -109,29 +88,13 @@ def test_sigkilling_a_stub_or_the_ding_service_loses_and_duplicates_no_notice(fl
             poll_for(lambda: (fleet.scope.directory / "ding" / f"h.{identity}.json").exists(), timeout=30,
                      what=f"{identity}'s ownership record")
 
-        notices = {identity: [] for identity in SEATS}
-
-        def post(round_number: int) -> None:
-            for identity in SEATS:
-                subject = f"round {round_number} for {identity}"
-                seat = fleet.catalog / "agents" / "h" / identity
-                notices[identity].append(typed_notice(write_message(seat, subject), subject, "h.planner"))
-
-        def kill_stub(identity: str) -> None:
-            victim = ding_pids(fleet)[identity]
-            others = {name: pid for name, pid in ding_pids(fleet).items() if name != identity}
-            os.killpg(victim, signal.SIGKILL)
-            poll_for(lambda: ding_pids(fleet).get(identity) not in (None, victim), timeout=30,
-                     what=f"the supervisor's restart of {identity}'s stub")
-            # One seat's stub dying stopped no other seat's notifier.
-            assert {name: pid for name, pid in ding_pids(fleet).items() if name != identity} == others
-
-        post(0)
-        kill_stub("ann")
+        rounds = Rounds(fleet, standins)
+        rounds.post(0)
+        kill_and_restart(fleet, "ann", "stub")
         # ann's old thread stopped, and the restarted stub is served again: one row per seat.
         wait_served(fleet)
         assert [row["target"] for row in service(fleet)["serving"]] == [f"h.{identity}" for identity in SEATS]
-        post(1)
+        rounds.post(1)
         before = ding_pids(fleet)
         os.kill(first_service, signal.SIGKILL)
         for identity in SEATS:
@@ -142,28 +105,16 @@ def test_sigkilling_a_stub_or_the_ding_service_loses_and_duplicates_no_notice(fl
         doctor = fleet.st2("doctor").stdout
         for identity in SEATS:
             assert f"h.{identity}.ding: ding-serves-itself: pid {before[identity]} serves its seat itself" in doctor, doctor
-        post(2)
-        for identity in SEATS:
-            events = standins[identity] / "events"
-            poll_for(lambda: events.exists() and events.read_text().count("submit\t") >= len(notices[identity]),
-                     timeout=60, what=f"{identity}'s notices after the service died")
-        kill_stub("bob")                                   # restarted: served by a new service, on demand
+        rounds.post(2)
+        rounds.wait_all("the notices after the service died")
+        kill_and_restart(fleet, "bob", "stub")  # restarted: served by a new service, on demand
         poll_for(lambda: "bob" in served(fleet) and service(fleet)["pid"] != first_service, timeout=60,
                  what="a new DING service serving bob's restarted stub")
-        post(3)
-        for identity in SEATS:
-            events = standins[identity] / "events"
-            poll_for(lambda: events.exists() and events.read_text().count("submit\t") >= len(notices[identity]),
-                     timeout=60, what=f"every notice of {identity}")
+        rounds.post(3)
+        rounds.wait_all()
         for identity in SEATS:
             runs_on(ding_log(fleet, identity), passes=3)   # anything extra shows now
-        for identity in SEATS:
-            events = (standins[identity] / "events").read_text()
-            submitted = [line.split("\t", 1)[1] for line in events.splitlines() if line.startswith("submit")]
-            assert submitted == [repr(notice) for notice in notices[identity]], identity
-            received = (standins[identity] / "bytes").read_bytes()
-            for notice in notices[identity]:
-                assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, (identity, notice)
+        rounds.assert_each_once()
     finally:
         fleet.stop(supervisor)
         fleet.st2("down")

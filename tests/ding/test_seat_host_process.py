@@ -8,22 +8,19 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from ding_support import STANDIN, poll_for, runs_on, typed_notice, write_message
-from st2.ding.notice import PASTE_END, PASTE_START
+from ding_support import poll_for, runs_on
+from seat_fleet_support import (RESTARTS, SEATS, Rounds, ding_pids, exists, kill_and_restart, parent_of,
+                                standin_seats)
 from st2.doctor.wakeups import inotify_instances
 from st2.seathost import wire
 from supervisor_support import Fleet
 
 pytestmark = pytest.mark.process
-
-SEATS = ("ann", "bob", "cat")
-
 
 @pytest.fixture
 def fleet():
@@ -52,36 +49,8 @@ def zygote_pid(fleet) -> int | None:
         return None
 
 
-def exists(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
-
-
-def parent_of(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
-
-
-def ding_pids(fleet) -> dict[str, int]:
-    running = fleet.running()
-    return {identity: running[f"h.{identity}.ding"][0] for identity in SEATS if f"h.{identity}.ding" in running}
-
-
-def standin_seats(fleet, identities, extra: str = "") -> dict[str, Path]:
-    """A stand-in-TUI seat with DING per identity; the directory of each one's stand-in logs."""
-    standins = {}
-    for identity in identities:
-        logs = fleet.base / f"standin-{identity}"
-        logs.mkdir()
-        standins[identity] = logs
-        argv = " ".join(f'"{word}"' for word in (sys.executable, str(STANDIN), "--bytes", str(logs / "bytes"),
-                                                 "--events", str(logs / "events")))
-        seat = fleet.seat(identity, f"    argv {argv}\n    ding{extra}")
-        (seat / "resources" / "inbox").mkdir(parents=True)
-    return standins
-
-
 def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(fleet):
-    standins = standin_seats(fleet, SEATS, "\n    restart {\n        attempts 50\n    }")
+    standins = standin_seats(fleet, SEATS, RESTARTS)
     fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
     supervisor = fleet.up("--interval", "1s")
     try:
@@ -101,22 +70,7 @@ def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(f
         poll_for(lambda: len(wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"})["registrants"])
                  == len(SEATS), timeout=30, what="every notifier registered with the seat host")
 
-        notices = {identity: [] for identity in SEATS}
-
-        def post(round_number: int) -> None:
-            for identity in SEATS:
-                subject = f"round {round_number} for {identity}"
-                seat = fleet.catalog / "agents" / "h" / identity
-                notices[identity].append(typed_notice(write_message(seat, subject), subject, "h.planner"))
-
-        def kill_notifier(identity: str) -> None:
-            victim = ding_pids(fleet)[identity]
-            others = {name: pid for name, pid in ding_pids(fleet).items() if name != identity}
-            os.killpg(victim, signal.SIGKILL)
-            poll_for(lambda: ding_pids(fleet).get(identity) not in (None, victim), timeout=30,
-                     what=f"the supervisor's restart of {identity}'s notifier")
-            # One seat's delivery crashing stopped no other seat's notifier.
-            assert {name: pid for name, pid in ding_pids(fleet).items() if name != identity} == others
+        rounds = Rounds(fleet, standins)
 
         def kill_host() -> None:
             nonlocal host
@@ -129,29 +83,20 @@ def test_sigkilling_a_notifier_or_the_seat_host_loses_and_duplicates_no_notice(f
             # The host's death stopped no notifier: each runs on with its PID.
             assert {identity: pid for identity, pid in ding_pids(fleet).items() if identity in before} == before
 
-        post(0)
-        kill_notifier("ann")
-        post(1)
+        rounds.post(0)
+        kill_and_restart(fleet, "ann", "notifier")
+        rounds.post(1)
         kill_host()
-        post(2)
-        kill_notifier("bob")
+        rounds.post(2)
+        kill_and_restart(fleet, "bob", "notifier")
         kill_host()
-        post(3)
-        kill_notifier("cat")
-        post(4)
-        for identity in SEATS:
-            events = standins[identity] / "events"
-            poll_for(lambda: events.exists() and events.read_text().count("submit\t") >= len(notices[identity]),
-                     timeout=60, what=f"every notice of {identity}")
+        rounds.post(3)
+        kill_and_restart(fleet, "cat", "notifier")
+        rounds.post(4)
+        rounds.wait_all()
         for identity in SEATS:
             runs_on(fleet.catalog / "logs" / f"h.{identity}.ding.log", passes=3)   # anything extra shows now
-        for identity in SEATS:
-            events = (standins[identity] / "events").read_text()
-            submitted = [line.split("\t", 1)[1] for line in events.splitlines() if line.startswith("submit")]
-            assert submitted == [repr(notice) for notice in notices[identity]], identity
-            received = (standins[identity] / "bytes").read_bytes()
-            for notice in notices[identity]:
-                assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, (identity, notice)
+        rounds.assert_each_once()
         # cat's notifier, restarted after the last host kill, is the newest host's zygote's child.
         assert parent_of(parent_of(ding_pids(fleet)["cat"])) == host
     finally:
@@ -207,18 +152,10 @@ def test_sigkilling_the_zygote_stops_no_notifier_and_the_next_seat_still_forks(f
         os.kill(zygote, signal.SIGKILL)
         poll_for(lambda: not exists(zygote), timeout=10, what="the zygote gone")
         assert ding_pids(fleet) == before, "the zygote's death stopped a notifier"
-        notices = {}
-        for identity in SEATS[:2]:
-            subject = f"after the zygote for {identity}"
-            seat = fleet.catalog / "agents" / "h" / identity
-            notices[identity] = typed_notice(write_message(seat, subject), subject, "h.planner")
-        for identity in SEATS[:2]:
-            events = standins[identity] / "events"
-            poll_for(lambda: events.exists() and "submit\t" in events.read_text(), timeout=60,
-                     what=f"{identity}'s notice delivered after the zygote died")
-            submitted = [line.split("\t", 1)[1] for line in events.read_text().splitlines()
-                         if line.startswith("submit")]
-            assert submitted == [repr(notices[identity])], identity
+        rounds = Rounds(fleet, {identity: standins[identity] for identity in SEATS[:2]})
+        rounds.post(0)
+        rounds.wait_all("the notice delivered after the zygote died")
+        rounds.assert_each_once()
         # A new seat's notifier still forks: from a new zygote of the same host.
         seat = fleet.seat("cat", '    argv "sleep" "600"\n    ding')
         (seat / "resources" / "inbox").mkdir(parents=True)
