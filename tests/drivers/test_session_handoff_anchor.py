@@ -32,8 +32,15 @@ while True:
 '''
 
 
-# Puts the descriptor argv[1] at 3 and execs the rest (as the pane process does before the anchor).
-AT_THREE = "import os, sys; os.dup2(int(sys.argv[1]), 3); os.execv(sys.argv[2], sys.argv[2:])"
+# Puts the descriptor argv[1] at 3 and execs the rest (as the pane process does before the anchor),
+# with TERM, HUP and INT at their defaults: a runner started under nohup hands its children HUP
+# ignored, and a signal ignored on entry to sh can never be trapped (POSIX), which is the runner's
+# doing and not the anchor's.
+AT_THREE = ("import os, signal, sys\n"
+            "for number in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):\n"
+            "    signal.signal(number, signal.SIG_DFL)\n"
+            "os.dup2(int(sys.argv[1]), 3)\n"
+            "os.execv(sys.argv[2], sys.argv[2:])")
 
 
 def at_three(end: socket.socket, argv: list[str], **options) -> subprocess.Popen:
