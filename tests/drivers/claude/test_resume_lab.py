@@ -115,6 +115,11 @@ def supervise(seat) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def transcript_holds(fleet: ResumeFleet, session_id: str, text: str) -> bool:
+    paths = list((fleet.lab.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+    return len(paths) == 1 and text in paths[0].read_text(errors="replace")
+
+
 def test_a_whole_live_fleet_killed_comes_back_resumed(tmp_path: Path, fake_model) -> None:
     """Every st2 process the test started — the long-running supervisor, the seat's DING notifier,
     its wrapper — and its tmux server are SIGKILLed at once, the runtime scope removed; a new
@@ -127,6 +132,10 @@ def test_a_whole_live_fleet_killed_comes_back_resumed(tmp_path: Path, fake_model
         poll(lambda: fleet.ready(zeta), "zeta: ready", WAIT, zeta.screen, step=0.25)
         fleet.converse(zeta, "remember the word LYNX-ZETA")
         first = fleet.wait_session(zeta, "the published session id", lambda record: record["sessionId"])["sessionId"]
+        # Claude writes its transcript behind the turn: the crash must come after the conversation
+        # is in its store, or the resume is refused for want of it (seen once under load).
+        poll(lambda: transcript_holds(fleet, first, "LYNX-ZETA"), "zeta: the conversation in Claude's transcript",
+             WAIT, zeta.screen)
         from st2.runtime import launch_record
         from st2.runtime.scope import RuntimeScope
 
