@@ -94,11 +94,17 @@ class Fleets:
 
 
 def request_with(fake, marker: str) -> str:
-    """The messages (as JSON text) of the last request the fake model received carrying ``marker``."""
-    texts = [json.dumps((entry.get("body") or {}).get("messages", [])) for entry in fake.model_requests()]
-    matching = [text for text in texts if marker in text]
-    assert matching, f"no request carries {marker!r}"
-    return matching[-1]
+    """The messages (as JSON text) of the last request the fake model received carrying ``marker``,
+    waiting for it: a turn's idle is not proof that its request is the one already logged (under
+    load, a fresh session's start-up transitions can end :meth:`ResumeFleet.converse`'s wait
+    before the typed turn reaches the model; seen once in a fresh-clone run)."""
+
+    def matching() -> list[str]:
+        texts = [json.dumps((entry.get("body") or {}).get("messages", [])) for entry in fake.model_requests()]
+        return [text for text in texts if marker in text]
+
+    found = poll(matching, f"a request to the fake model carrying {marker!r}", WAIT)
+    return found[-1]
 
 
 def incarnation(seat: UpSeat) -> str:
