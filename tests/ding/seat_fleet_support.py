@@ -21,8 +21,12 @@ def parent_of(pid: int) -> int:
 
 
 def exists(pid: int) -> bool:
-    stat = Path(f"/proc/{pid}/stat")
-    return stat.exists() and stat.read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
+    """Whether ``pid`` runs (not a zombie). A process can end between the look and the read, which
+    then fails with ESRCH: that is gone too."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
 
 
 def ding_pids(fleet, seats=SEATS) -> dict[str, int]:
