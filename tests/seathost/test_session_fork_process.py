@@ -38,7 +38,7 @@ HELP_LINE = "/help shows this"
 def cmdline(pid: int) -> list[str]:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
-    except FileNotFoundError:
+    except OSError:  # gone, or gone under the read (ESRCH)
         return []
 
 
@@ -47,7 +47,7 @@ def status_field(pid: int, name: str) -> str | None:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith(name + ":"):
                 return line.split()[1]
-    except FileNotFoundError:
+    except OSError:  # gone, or gone under the read (ESRCH)
         return None
     return None
 
@@ -64,7 +64,7 @@ def session_of(pid: int) -> int:
 def children(pid: int) -> list[int]:
     try:
         return [int(word) for word in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except FileNotFoundError:
+    except OSError:  # gone, or gone under the read (ESRCH)
         return []
 
 
