@@ -250,46 +250,66 @@ def main() -> int:
 
     base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2fm-"))
     plan = make_catalog(base, arguments.seats, kinds)
-    state = base / "s"
-    environment = {key: value for key, value in os.environ.items()
-                   if not key.startswith(("ST_", "CATALOG", "TMUX", "NOTIFY_SOCKET"))}
-    environment.update(CATALOG=str(base / "c"), XDG_STATE_HOME=str(state), ST2_TRANSPORT="setsid",
-                       PYTHONDONTWRITEBYTECODE="1")
-    scope = RuntimeScope(base / "c", HOST, state_dir=state / "st2")
-    log = (base / "up.log").open("w")
-    started = time.monotonic()
-    supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", HOST, "--interval", "30s"],
-                                  stdout=log, stderr=subprocess.STDOUT, env=environment, cwd=REPO,
-                                  start_new_session=True)
-    wanted = expected_tasks(plan)
+    fleet = Up(base)
     try:
-        while True:
-            alive = live_records(scope)
-            if wanted <= set(alive):
-                break
-            if supervisor.poll() is not None or time.monotonic() - started > arguments.timeout:
-                print(f"only {len(set(alive) & wanted)} of {len(wanted)} tasks came up; see {base / 'up.log'}")
-                return 1
-            time.sleep(1.0)
-        up_seconds = time.monotonic() - started
+        up_seconds = fleet.wait_live(expected_tasks(plan), arguments.timeout)
+        if up_seconds is None:
+            return 1
         time.sleep(arguments.settle)
-        alive = live_records(scope)
-        report = measure(plan, alive, supervisor.pid, state)
+        alive = live_records(fleet.scope)
+        report = measure(plan, alive, fleet.supervisor.pid, fleet.state)
         report["up_seconds"] = up_seconds
-        report["anchored"], report["kept"] = anchored_and_kept(alive, scope)
+        report["anchored"], report["kept"] = anchored_and_kept(alive, fleet.scope)
         status = print_report(report, anchor_pss_mib(), arguments.seats)   # before the slow teardown
     finally:
-        supervisor.send_signal(signal.SIGTERM)
-        try:
-            supervisor.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            supervisor.kill()
-        log.close()
-        subprocess.run([sys.executable, "-m", "st2", "down", "--host", HOST], env=environment,
-                       cwd=REPO, capture_output=True, timeout=600)
-        teardown(scope, state)
-        shutil.rmtree(base, ignore_errors=True)
+        fleet.close()
     return status
+
+
+class Up:
+    """A real ``st2 up --host h`` over the catalog :func:`make_catalog` wrote under ``base``:
+    setsid transport, a private ``XDG_STATE_HOME`` (``base/s``), the caller's ``extra``
+    environment on top, its output in ``base/up.log``. :meth:`close` stops it, runs ``st2
+    down`` and kills whatever the run left (:func:`teardown`), then removes ``base``."""
+
+    def __init__(self, base: Path, extra: dict[str, str] | None = None, interval: str = "30s") -> None:
+        self.base = base
+        self.state = base / "s"
+        environment = {key: value for key, value in os.environ.items()
+                       if not key.startswith(("ST_", "CATALOG", "TMUX", "NOTIFY_SOCKET"))}
+        environment.update(CATALOG=str(base / "c"), XDG_STATE_HOME=str(self.state), ST2_TRANSPORT="setsid",
+                           PYTHONDONTWRITEBYTECODE="1", **(extra or {}))
+        self.environment = environment
+        self.scope = RuntimeScope(base / "c", HOST, state_dir=self.state / "st2")
+        self.log = (base / "up.log").open("w")
+        self.started = time.monotonic()
+        self.supervisor = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", HOST, "--interval", interval],
+                                           stdout=self.log, stderr=subprocess.STDOUT, env=environment, cwd=REPO,
+                                           start_new_session=True)
+
+    def wait_live(self, wanted: set[str], timeout: float) -> float | None:
+        """Seconds until every ``wanted`` task has a live launch record; None (said) when the
+        supervisor ended or ``timeout`` passed first."""
+        while True:
+            alive = live_records(self.scope)
+            if wanted <= set(alive):
+                return time.monotonic() - self.started
+            if self.supervisor.poll() is not None or time.monotonic() - self.started > timeout:
+                print(f"only {len(set(alive) & wanted)} of {len(wanted)} tasks came up; see {self.base / 'up.log'}")
+                return None
+            time.sleep(1.0)
+
+    def close(self) -> None:
+        self.supervisor.send_signal(signal.SIGTERM)
+        try:
+            self.supervisor.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.supervisor.kill()
+        self.log.close()
+        subprocess.run([sys.executable, "-m", "st2", "down", "--host", HOST], env=self.environment,
+                       cwd=REPO, capture_output=True, timeout=600)
+        teardown(self.scope, self.state)
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 def run_state_processes(state: Path) -> list[int]:

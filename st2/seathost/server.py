@@ -9,7 +9,8 @@ requests (:mod:`st2.seathost.wire`) one at a time on a single thread (a fork is 
 a single-threaded process): has its zygote (:mod:`st2.seathost.zygote`, forked right after the
 freeze) fork per-seat processes (:mod:`st2.seathost.fork`; a native seat's session wrapper,
 :mod:`st2.seathost.session_fork`) and tracks them by PID and start ticks (forking them itself,
-and reaping them, only when no zygote can be had),
+and reaping them, only when no zygote can be had: one cannot be forked, said in its log at
+each such fork, or ``ST2_SEAT_HOST_ZYGOTE=off``, said once at its start),
 and serves every registered seat watch from one inotify instance (:mod:`st2.seathost.hub`).
 
 Nothing a forked process needs lives here: if the host is SIGKILLed its children keep running
@@ -41,6 +42,7 @@ from st2.seathost.hub import WatchHub
 from st2.seathost.keeper import OPERATION as KEEP, Keeper
 
 LOCK_WAIT_SECONDS = 10.0
+ZYGOTE_KNOB = "ST2_SEAT_HOST_ZYGOTE"   # "off": no zygote; the host forks every per-seat process itself
 IDLE_EXIT_SECONDS = 60.0   # no child of ours alive and no registration: nothing to serve
 
 
@@ -64,6 +66,7 @@ class SeatHost:
         self.children: set[int] = set()              # forked here directly (no zygote): waited for
         self.remote: dict[int, int] = {}             # the zygote's children: pid -> start ticks
         self.zygote = zygote_module.Link(entry, session_entry)
+        self.use_zygote = os.environ.get(ZYGOTE_KNOB, "on") != "off"
         self.stopping = False
         self.listener: socket.socket | None = None
         self.connections: dict[int, socket.socket] = {}
@@ -107,7 +110,10 @@ class SeatHost:
         # from touching (and so copying) those pages in the children.
         gc.collect()
         gc.freeze()
-        self._start_zygote()
+        if self.use_zygote:
+            self._start_zygote()
+        else:
+            say(f"no zygote ({ZYGOTE_KNOB}=off): forking every per-seat process here, from the host itself")
         say(f"serving {self.directory} as pid {os.getpid()} (build {self.build})")
         try:
             self._loop(read_end)
@@ -226,6 +232,25 @@ class SeatHost:
         zygote can be had (a new one is started first when the last one is gone)."""
         if body.get("build") != self.build:
             return {"error": "build", "build": self.build}
+        answer = self._fork_by_zygote(body, descriptors) if self.use_zygote else None
+        if answer is not None:
+            if isinstance(answer.get("pid"), int) and isinstance(answer.get("startTicks"), int):
+                self.remote[answer["pid"]] = answer["startTicks"]
+            return answer
+        # No zygote can be had (none can be forked, or ST2_SEAT_HOST_ZYGOTE=off, said at start):
+        # the child is the host's own, tracked in ``children`` and reaped here.
+        if body.get("op") == session_fork.OP:
+            self._preload_sessions()
+            answer = session_fork.serve(body, descriptors, self.build, self.session_entry)
+        else:
+            answer = fork_module.serve(body, descriptors[0], self.build, self.entry)
+        if isinstance(answer.get("pid"), int):
+            self.children.add(answer["pid"])
+        return answer
+
+    def _fork_by_zygote(self, body: dict, descriptors: list[int]) -> dict | None:
+        """The zygote's answer to a fork request (a new zygote started first when the last one
+        is gone), or None when the request reached no zygote."""
         if body.get("op") == session_fork.OP and self.session_preload is not None:
             # The wrappers' modules are imported here once, and the zygote replaced by one
             # forked after them: the wrappers then share those pages with the host.
@@ -238,17 +263,6 @@ class SeatHost:
             say("the zygote is gone; forking a new one")
             if self._start_zygote():
                 answer = self.zygote.request(body, descriptors)
-        if answer is not None:
-            if isinstance(answer.get("pid"), int) and isinstance(answer.get("startTicks"), int):
-                self.remote[answer["pid"]] = answer["startTicks"]
-            return answer
-        if body.get("op") == session_fork.OP:
-            self._preload_sessions()
-            answer = session_fork.serve(body, descriptors, self.build, self.session_entry)
-        else:
-            answer = fork_module.serve(body, descriptors[0], self.build, self.entry)
-        if isinstance(answer.get("pid"), int):
-            self.children.add(answer["pid"])
         return answer
 
     def _start_zygote(self) -> bool:

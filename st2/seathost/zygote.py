@@ -20,7 +20,8 @@ side (the host ended, even by SIGKILL) ends the zygote, and its children keep ru
 its zygote by one forked after that preload, so the wrappers share those pages with the host.
 
 Host side (:class:`Link`): starts the zygote, forwards one request at a time, and reports a
-zygote that is gone (None) so the host can start another or fork directly. The host tracks
+zygote that is gone (None) so the host can start another or fork directly (also what the host
+does for every fork with ``ST2_SEAT_HOST_ZYGOTE=off``: no zygote at all, said once at its start). The host tracks
 the zygote's children by PID and start ticks (they are not its children to wait for).
 """
 

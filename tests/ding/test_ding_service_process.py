@@ -145,3 +145,56 @@ def test_stopping_one_stub_stops_only_that_seats_delivery(fleet):
         assert "submit\t" not in (ann.read_text() if ann.exists() else "")
     finally:
         fleet.st2("down")
+
+
+def gone(pid: int) -> bool:
+    """No process ``pid`` at all, not even a zombie: whoever forked it has reaped it."""
+    return not Path(f"/proc/{pid}").exists()
+
+
+def test_with_no_zygote_the_host_forks_every_ding_task_itself_and_each_still_delivers_once(fleet):
+    standins = start(fleet)
+    fleet.env["ST2_SEAT_HOST_ZYGOTE"] = "off"   # no zygote can be had: the host's own fallback forks
+    supervisor = fleet.up("--interval", "1s")
+    try:
+        wait_served(fleet)
+        host = hello(wire.socket_path(fleet.scope.directory))
+        assert host["zygote"] is None
+        stubs = ding_pids(fleet)
+        for identity, pid in stubs.items():
+            assert parent_of(pid) == host["pid"], f"{identity}'s stub was not forked by the seat host itself"
+        assert parent_of(service(fleet)["pid"]) == host["pid"]   # the DING service too
+        log = (fleet.catalog / "logs" / "h.seat-host.log").read_text()
+        assert log.count("no zygote (ST2_SEAT_HOST_ZYGOTE=off): forking every per-seat process here, "
+                         "from the host itself\n") == 1, log
+        assert "zygote started" not in log, log
+        rows = {row["runtimeId"]: row for row in fleet.tasks()["tasks"]}
+        for identity, pid in stubs.items():
+            assert rows[f"h.{identity}.ding"]["runtime"]["state"] == "running"
+            assert rows[f"h.{identity}.ding"]["runtime"]["pid"] == pid
+        for identity in SEATS:
+            poll_for(lambda: (fleet.scope.directory / "ding" / f"h.{identity}.json").exists(), timeout=30,
+                     what=f"{identity}'s ownership record")
+
+        rounds = Rounds(fleet, standins)
+        rounds.post(0)
+        rounds.wait_all()
+        for identity in SEATS:
+            runs_on(ding_log(fleet, identity), passes=3)   # anything extra shows now
+        rounds.assert_each_once()
+
+        fleet.st2("down", "ann")   # one seat's DING task stops alone, and the host reaps it
+        poll_for(lambda: gone(stubs["ann"]), timeout=30, what="ann's stub ended and reaped by the seat host")
+        assert "ann" not in ding_pids(fleet)
+        assert ding_pids(fleet) == {"bob": stubs["bob"], "cat": stubs["cat"]}
+        others = Rounds(fleet, {identity: standins[identity] for identity in ("bob", "cat")})
+        others.notices = {identity: rounds.notices[identity][:] for identity in ("bob", "cat")}
+        others.post(1)
+        others.wait_all("the notices after ann's stop")
+        for identity in ("bob", "cat"):
+            runs_on(ding_log(fleet, identity), passes=3)
+        others.assert_each_once()
+        assert "SERVING" not in "".join(ding_log(fleet, identity).read_text() for identity in SEATS)
+    finally:
+        fleet.stop(supervisor)
+        fleet.st2("down")

@@ -75,3 +75,38 @@ def test_malformed_requests_are_refused_with_one_line_and_a_fork_still_works(cap
         link.lost()
     assert ended(pid) == 0, "the zygote must end when the host's end of its socketpair closes"
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_when_no_zygote_can_be_forked_the_host_forks_the_child_itself_and_says_so(capfd, tmp_path):
+    """The host's fallback (st2.seathost.server.SeatHost._fork): a zygote that is gone and cannot
+    be forked again (its fork fails, EAGAIN) makes the host fork the child directly, as its own
+    child (tracked and reaped by the host), and say both steps in its log."""
+    import errno
+
+    from st2.seathost.server import SeatHost
+
+    host = SeatHost(tmp_path, ran)
+
+    def unforkable() -> int:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    host.zygote.start = unforkable   # the zygote's own fork fails; the host's next fork does not
+    read_end, write_end = os.pipe()
+    try:
+        answer = host._fork({"op": "fork", "argv": ["ding", "h.ann"], "env": {}, "cwd": "/",
+                             "build": wire.build_id()}, [write_end])
+    finally:
+        os.close(write_end)
+    assert sorted(answer) == ["pid", "startTicks"]
+    assert host.children == {answer["pid"]} and host.remote == {}
+    with os.fdopen(read_end, "rb") as log:
+        assert log.read() == b"ran ding h.ann\n"
+    deadline = time.monotonic() + 10
+    while host.children and time.monotonic() < deadline:
+        host._reap()   # the host, not a zygote, waits for it
+        time.sleep(0.02)
+    assert host.children == set()
+    err = capfd.readouterr().err
+    assert err == ("st2 seat-host: the zygote is gone; forking a new one\n"
+                   "st2 seat-host: cannot fork a zygote ([Errno 11] Resource temporarily unavailable); "
+                   "forking per-seat processes here\n"), err
