@@ -71,16 +71,18 @@ def forbidden(modules: list[str]) -> list[str]:
             or (name.split(".")[0] not in stdlib and name.split(".")[0] != "st2" and not name.startswith("_"))]
 
 
-def run(words: list[str], stdin: str, tmp_path: Path) -> dict:
+def run(words: list[str], stdin: str, tmp_path: Path, flags: tuple[str, ...] = (),
+        extra_env: dict[str, str] | None = None) -> dict:
     catalog = tmp_path / "catalog"
     (catalog / "agents" / "h" / "worker").mkdir(parents=True, exist_ok=True)
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "CATALOG": str(catalog),
            "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
            "ST_CLAUDE_STATUSLINE_RENDERER": "true", "PYTHONPATH": str(REPO),
-           "DELEGATION_KIT_USAGE_ENDPOINT": (REPO / "captures/anthropic-oauth-usage").as_uri() + "/missing.json"}
+           "DELEGATION_KIT_USAGE_ENDPOINT": (REPO / "captures/anthropic-oauth-usage").as_uri() + "/missing.json",
+           **(extra_env or {})}
     report = tmp_path / "report.json"
-    subprocess.run([sys.executable, "-c", PROBE, str(report), *words], input=stdin, text=True, cwd=tmp_path,
+    subprocess.run([sys.executable, *flags, "-c", PROBE, str(report), *words], input=stdin, text=True, cwd=tmp_path,
                    env=env, capture_output=True, timeout=60)
     return json.loads(report.read_text())
 
@@ -99,3 +101,31 @@ def test_the_probe_sees_what_a_click_verb_loads(tmp_path: Path) -> None:
     """The non-firing twin: the same probe over a click verb reports click and the CLI."""
     loaded = forbidden(run(["agents", "--json"], "", tmp_path)["modules"])
     assert "click" in loaded and "st2.cli" in loaded and "st2.roster" in loaded
+
+
+# pathlib (with urllib.parse, ipaddress, fnmatch and ntpath behind it) costs a firing about a
+# quarter of a bare interpreter start in a wheel install (benchmarks/hot_paths.py), so no hot path
+# imports it: the modules they load compute with os.path (st2.fs.paths keeps a Path caller's kind).
+# The probe runs with -S: a dev venv's editable-install finder, loaded by site, imports pathlib
+# itself, which would hide a hot path's own import of it.
+STARTUP_FREE = ("pathlib", "urllib.parse", "ipaddress")
+
+
+@pytest.mark.parametrize("subcommand", sorted(HOT_PATHS), ids=" ".join)
+def test_no_hot_path_imports_pathlib(subcommand, tmp_path: Path) -> None:
+    arguments, stdin = RUNS.get(subcommand, ([], ""))
+    arguments = [word.format(catalog=tmp_path / "catalog", tmp=tmp_path) for word in arguments]
+    result = run([*subcommand, *arguments], stdin, tmp_path, flags=("-S",))
+    assert isinstance(result["status"], int)
+    assert HOT_PATHS[subcommand].split(":")[0] in result["modules"]
+    assert [name for name in STARTUP_FREE if name in result["modules"]] == []
+
+
+def test_the_pathlib_probe_sees_a_rare_arm_that_imports_it(tmp_path: Path) -> None:
+    """The non-firing twin: a wrapper session's SessionStart publishes the resumable session
+    through the runtime's session store, which is pathlib-based, so the same -S probe reports it."""
+    result = run(["driver", "claude-observe", "--identity", "h.worker", "--catalog", str(tmp_path / "catalog"),
+                  "--event", "SessionStart"], json.dumps({"session_id": "s", "hook_event_name": "SessionStart"}),
+                 tmp_path, flags=("-S",), extra_env={"ST2_CLAUDE_SESSION": "token", "ST2_CLAUDE_SESSION_SEQ": "1"})
+    assert result["status"] == 0
+    assert "pathlib" in result["modules"]

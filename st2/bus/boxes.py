@@ -10,21 +10,34 @@ newest filename of either box, never a file mtime (a replication engine rewrites
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from st2.bus.filename import is_message_filename, timestamp_of
 from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
 
-
-def inbox_of(seat_directory: Path) -> Path:
-    return Path(seat_directory) / RESOURCES / INBOX
-
-
-def archive_of(seat_directory: Path) -> Path:
-    return Path(seat_directory) / RESOURCES / ARCHIVE
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the status-line arm reads the unread set on every firing
+    from pathlib import Path
 
 
-def message_names(directory: Path) -> list[str]:
+def _box(seat_directory: Path | str, name: str) -> str:
+    return os.path.join(seat_directory, RESOURCES, name)
+
+
+def inbox_of(seat_directory: Path | str) -> Path:
+    """``<seat>/resources/inbox`` (a ``Path``; the name-only readers below never build one)."""
+    from pathlib import Path
+
+    return Path(_box(seat_directory, INBOX))
+
+
+def archive_of(seat_directory: Path | str) -> Path:
+    """``<seat>/resources/archive`` (a ``Path``)."""
+    from pathlib import Path
+
+    return Path(_box(seat_directory, ARCHIVE))
+
+
+def message_names(directory: Path | str) -> list[str]:
     """Grammatical message filenames in ``directory``, sorted (= chronological); [] if absent or
     unreadable."""
     try:
@@ -36,15 +49,15 @@ def message_names(directory: Path) -> list[str]:
 
 def unread_names(seat_directory: Path) -> list[str]:
     """The logically unread message names, sorted; nothing is read or removed."""
-    inbox = message_names(inbox_of(seat_directory))
+    inbox = message_names(_box(seat_directory, INBOX))
     if not inbox:
         return []
-    receipts = set(message_names(archive_of(seat_directory)))
+    receipts = set(message_names(_box(seat_directory, ARCHIVE)))
     return [name for name in inbox if name not in receipts]
 
 
 def activity_ms(seat_directory: Path) -> int | None:
     """The newest filename send time across inbox and archive, or None with no mail."""
-    stamps = [timestamp_of(names[-1]) for names in (message_names(inbox_of(seat_directory)),
-                                                    message_names(archive_of(seat_directory))) if names]
+    stamps = [timestamp_of(names[-1]) for names in (message_names(_box(seat_directory, INBOX)),
+                                                    message_names(_box(seat_directory, ARCHIVE))) if names]
     return max(stamps) if stamps else None

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the paths below are the caller's own (a Path root gives Paths)
+    from pathlib import Path
 
 # The pinned replicated names (seed 003 "Replicated-path discipline"). A transport include list
 # that drops one of these silently loses presence, observed state, context or mail.
@@ -164,7 +167,10 @@ class CatalogPaths(namedtuple("CatalogPaths", ("root",))):
 
 
 def state_home() -> Path:
-    """``${XDG_STATE_HOME:-~/.local/state}``."""
+    """``${XDG_STATE_HOME:-~/.local/state}``. (pathlib is imported here, not by the module:
+    hot paths import this module for its names.)"""
+    from pathlib import Path
+
     value = os.environ.get("XDG_STATE_HOME")
     return Path(value) if value else Path.home() / ".local" / "state"
 

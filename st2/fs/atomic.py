@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
+from st2.fs.paths import like
 from st2.process.existence import pid_exists
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: hot paths publish through here, and pathlib costs them milliseconds
+    from pathlib import Path
 
 
 TEMP_SUFFIX = ".tmp"  # every staged temp: .<name>.<pid>.<hex>.tmp
@@ -24,11 +28,11 @@ class UnsafePublication(OSError):
     """The target's ancestry or the staging directory cannot give an atomic, contained write."""
 
 
-def check_real_directories(path: Path, root: Path | None = None) -> None:
+def check_real_directories(path: Path | str, root: Path | str | None = None) -> None:
     """Raise :class:`UnsafePublication` unless ``path`` and each ancestor below ``root`` (or
     below ``/`` when ``root`` is None) is a real directory, not a symlink."""
-    path = Path(os.path.abspath(path))
-    stop = Path(os.path.abspath(root)) if root is not None else None
+    path = os.path.abspath(path)
+    stop = os.path.abspath(root) if root is not None else None
     current = path
     while True:
         try:
@@ -41,14 +45,15 @@ def check_real_directories(path: Path, root: Path | None = None) -> None:
             raise UnsafePublication(f"{current}: is not a directory")
         if stop is not None and current == stop:
             return
-        if current.parent == current:
+        parent = os.path.dirname(current)
+        if parent == current:
             if stop is not None:
                 raise UnsafePublication(f"{path}: is not below {stop}")
             return
-        current = current.parent
+        current = parent
 
 
-def fsync_directory(directory: Path) -> None:
+def fsync_directory(directory: Path | str) -> None:
     """Make a directory's entries (a rename, a link, an unlink) durable."""
     descriptor = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -71,7 +76,7 @@ def write_all(descriptor: int, data: bytes, path: Path | str, *, durable: bool =
         raise OSError(error.errno, error.strerror, str(path)) from None
 
 
-def check_staging(staging: Path, directory: Path) -> None:
+def check_staging(staging: Path | str, directory: Path | str) -> None:
     """Raise :class:`UnsafePublication` unless ``staging`` is a real directory on the same device
     as ``directory`` (a rename or link across devices cannot be atomic; st2 never degrades to a
     copy)."""
@@ -85,12 +90,13 @@ def check_staging(staging: Path, directory: Path) -> None:
         )
 
 
-def write_temp(staging: Path, name: str, data: bytes, mode: int, *, durable: bool = True) -> Path:
+def write_temp(staging: Path | str, name: str, data: bytes, mode: int, *, durable: bool = True) -> Path | str:
     """Write ``data`` to a new exclusive temp file ``.<name>.<pid>.<hex>.tmp`` in ``staging``
-    (fsynced unless ``durable`` is False) and return its path; on failure nothing is left."""
+    (fsynced unless ``durable`` is False) and return its path, of ``staging``'s kind; on failure
+    nothing is left."""
     # os.urandom, not secrets: secrets imports hmac and with it OpenSSL (12 ms and 4.6 MiB on the
     # hooks' and the DING notifier's path) for what is only a collision-proof temp name.
-    temp = Path(staging) / f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}"
+    temp = like(staging, os.path.join(staging, f".{name}.{os.getpid()}.{os.urandom(6).hex()}{TEMP_SUFFIX}"))
     descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         write_all(descriptor, data, temp, durable=durable)
@@ -103,11 +109,11 @@ def write_temp(staging: Path, name: str, data: bytes, mode: int, *, durable: boo
 
 
 def publish(
-    target: Path,
+    target: Path | str,
     data: bytes,
-    staging_dir: Path,
+    staging_dir: Path | str,
     *,
-    root: Path | None = None,
+    root: Path | str | None = None,
     mode: int = 0o644,
 ) -> None:
     """Replace ``target`` with ``data`` atomically.
@@ -117,12 +123,11 @@ def publish(
     same device as the target's directory; otherwise raise :class:`UnsafePublication` rather
     than degrade to a copy. A symlink at ``target`` itself is replaced, never followed.
     """
-    target = Path(target)
-    directory = target.parent
+    directory, name = os.path.split(os.fspath(target))
+    directory = directory or "."  # as Path(target).parent spells a bare name's directory
     check_real_directories(directory, root)
-    staging_dir = Path(staging_dir)
     check_staging(staging_dir, directory)
-    temp = write_temp(staging_dir, target.name, data, mode)
+    temp = write_temp(staging_dir, name, data, mode)
     try:
         os.replace(temp, target)
     except BaseException:
@@ -136,7 +141,7 @@ def publish(
 
 
 
-def sweep_orphans(staging: Path) -> int:
+def sweep_orphans(staging: Path | str) -> int:
     """Remove the temp files ``.<name>.<pid>.<hex>.tmp`` of writers that died (their pid is
     gone) from ``staging``. Return how many. A live writer's temp is never touched (its pid
     still runs); a reused pid only delays the sweep of that one file."""
@@ -161,17 +166,19 @@ def sweep_orphans(staging: Path) -> int:
     return removed
 
 
-def ensure_directory(path: Path, mode: int = 0o755) -> Path:
-    """Create ``path`` (and parents) if missing and return it."""
+def ensure_directory(path: Path | str, mode: int = 0o755) -> Path:
+    """Create ``path`` (and parents) if missing and return it (a ``Path``). Off the hot paths'
+    common runs: pathlib is imported here, when a directory is first made."""
+    from pathlib import Path
+
     Path(path).mkdir(parents=True, exist_ok=True, mode=mode)
     return Path(path)
 
 
-def ensure_real_directory(path: Path, mode: int = 0o755) -> Path:
-    """Create the one directory ``path`` if missing (its parent must exist) and return it; raise
-    :class:`UnsafePublication` when what is there is a symlink or not a directory. The one
-    real-directory check behind record staging and the mailboxes."""
-    path = Path(path)
+def ensure_real_directory(path: Path | str, mode: int = 0o755) -> Path | str:
+    """Create the one directory ``path`` if missing (its parent must exist) and return it (as
+    given); raise :class:`UnsafePublication` when what is there is a symlink or not a directory.
+    The one real-directory check behind record staging and the mailboxes."""
     try:
         os.mkdir(path, mode)
     except FileExistsError:

@@ -17,7 +17,12 @@ import errno
 import fcntl
 import os
 import time
-from pathlib import Path
+
+from st2.fs.paths import like
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing pathlib costs a hook firing milliseconds
+    from pathlib import Path
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
 _POLL_SECONDS = 0.005
@@ -27,9 +32,10 @@ class LockTimeout(TimeoutError):
     """The lock was not acquired within the timeout."""
 
 
-def lock_path_for(record: Path) -> Path:
-    record = Path(record)
-    return record.parent / f".{record.name}.lock"
+def lock_path_for(record: Path | str) -> Path | str:
+    """``<dir>/.<name>.lock`` for ``<dir>/<name>``, of ``record``'s kind (st2.fs.paths.like)."""
+    directory, name = os.path.split(os.fspath(record))
+    return like(record, os.path.join(directory, f".{name}.lock"))
 
 
 class RecordLock:
@@ -39,8 +45,8 @@ class RecordLock:
     when the holder dies (SIGKILL included), so a crashed writer never wedges the record.
     """
 
-    def __init__(self, path: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
-        self.path = Path(path)
+    def __init__(self, path: Path | str, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> None:
+        self.path = path
         self.timeout = timeout
         self._descriptor: int | None = None
 
@@ -81,7 +87,7 @@ class RecordLock:
         self.release()
 
 
-def record_lock(record: Path, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> RecordLock:
+def record_lock(record: Path | str, timeout: float = DEFAULT_TIMEOUT_SECONDS) -> RecordLock:
     """Return the lock that serializes writers of ``record`` (use as a context manager)."""
     return RecordLock(lock_path_for(record), timeout=timeout)
 

@@ -37,15 +37,16 @@ dataclass's constructor, field names, defaults, ``repr`` and immutability.
 from __future__ import annotations
 
 import math
+import os
 from collections import namedtuple
-from pathlib import Path
 
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: importing typing costs a firing milliseconds
+if TYPE_CHECKING:  # annotations only: importing typing (or pathlib) costs a firing milliseconds
+    from pathlib import Path
     from typing import Any
 
 
@@ -339,7 +340,7 @@ def _current(seat_dir: Path) -> Record | None:
     """The on-disk record this writer may continue, or None. A record no reader can interpret
     (unparseable, foreign schema, unrecognized harness) is not continued."""
     try:
-        record = decode(read_bounded(seat_dir / RECORD_NAME, RECORD_LIMIT, follow_symlinks=False))
+        record = decode(read_bounded(os.path.join(seat_dir, RECORD_NAME), RECORD_LIMIT, follow_symlinks=False))
     except (OSError, decoding.Malformed):
         return None
     if record.schema not in ACCEPTED_SCHEMAS or record.harness not in HARNESSES:
@@ -376,7 +377,7 @@ class Writer:
         benchmark, which runs the seed's rejected policies through this same writer."""
         if harness not in HARNESSES:
             raise ValueError(f"harness {harness!r} is not recognized; its numbers would be uninterpretable")
-        self.seat_dir = Path(seat_dir)
+        self.seat_dir = seat_dir
         self.agent = agent
         self.harness = harness
         self.incarnation = incarnation
@@ -396,7 +397,7 @@ class Writer:
             raise ValueError("a compaction count must be a non-negative integer")
         from st2.fs.lock import record_lock
 
-        with record_lock(self.seat_dir / RECORD_NAME):
+        with record_lock(os.path.join(self.seat_dir, RECORD_NAME)):
             current = _current(self.seat_dir)
             now_ms = self.clock.wall_ms()
             if edge is None and current is not None and reading is not None:
@@ -473,10 +474,10 @@ def remove(seat_dir: Path) -> bool:
     Returns whether a record was removed; a record already gone is success."""
     from st2.fs.lock import record_lock
 
-    path = Path(seat_dir) / RECORD_NAME
+    path = os.path.join(seat_dir, RECORD_NAME)
     with record_lock(path):
         try:
-            path.unlink()
+            os.unlink(path)
         except FileNotFoundError:
             return False
     return True

@@ -35,15 +35,16 @@ comes from ``writtenAtMs``, never file mtime. The reader imports only the standa
 
 from __future__ import annotations
 
+import os
 from collections import namedtuple
-from pathlib import Path
 
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing milliseconds
+if TYPE_CHECKING:  # annotations only: importing typing (or pathlib) costs a hook firing milliseconds
+    from pathlib import Path
     from typing import Any, Callable
 
     LivenessProbe = Callable[[str], str]
@@ -343,7 +344,7 @@ def _publish(seat_dir: Path, record: Record) -> None:
 def _locked(seat_dir: Path):
     from st2.fs.lock import record_lock
 
-    return record_lock(Path(seat_dir) / RECORD_NAME)
+    return record_lock(os.path.join(seat_dir, RECORD_NAME))
 
 
 class Writer:
@@ -351,7 +352,7 @@ class Writer:
 
     def __init__(self, seat_dir: Path, agent: str, harness: str, clock, *, pty_session: str | None = None,
                  incarnation: str | None = None, claimed_seq: int | None = None) -> None:
-        self.seat_dir = Path(seat_dir)
+        self.seat_dir = seat_dir
         self.agent = agent
         self.harness = harness
         self.clock = clock
@@ -381,7 +382,7 @@ class Writer:
         if state != ENDED and self.pty_session is None:
             raise ValueError("a live observation needs a pty session to vouch for it")
         with _locked(self.seat_dir):
-            stored = _stored(self.seat_dir / RECORD_NAME)
+            stored = _stored(os.path.join(self.seat_dir, RECORD_NAME))
             if stored is _UNREADABLE:
                 return False  # somebody's record: only the written claim supersedes it
             on_disk: Record | None = None if stored is _ABSENT else stored
@@ -432,7 +433,7 @@ class Writer:
         if self.blind:
             return False
         with _locked(self.seat_dir):
-            stored = _stored(self.seat_dir / RECORD_NAME)
+            stored = _stored(os.path.join(self.seat_dir, RECORD_NAME))
             if stored is _ABSENT or stored is _UNREADABLE:
                 return False
             current: Record = stored
@@ -461,9 +462,8 @@ def claim(seat_dir: Path, agent: str, harness: str, token: str, clock) -> int:
 
     from st2.records import harness_context
 
-    seat_dir = Path(seat_dir)
     with _locked(seat_dir):
-        stored = _stored(seat_dir / RECORD_NAME)
+        stored = _stored(os.path.join(seat_dir, RECORD_NAME))
         on_disk: Record | None = stored if isinstance(stored, Record) else None
         seq = on_disk.seq + 1 if on_disk is not None else 1
         written_at_ms = _next_stamp(on_disk, clock.wall_ms())

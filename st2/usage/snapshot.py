@@ -189,9 +189,7 @@ def write(path: str, snapshot: Snapshot) -> None:
     data = snapshot.render()
     directory = os.path.realpath(os.path.dirname(os.path.abspath(path)))
     target = os.path.join(directory, os.path.basename(path))
-    from pathlib import Path
-
-    publish(Path(target), data, Path(directory), root=Path(directory), mode=0o600)
+    publish(target, data, directory, root=directory, mode=0o600)
 
 
 def _number_text(value) -> str:

@@ -7,6 +7,8 @@ does. Standard library and the record modules only (hot path).
 
 from __future__ import annotations
 
+import os
+
 from st2.drivers.claude import HARNESS, payload as statusline_payload
 from st2.drivers.claude.seat import Seat, Session
 from st2.fs.read import RECORD_LIMIT, read_bounded
@@ -22,7 +24,7 @@ def _ended_by(seat: Seat, token: str) -> bool:
     from st2.records import harness_state
 
     try:
-        record = harness_state.decode(read_bounded(seat.directory / harness_state.RECORD_NAME, RECORD_LIMIT,
+        record = harness_state.decode(read_bounded(os.path.join(seat.directory, harness_state.RECORD_NAME), RECORD_LIMIT,
                                                    follow_symlinks=False))
     except Exception:
         return False
@@ -66,7 +68,7 @@ def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) ->
         writer = harness_context.Writer(seat.directory, seat.agent, HARNESS, session.token or "", clock)
         count = None
         if edge.edge == "post":
-            current = harness_context.read_file(seat.directory / harness_context.RECORD_NAME, clock.wall_ms())
+            current = harness_context.read_file(os.path.join(seat.directory, harness_context.RECORD_NAME), clock.wall_ms())
             if current is not None and current.harness == HARNESS and current.compactions > 0:
                 count = current.compactions  # PreCompact already counted this compaction: hold
         if writer.publish(None, harness_context.CompactionEdge(trigger=edge.trigger, count=count)):
@@ -90,11 +92,14 @@ def _observe_session(seat: Seat, session: Session, event: str, payload: Any, clo
     if events.is_nested(payload):
         return False  # a sub-agent's event names the sub-agent's transcript, never the seat's
     try:
+        from pathlib import Path  # the session store's paths are Paths; this arm pays for them
+
         from st2.runtime import resume
         from st2.runtime.resumable_session import SessionStore
 
-        return resume.observe(SessionStore.of_seat(seat.directory), session.pty_session, session.token, session_id,
-                              clock, seat.directory)
+        directory = Path(seat.directory)
+        return resume.observe(SessionStore.of_seat(directory), session.pty_session, session.token, session_id,
+                              clock, directory)
     except Exception:
         return False
 

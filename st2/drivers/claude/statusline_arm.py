@@ -173,7 +173,7 @@ def seat_readings(options: dict[str, str], environ) -> tuple[int, int]:
     try:
         from st2.records import harness_context
 
-        reading = harness_context.read_file(seat.directory / harness_context.RECORD_NAME, int(time.time() * 1000), seat.agent)
+        reading = harness_context.read_file(os.path.join(seat.directory, harness_context.RECORD_NAME), int(time.time() * 1000), seat.agent)
         compactions = reading.compactions if reading is not None else 0
     except Exception:  # an unreadable record costs the compaction count, never the line
         pass
