@@ -1,3 +1,3 @@
-from st2.entry import main
+from st2.entry import console
 
-raise SystemExit(main())
+console()

@@ -21,14 +21,14 @@ The forked child sees exactly the environment a spawned one would (the hook's, w
 reader's additions), and exits as ``python -m st2`` would: the verb's status, 1 for an uncaught
 exception.
 
-Standard library only; no ``subprocess`` (its import alone costs more than the spawn).
+Standard library only; no ``subprocess`` (its import alone costs more than the spawn), and
+``signal`` only when a reader is killed.
 """
 
 from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import time
 from collections.abc import Mapping
@@ -204,7 +204,11 @@ def _wait_bounded(pid: int, bound: float) -> int | None:
 
 
 def _kill_group(pid: int) -> None:
-    """End the reader and anything it started (it leads its own session), then reap it."""
+    """End the reader and anything it started (it leads its own session), then reap it. (signal
+    is imported here: its enum conversions cost every firing a millisecond, and only a reader
+    past its bound or a failed wait is killed.)"""
+    import signal
+
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
