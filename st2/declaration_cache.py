@@ -38,7 +38,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a send imports this module, and pathlib costs it milliseconds
+    from pathlib import Path
 
 SCHEMA = "st2.declaration-cache.v1"
 SETTLE_NS = 2_000_000_000  # above the coarsest timestamp granularity st2 meets (FAT: 2 s)

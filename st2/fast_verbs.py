@@ -138,13 +138,13 @@ def echo(text: str, *, err: bool = False) -> None:
 
 
 def location_of(root_values: dict[str, str], values: dict[str, str]):
-    """The catalog root and host the click verb's ``catalog_options`` would resolve, or None when
-    the root is not a directory (click then says so)."""
-    from st2.catalog.location import resolve_catalog_root, resolve_host
+    """The catalog root (as text, the str of the ``Path`` the click verb's ``catalog_options``
+    would resolve) and host, or None when the root is not a directory (click then says so)."""
+    from st2.catalog.location import catalog_root_text, resolve_host
 
-    root = resolve_catalog_root(values.get("--catalog") or root_values.get("--catalog")
-                                or os.environ.get("CATALOG") or None)
-    return (root, resolve_host(values.get("--host") or root_values.get("--host"))) if root.is_dir() else None
+    root = catalog_root_text(values.get("--catalog") or root_values.get("--catalog")
+                             or os.environ.get("CATALOG") or None)
+    return (root, resolve_host(values.get("--host") or root_values.get("--host"))) if os.path.isdir(root) else None
 
 
 def agents(words: list[str], root_values: dict[str, str], values: dict[str, str], flags: set[str]) -> int | None:
@@ -154,10 +154,12 @@ def agents(words: list[str], root_values: dict[str, str], values: dict[str, str]
     location = location_of(root_values, values)
     if location is None:
         return None
+    from pathlib import Path  # the roster's paths are Paths (it pays for pathlib; a send does not)
+
     root, host = location
     printed = Printed()
     try:
-        return print_roster(root, host, as_json="--json" in flags, enrich="--enrich" in flags,
+        return print_roster(Path(root), host, as_json="--json" in flags, enrich="--enrich" in flags,
                             status_filter=values.get("--status"), identity_filter=values.get("--identity"),
                             host_filter=values.get("--host") or None, echo=printed)
     except OSError as error:

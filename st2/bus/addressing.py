@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
-from pathlib import Path
 
 from st2.bus import AmbiguousRecipient, BusError
 from st2.catalog.layout import AGENTS_DIR
+from st2.fs.paths import like
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 
 class Seat(namedtuple("Seat", ("host", "identity", "directory", "declared_id", "declared_address", "desired_state",
@@ -31,7 +35,7 @@ class Seat(namedtuple("Seat", ("host", "identity", "directory", "declared_id", "
     __slots__ = ()
     host: str
     identity: str
-    directory: Path
+    directory: Path | str  # of the catalog's kind (st2.fs.paths.like): a str catalog gives str
     declared_id: str | None
     declared_address: str | None
     desired_state: str
@@ -132,7 +136,7 @@ def seats(catalog: Path) -> list[Seat]:
 def _seats(catalog: Path) -> list[Seat]:
     """:func:`seats`, except that a seat served from the index may not have its ``directory``
     yet (None: :func:`_located` gives it), so a send builds one path, not one per seat."""
-    key = str(catalog)
+    key = os.fspath(catalog)
     if _READING is not None and key in _READING:
         return _READING[key]
     found = _read_seats(catalog)
@@ -142,10 +146,14 @@ def _seats(catalog: Path) -> list[Seat]:
 
 
 def _located(catalog: Path, seat: Seat) -> Seat:
-    """``seat`` with its directory, ``<catalog>/agents/<host>/<identity>`` as discovery gives it."""
-    if seat.directory is not None:
+    """``seat`` with its directory, ``<catalog>/agents/<host>/<identity>`` as discovery gives it,
+    of the catalog's kind whichever reading (the index, the walk, this process's cache) gave it."""
+    directory = seat.directory
+    if directory is None:
+        directory = os.path.join(catalog, AGENTS_DIR, seat.host, seat.identity)
+    elif isinstance(directory, str) == isinstance(catalog, str):
         return seat
-    return seat._replace(directory=Path(catalog) / AGENTS_DIR / seat.host / seat.identity)
+    return seat._replace(directory=like(catalog, os.fspath(directory)))
 
 
 def _read_seats(catalog: Path) -> list[Seat]:
@@ -153,15 +161,17 @@ def _read_seats(catalog: Path) -> list[Seat]:
     from a walk (strict discovery, then each declaration's facts), which is indexed again."""
     from st2.bus import seat_index
 
-    root = Path(catalog)
-    indexed = seat_index.load(str(root))
+    indexed = seat_index.load(os.fspath(catalog))
     if indexed is not None:
         found = [Seat(host, identity, None, facts[0], facts[1], facts[2], tuple(facts[3]))
                  for host, identity, facts in indexed if facts is not None]
         return sorted(found, key=lambda seat: f"{seat.host}.{seat.identity}")
+    from pathlib import Path  # the walk's paths are Paths: a send that misses the index pays for them
+
     from st2.catalog.discovery import discover
     from st2.declaration_cache import SETTLE_NS
 
+    root = Path(catalog)
     listing = seat_index.listing_keys(str(root))  # before the walk: a change during it misses next time
     discovery = discover(root)
     if any(diagnostic.source is None or diagnostic.source.split("/", 1)[0] == AGENTS_DIR

@@ -13,6 +13,7 @@ import os
 
 from st2.bus.filename import is_message_filename, timestamp_of
 from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
+from st2.fs.paths import like
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the status-line arm reads the unread set on every firing
@@ -23,18 +24,14 @@ def _box(seat_directory: Path | str, name: str) -> str:
     return os.path.join(seat_directory, RESOURCES, name)
 
 
-def inbox_of(seat_directory: Path | str) -> Path:
-    """``<seat>/resources/inbox`` (a ``Path``; the name-only readers below never build one)."""
-    from pathlib import Path
-
-    return Path(_box(seat_directory, INBOX))
+def inbox_of(seat_directory: Path | str) -> Path | str:
+    """``<seat>/resources/inbox``, of ``seat_directory``'s kind (st2.fs.paths.like)."""
+    return like(seat_directory, _box(seat_directory, INBOX))
 
 
-def archive_of(seat_directory: Path | str) -> Path:
-    """``<seat>/resources/archive`` (a ``Path``)."""
-    from pathlib import Path
-
-    return Path(_box(seat_directory, ARCHIVE))
+def archive_of(seat_directory: Path | str) -> Path | str:
+    """``<seat>/resources/archive``, of ``seat_directory``'s kind."""
+    return like(seat_directory, _box(seat_directory, ARCHIVE))
 
 
 def message_names(directory: Path | str) -> list[str]:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import enum
 import os
 import stat
-from pathlib import Path
 
 from st2.bus import BusError
 from st2.bus.envelope import Message, parse
@@ -21,6 +20,10 @@ from st2.bus.boxes import archive_of, inbox_of, message_names  # noqa: F401 - th
 from st2.bus.publication import ensure_box
 from st2.fs.atomic import fsync_directory
 from st2.fs.read import MESSAGE_LIMIT, read_bounded
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 
 def _read_regular(path: Path) -> bytes | None:
@@ -36,7 +39,7 @@ def refusal(directory: Path, filename: str) -> str | None:
     """Why a present message file is not read (a FIFO, a device, a symlink, over the bound), or
     None when it reads or is simply absent."""
     try:
-        read_bounded(Path(directory) / filename, MESSAGE_LIMIT, follow_symlinks=False)
+        read_bounded(os.path.join(directory, filename), MESSAGE_LIMIT, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as error:
@@ -49,7 +52,7 @@ def list_box(directory: Path) -> list[Message]:
     reading (archived concurrently) is skipped, never reported as an empty message."""
     messages = []
     for name in message_names(directory):
-        data = _read_regular(Path(directory) / name)
+        data = _read_regular(os.path.join(directory, name))
         if data is not None:
             messages.append(parse(name, data))
     messages.sort(key=lambda message: (message.ts, message.filename))
@@ -71,7 +74,7 @@ def clean_shadowed(seat_directory: Path) -> list[str]:
     receipts = set(message_names(archive))
     removed = []
     for name in message_names(inbox_of(seat_directory)):
-        if name in receipts and _remove_duplicate(inbox_of(seat_directory) / name):
+        if name in receipts and _remove_duplicate(os.path.join(inbox_of(seat_directory), name)):
             removed.append(name)
     return removed
 
@@ -89,14 +92,14 @@ def read_message(directory: Path, filename: str) -> Message | None:
     outside the grammar (no path can be smuggled through a filename)."""
     if not is_message_filename(filename):
         raise BusError(f"{filename!r} is not a message filename (<unix-ms>-<rand6>.md)")
-    data = _read_regular(Path(directory) / filename)
+    data = _read_regular(os.path.join(directory, filename))
     return None if data is None else parse(filename, data)
 
 
 def read_raw(directory: Path, filename: str) -> bytes | None:
     if not is_message_filename(filename):
         raise BusError(f"{filename!r} is not a message filename (<unix-ms>-<rand6>.md)")
-    return _read_regular(Path(directory) / filename)
+    return _read_regular(os.path.join(directory, filename))
 
 
 class ArchiveOutcome(enum.Enum):
@@ -119,11 +122,11 @@ def archive_message(seat_directory: Path, filename: str) -> ArchiveOutcome:
     # Both boxes must be real directories all the way from the catalog root: a receipt is never
     # linked through an `archive` (or an inbox read through an `inbox`) that is a symlink out
     # of the catalog. The seat (or principal) directory is <catalog>/<namespace>/<host>/<name>.
-    catalog = Path(os.path.abspath(seat_directory)).parents[2]
+    catalog = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(seat_directory))))
     ensure_box(inbox, catalog)
     ensure_box(archive, catalog)
-    source = inbox / filename
-    receipt = archive / filename
+    source = os.path.join(inbox, filename)
+    receipt = os.path.join(archive, filename)
     if os.path.lexists(receipt):
         _remove_duplicate(source)
         return ArchiveOutcome.ALREADY_ARCHIVED

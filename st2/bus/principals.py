@@ -14,13 +14,17 @@ declares it (the demo and ``st2 agent new`` do).
 
 from __future__ import annotations
 
+import os
 from collections import namedtuple
-from pathlib import Path
 
 from st2.bus import AmbiguousRecipient, BusError
 from st2.bus.addressing import seats
 from st2.catalog.layout import PRINCIPALS_DIR
 from st2.declarations.diagnostics import ERROR
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 
 class Principal(namedtuple("Principal", ("host", "name", "directory"))):
@@ -60,6 +64,8 @@ def _load(declaration: Path) -> Principal:
 def principals(catalog: Path) -> list[Principal]:
     """Every declared principal (shared discovery finds the files), sorted. Raise
     :class:`BusError` for a malformed declaration."""
+    from pathlib import Path  # discovery's paths are Paths: a principal lookup pays for them
+
     from st2.catalog.discovery import discover
 
     return [_load(Path(found.declaration_path)) for found in discover(Path(catalog)).principals]
@@ -110,8 +116,8 @@ def operator_declaration(host: str) -> bytes:
 def operator_principal(catalog: Path, host: str) -> Principal | None:
     """The operator principal of ``catalog`` on ``host``, or None when it is not declared.
     Raise :class:`BusError` when its declaration is malformed or collides with a seat."""
-    declaration = Path(catalog) / PRINCIPALS_DIR / host / OPERATOR / "principal.kdl"
-    if not declaration.exists():
+    declaration = os.path.join(catalog, PRINCIPALS_DIR, host, OPERATOR, "principal.kdl")
+    if not os.path.exists(declaration):
         return None
     return resolve_principal(catalog, f"{host}.{OPERATOR}", host)
 
@@ -121,6 +127,8 @@ def ensure_operator(catalog: Path, host: str) -> Principal:
     ``resources/inbox`` and ``resources/archive``, and return it."""
     from st2.bus.publication import ensure_box, staging_directory
     from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
+    from pathlib import Path
+
     from st2.fs.atomic import publish
 
     catalog = Path(catalog)

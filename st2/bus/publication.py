@@ -11,35 +11,41 @@ of records (the stream ring) goes through :func:`st2.fs.atomic.publish` with the
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from st2.bus import BusError
 from st2.catalog.layout import CONTROL_DIR
 from st2.fs.atomic import UnsafePublication, check_staging, ensure_real_directory, fsync_directory, write_temp
+from st2.fs.paths import like
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 STAGING = "bus-staging"
 
 
-def staging_directory(catalog: Path) -> Path:
-    """``<catalog>/.st2/bus-staging``, created if missing."""
-    path = Path(catalog) / CONTROL_DIR / STAGING
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+def staging_directory(catalog: Path | str) -> Path | str:
+    """``<catalog>/.st2/bus-staging`` (of ``catalog``'s kind), created if missing."""
+    path = os.path.join(catalog, CONTROL_DIR, STAGING)
+    os.makedirs(path, exist_ok=True)
+    return like(catalog, path)
 
 
-def ensure_box(directory: Path, catalog: Path) -> Path:
+def ensure_box(directory: Path | str, catalog: Path | str) -> Path | str:
     """Create ``directory`` (a seat's inbox, archive or ledger) if missing and check that every
     directory from the catalog root down to it is a real directory, not a symlink — mail is never
     delivered through a link out of the catalog. The catalog root itself may be reached through
-    a symlink (a user's ``~/catalog`` pointing at a data disk)."""
-    directory = Path(directory)
-    try:
-        relative = Path(os.path.abspath(directory)).relative_to(os.path.abspath(catalog))
-    except ValueError:
-        raise BusError(f"unsafe mailbox {directory}: not inside catalog {catalog}") from None
-    current = Path(os.path.realpath(catalog))
-    for part in relative.parts:
-        current = current / part
+    a symlink (a user's ``~/catalog`` pointing at a data disk). Returns ``directory`` as given."""
+    absolute, root = os.path.abspath(directory), os.path.abspath(catalog)
+    if absolute == root:
+        parts: list[str] = []
+    elif root == "/" or absolute.startswith(root + "/"):
+        parts = absolute[len(root):].lstrip("/").split("/")
+    else:
+        raise BusError(f"unsafe mailbox {directory}: not inside catalog {catalog}")
+    current = os.path.realpath(catalog)
+    for part in parts:
+        current = os.path.join(current, part)
         try:
             ensure_real_directory(current)
         except UnsafePublication:
@@ -49,7 +55,7 @@ def ensure_box(directory: Path, catalog: Path) -> Path:
     return directory
 
 
-def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0o644,
+def publish_exclusive(target: Path | str, data: bytes, staging: Path | str, *, mode: int = 0o644,
                       durable: bool = True) -> bool:
     """Create ``target`` holding ``data`` unless a file already has that name.
 
@@ -59,12 +65,13 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
     skips the fsyncs (bookkeeping a power cut may lose, such as the sent ledger); the file is
     still never visible partially written to another process, since it is linked complete.
     """
-    target = Path(target)
+    parent, name = os.path.split(os.fspath(target))
+    parent = parent or "."  # as Path(target).parent spells a bare name's directory
     try:
-        check_staging(Path(staging), target.parent)
+        check_staging(staging, parent)
     except UnsafePublication as error:
         raise BusError(str(error)) from None
-    temp = write_temp(Path(staging), target.name, data, mode, durable=durable)
+    temp = write_temp(staging, name, data, mode, durable=durable)
     try:
         try:
             os.link(temp, target)
@@ -76,5 +83,5 @@ def publish_exclusive(target: Path, data: bytes, staging: Path, *, mode: int = 0
         except FileNotFoundError:
             pass
     if durable:
-        fsync_directory(target.parent)
+        fsync_directory(parent)
     return True

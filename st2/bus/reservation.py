@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from st2.bus import BusError
 from st2.bus.filename import is_message_filename
@@ -21,6 +20,10 @@ from st2.bus.mailbox import archive_of, inbox_of, read_raw
 from st2.bus.publication import publish_exclusive
 from st2.digest import sha256
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 SCHEMA = "st2.bus-reservation.v1"
 
@@ -48,7 +51,7 @@ def reserve(record: Path, fields: dict[str, str], candidate_filename: str, stagi
     different fields (``idempotency key reused with a different <kind>``) or is unreadable —
     an unreadable reservation fails closed rather than publishing a second message.
     """
-    Path(record).parent.mkdir(parents=True, exist_ok=True)
+    os.makedirs(os.path.dirname(os.fspath(record)) or ".", exist_ok=True)
     body = {"schema": SCHEMA, **fields, "filename": candidate_filename}
     data = (json.dumps(body, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
     if publish_exclusive(record, data, staging, mode=0o644):
@@ -94,19 +97,19 @@ def deliver_reserved(box_owner: Path, filename: str, data: bytes, staging: Path)
     the recipient's archive is removed again). An existing copy with other bytes is refused.
     """
     inbox = inbox_of(box_owner)
-    receipt = archive_of(box_owner) / filename
-    for existing_path in (receipt, inbox / filename):
+    receipt = os.path.join(archive_of(box_owner), filename)
+    for existing_path in (receipt, os.path.join(inbox, filename)):
         if os.path.lexists(existing_path):
             _check_same(existing_path, filename, data)
             return False
-    created = publish_exclusive(inbox / filename, data, staging)
+    created = publish_exclusive(os.path.join(inbox, filename), data, staging)
     if not created:
-        _check_same(inbox / filename, filename, data)
+        _check_same(os.path.join(inbox, filename), filename, data)
         return False
     if os.path.lexists(receipt):
         # The recipient archived another attempt's copy while this one was in flight.
         try:
-            os.unlink(inbox / filename)
+            os.unlink(os.path.join(inbox, filename))
         except FileNotFoundError:
             pass
         return False
@@ -114,6 +117,6 @@ def deliver_reserved(box_owner: Path, filename: str, data: bytes, staging: Path)
 
 
 def _check_same(path: Path, filename: str, data: bytes) -> None:
-    existing = read_raw(path.parent, filename)
+    existing = read_raw(os.path.dirname(path), filename)
     if existing is not None and existing != data:
         raise BusError(f"message {filename} already exists with different bytes; refusing")

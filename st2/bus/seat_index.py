@@ -52,11 +52,12 @@ INDEX_LIMIT = 16 * 1024 * 1024
 
 
 def index_file(catalog):
-    """Where ``catalog``'s index lives on this host."""
-    from st2.catalog.layout import runtime_state_dir
+    """Where ``catalog``'s index lives on this host (of ``catalog``'s kind: a str for a str)."""
+    from st2.catalog.layout import runtime_state_text
     from st2.catalog.runtime_home import catalog_digest
+    from st2.fs.paths import like
 
-    return runtime_state_dir() / "cache" / f"seats.{catalog_digest(catalog)}.json"
+    return like(catalog, os.path.join(runtime_state_text(), "cache", f"seats.{catalog_digest(catalog)}.json"))
 
 
 def fingerprint() -> str:
@@ -207,7 +208,7 @@ def store(root: str, directories: list[list] | None, seats: list[tuple[str, str,
                       separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     file = index_file(root)
     try:
-        directory = ensure_directory(file.parent, 0o700)
+        directory = ensure_directory(os.path.dirname(file), 0o700)
         publish(file, data, directory, root=directory.parent)
     except (OSError, UnicodeError):  # UnsafePublication is an OSError
         return

@@ -10,8 +10,8 @@ fails. Then the sender's ledger gets its line.
 
 from __future__ import annotations
 
+import os
 from collections import namedtuple
-from pathlib import Path
 
 from st2.bus import BusError, sent
 from st2.bus.addressing import Seat
@@ -23,6 +23,10 @@ from st2.bus.reservation import check_existing, deliver_reserved, key_digest, pa
 from st2.catalog.layout import RESOURCES
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.fs.atomic import sweep_orphans
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 MESSAGE_RECEIPTS = "message-receipts"
 MAX_KEY_CHARS = 256
@@ -72,10 +76,9 @@ def send(
     data = render(sender, subject, in_reply_to, tags, priority, body)
     if idempotency_key is not None:
         check_key("idempotency key", idempotency_key)
-    catalog = Path(catalog)
     if idempotency_key is not None:
-        receipts = recipient.directory / RESOURCES / MESSAGE_RECEIPTS
-        record = receipts / f"{key_digest(recipient.bus_id, sender, idempotency_key)}.json"
+        receipts = os.path.join(recipient.directory, RESOURCES, MESSAGE_RECEIPTS)
+        record = os.path.join(receipts, f"{key_digest(recipient.bus_id, sender, idempotency_key)}.json")
         fields = {
             "idempotencyKey": idempotency_key,
             "from": sender,
@@ -105,9 +108,9 @@ def fresh_filename(seat_directory: Path, clock: Clock) -> str:
     still exclusive: a name taken in between makes the link fail, never overwrite)."""
     for _ in range(_ATTEMPTS):
         filename = new_filename(clock.wall_ms())
-        if not (archive_of(seat_directory) / filename).exists() and not (
-            inbox_of(seat_directory) / filename
-        ).exists():
+        if not os.path.exists(os.path.join(archive_of(seat_directory), filename)) and not os.path.exists(
+            os.path.join(inbox_of(seat_directory), filename)
+        ):
             return filename
     raise BusError(f"could not allocate a fresh message filename for {seat_directory}")
 
@@ -116,6 +119,6 @@ def _publish_fresh(seat_directory: Path, inbox: Path, data: bytes, staging: Path
                    clock: Clock) -> str:
     for _ in range(_ATTEMPTS):
         filename = fresh_filename(seat_directory, clock)
-        if publish_exclusive(inbox / filename, data, staging):
+        if publish_exclusive(os.path.join(inbox, filename), data, staging):
             return filename
     raise BusError(f"could not allocate a fresh message filename in {inbox}")

@@ -9,7 +9,7 @@ and an idempotent replay completes it. Stream events do not write the ledger.
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 from st2.bus import BusError
 from st2.bus.addressing import resolve_seat
@@ -17,16 +17,22 @@ from st2.bus.envelope import Message
 from st2.bus.mailbox import list_box
 from st2.bus.publication import ensure_box, publish_exclusive
 from st2.catalog.layout import CONTROL_DIR, RESOURCES
+from st2.fs.paths import like
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
+    from pathlib import Path
 
 SENT = "sent"
 
 
-def sent_directory(catalog: Path, sender: str) -> Path:
+def sent_directory(catalog: Path | str, sender: str) -> Path | str:
+    """The sender's ledger directory, of ``catalog``'s kind."""
     try:
         seat = resolve_seat(catalog, sender, for_delivery=False)
     except BusError:
-        return Path(catalog) / CONTROL_DIR / SENT / sender
-    return seat.directory / RESOURCES / SENT
+        return like(catalog, os.path.join(catalog, CONTROL_DIR, SENT, sender))
+    return like(catalog, os.path.join(seat.directory, RESOURCES, SENT))
 
 
 def ledger_bytes(message: bytes, recipient: str) -> bytes:
@@ -41,7 +47,7 @@ def record(catalog: Path, sender: str, recipient: str, filename: str, message: b
     directory = ensure_box(sent_directory(catalog, sender), catalog)
     # Not fsynced: the ledger is the sender's bookkeeping, and a power cut that loses a line loses
     # no mail (it costs two fsyncs per send otherwise).
-    publish_exclusive(directory / filename, ledger_bytes(message, recipient), staging, durable=False)
+    publish_exclusive(os.path.join(directory, filename), ledger_bytes(message, recipient), staging, durable=False)
 
 
 def row(message: Message, include_body: bool = False) -> dict:

@@ -166,15 +166,26 @@ class CatalogPaths(namedtuple("CatalogPaths", ("root",))):
         return self.logs / f"{runtime_id}.log"
 
 
+def state_home_text() -> str:
+    """``${XDG_STATE_HOME:-~/.local/state}`` as text (what hot paths use: no pathlib)."""
+    return os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+
+
 def state_home() -> Path:
-    """``${XDG_STATE_HOME:-~/.local/state}``. (pathlib is imported here, not by the module:
-    hot paths import this module for its names.)"""
+    """:func:`state_home_text` as a ``Path`` (pathlib is imported here, not by the module: hot
+    paths import this module for its names)."""
     from pathlib import Path
 
-    value = os.environ.get("XDG_STATE_HOME")
-    return Path(value) if value else Path.home() / ".local" / "state"
+    return Path(state_home_text())
+
+
+def runtime_state_text() -> str:
+    """Host-local runtime state (launch records, park markers, DING ownership, ledgers), as text."""
+    return os.path.join(state_home_text(), "st2")
 
 
 def runtime_state_dir() -> Path:
-    """Host-local runtime state (launch records, park markers, DING ownership, ledgers)."""
-    return state_home() / "st2"
+    """:func:`runtime_state_text` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(runtime_state_text())

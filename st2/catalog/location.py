@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import os
 from collections import namedtuple
-from pathlib import Path
 
-from st2.catalog.layout import CatalogPaths, state_home
+from st2.catalog.layout import CatalogPaths, state_home_text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the click-free verbs resolve the root as text, without pathlib
+    from pathlib import Path
 
 
 class CatalogLocation(namedtuple("CatalogLocation", ("root", "host"))):
@@ -22,15 +25,29 @@ class CatalogLocation(namedtuple("CatalogLocation", ("root", "host"))):
         return CatalogPaths(self.root)
 
 
+def _default_root_text() -> str:
+    return os.path.join(state_home_text(), "st2", "default", "catalog")
+
+
 def default_catalog_root() -> Path:
-    return state_home() / "st2" / "default" / "catalog"
+    from pathlib import Path
+
+    return Path(_default_root_text())
+
+
+def catalog_root_text(option: str | None) -> str:
+    """``--catalog``, else ``$CATALOG``, else the XDG state default: absolute and normalized, as
+    text (the click-free verbs use it and never import pathlib)."""
+    value = option or os.environ.get("CATALOG")
+    root = os.path.expanduser(value) if value else _default_root_text()
+    return os.path.abspath(root)
 
 
 def resolve_catalog_root(option: str | None) -> Path:
-    """``--catalog``, else ``$CATALOG``, else the XDG state default. Returned absolute."""
-    value = option or os.environ.get("CATALOG")
-    root = Path(value).expanduser() if value else default_catalog_root()
-    return Path(os.path.abspath(root))
+    """:func:`catalog_root_text` as a ``Path``."""
+    from pathlib import Path
+
+    return Path(catalog_root_text(option))
 
 
 def resolve_host(option: str | None) -> str:

@@ -22,12 +22,15 @@ from __future__ import annotations
 
 import errno
 import os
-from pathlib import Path
 
 from st2.catalog.layout import CONTROL_DIR, runtime_state_dir
 from st2.digest import sha256
 from st2.fs.atomic import write_all
 from st2.fs.read import RUNTIME_LIMIT, read_optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: a send reads catalog_digest, and pathlib costs it milliseconds
+    from pathlib import Path
 
 POINTER_PREFIX = "runtime-scope."
 
@@ -42,6 +45,8 @@ def catalog_digest(catalog: Path) -> str:
 
 
 def pointer_path(catalog: Path, host: str) -> Path:
+    from pathlib import Path
+
     return Path(os.path.realpath(catalog)) / CONTROL_DIR / f"{POINTER_PREFIX}{host}"
 
 
@@ -57,6 +62,8 @@ def read_pointer(catalog: Path, host: str) -> Path | None:
     text = data.decode("utf-8", "replace").strip()
     if "\n" in text or not text.startswith("/") or not text.endswith(f"/{host}"):
         return None
+    from pathlib import Path
+
     return Path(text)
 
 

@@ -117,3 +117,35 @@ def test_the_receipt_and_the_message_are_the_ones_pinned(bus_catalog: Path, tmp_
     assert (receipt["recipient"], receipt["outcome"]) == ("h1.bob", "created")
     inbox = bus_catalog / "agents" / "h1" / "bob" / "resources" / "inbox" / receipt["filename"]
     assert inbox.read_text().endswith("hello\n")
+
+
+# A send over a catalog the bus's seat index (st2/bus/seat_index.py) proves imports no pathlib
+# (issue 19 item 5): the bus computes with os.path on the click-free route's str root. Probed under
+# -S with site-packages on PYTHONPATH, so a dev venv's editable finder (which imports pathlib at
+# start-up) stays out while ckdl stays importable for the walk.
+SETTLED_SEND = ("import sys, time\nreal = time.time_ns\n"
+                "time.time_ns = lambda: real() + 10 * 10**9  # past the index's 2 s settle bound: it is stored\n"
+                "from st2.entry import main\nraise SystemExit(main(sys.argv[1:]))\n")
+MODULES_PROBE = ("import json, sys\nfrom st2.entry import main\nstatus = main(sys.argv[2:])\n"
+                 "open(sys.argv[1], 'w').write(json.dumps([status, sorted(sys.modules)]))\n")
+PATHLIB = ("pathlib", "urllib.parse", "ipaddress")
+
+
+def test_a_send_the_seat_index_serves_imports_no_pathlib(bus_catalog: Path, tmp_path: Path) -> None:
+    import sysconfig
+
+    env = st2_env(bus_catalog, PYTHONPATH=f"{REPO}:{sysconfig.get_paths()['purelib']}")
+    words = ["message", "send", "robert", "--as", "h1.alice", "-m", "hello"]
+    report = tmp_path / "modules.json"
+
+    def probed() -> list[str]:
+        run([sys.executable, "-S", "-c", MODULES_PROBE, str(report)], words, None, env)
+        status, modules = json.loads(report.read_text())
+        assert status == 0 and "st2.bus.send" in modules and "st2.cli" not in modules
+        return [name for name in PATHLIB if name in modules]
+
+    # The non-firing twin first: no index yet, so the send walks the catalog (discovery's paths
+    # are Paths) and the probe sees pathlib.
+    assert "pathlib" in probed()
+    assert run([sys.executable, "-c", SETTLED_SEND], words, None, env).returncode == 0
+    assert probed() == []
