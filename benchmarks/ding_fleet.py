@@ -47,7 +47,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 sys.path.insert(0, str(REPO / "tests" / "ding"))
 sys.path.insert(0, str(REPO / "tests"))
 
-from fleet_memory import HOST, Up, ding_service, expected_tasks, live_records, make_catalog, \
+from fleet_memory import HOST, Up, cpu_ns, ding_service, expected_tasks, live_records, make_catalog, \
     threads_and_descriptors  # noqa: E402
 from ding_support import typed_notice, write_message  # noqa: E402
 from st2.runtime.tmux import SESSION_NAME, client_argv  # noqa: E402
@@ -213,6 +213,8 @@ def fleet_run(seats: int, sample: int, service: bool, timeout: float) -> dict:
             single_submit.append(submitted)
         time.sleep(2.0)   # every single's Return and receipt done before the burst
         marks = {identity: screens[identity].mark() for identity in chosen}
+        serving = [service_pid] if service_pid else [alive[f"{HOST}.{identity}.ding"].pid for identity in chosen]
+        cpu_before, wall_before = sum(cpu_ns(pid) for pid in serving), time.monotonic()
         posted = {}
         for identity in chosen:
             posted[identity] = post(seat(identity), f"burst for {identity}")
@@ -226,6 +228,8 @@ def fleet_run(seats: int, sample: int, service: bool, timeout: float) -> dict:
             thread.start()
         for thread in threads:
             thread.join()
+        burst_cpu = (sum(cpu_ns(pid) for pid in serving) - cpu_before) / 1e6
+        burst_wall = (time.monotonic() - wall_before) * 1000
         missing = [identity for identity in chosen if identity not in results]
         if missing:
             raise TimeoutError(f"the burst's notices never reached {missing}")
@@ -240,7 +244,7 @@ def fleet_run(seats: int, sample: int, service: bool, timeout: float) -> dict:
         return {"single": single, "single_submit": single_submit, "burst": burst, "burst_submit": burst_submit,
                 "self_serving": self_serving, "service_pid": service_pid, "up_seconds": up_seconds,
                 "service_threads": threads_and_descriptors(service_pid) if service_pid else "none",
-                "not_once": duplicates, "seats": seats, "sampled": len(chosen)}
+                "not_once": duplicates, "burst_cpu_ms": burst_cpu, "burst_wall_ms": burst_wall, "seats": seats, "sampled": len(chosen)}
     finally:
         for screen in screens.values():
             screen.close()
@@ -269,6 +273,8 @@ def describe(name: str, run: dict) -> None:
         print(f"  {label:21s} rename -> on screen p50 {percentile(values, 0.5):7.1f} ms  p95 "
               f"{percentile(values, 0.95):7.1f} ms  max {max(values):7.1f} ms;  -> Return echoed p50 "
               f"{percentile(submits, 0.5):7.1f} ms  max {max(submits):7.1f} ms")
+    print(f"  CPU of what serves the sampled seats (the DING service, or their own notifiers) during the burst: "
+          f"{run['burst_cpu_ms']:.0f} ms over {run['burst_wall_ms']:.0f} ms")
     if run["not_once"]:
         print(f"  NOT EXACTLY ONCE on screen: {run['not_once']}")
 
