@@ -1,11 +1,14 @@
 """st2's own memory per seat under a real ``st2 up``, and the inotify instances it holds.
 
-Builds a catalog of N seats (default 100; ``--seats 627`` for the full size) in four kinds, in
+Builds a catalog of N seats (default 100; ``--seats 627`` for the full size) in five kinds, in
 turn: shell seats (``argv`` of a stand-in shell program plus ``ding``), Claude seats (the
 ``claude { … }`` driver block around a stand-in harness, plus ``ding``), Codex seats and
 opencode seats (the native wrappers around the stand-in servers the driver tests use,
-tests/drivers/codex/standin_app_server.py and tests/drivers/opencode/standin_opencode.py).
-``--mix shell`` (or ``claude``, ``codex``, ``opencode``, a comma list) narrows the kinds.
+tests/drivers/codex/standin_app_server.py and tests/drivers/opencode/standin_opencode.py),
+the latter twice: ``opencode`` with ``view "transcript"`` and ``opencode-attach`` in the default
+view, where the pane runs the stand-in's TUI (``standin_opencode.py attach``, not st2, not
+counted). ``--mix shell`` (or ``claude``, ``codex``, ``opencode``, ``opencode-attach``, a comma
+list) narrows the kinds.
 
 Runs the real ``st2 up`` (setsid transport, a private ``XDG_STATE_HOME``) until every declared
 task has a live launch record, waits for the fleet to settle, then sums PSS
@@ -52,8 +55,8 @@ from st2.runtime import launch_record  # noqa: E402
 from st2.runtime.scope import RuntimeScope  # noqa: E402
 
 HOST = "h"
-KINDS = ("shell", "claude", "codex", "opencode")
-TARGETS_MIB = {"shell": 4.0, "claude": 6.0, "codex": 8.0, "opencode": 8.0}
+KINDS = ("shell", "claude", "codex", "opencode", "opencode-attach")
+TARGETS_MIB = {"shell": 4.0, "claude": 6.0, "codex": 8.0, "opencode": 8.0, "opencode-attach": 8.0}
 CODEX_STANDIN = REPO / "tests" / "drivers" / "codex" / "standin_app_server.py"
 OPENCODE_STANDIN = REPO / "tests" / "drivers" / "opencode" / "standin_opencode.py"
 
@@ -191,9 +194,10 @@ def declaration(kind: str, identity: str, workspace: Path) -> str:
     elif kind == "codex":
         script = standin_script(workspace, "codex", CODEX_STANDIN)
         body = f'    codex {{\n        executable "{script}"\n    }}'
-    else:
+    else:   # opencode: view "transcript", or the default view (opencode's TUI, its stand-in here)
         script = standin_script(workspace, "opencode", OPENCODE_STANDIN)
-        body = f'    opencode {{\n        executable "{script}"\n        view "transcript"\n    }}'
+        view = '        view "transcript"\n' if kind == "opencode" else ""
+        body = f'    opencode {{\n        executable "{script}"\n{view}    }}'
     return f'agent "{identity}" {{\n    workspace "{workspace}"\n{body}\n}}\n'
 
 

@@ -13,7 +13,7 @@ seat (the anchor 0.11 MiB, the forked wrapper 6.0 MiB, the host 0.05 MiB per sea
 13.48 / 15.20 → 6.02 / 7.46 MiB.
 
 :func:`hand_off` runs in the pane process (``st2 driver codex-session …`` or
-``opencode-session … --view transcript``) when its stdin is a terminal:
+``opencode-session …``) when its stdin is a terminal:
 
 1. It asks the scope's seat host of this very build (``hello``) to fork the wrapper
    (``fork-session``) with the pane's stdin/stdout/stderr and one end of a fresh socket pair,
@@ -29,11 +29,15 @@ seat (the anchor 0.11 MiB, the forked wrapper 6.0 MiB, the host 0.05 MiB per sea
 
 A stop signal during the hand-off is recorded by a Python handler and passed to the anchor,
 which relays it once its traps are set; one in the instant between ``execve`` and the traps
-kills the anchor, which the wrapper hears as the anchor's death — the same stop. Not handed
-off, running in this process exactly as before: a view that runs opencode's own TUI (it is the
-pane's foreground child and needs the terminal as its controlling terminal), a stdin that is
-no terminal (a test's pipe, a replay), ``ST2_SEAT_HOST=off``, and — said once on the PTY — a
-socket path past the kernel's bound or no seat host of this build answering.
+kills the anchor, which the wrapper hears as the anchor's death — the same stop.
+
+An opencode seat in the view that runs opencode's own TUI (the default) is handed off too: the
+TUI needs the pane as its controlling terminal, which no forked wrapper can give a child, so
+the anchor is :data:`st2.drivers.opencode.attach_anchor.ANCHOR` (this prologue, and the TUI run
+on the wrapper's request), with a reply pipe beside the socket (descriptor 4 on both sides,
+:class:`AnchorChannel`). Not handed off, running in this process exactly as before: a stdin
+that is no terminal (a test's pipe, a replay), ``ST2_SEAT_HOST=off``, and — said once on the
+PTY — a socket path past the kernel's bound or no seat host of this build answering.
 
 Standard library and :mod:`st2.seathost.wire` only until it falls back (then the wrapper's own
 modules).
@@ -49,12 +53,16 @@ import sys
 ANCHOR_NAME = "st2-session-anchor"
 """``$0`` of the anchor, so ``/proc/<pid>/cmdline`` names it (the benchmark and tests find the
 forked wrapper's PID right after it)."""
-ANCHOR = (
+ANCHOR_PROLOGUE = (
     'w=$1\n'
     'trap \'s=1; kill -TERM "$w" 2>/dev/null\' TERM\n'
     'trap \'s=1; kill -HUP "$w" 2>/dev/null\' HUP\n'
     "trap '' INT\n"
     'case $2 in TERM|HUP) kill -"$2" "$w" 2>/dev/null;; esac\n'
+)
+"""Every pane anchor's start: the relay traps, ^C ignored, a stop signal from the hand-off relayed."""
+ANCHOR = (
+    ANCHOR_PROLOGUE +
     'while :; do\n'
     '    s=\n'
     '    if IFS= read -r line <&3; then\n'
@@ -80,11 +88,71 @@ wrappers (:func:`st2.cli.seat_host.preload_native_wrappers`): a fleet's panes st
 queue behind it. A wrapper forked after this gave up hears its anchor's end closed and stops."""
 
 
+ANSWER_SECONDS = 5.0
+"""How long a forked wrapper waits for its pane anchor's answer to one request."""
+_channel: "AnchorChannel | None" = None
+
+
+def adopt_channel(request_fd: int, reply_fd: int) -> None:
+    """Called in a forked wrapper whose pane anchor answers requests (one on ``reply_fd``)."""
+    global _channel
+    _channel = AnchorChannel(request_fd, reply_fd)
+
+
+def anchor_channel() -> "AnchorChannel | None":
+    """This forked wrapper's channel to a pane anchor that answers requests, or None."""
+    return _channel
+
+
+class AnchorChannel:
+    """Requests to the pane anchor as lines on the status socket, each answered with one line on
+    the reply pipe. The anchor never writes the socket, so the wrapper's end still becomes
+    readable (its SIGTERM, :mod:`st2.seathost.session_fork`) only when the anchor's end closes.
+    A request left unanswered breaks the channel: a late answer could pass for the next one's."""
+
+    def __init__(self, request_fd: int, reply_fd: int) -> None:
+        self.request_fd, self.reply_fd = request_fd, reply_fd
+        self.pending = b""
+        self.broken = False
+
+    def ask(self, line: str, seconds: float = ANSWER_SECONDS) -> str | None:
+        """Send one request line and return the anchor's one-line answer (None: no answer in
+        ``seconds`` or the anchor is gone)."""
+        if self.broken:
+            return None
+        self.broken = True
+        try:
+            os.write(self.request_fd, line.encode() + b"\n")
+        except OSError:
+            return None
+        import select
+        import time
+
+        deadline = time.monotonic() + seconds
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            try:
+                ready, _, _ = select.select([self.reply_fd], [], [], left)
+                if not ready:
+                    return None
+                chunk = os.read(self.reply_fd, 4096)
+            except InterruptedError:
+                continue
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, _, self.pending = self.pending.partition(b"\n")
+        self.broken = False
+        return line.decode(errors="replace")
+
+
 def eligible(name: str, values: dict[str, str]) -> bool:
     """Whether this wrapper verb is handed to the seat host at all."""
     if name not in HANDED_OFF_VERBS or os.environ.get(SEAT_HOST_KNOB, "") == "off":
-        return False
-    if name == "opencode-session" and values.get("--view", "attach") != "transcript":
         return False
     if "." not in values.get("--identity", ""):
         return False
@@ -123,20 +191,29 @@ def hand_off(name: str, root, values: dict[str, str], words: list[str]) -> None:
                 for number in (signal.SIGTERM, signal.SIGHUP)}
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, lambda number, frame: None)
     anchor_end, wrapper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # A view that runs opencode's own TUI: the anchor runs it (it needs the pane as its
+    # controlling terminal), asked on the status socket and answering on this pipe.
+    tui = name == "opencode-session" and values.get("--view", "attach") == "attach"
+    replies = os.pipe() if tui else None
+    descriptors = (0, 1, 2, wrapper_end.fileno()) + ((replies[0],) if replies else ())
     umask = os.umask(0o077)
     os.umask(umask)
     body = {"op": "fork-session", "argv": list(words), "env": dict(os.environ), "cwd": os.getcwd(),
             "umask": umask, "encoding": sys.stdout.encoding, "errors": sys.stdout.errors, "build": build}
     try:
-        answer = wire.request(path, body, (0, 1, 2, wrapper_end.fileno()), timeout=FORK_TIMEOUT_SECONDS)
+        answer = wire.request(path, body, descriptors, timeout=FORK_TIMEOUT_SECONDS)
     except OSError as error:
         answer = {"error": str(error)}
     wrapper_end.close()
+    if replies:
+        os.close(replies[0])
     pid = answer.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         # Whether a wrapper was forked is unknown only when the answer was lost; closing our end
         # stops one that was (it hears the anchor's end close) before this process serves.
         anchor_end.close()
+        if replies:
+            os.close(replies[1])
         for number, handler in previous.items():
             signal.signal(number, handler)
         _say(prefix, f"the seat host did not fork the wrapper ({answer.get('error')}); the wrapper runs in "
@@ -144,15 +221,27 @@ def hand_off(name: str, root, values: dict[str, str], words: list[str]) -> None:
         for number in pending:
             os.kill(os.getpid(), number)
         return
-    _exec_anchor(anchor_end, pid, pending)
+    if replies:
+        from st2.drivers.opencode.attach_anchor import ANCHOR as TUI_ANCHOR
+
+        _exec_anchor(anchor_end, pid, pending, TUI_ANCHOR, [words[words.index("--") + 1]], replies[1])
+    _exec_anchor(anchor_end, pid, pending, ANCHOR)
 
 
-def _exec_anchor(anchor_end: socket.socket, pid: int, pending: list[int]) -> None:
+def _exec_anchor(anchor_end: socket.socket, pid: int, pending: list[int], script: str, extra: list[str] = (),
+                 reply: int | None = None) -> None:
     descriptor = anchor_end.detach()
+    if reply is not None and reply == 3:   # out of the status socket's way first
+        reply = os.dup(reply)
     if descriptor != 3:
         os.dup2(descriptor, 3)
         os.close(descriptor)
     os.set_inheritable(3, True)
+    if reply is not None:
+        if reply != 4:
+            os.dup2(reply, 4)
+            os.close(reply)
+        os.set_inheritable(4, True)
     relay = {signal.SIGTERM: "TERM", signal.SIGHUP: "HUP"}.get(pending[0], "") if pending else ""
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -161,7 +250,7 @@ def _exec_anchor(anchor_end: socket.socket, pid: int, pending: list[int]) -> Non
             pass
     for number in (signal.SIGPIPE, signal.SIGXFSZ):   # as a shell expects them (Python ignores both)
         signal.signal(number, signal.SIG_DFL)
-    os.execv(SHELL, [SHELL, "-c", ANCHOR, ANCHOR_NAME, str(pid), relay])
+    os.execv(SHELL, [SHELL, "-c", script, ANCHOR_NAME, str(pid), relay, *extra])
 
 
 def _say(prefix: str, message: str) -> None:

@@ -1,8 +1,10 @@
 """A native seat's session wrapper forked from the pre-imported seat host (issue 19 items 1–2).
 
-A Codex or opencode wrapper (``st2 driver codex-session`` / ``opencode-session … --view
-transcript``) needs no controlling terminal: its harness is a headless server, and what the
-wrapper needs of the pane is the terminal's descriptors (read the keyboard, render the view).
+A Codex or opencode wrapper (``st2 driver codex-session`` / ``opencode-session``) needs no
+controlling terminal: its harness is a headless server, and what the wrapper needs of the pane
+is the terminal's descriptors (read the keyboard, render the view). opencode's own TUI, which
+does need it, is run by the pane anchor on the wrapper's request
+(:mod:`st2.drivers.opencode.attach_anchor`).
 So the pane process asks the host (:mod:`st2.drivers.session_handoff`, request ``fork-session``)
 to fork the wrapper from the pages the host imported before ``gc.freeze()``, and then becomes a
 tiny ``/bin/sh`` anchor that holds the pane for the wrapper's life.
@@ -51,13 +53,16 @@ from st2.seathost import fork as fork_module
 OP = "fork-session"
 STATUS_FD = 3
 DESCRIPTORS = 4   # stdin, stdout, stderr, the wrapper's end of the status socket
+REPLY_FD = 4
+"""A fifth descriptor, when sent, is the read end of the pipe a TUI-running pane anchor answers
+on (:func:`st2.drivers.session_handoff.adopt_channel`); the child has it as descriptor 4."""
 
 
 def valid(body: dict, descriptors: list[int]) -> str | None:
     """Why ``body`` is not a well-formed fork-session request, or None."""
     words, environment, directory = body.get("argv"), body.get("env"), body.get("cwd")
-    if len(descriptors) != DESCRIPTORS:
-        return f"a fork-session request carries {DESCRIPTORS} descriptors"
+    if len(descriptors) not in (DESCRIPTORS, DESCRIPTORS + 1):
+        return f"a fork-session request carries {DESCRIPTORS} descriptors, or {DESCRIPTORS + 1} with a reply pipe"
     if not (isinstance(words, list) and words and all(isinstance(word, str) for word in words)
             and isinstance(environment, dict) and all(isinstance(value, str) for value in environment.values())
             and isinstance(directory, str)):
@@ -108,8 +113,13 @@ def _become_wrapper(body: dict, descriptors: list[int]) -> None:  # pragma: no c
     high = [fcntl.fcntl(descriptor, fcntl.F_DUPFD_CLOEXEC, 16) for descriptor in descriptors]
     for target, descriptor in enumerate(high):
         os.dup2(descriptor, target)
-    os.closerange(STATUS_FD + 1, fork_module._descriptor_limit())
-    os.set_inheritable(STATUS_FD, False)   # the harness's server and tools never hold the anchor's socket
+    os.closerange(len(high), fork_module._descriptor_limit())
+    for descriptor in range(STATUS_FD, len(high)):
+        os.set_inheritable(descriptor, False)   # the harness's server and tools never hold the anchor's
+    if len(high) > REPLY_FD:
+        from st2.drivers.session_handoff import adopt_channel
+
+        adopt_channel(STATUS_FD, REPLY_FD)
     os.chdir(body["cwd"])
     os.umask(body["umask"])
     os.environ.clear()

@@ -41,7 +41,7 @@ SOCKET_NAME = "seat-host.sock"
 LOCK_NAME = "seat-host.lock"
 LOG_NAME = "seat-host.log"
 LINE_LIMIT = 1 << 20          # a fork request carries a whole environment
-MAX_DESCRIPTORS = 4
+MAX_DESCRIPTORS = 5         # a fork-session request with a TUI anchor's reply pipe
 TIMEOUT_SECONDS = 5.0
 
 

@@ -68,6 +68,10 @@ def children(pid: int) -> list[int]:
         return []
 
 
+def rows(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
 def history(standin: Path) -> list[str]:
     path = standin / "history.jsonl"
     return [json.loads(line)["text"] for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
@@ -238,6 +242,86 @@ def test_an_opencode_transcript_seat_s_wrapper_runs_forked_too(rig: Rig) -> None
     poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
     assert not alive(wrapper)
     assert json.loads((seat / "harness-state").read_text())["state"] == "ended"
+
+
+def attached_pane(rig: Rig) -> tuple[int, int, Path]:
+    """Start the host and an opencode pane in the default view (opencode's own TUI); return
+    (anchor, wrapper, the seat directory) once the stand-in TUI shows in the pane."""
+    from opencode_support import make_seat as make_opencode_seat, standin_executable
+
+    seat = make_opencode_seat(rig.catalog)
+    rig.start_host()
+    anchor = rig.open_pane([sys.executable, "-m", "st2", "--catalog", str(rig.catalog), "driver", "opencode-session",
+                            "--identity", "h.oc", "--runtime-id", "h.oc", "--model", "fake/fake-model", "--",
+                            str(standin_executable(rig.base)), "serve"])
+    poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME,
+             lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
+    poll_for(lambda: "standin-tui " in rig.screen(), lambda: f"the TUI in the pane\n{rig.screen()}", timeout=90)
+    return anchor, int(cmdline(anchor)[4]), seat
+
+
+def tuis(anchor: int) -> list[int]:
+    return [pid for pid in children(anchor) if "attach" in cmdline(pid)]
+
+
+def test_an_opencode_seat_s_own_tui_runs_under_the_pane_anchor_while_its_wrapper_runs_forked(rig: Rig) -> None:
+    from opencode_support import standin_executable
+
+    from st2.drivers.opencode.attach_anchor import ANCHOR as TUI_ANCHOR
+
+    anchor, wrapper, seat = attached_pane(rig)
+    # The pane process is the TUI-running anchor; the wrapper is forked, in a session of its own.
+    assert cmdline(anchor) == ["/bin/sh", "-c", TUI_ANCHOR, ANCHOR_NAME, str(wrapper), "",
+                               str(standin_executable(rig.base))]
+    assert session_of(wrapper) == wrapper and int(status_field(wrapper, "PPid")) == rig.hello()["zygote"]
+    # The TUI is the anchor's child, in the pane's session and foreground group, its stdin the
+    # pane's terminal, holding no descriptor of the anchor's; it reached the served session with
+    # this launch's password.
+    [tui] = tuis(anchor)
+    local = json.loads(next(rig.base.glob("state/**/opencode/h.oc/server.json")).read_text())
+    assert cmdline(tui)[-4:] == ["attach", f"http://127.0.0.1:{local['port']}", "--session", local["sessionID"]]
+    assert f"standin-tui attached {local['sessionID']} foreground" in rig.screen()
+    assert session_of(tui) == anchor
+    assert sorted(int(n) for n in os.listdir(f"/proc/{tui}/fd")) == [0, 1, 2]
+    assert {os.readlink(f"/proc/{tui}/fd/{n}") for n in (0, 1, 2)} == {os.readlink(f"/proc/{anchor}/fd/1")}
+    # The server is the forked wrapper's child, and mail still travels the ledger, exactly once.
+    assert int(status_field(local["pid"], "PPid")) == wrapper
+    name = write_message(seat, "task", body="hello")
+    poll_for(lambda: any(name[:-3] in row.get("last_user_text", "") for row in rows(rig.standin / "model-requests.jsonl")),
+             lambda: f"the mail delivered\n{rig.screen()}", timeout=60)
+    # The TUI exits ("x": status 3): the wrapper's transcript takes the pane back and says so.
+    rig.tmux("send-keys", "-t", "seat", "-l", "x")
+    poll_for(lambda: "opencode's TUI exited (exit 3); the transcript view follows" in rig.screen(),
+             lambda: f"the transcript after the TUI\n{rig.screen()}", timeout=30)
+    poll_for(lambda: tuis(anchor) == [] and not alive(tui), "the TUI reaped", timeout=10)
+    rig.tmux("send-keys", "-t", "seat", "-l", "/help")
+    rig.tmux("send-keys", "-t", "seat", "Enter")
+    poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
+    assert alive(wrapper) and alive(local["pid"]) and rig.dead_status() is None
+
+
+def test_sigterm_of_an_attached_opencode_pane_ends_its_tui_wrapper_and_server(rig: Rig) -> None:
+    anchor, wrapper, seat = attached_pane(rig)
+    [tui] = tuis(anchor)
+    server = json.loads(next(rig.base.glob("state/**/opencode/h.oc/server.json")).read_text())["pid"]
+    os.kill(anchor, signal.SIGTERM)   # what the supervisor's stop sends the task
+    poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
+    assert rig.dead_status() == 143
+    poll_for(lambda: not alive(tui) and not alive(wrapper) and not alive(server), "everything ended", timeout=30)
+    assert json.loads((seat / "harness-state").read_text())["state"] == "ended"
+
+
+def test_a_restarted_opencode_server_gets_a_new_tui_from_the_anchor(rig: Rig) -> None:
+    anchor, wrapper, _ = attached_pane(rig)
+    [old] = tuis(anchor)
+    path = next(rig.base.glob("state/**/opencode/h.oc/server.json"))
+    first = json.loads(path.read_text())
+    os.killpg(first["pid"], signal.SIGKILL)
+    poll_for(lambda: json.loads(path.read_text())["pid"] != first["pid"] and tuis(anchor) and tuis(anchor) != [old],
+             lambda: f"a new server and TUI\n{rig.screen()}", timeout=90)
+    [new] = tuis(anchor)
+    assert f"http://127.0.0.1:{json.loads(path.read_text())['port']}" in cmdline(new)
+    assert not alive(old) and alive(wrapper)
 
 
 def test_sigterm_of_the_task_runs_the_wrapper_s_stop_path_and_the_anchor_exits_with_its_status(rig: Rig) -> None:

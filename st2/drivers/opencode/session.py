@@ -50,7 +50,7 @@ from collections import deque
 from pathlib import Path
 
 from st2.drivers.opencode import HARNESS, SUPPORTED_VERSIONS
-from st2.drivers.opencode import local
+from st2.drivers.opencode import attach_anchor, local
 from st2.drivers.opencode.api import ApiError, Client, Malformed, SseParser, api_problem, probe_version
 from st2.drivers.opencode.context import ContextProducer, credential_rejected
 from st2.drivers.opencode.expansion import split_model
@@ -187,7 +187,7 @@ class OpencodeSession(GroupServerSession):
         self.state_path = local.state_path(scope.directory, runtime_id)
         self.view = View(self, catalog, seat, operator, stream)
         self.view_mode = view
-        self.attached: subprocess.Popen | None = None
+        self.attached: subprocess.Popen | attach_anchor.AnchoredTui | None = None
         self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
                          runtime_id, log=self.note)
         self.context = ContextProducer()
@@ -666,15 +666,20 @@ class OpencodeSession(GroupServerSession):
     # --- opencode's own TUI in the PTY ------------------------------------------------------
     def attach(self) -> None:
         """Run ``opencode attach`` on the served session as the pane's foreground child (same
-        process group as the wrapper, so a signal to the PTY's group reaches it), while the stream,
-        producers and pump go on here; the transcript is held until it exits."""
+        process group as the pane process, so a signal to the PTY's group reaches it), while the
+        stream, producers and pump go on here; the transcript is held until it exits. A wrapper
+        the seat host forked asks its pane anchor to run it (:mod:`.attach_anchor`); one that is
+        the pane process runs it itself."""
         if self.view_mode != "attach" or self.attached is not None or not self.bound \
                 or self.client is None or self.stdin_fd is None or not os.isatty(self.stdin_fd):
             return
         argv = [self.argv[0], "attach", f"http://127.0.0.1:{self.client.port}", "--session", self.session_id]
         try:
-            self.attached = subprocess.Popen(argv, env={**self.environment, "OPENCODE_SERVER_PASSWORD": self.password},
-                                             stdin=self.stdin_fd)
+            if attach_anchor.anchor_channel() is not None:   # forked by the seat host: the pane anchor runs it
+                self.attached = attach_anchor.start(self.client.port, self.session_id, self.password)
+            else:
+                self.attached = subprocess.Popen(argv, stdin=self.stdin_fd,
+                                                 env={**self.environment, "OPENCODE_SERVER_PASSWORD": self.password})
         except OSError as error:
             self.note(f"cannot attach opencode's TUI ({error.strerror or error}); the transcript view follows")
             self.view_mode = "transcript"

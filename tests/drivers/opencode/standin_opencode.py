@@ -9,6 +9,7 @@ it survives a restart like opencode's own storage) and logs its text to ``model-
 (the fake model's request log: a message the model saw), then streams the captured turn frames
 (busy, the finished assistant message with tokens.total 9942, idle). A server killed before the
 persist loses the prompt, as the real one does. Each launch appends its pid to ``launches``.
+``attach URL --session ID`` stands in for opencode's TUI (:func:`attach`).
 """
 
 from __future__ import annotations
@@ -201,10 +202,48 @@ class Handler(BaseHTTPRequestHandler):
                 SUBSCRIBERS.remove(queue)
 
 
+def attach(argv: list[str]) -> int:
+    """``attach URL --session ID``: a stand-in for opencode's TUI. Asks the server for the session
+    with ``$OPENCODE_SERVER_PASSWORD``, shows one line saying so (and whether its stdin is its
+    controlling terminal), puts the terminal in raw mode and ends on ``q`` (exit 0) or ``x``
+    (exit 3), restoring the terminal; each launch appends its pid to ``attaches``."""
+    import termios
+    import tty
+    import urllib.request
+
+    if len(argv) != 3 or argv[1] != "--session":
+        return 2
+    url, session = argv[0], argv[2]
+    STATE.mkdir(parents=True, exist_ok=True)
+    with open(STATE / "attaches", "a") as handle:
+        handle.write(f"{os.getpid()}\n")
+    token = base64.b64encode(f"opencode:{os.environ.get('OPENCODE_SERVER_PASSWORD', '')}".encode()).decode()
+    request = urllib.request.Request(f"{url}/session/{session}", headers={"Authorization": f"Basic {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            found = json.loads(response.read())["id"] == session
+    except (OSError, ValueError, KeyError):
+        found = False
+    own = os.isatty(0) and os.tcgetpgrp(0) == os.getpgrp()
+    print(f"standin-tui {'attached' if found else 'refused'} {session} "
+          f"{'foreground' if own else 'not-foreground'}", flush=True)
+    saved = termios.tcgetattr(0)
+    tty.setraw(0)
+    try:
+        while True:
+            key = os.read(0, 1)
+            if key in (b"q", b"x", b""):
+                return 3 if key == b"x" else 0
+    finally:
+        termios.tcsetattr(0, termios.TCSADRAIN, saved)
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] in (["--version"], ["-v"]):
         print(os.environ.get("STANDIN_VERSION", VERSION))
         return 0
+    if argv[:1] == ["attach"]:
+        return attach(argv[1:])
     if argv[:1] != ["serve"]:
         return 2
     STATE.mkdir(parents=True, exist_ok=True)

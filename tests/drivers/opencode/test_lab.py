@@ -260,12 +260,16 @@ def test_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(attached_sea
     seat.up()
     poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
     poll(lambda: "ctrl+p commands" in seat.screen(), "opencode's own TUI in the pane", 120, seat.screen)
-    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
-    children = [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
+    # The pane process is the anchor running opencode's TUI; the wrapper is forked from the seat
+    # host (st2.drivers.opencode.attach_anchor) and runs the server.
+    anchor = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    words = Path(f"/proc/{anchor}/cmdline").read_bytes().split(b"\0")
+    assert words[3] == b"st2-session-anchor", words
+    wrapper = int(words[4])
     server = seat.server()["pid"]
-    attached = [pid for pid in children if pid != server]
-    assert server in children and len(attached) == 1
-    assert b"attach" in Path(f"/proc/{attached[0]}/cmdline").read_bytes()
+    assert server in [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
+    attached = attach_children(seat)
+    assert len(attached) == 1
     down = seat.st2("down", "--host", HOST, "oc")
     assert down.returncode == 0, down.stdout + down.stderr
 
@@ -274,14 +278,15 @@ def test_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(attached_sea
             return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
         except FileNotFoundError:
             return True
-    poll(lambda: all(gone(pid) for pid in (wrapper, server, *attached)), "everything stopped", 60, seat.screen)
+    poll(lambda: all(gone(pid) for pid in (anchor, wrapper, server, *attached)), "everything stopped", 60, seat.screen)
     assert (seat.record("harness-state") or {}).get("state") == "ended"
 
 
 def attach_children(seat: Seat) -> list[int]:
-    """The pane's ``opencode attach`` processes (the wrapper's children other than its server)."""
-    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
-    children = [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
+    """The pane's ``opencode attach`` processes (children of the pane process: the anchor that
+    runs the TUI for the forked wrapper)."""
+    anchor = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    children = [int(pid) for pid in Path(f"/proc/{anchor}/task/{anchor}/children").read_text().split()]
     found = []
     for pid in children:
         try:
