@@ -55,7 +55,9 @@ STATUS_FD = 3
 DESCRIPTORS = 4   # stdin, stdout, stderr, the wrapper's end of the status socket
 REPLY_FD = 4
 """A fifth descriptor, when sent, is the read end of the pipe a TUI-running pane anchor answers
-on (:func:`st2.drivers.session_handoff.adopt_channel`); the child has it as descriptor 4."""
+on; the child has it as descriptor 4 and :data:`replies` says so (the entry adopts it,
+:func:`st2.cli.seat_host.run_forked_session`)."""
+replies = False
 
 
 def valid(body: dict, descriptors: list[int]) -> str | None:
@@ -116,10 +118,8 @@ def _become_wrapper(body: dict, descriptors: list[int]) -> None:  # pragma: no c
     os.closerange(len(high), fork_module._descriptor_limit())
     for descriptor in range(STATUS_FD, len(high)):
         os.set_inheritable(descriptor, False)   # the harness's server and tools never hold the anchor's
-    if len(high) > REPLY_FD:
-        from st2.drivers.session_handoff import adopt_channel
-
-        adopt_channel(STATUS_FD, REPLY_FD)
+    global replies
+    replies = len(high) > REPLY_FD
     os.chdir(body["cwd"])
     os.umask(body["umask"])
     os.environ.clear()
