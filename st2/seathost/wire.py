@@ -94,17 +94,24 @@ def send(connection: socket.socket, body: dict, descriptors: tuple[int, ...] = (
 
 def receive(connection: socket.socket) -> tuple[dict, list[int]]:
     """One request or answer line and the descriptors that came with it. Raise
-    :class:`WireError` on end of stream, an overlong line or anything but a JSON object."""
+    :class:`WireError` on end of stream, an overlong line or anything but a JSON object.
+
+    Nothing past the line's newline is consumed: a second line already sent (a DING seat that
+    ended at once sends its ``exit`` line right behind the registration's answer) stays for the
+    next read. The line's extent is found by peeking, and exactly that much is read."""
     chunks, descriptors, size = [], [], 0
     while True:
-        data, received, _, _ = socket.recv_fds(connection, 65536, MAX_DESCRIPTORS)
+        peeked = connection.recv(65536, socket.MSG_PEEK)
+        newline = peeked.find(b"\n")
+        data, received, _, _ = socket.recv_fds(connection, newline + 1 if newline >= 0 else max(len(peeked), 1),
+                                               MAX_DESCRIPTORS)
         descriptors += received
         if not data:
             _close_all(descriptors)
             raise WireClosed("the seat host connection closed before a whole line")
         chunks.append(data)
         size += len(data)
-        if b"\n" in data:
+        if data.endswith(b"\n"):
             break
         if size > LINE_LIMIT:
             _close_all(descriptors)
