@@ -336,6 +336,7 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
     per_kind: dict[str, list[float]] = {kind: [] for kind in KINDS}
     dings, wrappers, tmux_servers, anchors = [], [], [], []
     counted: set[int] = set()
+    tuis = 0   # opencode-attach panes whose anchor runs the (stand-in) TUI: the view is really there
     for identity, kind in plan.items():
         seat_kib = 0
         agent = alive.get(f"{HOST}.{identity}")
@@ -343,6 +344,8 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
             if agent.server_pid:
                 tmux_servers.append(pss_kib(agent.server_pid) or 0)
             wrapper = forked_wrapper(agent.pid)
+            if kind == "opencode-attach" and any("attach" in cmdline(pid) for pid in children(agent.pid)):
+                tuis += 1
             processes = tree(agent.pid) + (tree(wrapper) if wrapper is not None else [])
             for pid in processes:
                 if is_st2(pid):
@@ -389,7 +392,7 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
         "service": (pss_kib(service_pid) or 0) if service_pid else 0, "self_serving": self_serving,
         "per_kind": per_kind, "dings": dings, "wrappers": wrappers, "tmux": tmux_servers, "anchors": anchors,
         "supervisor": pss_kib(supervisor) or 0, "shared_kib": shared_kib, "shared_count": len(shared),
-        "instances": instances, "limit": read_limit(),
+        "instances": instances, "limit": read_limit(), "tuis": tuis,
     }
 
 
@@ -517,6 +520,9 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
         print(f"pane anchors (sh, st2.drivers.session_handoff): {len(report['anchors'])}, "
               f"{mean(report['anchors']) / mib:.2f} MiB PSS each (included per seat; the session wrapper "
               f"figure is the forked wrapper's own)")
+    attach_seats = len(report["per_kind"].get("opencode-attach", []))
+    if attach_seats:
+        print(f"opencode-attach panes whose anchor runs the TUI: {report['tuis']} of {attach_seats}")
     print(f"inotify instances held by st2: {report['instances']} "
           f"(fs.inotify.max_user_instances {report['limit']})")
     print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "
