@@ -29,7 +29,9 @@ self-inconsistent (a duplicate filename, a correlation that does not name its ow
 phase its profile cannot observe, a negative beside positive durable evidence) raises
 :class:`Quarantined` on load: delivery holds and the file is never rewritten. The file is
 published atomically through :func:`st2.fs.atomic.publish`, owner-only (0600) in an owner-only
-directory, with its temp file in the scope's staging directory and never left behind.
+directory, with its temp file in the session store's staging directory and never left behind.
+It lives beside the resumable-session record, not in the runtime scope, so a reboot keeps it
+(:func:`ledger_location`).
 
 This build never shipped the pre-ledger ``delivery-state.json``, so there is nothing to carry
 forward; the ``asserted`` attestation is kept on the wire (and honoured: it holds and authorizes
@@ -360,15 +362,55 @@ class Ledger:
         self.saves += 1
 
 
-def ledger_path(scope_directory: Path, runtime_id: str) -> Path:
-    """``<runtime scope>/delivery/<runtime-id>/delivery-ledger.json`` (host-local, never replicated)."""
-    return Path(scope_directory) / DIRECTORY_NAME / runtime_id / RECORD_NAME
+def ledger_location(scope_directory: Path, runtime_id: str) -> tuple[Path, Path]:
+    """The seat's ledger and its staging directory:
+    ``<state>/st2/sessions/<digest>/<host>/delivery/<runtime-id>/delivery-ledger.json`` in the
+    session store beside the runtime scope (:class:`st2.runtime.resumable_session.SessionStore`),
+    host-local and never replicated. Not in the runtime scope, which a reboot makes meaningless
+    (a simulated one removes it): the ledger is what tells a rebooted seat that a consumed but
+    unarchived message was delivered already, and what settles an attempt the crash caught
+    against the resumed conversation — so it survives exactly as the record naming that
+    conversation does. A ledger an earlier build left at the scope's
+    ``delivery/<runtime-id>/delivery-ledger.json`` is carried here first (:func:`carry_forward`)."""
+    from st2.runtime.resumable_session import SessionStore
+
+    store = SessionStore.beside(Path(scope_directory))
+    path = store.directory / DIRECTORY_NAME / runtime_id / RECORD_NAME
+    carry_forward(Path(scope_directory) / DIRECTORY_NAME / runtime_id / RECORD_NAME, path, store.staging)
+    return path, store.staging
+
+
+def carry_forward(old: Path, path: Path, staging: Path) -> None:
+    """Move a ledger from ``old`` (the runtime scope, where earlier builds kept it) to ``path``
+    when ``path`` has none: its bytes as they are (a malformed one is quarantined at ``path`` as
+    it would have been there), published atomically, then ``old`` removed. A ``path`` already
+    there wins and ``old`` is removed as stale; anything at ``old`` but a regular file is left
+    alone. Never raises: a ledger that cannot be carried (unreadable, a full disk) stays at
+    ``old``, and this launch starts without it as a seat with no ledger does."""
+    try:
+        status = os.lstat(old)
+    except OSError:
+        return
+    import stat
+
+    if not stat.S_ISREG(status.st_mode):
+        return
+    try:
+        if not os.path.lexists(path):
+            data = read_bounded(old, RUNTIME_LIMIT, follow_symlinks=False)
+            ensure_directory(path.parent, mode=0o700)
+            ensure_directory(staging, mode=0o700)
+            publish(path, data, staging, mode=0o600)
+        os.unlink(old)
+    except OSError:
+        pass
 
 
 def load_for(catalog: Path, host: str, runtime_id: str, profile: Profile, agent: str,
              state_dir: Path | None = None) -> Ledger:
-    """The seat's ledger in the catalog's runtime scope on this host; raise :class:`Quarantined`."""
+    """The seat's ledger on this host (:func:`ledger_location`); raise :class:`Quarantined`."""
     from st2.runtime.scope import RuntimeScope
 
     scope = RuntimeScope(Path(os.path.abspath(catalog)), host, state_dir)
-    return Ledger.load(ledger_path(scope.directory, runtime_id), scope.staging, profile, agent, runtime_id)
+    path, staging = ledger_location(scope.directory, runtime_id)
+    return Ledger.load(path, staging, profile, agent, runtime_id)

@@ -72,7 +72,7 @@ class CodexSession(GroupServerSession):
                  operator: str | None = None, state_dir: Path | None = None,
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
                  stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
-        from st2.delivery.ledger import ledger_path
+        from st2.delivery.ledger import ledger_location
         from st2.runtime.scope import RuntimeScope
 
         if not codex_argv:
@@ -94,7 +94,7 @@ class CodexSession(GroupServerSession):
                                       prefix="st2 codex-session")
         scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
         self.control_path = control_module.store_paths(scope.directory, runtime_id)
-        self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
+        self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
                          runtime_id, log=self.note)
         self.scope_staging = scope.staging
         self.scope_directory = scope.directory

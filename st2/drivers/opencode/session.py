@@ -163,7 +163,7 @@ class OpencodeSession(GroupServerSession):
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
                  stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
                  view: str = "attach") -> None:
-        from st2.delivery.ledger import ledger_path
+        from st2.delivery.ledger import ledger_location
         from st2.runtime.scope import RuntimeScope
 
         if not argv:
@@ -188,7 +188,7 @@ class OpencodeSession(GroupServerSession):
         self.view = View(self, catalog, seat, operator, stream)
         self.view_mode = view
         self.attached: subprocess.Popen | attach_anchor.AnchoredTui | None = None
-        self.pump = Pump(seat.directory, ledger_path(scope.directory, runtime_id), scope.staging, seat.agent,
+        self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
                          runtime_id, log=self.note)
         self.context = ContextProducer()
         self.observed = Observed()

@@ -257,8 +257,7 @@ def threads_started(seat: Seat) -> list[str]:
 
 
 def converse(seat: Seat, fake: FakeModel, body: str) -> dict:
-    """Deliver ``body`` as one mail, which the recipient then archives (the pump never does; the
-    ledger that would hold an unarchived one goes with the runtime scope a reboot removes); return
+    """Deliver ``body`` as one mail, which the recipient then archives (the pump never does); return
     the model request that carried it as its newest input."""
     name = write_message(seat.directory, "task", body=body)
     poll(lambda: seat.ledger().get(name, {}).get("phase") == "consumed", f"{body!r} consumed", 120, seat.screen)

@@ -21,8 +21,10 @@ pytestmark = pytest.mark.process
 def ledger(tmp_path: Path, catalog: Path, identity: str = "coder") -> dict | None:
     from st2.runtime.scope import RuntimeScope
 
+    from st2.runtime.resumable_session import SessionStore
+
     scope = RuntimeScope(Path(os.path.abspath(catalog)), HOST, tmp_path / "state" / "st2")
-    path = scope.directory / "delivery" / f"{HOST}.{identity}" / "delivery-ledger.json"
+    path = SessionStore.beside(scope.directory).directory / "delivery" / f"{HOST}.{identity}" / "delivery-ledger.json"
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
@@ -214,3 +216,35 @@ def test_a_predecessors_failure_stands_until_its_own_stage_recovers(catalog, tmp
     finally:
         wrapper.stop()
 
+
+
+def test_a_consumed_unarchived_message_is_not_delivered_again_after_a_reboot(catalog, tmp_path) -> None:
+    """The wrapper SIGKILLed with its app-server, then the runtime scope removed (a simulated
+    reboot): the relaunched wrapper resumes the thread, and the mail it had delivered — consumed,
+    still unread in the inbox (the pump never archives) — is not sent again, because the ledger
+    lives in the session store the reboot keeps. A mail after the reboot is delivered, once."""
+    import shutil
+
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the thread to be idle")
+        first = write_message(seat, "before the reboot")
+        poll_for(lambda: phases(tmp_path, catalog).get(first) == "consumed", "consumption")
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "idle again")
+    finally:
+        wrapper.stop(signal.SIGKILL)   # the whole group: the wrapper and its app-server
+    shutil.rmtree(tmp_path / "state" / "st2" / "scopes")
+    assert (seat / "resources" / "inbox" / first).exists()
+    again = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the resumed thread idle")
+        second = write_message(seat, "after the reboot")
+        # The pump takes the unread FIFO in order: once the second is consumed, a first it did not
+        # know it had delivered would have gone before it.
+        poll_for(lambda: phases(tmp_path, catalog).get(second) == "consumed", "the second consumed")
+        stems = [correlation.split(":")[1] for text in again.history() for correlation in correlations_in(text)]
+        assert stems == [first[:-3], second[:-3]]
+        assert phases(tmp_path, catalog)[first] == "consumed"
+    finally:
+        again.stop()
