@@ -9,7 +9,8 @@
   and the sequence number it covers, published atomically. A supervisor that restarts — even one
   SIGKILLed between an append and the state's publication — resumes from it and replays the
   journal lines past its ``seq``, so the next diff neither repeats a journaled transition nor
-  skips one (no gap, no duplicate).
+  skips one (no gap, no duplicate). Each append is fsynced before it returns, so no state ever
+  covers a line a power loss could take.
 
 Host-local (the runtime scope is never replicated): each host's supervisor journals what it
 observes. One writer (the supervisor, under its per-host lock); any number of readers. A line
@@ -222,6 +223,10 @@ class JournalWriter:
             while view:
                 written = os.write(descriptor, view)
                 view = view[written:]
+            # Durable before anything covers them: the state published after this append (its
+            # directory fsync also makes a new segment's name durable) must never name a seq
+            # whose line a power loss could take, or the next start would number past a gap.
+            os.fsync(descriptor)
         finally:
             os.close(descriptor)
         self.seq = numbered[-1].seq

@@ -136,3 +136,32 @@ def test_the_resumed_projection_replays_every_line_past_the_saved_state(tmp_path
     resumed = writer(directory).resume()
     assert (resumed.seq, resumed.replayed) == (2, 2)
     assert resumed.groups == {"seat:h.a": {"blocked|h.a|": "human"}, "#parks": {"parked|h.a|h.a.job": "crash-loop"}}
+
+
+def test_an_append_is_durable_before_the_state_that_covers_it_is_published(tmp_path: Path, monkeypatch):
+    """Every append's bytes are fsynced before it returns (and so before the state published
+    after it): a power loss can never leave a state naming a seq whose line is gone."""
+    import os
+
+    directory = tmp_path / "events"
+    directory.mkdir()
+    order = []
+    real_fsync = os.fsync
+
+    def fsync(descriptor):
+        target = os.readlink(f"/proc/self/fd/{descriptor}")
+        if target == str(directory / journal.CURRENT):
+            order.append(("fsync", os.fstat(descriptor).st_size))
+        return real_fsync(descriptor)
+
+    monkeypatch.setattr(journal.os, "fsync", fsync)
+    staging = ensure_directory(tmp_path / "staging")
+    written = journal.JournalWriter(directory, lambda path, data: (order.append(("publish", path.name)),
+                                                                   publish(path, data, staging)))
+    written.resume()
+    written.append([blocked("h.a", "human")])
+    size = (directory / journal.CURRENT).stat().st_size
+    assert order == [("fsync", size)]
+    written.save_state({})
+    written.append([blocked("h.a", "none")])
+    assert order == [("fsync", size), ("publish", journal.STATE), ("fsync", (directory / journal.CURRENT).stat().st_size)]
