@@ -100,9 +100,19 @@ class UpSeat:
             return ""
 
     def type(self, text: str) -> None:
-        """Type ``text`` into the pane, wait until it shows in the composer, then press Enter."""
+        """Type ``text`` into the pane, wait until it shows in the composer and the screen has
+        settled (two captures 0.3 s apart alike, as DING waits before its Return), then press
+        Enter. A TUI still taking in the typed burst can swallow an Enter sent the moment the
+        text first shows (omp 18.2.3 did once under load: the turn never started)."""
         self.tmux("send-keys", "-t", self.session, "-l", text)
         poll(lambda: text in self.screen(), f"{text!r} in the composer", 30, self.screen, step=0.25)
+        last = [self.screen()]
+
+        def settled() -> bool:
+            now = self.screen()
+            alike, last[0] = now == last[0], now
+            return alike and text in now
+        poll(settled, f"{text!r} settled in the composer", 30, self.screen, step=0.3)
         self.tmux("send-keys", "-t", self.session, "Enter")
 
     def sessions(self) -> list[str]:
