@@ -28,11 +28,13 @@ so it is the stricter measure. Run both:
 `--profile NAME` runs one command (tee, observe, liveness, send, send_627) once under
 `-X importtime` after the warm-up and prints its slowest imports by cumulative time instead of
 timing (where a path's time goes; importtime itself inflates every figure).
-Usage: python benchmarks/hot_paths.py [RUNS=40] [--python PY | --non-editable] [--profile NAME]
+``--smoke`` runs the same path (this interpreter, or the one named) over 2 rounds after one
+warm-up, with the roster benchmark's catalog cut to 20 seats.
+Usage: python benchmarks/hot_paths.py [RUNS=40] [--python PY | --non-editable] [--profile NAME] [--smoke]
 Last line: RESULT tee_ratio=<a> observe_ratio=<b> liveness_ratio=<c> send_ratio=<d> send_627_ratio=<s>
 anchor_ms=<e> tee_ms=<f> observe_ms=<g> liveness_ms=<h> send_ms=<i> send_627_ms=<j>
 tee_cpu_ratio=… observe_cpu_ratio=… liveness_cpu_ratio=… send_cpu_ratio=… send_627_cpu_ratio=…
-install=<editable-finder|path|wheel>
+install=<editable-finder|path|wheel> fleet_seats=<the send_627 catalog's seats: 627, or 20 in --smoke>
 The ratios (the targets) are of wall-time medians; the CPU ratios (user + system time of the
 command and every child it waited for, against the anchor's) move far less with the machine's
 load, and are printed beside them for a loaded machine.
@@ -66,6 +68,9 @@ from roster import write_catalog  # noqa: E402  (the roster benchmark's 627-seat
 
 PAYLOAD = json.loads((REPO / "captures/claude-code/2.1.328/statusline/02-statusline-stdin.json").read_text())
 RECORDS = 10
+WARM_UPS = 3
+FLEET_SEATS = 627
+SMOKE_RUNS, SMOKE_WARM_UPS, SMOKE_FLEET_SEATS = 2, 1, 20
 TARGETS = {"tee": 2.5, "observe": 2.5, "liveness": 2.5, "send": 3.0, "send_627": 3.0}
 
 
@@ -161,6 +166,8 @@ def arguments() -> argparse.Namespace:
     where.add_argument("--non-editable", action="store_true",
                        help="build a throwaway venv with this worktree pip-installed (a wheel) and time that")
     parser.add_argument("--profile", metavar="NAME", help="print one command's imports (-X importtime) instead")
+    parser.add_argument("--smoke", action="store_true",
+                        help=f"the same path over {SMOKE_RUNS} rounds, a {SMOKE_FLEET_SEATS}-seat fleet")
     return parser.parse_args()
 
 
@@ -170,10 +177,13 @@ def main() -> int:
         root = Path(directory)
         python = (str(non_editable_venv(root / "install")) if options.non_editable
                   else options.python or sys.executable)
+        if options.smoke:
+            return measure(root, python, SMOKE_RUNS, options.profile, SMOKE_WARM_UPS, SMOKE_FLEET_SEATS)
         return measure(root, python, options.runs, options.profile)
 
 
-def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
+def measure(root: Path, python: str, runs: int, profiled: str | None, warm_ups: int = WARM_UPS,
+            fleet_seats: int = FLEET_SEATS) -> int:
     st2 = Path(python).parent / "st2"
     if not st2.exists():
         print(f"no st2 console script beside {python}; install st2 there (pip install -e . or .)", file=sys.stderr)
@@ -182,7 +192,7 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
     root.mkdir()
     catalog = make_catalog(root)
     fleet = root / "fleet"
-    write_catalog(fleet, int(time.time() * 1000))
+    write_catalog(fleet, int(time.time() * 1000), fleet_seats)
     write_exited_records(root / ".tmp", RECORDS)
     # A real catalog's declarations are old; these were just written, and the host-local caches
     # (the declaration cache, the bus's seat index) store nothing younger than their settle bound
@@ -212,7 +222,7 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
         print(f"--profile takes one of {', '.join(TARGETS)}", file=sys.stderr)
         return 2
     samples: dict[str, list[float]] = {name: [] for name in commands}
-    for index in range(-3, 0 if profiled else runs):  # three warm-up rounds: bytecode and page caches
+    for index in range(-warm_ups, 0 if profiled else runs):  # warm-up rounds: bytecode and page caches
         for name, (command, payload) in commands.items():
             elapsed, completed = timed(command, env, root, payload(max(index, 0)))
             if completed.returncode != 0 or (name == "tee" and completed.stdout != b"ok"):
@@ -230,7 +240,7 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
         return 0
     delivered = len(list((catalog / "agents" / "host" / "bob" / "resources" / "inbox").iterdir()))
     log = (root / ".workflow" / "subagent-stop-liveness.log").read_text().splitlines()
-    if delivered != runs + 3 or f"verdict=green  spawn=-  records={RECORDS}" not in log[-1]:
+    if delivered != runs + warm_ups or f"verdict=green  spawn=-  records={RECORDS}" not in log[-1]:
         print(f"unexpected outcome: {delivered} messages, last log line {log[-1] if log else '(none)'}", file=sys.stderr)
         return 1
     medians = {name: statistics.median(values) for name, values in samples.items()}
@@ -248,7 +258,7 @@ def measure(root: Path, python: str, runs: int, profiled: str | None) -> int:
     print("RESULT " + " ".join(f"{name}_ratio={medians[name] / anchor:.2f}" for name in TARGETS)
           + f" anchor_ms={anchor:.1f} " + " ".join(f"{name}_ms={medians[name]:.1f}" for name in TARGETS)
           + " " + " ".join(f"{name}_cpu_ratio={cpu[name] / cpu['anchor']:.2f}" for name in TARGETS)
-          + f" install={kind}")
+          + f" install={kind} fleet_seats={fleet_seats}")
     return 0
 
 

@@ -5,12 +5,15 @@ wrapper-exported session whose resumable-session record already names the payloa
 
 Both hook events write the same harness-state observation (active), so the ratio isolates the
 session check. Interleaved rounds, so machine load weighs on every command alike.
+Usage: python benchmarks/resume_observe.py [RUNS=30] [--smoke] (``--smoke``: the same path over 2
+rounds after one warm-up).
 Last line: RESULT resume_check_ratio=<observe UserPromptSubmit / observe PreToolUse>
 observe_prompt_ms=<a> observe_tool_ms=<b> anchor_python_ms=<c>
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -26,10 +29,16 @@ from st2.runtime import resumable_session  # noqa: E402
 
 TOKEN = "bench-incarnation"
 SESSION = "0b6a6f7e-bench-session"
+WARM_UPS = 3
+SMOKE_RUNS, SMOKE_WARM_UPS = 2, 1
 
 
 def main() -> int:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 30
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="?", type=int, default=30, help="interleaved rounds (default 30)")
+    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_RUNS} rounds")
+    options = parser.parse_args()
+    runs, warm_ups = (SMOKE_RUNS, SMOKE_WARM_UPS) if options.smoke else (options.runs, WARM_UPS)
     st2 = Path(sys.executable).parent / "st2"
     if not st2.exists():
         print(f"no st2 console script beside {sys.executable}; install with pip install -e .", file=sys.stderr)
@@ -56,7 +65,7 @@ def main() -> int:
             "python": [sys.executable, "-c", "pass"],
         }
         samples: dict[str, list[float]] = {name: [] for name in commands}
-        for index in range(-3, runs):  # three warm-up rounds: bytecode and page caches
+        for index in range(-warm_ups, runs):  # warm-up rounds: bytecode and page caches
             for name, command in commands.items():
                 start = time.perf_counter()
                 completed = subprocess.run(command, env=env, cwd=root, input=payload, capture_output=True)

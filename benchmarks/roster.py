@@ -6,7 +6,7 @@ alike. Two rosters are timed: warm (the host-local declaration cache holds every
 the everyday case: declarations change rarely) and cold (the cache removed before each run, so
 every declaration is parsed and the cache stored again). The warm roster's bytes are checked
 against the cold one's (the command clock is fixed). Target: <= 250 ms median.
-Usage: python benchmarks/roster.py [--seats N]
+Usage: python benchmarks/roster.py [--seats N] [--smoke] (``--smoke``: the same path over 20 seats, 2 runs)
 Last line: RESULT roster_median_ms=<warm> roster_cold_ms=<cold> ratio_python=<warm/anchor>
 per_seat_us=<(warm - anchor)/N> roster_cpu_ms=<warm> roster_cold_cpu_ms=<cold> anchor_cpu_ms=<a> seats=<N>
 (CPU medians too: on a loaded machine they move far less than wall time.)
@@ -28,6 +28,7 @@ from pathlib import Path
 
 SEATS = 627  # the default: a real catalog's size
 RUNS = 20
+SMOKE_SEATS, SMOKE_RUNS = 20, 2
 HOSTS = ("alpha", "beta", "gamma")
 
 
@@ -86,7 +87,9 @@ def timed(command: list[str], env: dict[str, str]) -> tuple[float, float, bytes]
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seats", type=int, default=SEATS)
-    seats = parser.parse_args().seats
+    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_SEATS} seats, {SMOKE_RUNS} runs")
+    options = parser.parse_args()
+    seats, runs = (SMOKE_SEATS, SMOKE_RUNS) if options.smoke else (options.seats, RUNS)
     with tempfile.TemporaryDirectory(prefix="st2-bench-") as directory:
         root = Path(directory) / "catalog"
         now_ms = int(time.time() * 1000)
@@ -106,7 +109,7 @@ def main() -> int:
         if len(json.loads(cold_bytes)) != seats:
             raise SystemExit(f"expected {seats} rows")
         samples: dict[str, list[tuple[float, float]]] = {"anchor": [], "warm": [], "cold": []}
-        for _ in range(RUNS):
+        for _ in range(runs):
             samples["anchor"].append(timed([sys.executable, "-c", "pass"], env)[:2])
             wall, cpu, warm_bytes = timed(command, env)
             if warm_bytes != cold_bytes:
@@ -120,7 +123,7 @@ def main() -> int:
     print(f"load average: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
     print(f"python -c pass median: wall {wall['anchor']:.1f} ms, cpu {cpu['anchor']:.1f} ms")
     for name in ("warm", "cold"):
-        print(f"st2 agents --json, cache {name}, median over {RUNS} runs, {seats} seats: wall {wall[name]:.1f} ms, "
+        print(f"st2 agents --json, cache {name}, median over {runs} runs, {seats} seats: wall {wall[name]:.1f} ms, "
               f"cpu {cpu[name]:.1f} ms (target <= 250 ms; ratio {wall[name] / wall['anchor']:.2f})")
     print(f"per seat above the anchor (warm): {per_seat_us:.0f} us")
     print(f"RESULT roster_median_ms={wall['warm']:.1f} roster_cold_ms={wall['cold']:.1f} "

@@ -8,12 +8,14 @@ interpreter (the anchor: the floor any Python process pays) and their ratio (tar
 beside the Rust original's measured 10-61 ms for its tee. Runs interleave tee and anchor so
 machine load weighs on both alike; a hook-observer (claude-observe, PreToolUse) median is
 printed too. Every fifth payload moves the fill by one bucket, so a share of the runs really
-publishes a record rather than only deciding to skip.
+publishes a record rather than only deciding to skip. ``--smoke`` runs the same path 5 times after
+one warm-up.
 Last line: RESULT tee_median_ms=<x> tee_p95_ms=<y> ratio_python=<z>
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -24,6 +26,8 @@ import time
 from pathlib import Path
 
 RUNS = 200
+WARM_UPS = 5
+SMOKE_RUNS, SMOKE_WARM_UPS = 5, 1
 REPO = Path(__file__).resolve().parent.parent
 PAYLOAD = json.loads((REPO / "captures/claude-code/2.1.328/statusline/02-statusline-stdin.json").read_text())
 ORIGINAL_RANGE_MS = "10-61"
@@ -50,6 +54,9 @@ def p95(samples: list[float]) -> float:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_RUNS} runs")
+    runs, warm_ups = (SMOKE_RUNS, SMOKE_WARM_UPS) if parser.parse_args().smoke else (RUNS, WARM_UPS)
     st2 = Path(sys.executable).parent / "st2"
     if not st2.exists():
         print(f"no st2 console script beside {sys.executable}; install with pip install -e .", file=sys.stderr)
@@ -65,11 +72,11 @@ def main() -> int:
         observe = [str(st2), "driver", "claude-observe", "--identity", "host.worker", "--catalog", str(catalog),
                    "--event", "PreToolUse"]
         anchor = [sys.executable, "-c", "pass"]
-        for _ in range(5):  # warm-up: bytecode caches, page cache
+        for _ in range(warm_ups):  # warm-up: bytecode caches, page cache
             timed(tee, env, payload_for(0))
             timed(anchor, env, b"")
         tee_samples, anchor_samples, observe_samples = [], [], []
-        for index in range(RUNS):
+        for index in range(runs):
             elapsed, stdout = timed(tee, env, payload_for(index))
             if stdout != b"ok":
                 print(f"run {index}: the tee printed {stdout!r}, not the renderer's line", file=sys.stderr)
@@ -83,7 +90,7 @@ def main() -> int:
     tee_p95 = p95(tee_samples)
     anchor_median = statistics.median(anchor_samples)
     ratio = tee_median / anchor_median
-    print(f"runs: {RUNS} (tee and anchor interleaved); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
+    print(f"runs: {runs} (tee and anchor interleaved); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     print(f"tee (record + printf renderer): median {tee_median:.1f} ms, p95 {tee_p95:.1f} ms")
     print(f"python -c pass (anchor):        median {anchor_median:.1f} ms")
     print(f"claude-observe (PreToolUse):    median {statistics.median(observe_samples):.1f} ms "

@@ -6,12 +6,14 @@ DELEGATION_KIT_STATUSLINE_INBOXES element — every group the arm renders is rea
 Prints the median and p95 wall time of the tee and its renderer together, the same tee with
 `printf ok` as its renderer (so the arm's own share shows), the median of `python -c pass` with
 the same interpreter (the anchor), and the ratio (target <= 2.5), all interleaved so load weighs
-on each alike. ST2_BENCH_RUNS sets the run count (default 100).
+on each alike. ST2_BENCH_RUNS sets the run count (default 100); ``--smoke`` runs the same path 3
+times after one warm-up.
 Last line: RESULT tee_arm_median_ms=<x> tee_arm_p95_ms=<y> ratio_python=<z>
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -25,9 +27,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from statusline import payload_for, p95, timed  # noqa: E402  (the tee benchmark's own payload and timer)
 
 RUNS = int(os.environ.get("ST2_BENCH_RUNS", "100"))
+WARM_UPS = 5
+SMOKE_RUNS, SMOKE_WARM_UPS = 3, 1
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_RUNS} runs")
+    runs, warm_ups = (SMOKE_RUNS, SMOKE_WARM_UPS) if parser.parse_args().smoke else (RUNS, WARM_UPS)
     st2 = Path(sys.executable).parent / "st2"
     if not st2.exists():
         print(f"no st2 console script beside {sys.executable}; install with pip install -e .", file=sys.stderr)
@@ -61,12 +68,12 @@ def main() -> int:
                                     "seven_day": {"used_percentage": 63, "resets_at": now + 300000}}
             return json.dumps(value).encode()
 
-        for _ in range(5):
+        for _ in range(warm_ups):
             timed(tee, env, payload(0))
             timed(anchor, env, b"")
         plain_env = env | {"ST_CLAUDE_STATUSLINE_RENDERER": "printf ok"}
         samples, anchors, plain, line = [], [], [], b""
-        for index in range(RUNS):
+        for index in range(runs):
             elapsed, line = timed(tee, env, payload(index))
             if b" | G2 | inbox 3" not in line:
                 print(f"run {index}: the tee printed {line!r}, not the arm's full line", file=sys.stderr)
@@ -76,7 +83,7 @@ def main() -> int:
             plain.append(timed(tee, plain_env, payload(index))[0])
     median, anchor_median = statistics.median(samples), statistics.median(anchors)
     ratio = median / anchor_median
-    print(f"runs: {RUNS} (tee+arm and anchor interleaved); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
+    print(f"runs: {runs} (tee+arm and anchor interleaved); load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     print(f"last line: {line.decode().rstrip()}")
     print(f"tee + arm renderer: median {median:.1f} ms, p95 {p95(samples):.1f} ms")
     print(f"the same tee with printf as its renderer: median {statistics.median(plain):.1f} ms "

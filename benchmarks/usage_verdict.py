@@ -5,13 +5,15 @@ interpreter and machine.
 Runs the real entry point (`python -m st2 usage verdict`) 50 times over a fresh snapshot in a
 hermetic sandbox (the DELEGATION_KIT_* namespace stripped, every path inside a temp dir),
 interleaved with 50 `python -c pass` runs so machine load hits both alike, and reports medians.
-Target: ratio <= 2.0. The last line is machine-readable:
+Target: ratio <= 2.0. ``--smoke`` runs the same path 3 times each after one warm-up. The last
+line is machine-readable:
 
     RESULT verdict_median_ms=<x> ratio_python=<y>
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -21,6 +23,8 @@ import time
 from pathlib import Path
 
 RUNS = 50
+WARM_UPS = 3
+SMOKE_RUNS, SMOKE_WARM_UPS = 3, 1
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -34,6 +38,9 @@ def timed(argv: list[str], env: dict[str, str]) -> float:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help=f"the same path, {SMOKE_RUNS} runs each")
+    runs, warm_ups = (SMOKE_RUNS, SMOKE_WARM_UPS) if parser.parse_args().smoke else (RUNS, WARM_UPS)
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         now = int(time.time())
@@ -57,17 +64,17 @@ def main() -> int:
         check = subprocess.run(verdict_argv, env=env, cwd=REPO, capture_output=True, text=True)
         if check.returncode != 0 or "-> OK" not in check.stdout:
             raise SystemExit(f"the benchmark snapshot did not verdict OK: {check.stdout}{check.stderr}")
-        for _ in range(3):  # warm the page cache for both
+        for _ in range(warm_ups):  # warm the page cache for both
             timed(verdict_argv, env)
             timed(python_argv, env)
         verdict_times, python_times = [], []
-        for _ in range(RUNS):
+        for _ in range(runs):
             verdict_times.append(timed(verdict_argv, env))
             python_times.append(timed(python_argv, env))
     verdict_median = statistics.median(verdict_times) * 1000
     python_median = statistics.median(python_times) * 1000
     ratio = verdict_median / python_median
-    print(f"python: {sys.version.split()[0]} ({sys.executable}); runs: {RUNS} each, interleaved")
+    print(f"python: {sys.version.split()[0]} ({sys.executable}); runs: {runs} each, interleaved")
     print(f"st2 usage verdict: median {verdict_median:.1f} ms (min {min(verdict_times) * 1000:.1f}, max {max(verdict_times) * 1000:.1f})")
     print(f"python -c pass:    median {python_median:.1f} ms (min {min(python_times) * 1000:.1f}, max {max(python_times) * 1000:.1f})")
     print(f"target ratio <= 2.0: {'met' if ratio <= 2.0 else 'MISSED'}")
