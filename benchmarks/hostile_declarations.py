@@ -4,17 +4,20 @@
    ``load_agent`` lists 100 diagnostics and counts the rest; median of 5 against ckdl parsing
    the same text (the irreducible cost of reading it at all), as the ratio.
 2. A 3 KB declaration nested 500 deep: ``load_agent`` refuses it at the nesting bound; median ms.
+``--smoke`` runs the same path once each, the first file cut to a sixteenth of the bound.
 Last line: RESULT unknown_nodes=<n> load_ms=<x> ratio_parse=<y> diagnostics=<d> deep_ms=<z>
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
 ROUNDS = 5
+SMOKE_ROUNDS, SMOKE_FRACTION = 1, 16
 
 
 def timed(call) -> float:
@@ -24,18 +27,23 @@ def timed(call) -> float:
 
 
 def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--smoke", action="store_true", help="the same path once, at a sixteenth of the bound")
+    smoke = parser.parse_args().smoke
+    rounds = SMOKE_ROUNDS if smoke else ROUNDS
     import ckdl
 
     from st2.declarations import load_agent
     from st2.fs.read import DECLARATION_LIMIT
 
+    limit = DECLARATION_LIMIT // SMOKE_FRACTION if smoke else DECLARATION_LIMIT
     with tempfile.TemporaryDirectory() as scratch:
         seat = Path(scratch) / "agents" / "h" / "w"
         seat.mkdir(parents=True)
         lines = ['agent "w" {', '    argv "sh" "-c" "true"']
         size = sum(len(line) + 1 for line in lines) + 2
         count = 0
-        while size + 24 < DECLARATION_LIMIT:
+        while size + 24 < limit:
             line = f"    unknown{count} 1"
             lines.append(line)
             size += len(line) + 1
@@ -44,12 +52,12 @@ def main() -> int:
         path = seat / "agent.kdl"
         path.write_text(text)
         diagnostics = len(load_agent(path)[1])
-        load = statistics.median(timed(lambda: load_agent(path)) for _ in range(ROUNDS))
-        parse = statistics.median(timed(lambda: ckdl.parse(text, version=2)) for _ in range(ROUNDS))
+        load = statistics.median(timed(lambda: load_agent(path)) for _ in range(rounds))
+        parse = statistics.median(timed(lambda: ckdl.parse(text, version=2)) for _ in range(rounds))
         print(f"{count} unknown nodes in {len(text.encode())} bytes: load_agent {load:.0f} ms "
               f"({diagnostics} diagnostics), ckdl.parse alone {parse:.0f} ms")
         path.write_text('agent "w" {\n    argv "sh"\n    ' + "x {" * 500 + "}" * 500 + "\n}\n")
-        deep = statistics.median(timed(lambda: load_agent(path)) for _ in range(ROUNDS))
+        deep = statistics.median(timed(lambda: load_agent(path)) for _ in range(rounds))
         print(f"500-deep declaration refused in {deep:.1f} ms")
     print(f"RESULT unknown_nodes={count} load_ms={load:.0f} ratio_parse={load / parse:.2f} "
           f"diagnostics={diagnostics} deep_ms={deep:.1f}")

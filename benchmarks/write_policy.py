@@ -15,7 +15,8 @@ whose cycle truly reached a threshold while the record at the compaction did not
 over thresholds 80–97 (each threshold is printed on a comment line above).
 Anchor: the seed's shipped-policy cost, 34.1 writes per hour per agent.
 
-Usage: python benchmarks/write_policy.py [--codex-sessions N] [--claude-sessions N] [--seed S] [--jobs J]
+Usage: python benchmarks/write_policy.py [--codex-sessions N] [--claude-sessions N] [--seed S] [--jobs J] [--smoke]
+(``--smoke``: the same replay over one session of each kind, cut to 400 Codex readings and 4 Claude turns.)
 Last line: RESULT writes_per_hour=<x> missed_warnings_pct=<z> seed_ratio=<x/34.1>
 """
 
@@ -45,6 +46,8 @@ CODEX_BASELINE = 12_000
 CLAUDE_WINDOW = 200_000
 THRESHOLDS = range(80, 98)
 SHIPPED = "bucket-1pct-300s"
+CODEX_READINGS, CLAUDE_TURNS = 4_000, 40
+SMOKE_CODEX_READINGS, SMOKE_CLAUDE_TURNS = 400, 4
 
 
 @dataclass
@@ -73,7 +76,7 @@ def codex_percent(used: int, window: int) -> float:
     return float(100 - min(100, max(0, round(remaining / effective * 100))))
 
 
-def codex_session(chooser: random.Random, start_ms: int, readings: int = 4_000) -> Session:
+def codex_session(chooser: random.Random, start_ms: int, readings: int = CODEX_READINGS) -> Session:
     events: list[Event] = []
     now, used = start_ms, CODEX_BASELINE + chooser.randint(2_000, 8_000)
     compact_at = chooser.uniform(0.86, 0.97)
@@ -95,7 +98,7 @@ def codex_session(chooser: random.Random, start_ms: int, readings: int = 4_000) 
     return Session("codex", CODEX_WINDOW, events, events[-1].at_ms - events[0].at_ms)
 
 
-def claude_session(chooser: random.Random, start_ms: int, turns: int = 40) -> Session:
+def claude_session(chooser: random.Random, start_ms: int, turns: int = CLAUDE_TURNS) -> Session:
     events: list[Event] = []
     now, used = start_ms, chooser.randint(15_000, 30_000)
     for _ in range(turns):
@@ -224,18 +227,19 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(math.ceil(fraction * len(ordered))) - 1)] if ordered else 0.0
 
 
-def corpus(seed: int, codex_sessions: int, claude_sessions: int) -> list[Session]:
+def corpus(seed: int, codex_sessions: int, claude_sessions: int, codex_readings: int = CODEX_READINGS,
+           claude_turns: int = CLAUDE_TURNS) -> list[Session]:
     chooser = random.Random(seed)
     start = 1_788_000_000_000
-    sessions = [codex_session(chooser, start) for _ in range(codex_sessions)]
-    return sessions + [claude_session(chooser, start) for _ in range(claude_sessions)]
+    sessions = [codex_session(chooser, start, codex_readings) for _ in range(codex_sessions)]
+    return sessions + [claude_session(chooser, start, claude_turns) for _ in range(claude_sessions)]
 
 
-def run_policy(job: tuple[str, int, int, int]) -> tuple[str, float, float, dict[int, float], int]:
+def run_policy(job: tuple[str, int, int, int, int, int]) -> tuple[str, float, float, dict[int, float], int]:
     """Replay the whole corpus under one policy, in its own catalog; return
     (name, writes per agent-hour, p95 error, missed % by threshold, eligible at 90)."""
-    name, seed, codex_sessions, claude_sessions = job
-    sessions = corpus(seed, codex_sessions, claude_sessions)
+    name, *shape = job
+    sessions = corpus(*shape)
     shared_memory = Path("/dev/shm")
     base = Path(tempfile.mkdtemp(prefix="st2-write-policy-", dir=shared_memory if shared_memory.is_dir() else None))
     try:
@@ -258,15 +262,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--claude-sessions", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20260829)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--smoke", action="store_true", help="the same replay over a tiny corpus")
     arguments = parser.parse_args(argv)
-    sessions = corpus(arguments.seed, arguments.codex_sessions, arguments.claude_sessions)
+    if arguments.smoke:
+        arguments.codex_sessions = arguments.claude_sessions = 1
+    readings, turns = (SMOKE_CODEX_READINGS, SMOKE_CLAUDE_TURNS) if arguments.smoke else (CODEX_READINGS, CLAUDE_TURNS)
+    shape = (arguments.seed, arguments.codex_sessions, arguments.claude_sessions, readings, turns)
+    sessions = corpus(*shape)
     readings = sum(len(session.events) for session in sessions)
     compactions = sum(event.compaction for session in sessions for event in session.events)
     hours = sum(session.active_ms for session in sessions) / 3_600_000
     print(f"# corpus seed={arguments.seed} codex_sessions={arguments.codex_sessions} "
           f"claude_sessions={arguments.claude_sessions} readings={readings} compactions={compactions} "
           f"session_hours={hours:.1f}")
-    jobs = [(name, arguments.seed, arguments.codex_sessions, arguments.claude_sessions) for name in POLICIES]
+    jobs = [(name, *shape) for name in POLICIES]
     if arguments.jobs > 1:
         with multiprocessing.Pool(min(arguments.jobs, len(jobs))) as pool:
             results = pool.map(run_policy, jobs)
