@@ -20,6 +20,7 @@ evidence                                                   projection
 no record                                                  None
 unparseable, or a schema other than v1/v2                  None, warning logged
 unrecognized harness                                       None, warning logged
+``agent`` names another seat than the one read for         None, warning logged
 ``observedAtMs`` more than 60 s in the future              None, warning logged
 ``observedAtMs`` at least 60 min old                       the reading, ``stale: true``, ageMs
 otherwise                                                  the reading, ``stale: false``, ageMs
@@ -185,11 +186,11 @@ def decode(data: bytes) -> Record:
         session_total_tokens=decoding.optional_unsigned(record, "sessionTotalTokens"),
         rate_limits=_rate_limits(record),
         compactions=decoding.unsigned(record, "compactions", default=0),
-        last_compaction_ms=decoding.optional_unsigned(record, "lastCompactionMs"),
+        last_compaction_ms=decoding.optional_stamp(record, "lastCompactionMs"),
         last_compaction_trigger=_trigger(record),
         incarnation=decoding.string(record, "incarnation", default=""),
-        observed_at_ms=decoding.unsigned(record, "observedAtMs"),
-        written_at_ms=decoding.unsigned(record, "writtenAtMs", default=0),
+        observed_at_ms=decoding.stamp(record, "observedAtMs"),
+        written_at_ms=decoding.stamp(record, "writtenAtMs", default=0),
     )
 
 
@@ -211,7 +212,10 @@ class ContextReading(namedtuple("ContextReading", (
 
 def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | None:
     """Project the record at ``now_ms`` (table in the module docstring). Never raises.
-    ``origin`` (the seat, ``<host>.<identity>``) names the record in every warning."""
+    ``origin`` (the seat, ``<host>.<identity>``) is the seat whose directory held the record: a
+    record naming another seat (neither ``origin`` nor its bare identity — a seat directory copied
+    to make a new seat) is not this seat's reading and reads absent. ``origin`` also names the
+    record in every warning; without it no seat is fenced."""
     where = f"{origin}: " if origin else ""
     if data is None:
         return None
@@ -225,6 +229,9 @@ def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | 
         return None
     if record.harness not in HARNESSES:
         _warn("st2 harness-context: %sharness %r is not one this reader can interpret", where, record.harness)
+        return None
+    if origin and record.agent not in (origin, origin.partition(".")[2]):
+        _warn("st2 harness-context: %sthe record names another seat", where)
         return None
     if record.observed_at_ms > now_ms + HARNESS_CONTEXT_FUTURE_SKEW_MS:
         _warn("st2 harness-context: %sobservedAtMs is beyond the future-skew bound", where)

@@ -151,3 +151,16 @@ def test_a_stale_reading_survives_with_its_numbers(clock: FakeClock) -> None:
     now = clock.wall_ms()
     wire = harness_context.to_wire(read(record(now, observedAtMs=now - 3 * 60 * MINUTE), now))
     assert (wire["usedTokens"], wire["ageMs"], wire["stale"]) == (92283, 3 * 60 * MINUTE, True)
+
+
+@pytest.mark.parametrize("agent, fenced", [("host.worker", False), ("worker", False), ("host.other", True),
+                                           ("other", True), ("elsewhere.worker", True)])
+def test_a_record_naming_another_seat_reads_absent_for_this_one(clock: FakeClock, caplog, agent: str,
+                                                                fenced: bool) -> None:
+    now = clock.wall_ms()
+    data = json.dumps(record(now, agent=agent)).encode()
+    with caplog.at_level(logging.WARNING, logger="st2.records"):
+        reading = harness_context.read(data, now, "host.worker")
+    assert (reading is None) == fenced
+    assert bool(caplog.records) == fenced
+    assert harness_context.read(data, now) is not None  # no seat named: nothing to fence against

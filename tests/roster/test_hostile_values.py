@@ -112,3 +112,43 @@ def test_a_record_warning_names_its_seat(catalog: Path) -> None:
     _json(seat / "harness-context", context_record("alpha.w", "nonesuch", NOW_MS - 1000))
     result = agents(catalog)
     assert "alpha.w: harness 'nonesuch'" in result.stderr, result.stderr
+
+
+def surfaces(catalog: Path) -> dict[str, str]:
+    """What a user reads of the seat through every surface that shows context: roster (text and
+    JSON), Doctor, `st2 events` (no journal: what the records prove) and `st2 top --once`."""
+    env = st2_env(catalog, ST2_CLOCK_WALL_MS=str(NOW_MS))
+    return {
+        "json": agents(catalog, "--json").stdout,
+        "text": agents(catalog).stdout,
+        "doctor": run_st2("doctor", "--host", "alpha", env=env).stdout,
+        "events": run_st2("--host", "alpha", "events", "--json", env=env).stdout,
+        "top": run_st2("top", "--once", "--host", "alpha", env=env).stdout,
+    }
+
+
+def test_a_harness_context_naming_another_seat_reads_absent_everywhere(catalog: Path) -> None:
+    # A seat directory copied to make a new seat keeps the old seat's record, at 85 % with two
+    # compactions: none of it is the new seat's context.
+    seat = _seat(catalog, "alpha", "w", 'agent "w" {\n    argv "sh" "-c" "true"\n}\n')
+    _json(seat / "harness-context", context_record("alpha.other", "codex", NOW_MS - 1000, usedPercent=85,
+                                                   compactions=2, lastCompactionMs=NOW_MS - 2000))
+    shown = surfaces(catalog)
+    assert json.loads(shown["json"])[0]["context"] is None
+    assert "ctx:85%" not in shown["text"] and shown["text"].splitlines()[1].endswith("ctx:-")
+    assert "context window" not in shown["doctor"]
+    assert '"kind":"context"' not in shown["events"] and '"kind":"compaction"' not in shown["events"]
+    assert "85%" not in shown["top"]
+
+
+@pytest.mark.parametrize("agent", ["alpha.w", "w"])
+def test_a_harness_context_naming_this_seat_is_its_context_everywhere(catalog: Path, agent: str) -> None:
+    seat = _seat(catalog, "alpha", "w", 'agent "w" {\n    argv "sh" "-c" "true"\n}\n')
+    _json(seat / "harness-context", context_record(agent, "codex", NOW_MS - 1000, usedPercent=85,
+                                                   compactions=2, lastCompactionMs=NOW_MS - 2000))
+    shown = surfaces(catalog)
+    assert json.loads(shown["json"])[0]["context"]["usedPercent"] == 85.0
+    assert "ctx:85%" in shown["text"]
+    assert "context window 85% full" in shown["doctor"]
+    assert '"kind":"context"' in shown["events"] and '"kind":"compaction"' in shown["events"]
+    assert "85%" in shown["top"]
