@@ -34,6 +34,7 @@ from st2.authoring.faults import checkpoint
 from st2.authoring.transaction import Transaction, authoring
 from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
+from st2.catalog.names import seat_refusal
 from st2.declarations import load_agent
 from st2.fs.atomic import ensure_directory, fsync_directory, publish
 from st2.fs.read import RECORD_LIMIT, read_regular
@@ -284,8 +285,9 @@ def unarchive(location: CatalogLocation, identity: str) -> dict:
     tombstone. Refuse when it is not archived or a live seat of that identity exists."""
     host = location.host
     bare = identity[len(host) + 1:] if identity.startswith(f"{host}.") else identity
-    if not bare or "/" in bare or bare in (".", "..", ".st2", ".git"):
-        raise ArchiveRefused("unknown-identity", f"{identity!r} is not a seat identity")
+    problem = seat_refusal(host, bare)  # the one name rule: never unarchive into a name discovery refuses
+    if problem is not None:
+        raise ArchiveRefused("invalid-name", problem)
     with authoring(location) as transaction:
         recover(transaction)
         slot = _slot(location, host, bare)

@@ -5,8 +5,9 @@ other authoring verb goes through.
 Publication, under the authoring lock:
 
 1. the captured source must carry the caller's ``--input-sha256`` (no caller/source swap);
-2. it declares exactly one ``agent`` with an explicit, path-safe identity and ``host``, which
-   name its destination ``agents/<host>/<identity>/agent.kdl``;
+2. it declares exactly one ``agent`` with an explicit ``host``; the host and identity, which name
+   its destination ``agents/<host>/<identity>/agent.kdl``, must be names discovery accepts
+   (:func:`st2.catalog.names.seat_refusal`, the one name rule);
 3. compare-and-swap against the incumbent: ``--expect-absent`` wants no declaration (or the same
    bytes: a replay is ``unchanged``), ``--expect-sha256 H`` wants the incumbent's SHA-256 to be
    ``H``; a loser raises :class:`CasLost` carrying the current digest;
@@ -32,12 +33,12 @@ from st2.authoring.faults import checkpoint
 from st2.authoring.source import Captured
 from st2.authoring.transaction import BUNDLE_STAGE_PREFIX, authoring
 from st2.catalog.location import CatalogLocation
+from st2.catalog.names import seat_refusal
 from st2.declarations.agent import parse_agent
 from st2.digest import sha256
 from st2.fs.atomic import check_real_directories, fsync_directory, write_all
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
-UNSAFE_COMPONENTS = ("", ".", "..", ".git", ".st2")
 
 
 class PublishRefused(Exception):
@@ -91,9 +92,17 @@ def digest_hex(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
+def check_names(host: str, identity: str) -> None:
+    """Raise :class:`PublishRefused` (one line, the name escaped) unless ``host`` and ``identity``
+    are names discovery accepts: asked before anything is written."""
+    problem = seat_refusal(host, identity)
+    if problem is not None:
+        raise PublishRefused("invalid-name", problem)
+
+
 def placement(captured_text: str, source: str) -> tuple[str, str]:
     """``(host, identity)`` the candidate declares; refuse a candidate that does not load on its
-    own, omits its host, or names an unsafe path component."""
+    own, omits its host, or names a host or identity discovery refuses."""
     declaration, diagnostics = parse_agent(captured_text, path=Path("agent.kdl"), source=source)
     if declaration is None:
         errors = "; ".join(d.human().splitlines()[0] for d in diagnostics if d.severity == "error")
@@ -101,9 +110,7 @@ def placement(captured_text: str, source: str) -> tuple[str, str]:
     if not declaration.host:
         raise PublishRefused("invalid-declaration", "the candidate must declare its host explicitly "
                                                     '(host "<host>"), which names where it is published')
-    for what, value in (("host", declaration.host), ("identity", declaration.identity)):
-        if value in UNSAFE_COMPONENTS or "/" in value or "\0" in value:
-            raise PublishRefused("invalid-declaration", f"{what} {value!r} is not a safe catalog path component")
+    check_names(declaration.host, declaration.identity)
     return declaration.host, declaration.identity
 
 
@@ -230,8 +237,7 @@ def resolve_identity(location: CatalogLocation, identity: str) -> tuple[str, str
     """``(host, identity)`` for a bare identity or ``<host>.<identity>`` of the selected host."""
     prefix = f"{location.host}."
     bare = identity[len(prefix):] if identity.startswith(prefix) else identity
-    if bare in UNSAFE_COMPONENTS or "/" in bare:
-        raise PublishRefused("unknown-identity", f"{identity!r} is not a seat identity")
+    check_names(location.host, bare)
     return location.host, bare
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from st2.authoring.publication import PublishRefused, Published, publish
+from st2.authoring.publication import PublishRefused, Published, check_names, publish
 from st2.authoring.source import Captured
 from st2.authoring.source_edit import quote
 from st2.bus.principals import ensure_operator, operator_principal
@@ -41,7 +41,9 @@ class NewSeat:
 
 def new_seat(location: CatalogLocation, identity: str, harness: str, workspace: str | None) -> NewSeat:
     """Publish the starter for ``identity``; when the catalog declares no operator principal on
-    this host yet, declare it too (the identity a human sends mail as)."""
+    this host yet, declare it too (the identity a human sends mail as). A host or identity
+    discovery would refuse is refused first, before anything is written."""
+    check_names(location.host, identity)
     offered = available_harnesses()
     if harness not in offered:
         raise PublishRefused("unknown-harness", f"no driver for harness {harness!r}; choose one of "

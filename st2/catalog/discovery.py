@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 from st2.catalog.engine_files import is_engine_file
 from st2.catalog.layout import AGENTS_DIR, DECLARATION, PRINCIPAL_DECLARATION, PRINCIPALS_DIR
-from st2.catalog.names import name_problem, shown
+from st2.catalog.names import refusal, shown
 from st2.declarations.diagnostics import CATALOG, ERROR, WARNING, Diagnostic
 
 LEGACY_HARNESS_CONTEXT_STAGING = re.compile(r"\.harness-context\.tmp-[0-9]+-[0-9]+")
@@ -193,11 +193,10 @@ def _is_real_directory(entry: os.DirEntry, relative: str, found: Discovery, kind
     except OSError as error:
         found.errors.append(_problem("catalog-unreadable", relative, f"cannot inspect {relative}: {error.strerror}"))
         return False
-    problem = name_problem(entry.name, kind)  # the grammar (st2/catalog/names.py), with its reason
+    problem = refusal(entry.name, kind)  # the grammar (st2/catalog/names.py), with its reason
     if problem is not None:
         safe = shown(relative)
-        found.errors.append(_problem("catalog-entry-unsafe-name", safe,
-                                     f"{safe}: `{shown(entry.name)}` is not a usable {kind} name: {problem}"))
+        found.errors.append(_problem("catalog-entry-unsafe-name", safe, f"{safe}: {problem}"))
         return False
     return True
 

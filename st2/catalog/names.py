@@ -6,11 +6,16 @@ inside the name, starting with a letter, digit or ``_``. Everything else is refu
 with its reason, so no command ever lists, launches or prints it: control characters and
 newlines (they reach a terminal raw and split every output line), whitespace, non-ASCII
 (look-alikes of another seat), a leading ``-`` (read as an option) or ``.`` (hidden, ``.st2``,
-``..``), and a ``.`` in a host (runtime ids are ``<host>.<identity>[.<task>]``, split at the
-first dot). Standard library only.
+``..``), a ``.`` in a host (runtime ids are ``<host>.<identity>[.<task>]``, split at the
+first dot), and a replication engine's own name (a ``*.sync-conflict-*`` copy: the sync rules
+exclude it, so such a seat is never replicated and mail to it from another host is lost).
+Authoring asks the same question before it writes anything (:func:`refusal`), so it never makes
+a directory discovery refuses. Standard library only.
 """
 
 from __future__ import annotations
+
+from st2.catalog.engine_files import is_engine_file
 
 MAX_NAME = 128
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
@@ -42,4 +47,19 @@ def name_problem(name: str, kind: str) -> str | None:
         dot = "" if kind == "host" else ", '.'"
         reason = " (runtime ids are <host>.<identity>)" if kind == "host" and bad == ["."] else ""
         return f"the {kind} name holds {''.join(bad)!r}; letters, digits, '-', '_'{dot} only{reason}"
+    if is_engine_file(name) or is_engine_file(name, directory=True):
+        return (f"the {kind} name matches a replication engine's own file pattern (such as *.sync-conflict-*), "
+                "which the sync rules never carry to another host")
     return None
+
+
+def refusal(name: str, kind: str) -> str | None:
+    """One line saying why ``name`` is not a usable ``kind`` name (the name escaped), or None:
+    what an authoring verb prints before it writes anything."""
+    problem = name_problem(name, kind)
+    return None if problem is None else f"`{shown(name)}` is not a usable {kind} name: {problem}"
+
+
+def seat_refusal(host: str, identity: str) -> str | None:
+    """:func:`refusal` of the host, else of the identity, of a seat ``agents/<host>/<identity>``."""
+    return refusal(host, "host") or refusal(identity, "identity")

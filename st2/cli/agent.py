@@ -20,8 +20,9 @@ def _emit(value: dict) -> None:
 
 
 def _refuse(verb: str, refusal: Exception) -> None:
-    """A refusal is one line and exit 1; an OS error under it (disk full, read-only …) is the
-    CLI's one OS-error line and exit 74, however the authoring layer wrapped it."""
+    """A refusal is one line (anything non-printable in it escaped) and exit 1; an OS error under
+    it (disk full, read-only …) is the CLI's one OS-error line and exit 74, however the authoring
+    layer wrapped it."""
     from st2.cli import EXIT_OS_ERROR, os_error_line
 
     cause = refusal if isinstance(refusal, OSError) else refusal.__cause__
@@ -29,7 +30,10 @@ def _refuse(verb: str, refusal: Exception) -> None:
         click.echo(os_error_line(["agent", verb], cause), err=True)
         exit_with(EXIT_OS_ERROR)
         return
-    click.echo(f"st2 agent {verb}: {refusal}", err=True)
+    from st2.catalog.names import shown
+
+    # One line, every control, escape and bidi character escaped, whatever a message quoted.
+    click.echo(f"st2 agent {verb}: {shown(str(refusal))}", err=True)
     exit_with(1)
 
 

@@ -81,7 +81,7 @@ def test_a_source_changed_after_its_digest_is_refused(catalog, tmp_path):
 @pytest.mark.parametrize("text, needle", [
     ('agent "worker" {\n', "[invalid-declaration]"),
     ('agent "worker" { argv "true"; }\n', "must declare its host explicitly"),
-    ('agent "worker" { host ".st2"; argv "true"; }\n', "not a safe catalog path component"),
+    ('agent "worker" { host ".st2"; argv "true"; }\n', "[invalid-name] `.st2` is not a usable host name"),
 ])
 def test_a_candidate_that_cannot_be_placed_is_refused(catalog, tmp_path, text, needle):
     candidate = write(tmp_path / "candidate.kdl", text)

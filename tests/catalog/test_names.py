@@ -30,6 +30,25 @@ def test_an_identity_outside_the_grammar_is_refused_with_its_reason(name: str, r
     assert problem is not None and reason in problem, problem
 
 
+@pytest.mark.parametrize("name", ["seat.sync-conflict-20260101-120000-ABCDEFG", "a.sync-conflict-x"])
+def test_an_identity_a_replication_engine_never_carries_is_refused(name: str) -> None:
+    assert "replication engine's own file pattern" in name_problem(name, "identity")
+
+
+@pytest.mark.parametrize("name", ["sync-conflict", "conflict.sync", "seat.sync_conflict-1"])
+def test_a_name_near_the_conflict_copy_pattern_is_accepted(name: str) -> None:
+    assert name_problem(name, "identity") is None
+
+
+def test_discovery_refuses_a_seat_directory_named_like_a_conflict_copy(catalog: Path) -> None:
+    seat(catalog, "h", "good")
+    seat(catalog, "h", "good.sync-conflict-20260101-120000-ABCDEFG")
+    found = discover(catalog)
+    assert [s.identity for s in found.seats] == ["good"]
+    [error] = found.errors
+    assert error.code == "catalog-entry-unsafe-name" and "conflict" in error.message
+
+
 def test_a_host_may_not_hold_a_dot_but_an_identity_may() -> None:
     assert "runtime ids are <host>.<identity>" in name_problem("a.b", "host")
     assert name_problem("a.b", "identity") is None
