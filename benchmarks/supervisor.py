@@ -12,12 +12,18 @@ Measures, against the real `st2` entry point and real processes:
   script reads every declaration twice a second (target <= 0.5 %); the passes the supervisor
   ran meanwhile are printed (expected 0: reads never wake it);
 - rss_mib: that supervisor's resident memory.
-Usage: python benchmarks/supervisor.py [IDLE_SECONDS=60]
+The ratios are to the targets: noop_pass_target_ratio=<x/1000>, adopt_target_ratio=<the slower
+adoption / 2000>, idle_cpu_target_ratio=<z/0.5>.
+Usage: python benchmarks/supervisor.py [IDLE_SECONDS=60] [--smoke]
+(``--smoke``: the same path over 10 seats, 3 of them adopted, 1 s idle; the keys keep their
+full-size names, ``seats=`` and ``adopted=`` say the sizes.)
 Last line: RESULT noop_pass_ms=<x> adopt_100_ms=<y> adopt_627_ms=<v> idle_cpu_pct=<z> rss_mib=<w>
+noop_pass_target_ratio=… adopt_target_ratio=… idle_cpu_target_ratio=… seats=<n> adopted=<m>
 """
 
 from __future__ import annotations
 
+import argparse
 import io
 import os
 import shutil
@@ -42,6 +48,8 @@ from st2.runtime.scope import RuntimeScope  # noqa: E402
 
 SEATS = 627
 ADOPT = 100
+SMOKE_SEATS, SMOKE_ADOPT, SMOKE_IDLE = 10, 3, 1.0
+NOOP_PASS_TARGET_MS, ADOPT_TARGET_MS, IDLE_CPU_TARGET_PCT = 1000.0, 2000.0, 0.5
 
 
 def make_catalog(root: Path, count: int) -> None:
@@ -88,11 +96,15 @@ def status_lines(listener: socket.socket) -> int:
 
 
 def main() -> None:
-    idle_seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("idle", nargs="?", type=float, default=60.0, help="idle seconds measured (default 60)")
+    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_SEATS} seats")
+    options = parser.parse_args()
+    seats, adopt, idle_seconds = (SMOKE_SEATS, SMOKE_ADOPT, SMOKE_IDLE) if options.smoke else (SEATS, ADOPT, options.idle)
     base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2b-"))
     big, small = base / "big", base / "small"
-    make_catalog(big, SEATS)
-    make_catalog(small, ADOPT)
+    make_catalog(big, seats)
+    make_catalog(small, adopt)
     env = {**os.environ, "XDG_STATE_HOME": str(base / "s"), "ST2_TRANSPORT": "setsid"}
     env.pop("NOTIFY_SOCKET", None)
     supervisors: list[subprocess.Popen] = []
@@ -110,7 +122,7 @@ def main() -> None:
             begin = time.perf_counter()
             report = reconciler.run_pass(read_catalog(location))
             passes.append((time.perf_counter() - begin) * 1000)
-            assert not report.launched and len(report.running) == SEATS, report.summary()
+            assert not report.launched and len(report.running) == seats, report.summary()
         noop_pass_ms = statistics.median(passes[1:])
         begin = time.perf_counter()
         assert st2({**env, "CATALOG": str(big)}, "up", "--once", timeout=600).returncode == 0
@@ -140,12 +152,15 @@ def main() -> None:
         cpu = (after.user - before.user + after.system - before.system) / idle_seconds * 100
         rss_mib = process.memory_info().rss / (1024 * 1024)
 
-        print(f"seats={SEATS} first_launch_ms={launch_ms:.0f} noop_cli_ms={noop_cli_ms:.0f} "
+        print(f"seats={seats} first_launch_ms={launch_ms:.0f} noop_cli_ms={noop_cli_ms:.0f} "
               f"passes_ms={','.join(f'{value:.0f}' for value in passes)} idle_seconds={idle_seconds:g} "
               f"passes_while_idle_and_read={idle_passes}")
         print(f"load average: {' '.join(f'{value:.2f}' for value in os.getloadavg())}")
-        print(f"RESULT noop_pass_ms={noop_pass_ms:.0f} adopt_100_ms={adopt_ms:.0f} adopt_{SEATS}_ms={adopt_all_ms:.0f} "
-              f"idle_cpu_pct={cpu:.2f} rss_mib={rss_mib:.1f}")
+        print(f"RESULT noop_pass_ms={noop_pass_ms:.0f} adopt_{ADOPT}_ms={adopt_ms:.0f} adopt_{SEATS}_ms={adopt_all_ms:.0f} "
+              f"idle_cpu_pct={cpu:.2f} rss_mib={rss_mib:.1f} "
+              f"noop_pass_target_ratio={noop_pass_ms / NOOP_PASS_TARGET_MS:.2f} "
+              f"adopt_target_ratio={max(adopt_ms, adopt_all_ms) / ADOPT_TARGET_MS:.2f} "
+              f"idle_cpu_target_ratio={cpu / IDLE_CPU_TARGET_PCT:.2f} seats={seats} adopted={adopt}")
     finally:
         for process in supervisors:
             if process.poll() is None:
