@@ -30,10 +30,12 @@ st2 processes (the supervisor's included), to be read against ``fs.inotify.max_u
 (128 by default). The anchor is a bare ``python3 -S`` (PSS of one, measured beside the fleet).
 
 Targets (st2's own processes only, tmux not counted): <= 4 MiB per shell seat with DING,
-<= 6 MiB per Claude seat, <= 8 MiB per native seat.
+<= 6 MiB per Claude seat, <= 8 MiB per native seat. ``--smoke`` runs the same path over one seat
+of each kind, settling and sampling idle CPU for 1 s.
 
 Last line: ``RESULT pss_per_seat_mib=… ding_pss_mib=… wrapper_pss_mib=… tmux_pss_mib=…
-supervisor_pss_mib=… inotify_instances=… seats=… ding_service_pss_mib=… self_serving=…``.
+supervisor_pss_mib=… inotify_instances=… seats=… ding_service_pss_mib=… self_serving=…
+ratio_anchor=<pss_per_seat_mib / the anchor's PSS>``.
 """
 
 from __future__ import annotations
@@ -246,7 +248,11 @@ def main() -> int:
     parser.add_argument("--mix", default=",".join(KINDS), help="comma list of seat kinds")
     parser.add_argument("--settle", type=float, default=10.0, help="seconds to let the fleet idle before measuring")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for every task")
+    parser.add_argument("--smoke", action="store_true", help="the same path over one seat of each kind")
     arguments = parser.parse_args()
+    idle_window = IDLE_WINDOW_SECONDS
+    if arguments.smoke:
+        arguments.seats, arguments.mix, arguments.settle, idle_window = len(KINDS), ",".join(KINDS), 1.0, 1.0
     kinds = tuple(kind for kind in arguments.mix.split(",") if kind)
     unknown = [kind for kind in kinds if kind not in KINDS]
     if unknown or not kinds:
@@ -261,7 +267,7 @@ def main() -> int:
             return 1
         time.sleep(arguments.settle)
         alive = live_records(fleet.scope)
-        report = measure(plan, alive, fleet.supervisor.pid, fleet.state)
+        report = measure(plan, alive, fleet.supervisor.pid, fleet.state, idle_window)
         report["up_seconds"] = up_seconds
         report["anchored"], report["kept"] = anchored_and_kept(alive, fleet.scope)
         status = print_report(report, anchor_pss_mib(), arguments.seats)   # before the slow teardown
@@ -332,7 +338,8 @@ def run_state_processes(state: Path) -> list[int]:
     return found
 
 
-def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> dict:
+def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path,
+            idle_window: float = 5.0) -> dict:
     per_kind: dict[str, list[float]] = {kind: [] for kind in KINDS}
     dings, wrappers, tmux_servers, anchors = [], [], [], []
     counted: set[int] = set()
@@ -382,8 +389,8 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path) -> 
     instances = sum(inotify_instances(pid) for pid in everything)
     service_pid, served = ding_service(state)
     ding_pids = {record.pid for rid, record in alive.items() if rid.endswith(".ding")}
-    idle = idle_cpu_percent([service_pid] if service_pid else [], sorted(ding_pids))
-    print(f"idle CPU over {IDLE_WINDOW_SECONDS:g} s (percent of one core): DING service {idle[0]:.1f}, "
+    idle = idle_cpu_percent([service_pid] if service_pid else [], sorted(ding_pids), window=idle_window)
+    print(f"idle CPU over {idle_window:g} s (percent of one core): DING service {idle[0]:.1f}, "
           f"DING tasks {idle[1]:.1f} together")
     self_serving = len(ding_pids - served)
     print(f"DING service: pid {service_pid} ({threads_and_descriptors(service_pid)}), {len(served & ding_pids)} of "
@@ -444,12 +451,12 @@ def cpu_ns(pid: int) -> int:
     return total
 
 
-def idle_cpu_percent(*groups: list[int]) -> list[float]:
-    """CPU each group of processes used over :data:`IDLE_WINDOW_SECONDS` with no mail moving."""
+def idle_cpu_percent(*groups: list[int], window: float = IDLE_WINDOW_SECONDS) -> list[float]:
+    """CPU each group of processes used over ``window`` seconds with no mail moving."""
     before = [sum(cpu_ns(pid) for pid in group) for group in groups]
-    time.sleep(IDLE_WINDOW_SECONDS)
+    time.sleep(window)
     after = [sum(cpu_ns(pid) for pid in group) for group in groups]
-    return [100.0 * (end - start) / 1e9 / IDLE_WINDOW_SECONDS for start, end in zip(before, after)]
+    return [100.0 * (end - start) / 1e9 / window for start, end in zip(before, after)]
 
 
 def threads_and_descriptors(pid: int | None) -> str:
@@ -528,7 +535,8 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
     print(f"RESULT pss_per_seat_mib={per_seat:.2f} ding_pss_mib={ding:.2f} wrapper_pss_mib={wrapper:.2f} "
           f"tmux_pss_mib={tmux:.2f} supervisor_pss_mib={supervisor:.2f} "
           f"inotify_instances={report['instances']} seats={seats} "
-          f"ding_service_pss_mib={report['service'] / mib:.2f} self_serving={report['self_serving']}", flush=True)
+          f"ding_service_pss_mib={report['service'] / mib:.2f} self_serving={report['self_serving']} "
+          f"ratio_anchor={per_seat / anchor:.2f}", flush=True)
     return 0
 
 
