@@ -39,6 +39,17 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER = json.JSONDecoder(object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
 
 
+def load_json(data: str | bytes) -> Any:
+    """Decode ``data`` as any JSON value with the standard library's permissive rules (a hook
+    payload, a harness's frame), or raise :class:`Malformed` (a :class:`ValueError`). Nesting
+    deeper than the interpreter's recursion limit — a 2 KB line of 1,000 brackets — is malformed
+    input like any other, never a ``RecursionError`` escaping to the caller."""
+    try:
+        return json.loads(data)
+    except (UnicodeError, ValueError, RecursionError) as error:
+        raise Malformed(str(error)) from error
+
+
 def load_object(data: bytes) -> dict[str, Any]:
     """Decode ``data`` as one JSON object, or raise :class:`Malformed`."""
     try:

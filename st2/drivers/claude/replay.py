@@ -17,10 +17,10 @@ line per input line: ``{"line":n,"kind":"hook"|"statusline"|"skipped","event":â€
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Iterator
 
+from st2.records import decoding
 from st2.drivers.claude import HARNESS, recording
 from st2.drivers.claude.seat import Seat, Session
 from st2.records import harness_state
@@ -37,7 +37,7 @@ def entries(text: str) -> Iterator[tuple[int, str, str | None, Any]]:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = decoding.load_json(line)
         except ValueError:
             yield number, "skipped", None, None
             continue
@@ -49,7 +49,7 @@ def entries(text: str) -> Iterator[tuple[int, str, str | None, Any]]:
             payload = value["stdin"]
             if isinstance(payload, str):
                 try:
-                    payload = json.loads(payload)
+                    payload = decoding.load_json(payload)
                 except ValueError:
                     payload = None
             yield number, "hook", value.get("hook"), payload

@@ -24,10 +24,10 @@ pydantic: ~720 runs an hour per seat, and Claude waits for each.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from st2.records import decoding
 from st2.drivers.claude import recording, renderer, seat as seat_module
 from st2.drivers.claude.hooks.observe import parse_options
 
@@ -93,7 +93,7 @@ def _render_arm(argv: list[str], data: bytes, environ, source: str | None) -> by
     try:
         options = statusline_arm.parse_arguments(argv)
         try:
-            payload = json.loads(data)
+            payload = decoding.load_json(data)
         except ValueError:
             payload = None
         return (statusline_arm.render(payload, environ, options, os.getcwd(), int(time.time())) + "\n").encode()
@@ -114,7 +114,7 @@ def main(argv: list[str]) -> int:
     data = sys.stdin.buffer.read()
     environ = os.environ
     try:
-        payload = json.loads(data)
+        payload = decoding.load_json(data)
     except ValueError:
         payload = None
     from st2.clock import Clock

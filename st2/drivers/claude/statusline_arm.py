@@ -23,10 +23,11 @@ library and st2's record modules only: it runs with the tee on every status-line
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
+
+from st2.records import decoding
 
 USAGE = "usage: st2 driver claude-statusline-arm [--identity <host.identity>] [--catalog DIR]"
 GAUGE_CELLS = 10
@@ -228,7 +229,7 @@ def main(argv: list[str]) -> int:
         return 2
     data = sys.stdin.buffer.read()
     try:
-        payload = json.loads(data)
+        payload = decoding.load_json(data)
     except ValueError:
         payload = None
     line = render(payload, os.environ, options, os.getcwd(), int(time.time()))

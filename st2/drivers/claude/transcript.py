@@ -12,8 +12,9 @@ Standard library only.
 
 from __future__ import annotations
 
-import json
 import os
+
+from st2.records import decoding
 
 AGENT_PREFIX = "agent-"
 KEY_LENGTH = 8
@@ -85,7 +86,7 @@ def model_record(line: bytes) -> tuple[str, str | None] | None:
     """``(model, effort)`` of one transcript line when it is an assistant record with non-zero
     usage and a model; None otherwise."""
     try:
-        record = json.loads(line)
+        record = decoding.load_json(line)
     except ValueError:
         return None
     if not isinstance(record, dict) or record.get("type") != "assistant":

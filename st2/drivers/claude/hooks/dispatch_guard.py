@@ -23,12 +23,12 @@ nothing is silent.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from st2.records import decoding
 from st2.delegation import agent_definitions, knobs
 from st2.drivers.claude.hooks import output as hook_output
 
@@ -150,7 +150,7 @@ def _raw_agent_dir(environ: Mapping[str, str]) -> str:
 def decide(payload_text: str | None, environ: Mapping[str, str], cwd: str) -> Decision:
     """Decide one dispatch from its PreToolUse payload text."""
     try:
-        payload = json.loads(payload_text) if payload_text else None
+        payload = decoding.load_json(payload_text) if payload_text else None
     except ValueError:
         payload = None
     if not isinstance(payload, dict) or not isinstance(payload.get("tool_input"), dict):

@@ -10,10 +10,10 @@ the conversation for a zero exit. Standard library and the record modules only (
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from st2.records import decoding
 from st2.drivers.claude import recording, seat as seat_module
 
 USAGE = "usage: st2 driver claude-observe --identity <host.identity> --event <HookEvent> [--catalog DIR] [--runtime-id ID]"
@@ -50,7 +50,7 @@ def main(argv: list[str]) -> int:
         return 2
     raw = sys.stdin.buffer.read()
     try:
-        payload = json.loads(raw) if raw.strip() else None
+        payload = decoding.load_json(raw) if raw.strip() else None
     except ValueError:
         sys.stderr.write(f"st2 claude-observe: {event}: the payload is not JSON; nothing recorded\n")
         return 0

@@ -31,6 +31,7 @@ import os
 from collections.abc import Mapping
 from collections import namedtuple
 
+from st2.records import decoding
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.drivers.claude.hooks import output as hook_output
 from st2.delegation import checkout, knobs, launch_record, reader_spawn, stop_log, task_view
@@ -52,7 +53,7 @@ def parse_payload(text: str | None) -> dict[str, object] | None:
     if not text:
         return None
     try:
-        payload = json.loads(text)
+        payload = decoding.load_json(text)
     except ValueError:
         return None
     return payload if isinstance(payload, dict) else None
