@@ -4,11 +4,13 @@ all (for a guard, its documented degraded verdict), never with a traceback."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from support import run_st2, st2_env
+from support import st2_env
 
 pytestmark = pytest.mark.process
 
@@ -27,8 +29,10 @@ VERBS = {
 
 
 def answer(verb: tuple[str, ...], payload: str, tmp_path: Path):
+    # Run in the temp dir: the liveness hook's stop log is relative to the working directory.
     env = st2_env(tmp_path / "catalog", HOME=str(tmp_path / "home"), CLAUDE_PROJECT_DIR=str(tmp_path))
-    return run_st2(*verb, input=payload, env=env)
+    return subprocess.run([sys.executable, "-m", "st2", *verb], input=payload, capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=60)
 
 
 @pytest.mark.parametrize("payload", [DEEP_ARRAY, DEEP_OBJECT], ids=["array", "object"])
