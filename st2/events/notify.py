@@ -4,37 +4,46 @@
 For each journaled event whose kind a hook names, the hook's argv runs with the event's JSON
 line (:meth:`st2.events.event.FleetEvent.line`, newline-terminated) on stdin and
 ``ST2_EVENT_KIND``, ``ST2_EVENT_SEAT``, ``ST2_EVENT_FROM``, ``ST2_EVENT_TO``, ``ST2_EVENT_SEQ`` in
-its environment (the hook is run by ``sh``, which reports its exit status on a pipe). Never inline in the engine or the reconcile pass: :meth:`HookRunner.submit`
-only enqueues (a bounded queue; an event that finds it full is dropped and logged) and one
-worker thread runs the hooks, each in its own session and process group, killed as a group
-past its ``timeout``. At most one run per hook, seat and kind per ``rate-limit`` (the rest are
-logged as suppressed). Every failure — cannot start, non-zero exit, killed on timeout — is one
-line in ``<runtime scope>/events/notify.log`` (:func:`st2.fs.log.append_line`) and on the
-supervisor's output; nothing a hook does can block or fail the supervisor.
+its environment, as its own process group (:class:`st2.events.hook_process.HookProcess`), which
+st2 kills when the hook ends, past its ``timeout``, or when the supervisor stops or dies — so no
+background child a hook leaves outlives it. Never inline in the engine or the reconcile pass:
+:meth:`HookRunner.submit` only enqueues (a bounded queue) and one worker thread runs the hooks.
+
+At most one run per hook, seat and kind per ``rate-limit``. Runs held back — suppressed by the
+rate limit, or dropped because :data:`QUEUE_BOUND` runs already wait — are counted, and each
+hook, seat and kind's count is one summary line when its window ends (the rate limit's, or at
+least :data:`SUMMARY_SECONDS` for drops), so a flapping seat adds a bounded number of lines,
+whatever its rate. Every failure — cannot start, non-zero exit (with the last of its stderr,
+control characters escaped), killed on timeout — is one line. Each line goes to
+``<runtime scope>/events/notify.log`` (owner-only, rotated to ``notify.log.1`` past
+:data:`LOG_BYTES`: :func:`st2.fs.log.append_line`) and to the supervisor's output; nothing a
+hook does can block or fail the supervisor.
 """
 
 from __future__ import annotations
 
 import os
 import queue
-import select
-import signal
-import subprocess
-import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
 from st2.catalog.location import CatalogLocation
+from st2.catalog.names import shown
 from st2.declarations.catalog import NotifyHook, load_catalog_declaration
 from st2.events import journal
 from st2.events.event import FleetEvent
+from st2.events.hook_process import HookProcess
 from st2.fs.log import append_line
 
 QUEUE_BOUND = 256
-STDERR_SHOWN = 200  # bytes of a failed hook's stderr that its log line keeps
+STDERR_SHOWN = 200  # characters of a failed hook's stderr tail that its log line keeps
+SUMMARY_SECONDS = 10.0  # the shortest window a summary of held-back runs covers
+LOG_BYTES = 1024 * 1024  # notify.log's bound before it becomes notify.log.1
 _STOP = object()
+_WAKE = object()
 
 
 def _stamp() -> str:
@@ -46,46 +55,35 @@ def _value(value) -> str:
     return "" if value is None else str(value)
 
 
-def _feed(child: subprocess.Popen, data: bytes) -> None:
-    """Give the hook its stdin without ever blocking on it (an event line fits a pipe's buffer;
-    a hook that exits unread is no error)."""
-    try:
-        os.set_blocking(child.stdin.fileno(), False)
-        child.stdin.write(data)
-    except (BrokenPipeError, BlockingIOError, OSError):
-        pass
-    finally:
-        try:
-            child.stdin.close()
-        except OSError:
-            pass
+def stderr_words(tail: bytes, total: int) -> str:
+    """A failed hook's stderr as one safe line: the last :data:`STDERR_SHOWN` characters of its
+    kept tail, lines joined by `` | ``, every control character escaped
+    (:func:`st2.catalog.names.shown`), with how much was not shown."""
+    text = " | ".join(shown(line) for line in tail.decode("utf-8", "replace").strip().splitlines())
+    if len(text) > STDERR_SHOWN or total > len(tail):
+        text = f"…{text[-STDERR_SHOWN:]} [{total} bytes of stderr; the last {min(len(text), STDERR_SHOWN)} characters shown]"
+    return text
 
 
-def _read_status(descriptor: int, timeout: float) -> int | None:
-    """The exit status the wrapping shell writes, or None when none came within ``timeout``."""
-    deadline = time.monotonic() + timeout
-    data = b""
-    while not data.endswith(b"\n"):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return None
-        readable, _, _ = select.select([descriptor], [], [], remaining)
-        if not readable:
-            return None
-        chunk = os.read(descriptor, 64)
-        if not chunk:  # the shell died without a word (killed from outside)
-            return None
-        data += chunk
-    text = data.decode("ascii", "replace").strip()
-    return int(text) if text.isdigit() else None
+@dataclass
+class Tally:
+    """Runs of one hook, seat and kind held back in one window."""
 
+    hook: NotifyHook
+    kind: str
+    seat: str
+    why: str  # "suppressed" or "dropped"
+    until: float  # monotonic: when the window ends and the summary is due
+    count: int = 0
+    first: int | None = None
+    last: int | None = None
 
-def _collect(child: subprocess.Popen) -> None:
-    """Reap the wrapping shell if the supervisor's reaper has not already."""
-    try:
-        child.wait(timeout=5)
-    except (subprocess.TimeoutExpired, ChildProcessError):
-        pass
+    def line(self) -> str:
+        numbers = f"#{self.first}" if self.first == self.last else f"#{self.first}-#{self.last}"
+        because = (f"rate-limit {self.hook.rate_limit_seconds:g}s per seat and kind" if self.why == "suppressed"
+                   else f"{QUEUE_BOUND} runs already waiting")
+        runs = "1 run" if self.count == 1 else f"{self.count} runs"
+        return f"{self.hook.where}: {self.kind} {self.seat}: {runs} {self.why} ({numbers}; {because})"
 
 
 class HookRunner:
@@ -97,11 +95,13 @@ class HookRunner:
         self.monotonic = monotonic
         self.hooks: tuple[NotifyHook, ...] = ()
         self.last_run: dict[tuple[int, str, str], float] = {}
+        self.tallies: dict[tuple[int, str, str, str], Tally] = {}
         self.queue: queue.Queue = queue.Queue(maxsize=QUEUE_BOUND)
-        self._child: subprocess.Popen | None = None
+        self._process: HookProcess | None = None
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._refused = False
+        self._stopped = False
         self.reload()
 
     def reload(self) -> None:
@@ -118,34 +118,70 @@ class HookRunner:
             return
         self._refused = False
         if declaration.notify != self.hooks:
+            self.flush(everything=True)
             self.last_run.clear()
         self.hooks = declaration.notify
 
     def report(self, line: str) -> None:
-        append_line(self.log_path, f"{_stamp()} {line}\n")
+        append_line(self.log_path, f"{_stamp()} {line}\n", rotate_at=LOG_BYTES)
         self.say(f"notify: {line}")
 
     def submit(self, events: list[FleetEvent]) -> None:
         """Enqueue the runs ``events`` call for; never blocks."""
+        self.flush()
         for item in events:
             for index, hook in enumerate(self.hooks):
                 if item.kind not in hook.kinds:
                     continue
                 now = self.monotonic()
-                limit_key = (index, item.seat or "", item.kind)
+                seat = item.seat or "fleet"
+                limit_key = (index, seat, item.kind)
                 last = self.last_run.get(limit_key)
                 if last is not None and now - last < hook.rate_limit_seconds:
-                    self.report(f"{hook.where}: {item.kind} {item.seat or 'fleet'} #{item.seq} suppressed "
-                                f"(rate-limit {hook.rate_limit_seconds:g}s per seat and kind)")
+                    self._hold(limit_key, hook, item, "suppressed", last + hook.rate_limit_seconds)
                     continue
                 try:
                     self.queue.put_nowait((hook, item))
                 except queue.Full:
-                    self.report(f"{hook.where}: {item.kind} {item.seat or 'fleet'} #{item.seq} dropped "
-                                f"({QUEUE_BOUND} runs already waiting)")
+                    self._hold(limit_key, hook, item, "dropped", now + max(hook.rate_limit_seconds, SUMMARY_SECONDS))
                     continue
                 self.last_run[limit_key] = now
                 self._ensure_worker()
+
+    def _hold(self, limit_key: tuple[int, str, str], hook: NotifyHook, item: FleetEvent, why: str,
+              until: float) -> None:
+        """Count one run held back; its window's summary is due at ``until``."""
+        with self._lock:
+            tally = self.tallies.get((*limit_key, why))
+            if tally is None:
+                tally = self.tallies[(*limit_key, why)] = Tally(hook, item.kind, limit_key[1], why, until)
+                fresh = True
+            else:
+                fresh = False
+            tally.count += 1
+            tally.first = item.seq if tally.first is None else tally.first
+            tally.last = item.seq
+        if fresh:
+            self._ensure_worker()
+            try:
+                self.queue.put_nowait(_WAKE)  # the worker's wait now ends at this window's end
+            except queue.Full:
+                pass  # the worker is busy and will look again after its run
+
+    def flush(self, everything: bool = False) -> None:
+        """Report the summary of every window that has ended (every window, when ``everything``)."""
+        now = self.monotonic()
+        with self._lock:
+            due = [key for key, tally in self.tallies.items() if everything or tally.until <= now]
+            lines = [self.tallies.pop(key).line() for key in sorted(due, key=lambda key: self.tallies[key].until)]
+        for line in lines:
+            self.report(line)
+
+    def _next_due(self) -> float | None:
+        with self._lock:
+            if not self.tallies:
+                return None
+            return max(0.0, min(tally.until for tally in self.tallies.values()) - self.monotonic())
 
     def _ensure_worker(self) -> None:
         if self._thread is None:
@@ -154,8 +190,14 @@ class HookRunner:
 
     def _work(self) -> None:
         while True:
-            entry = self.queue.get()
-            if entry is _STOP:
+            try:
+                entry = self.queue.get(timeout=self._next_due())
+            except queue.Empty:
+                entry = _WAKE
+            self.flush()
+            if entry is _WAKE:
+                continue
+            if entry is _STOP or self._stopped:
                 return
             hook, item = entry
             try:
@@ -165,71 +207,45 @@ class HookRunner:
 
     def run(self, hook: NotifyHook, item: FleetEvent) -> int | None:
         """Run one hook for one event; its exit status, None when it was killed or gave none.
-
-        The hook runs under ``sh``, which writes the hook's exit status to a pipe: the
-        supervisor reaps every child it has (``waitpid(-1)``), so the shell's own exit status
-        could be taken before this thread asks for it; the pipe's cannot. The hook itself never
-        holds the pipe, so a daemon it leaves behind cannot make a finished hook look hung."""
-        label = f"{hook.where} ({hook.argv[0]}) for {item.kind} {item.seat or 'fleet'} #{item.seq}"
+        Its process group is killed as soon as it ends, whatever it left running."""
+        label = f"{hook.where} ({shown(hook.argv[0])}) for {item.kind} {item.seat or 'fleet'} #{item.seq}"
         environment = dict(os.environ, ST2_EVENT_KIND=item.kind, ST2_EVENT_SEAT=_value(item.seat),
                            ST2_EVENT_FROM=_value(item.from_value), ST2_EVENT_TO=_value(item.to_value),
                            ST2_EVENT_SEQ=_value(item.seq))
-        status_read, status_write = os.pipe()
-        # The shell's stdout is the status pipe; the hook's own stdout goes nowhere.
-        script = '"$0" "$@" >/dev/null; echo $?'
-        with tempfile.TemporaryFile() as errors:
-            try:
-                try:
-                    child = subprocess.Popen(["sh", "-c", script, *hook.argv], stdin=subprocess.PIPE,
-                                             stdout=status_write, stderr=errors, env=environment,
-                                             start_new_session=True)
-                finally:
-                    os.close(status_write)
-            except OSError as error:
-                os.close(status_read)
-                self.report(f"{label}: cannot run: {error}")
-                return None
+        process = HookProcess(hook.argv, environment)
+        try:
+            process.start((item.line() + "\n").encode("utf-8"))
+        except OSError as error:
+            self.report(f"{label}: cannot run: {error}")
+            return None
+        with self._lock:
+            self._process = process
+        try:
+            status = process.wait(hook.timeout_seconds)
+        finally:
             with self._lock:
-                self._child = child
-            try:
-                _feed(child, (item.line() + "\n").encode("utf-8"))
-                status = _read_status(status_read, hook.timeout_seconds)
-                if status is None:
-                    self._kill_group(child)
-                    self.report(f"{label}: timed out after {hook.timeout_seconds:g}s; killed its process group")
-                    return None
-            finally:
-                os.close(status_read)
-                with self._lock:
-                    self._child = None
-                _collect(child)
-            if status != 0:
-                errors.seek(0)
-                tail = errors.read()[-STDERR_SHOWN:].decode("utf-8", "replace").strip().replace("\n", " | ")
-                self.report(f"{label}: failed (exit {status})" + (f": {tail}" if tail else ""))
-            return status
-
-    @staticmethod
-    def _kill_group(child: subprocess.Popen) -> None:
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        try:
-            child.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
+                self._process = None
+            process.finish()
+        if status is None:
+            self.report(f"{label}: timed out after {hook.timeout_seconds:g}s; killed its process group")
+        elif status != 0:
+            words = stderr_words(process.stderr_tail, process.stderr_bytes)
+            self.report(f"{label}: failed (exit {status})" + (f": {words}" if words else ""))
+        return status
 
     def stop(self) -> None:
         """End the worker; a hook still running is killed with its group (the supervisor's stop
-        never waits out a hook's timeout)."""
+        never waits out a hook's timeout) and no queued run starts. Every pending summary is
+        reported."""
+        self._stopped = True
         with self._lock:
-            child = self._child
-        if child is not None:
-            self._kill_group(child)
+            process = self._process
+        if process is not None:
+            process.kill()
         if self._thread is not None:
             try:
                 self.queue.put_nowait(_STOP)
             except queue.Full:
                 pass
             self._thread.join(timeout=2)
+        self.flush(everything=True)

@@ -67,13 +67,16 @@ def test_a_hook_that_hangs_or_fails_is_bounded_and_reported_and_never_holds_the_
     poll_for(lambda: "timed out" in notify_log(fleet), lambda: f"the timeout line; log: {notify_log(fleet)}", timeout=20)
     poll_for(lambda: not alive(hang) and not alive(grandchild), "the hanging hook's group killed", timeout=10)
     poll_for(lambda: "failed (exit 3)" in notify_log(fleet), lambda: f"the failing hook line; log: {notify_log(fleet)}", timeout=30)
+    # Suppressed runs are counted: one summary line per hook, seat and kind when its window
+    # ends, or when the supervisor stops.
+    assert fleet.stop(fleet.supervisors[-1]) == 0
     lines = [line.split(" ", 1)[1] for line in notify_log(fleet).splitlines()]
     assert lines == [
-        "catalog.kdl:2:5: blocked h.a #2 suppressed (rate-limit 3600s per seat and kind)",
-        "catalog.kdl:7:5: blocked h.a #2 suppressed (rate-limit 60s per seat and kind)",
-        "catalog.kdl:12:5: blocked h.a #2 suppressed (rate-limit 60s per seat and kind)",
         "catalog.kdl:7:5 (sh) for blocked h.a #1: timed out after 4s; killed its process group",
         "catalog.kdl:12:5 (sh) for blocked h.a #1: failed (exit 3): broken hook",
+        "catalog.kdl:7:5: blocked h.a: 1 run suppressed (#2; rate-limit 60s per seat and kind)",
+        "catalog.kdl:12:5: blocked h.a: 1 run suppressed (#2; rate-limit 60s per seat and kind)",
+        "catalog.kdl:2:5: blocked h.a: 1 run suppressed (#2; rate-limit 3600s per seat and kind)",
     ]
     assert "notify: catalog.kdl:7:5 (sh) for blocked h.a #1: timed out after 4s; killed its process group" in fleet.log()
     assert not (base / "hook-2.json").exists()  # rate-limited per seat and kind
