@@ -115,6 +115,7 @@ class SeatThread:
         self.watch = None
         self.status: int | None = None
         self.error: str | None = None
+        self.inbound = b""                # the stub's bytes past its last whole line
         self.thread = threading.Thread(target=self._main, name=f"ding {canonical}", daemon=True)
 
     def start(self) -> None:
@@ -224,6 +225,7 @@ class DingService:
         self.retired = False
         self.selector: selectors.BaseSelector | None = None
         self.done_read, self.done_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        self.drops = wire.DropLog(say)
 
     # -- start ---------------------------------------------------------------------------
     def serve(self) -> int:
@@ -320,35 +322,10 @@ class DingService:
             self.lock = None
 
     def _accept(self) -> None:
-        while self.listener is not None:
-            try:
-                connection, _ = self.listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            connection.settimeout(wire.TIMEOUT_SECONDS)
-            try:
-                body, descriptors = wire.receive(connection)
-            except OSError as error:
-                try:
-                    wire.send(connection, {"error": f"unreadable request: {error}"})
-                except OSError:
-                    pass
-                connection.close()
-                continue
-            try:
-                keep = self._handle(connection, body, descriptors)
-            except OSError as error:
-                say(f"dropped a request: {error}")
-                keep = False
-            except Exception as error:   # a bug answers that request, never ends every seat
-                say(f"a request failed: {type(error).__name__}: {error}")
-                try:
-                    wire.send(connection, {"error": f"internal error: {type(error).__name__}: {error}"})
-                except OSError:
-                    pass
-                keep = False
-            if not keep:
-                connection.close()
+        """One pending request (:func:`wire.answer_one`: a malformed one is dropped and said;
+        one per pass, so every stub's ``ping`` is answered between two)."""
+        if self.listener is not None:
+            wire.answer_one(self.listener, self._handle, self.drops)
 
     def _handle(self, connection: socket.socket, body: dict, descriptors: list[int]) -> bool:
         """Answer one request; True when the connection stays open (a seat served)."""
@@ -371,7 +348,7 @@ class DingService:
             if not self.retired:
                 self._retire("retired: no new seats; the ones served run on until they end")
         else:
-            wire.send(connection, {"error": f"unknown request {operation!r}"})
+            wire.send(connection, {"error": wire.printable(f"unknown request {operation!r}")})
         return False
 
     def _refusal(self, body: dict, descriptors: list[int]) -> dict | None:
@@ -404,13 +381,24 @@ class DingService:
             seat = SeatThread(self, connection, request, log, canonical, self.latest.get(canonical))
             self.latest[canonical] = seat
             self.seats.add(seat)
-        wire.send(connection, {"ok": True, "pid": os.getpid()})
+        try:
+            wire.send(connection, {"ok": True, "pid": os.getpid()})
+        except OSError:   # the stub is already gone: the thread starts stopped and is collected
+            seat.connection = None
+            seat.stop()
+            seat.start()
+            raise
         connection.setblocking(False)
         self.by_connection[seat.fd] = seat
         self.selector.register(connection, selectors.EVENT_READ, "stub")
         seat.start()
 
     def _stub_readable(self, fd: int) -> None:
+        """A registered stub's line: ``ping`` is answered with ``pong`` at once, from this loop
+        (the stub's heartbeat, :mod:`st2.ding.stub`); ``stop`` (its SIGTERM) stops the seat,
+        whose ``exit`` line follows when the loop ends. Its end of the connection ending (its
+        SIGKILL) or anything malformed (not a line of :func:`wire.receive`'s rules within
+        :data:`service_wire.STUB_LINE_LIMIT` bytes) stops the seat and drops the connection."""
         seat = self.by_connection.get(fd)
         if seat is None or seat.connection is None:
             return
@@ -420,13 +408,30 @@ class DingService:
             return
         except OSError:
             data = b""
-        if data:
-            if b'"stop"' in data:
-                seat.stop()   # the stub's SIGTERM: its exit line follows when the loop ends
+        if not data:   # the stub is gone (SIGKILLed): stop its seat; nobody is left to tell
+            seat.stop()
+            self._drop_connection(seat)
             return
-        # The stub is gone (SIGKILLed): stop its seat; nobody is left to tell.
-        seat.stop()
-        self._drop_connection(seat)
+        seat.inbound += data
+        while b"\n" in seat.inbound:
+            line, seat.inbound = seat.inbound.split(b"\n", 1)
+            operation = service_wire.stub_operation(line)
+            if operation == "ping":
+                try:
+                    seat.connection.send(service_wire.PONG, socket.MSG_DONTWAIT)
+                except OSError:
+                    pass   # a stub that reads nothing hears no pong; its own bound is its own
+            elif operation == "stop":
+                seat.stop()
+            else:
+                self.drops.dropped(f"the stub of {seat.target} sent {operation}; stopping its seat")
+                seat.stop()
+                self._drop_connection(seat)
+                return
+        if len(seat.inbound) > service_wire.STUB_LINE_LIMIT:
+            self.drops.dropped(f"the stub of {seat.target} sent an overlong line; stopping its seat")
+            seat.stop()
+            self._drop_connection(seat)
 
     def _drop_connection(self, seat: SeatThread) -> None:
         connection, seat.connection = seat.connection, None

@@ -11,7 +11,10 @@ Requests (``op``):
   shared inotify instance, false while it wakes on its timer);
 - ``serve`` ``{build, target, catalog, host, socket, settings}`` + the stub's log descriptor →
   ``{"ok": true, "pid"}`` or ``{"error"}``, then the connection stays open for the seat's
-  lifetime: the stub may send one ``{"op": "stop"}`` line (its SIGTERM), and the service sends
+  lifetime: the stub may send one ``{"op": "stop"}`` line (its SIGTERM) and sends
+  ``{"op": "ping"}`` every :data:`HEARTBEAT_SECONDS`, which the service's loop answers at once with
+  ``{"pong": true}`` (the stub's heartbeat: :mod:`st2.ding.stub` kills a service that leaves a ping
+  unanswered for :data:`HEARTBEAT_BOUND_SECONDS`); the service sends
   one ``{"exit": status}`` line when the seat's loop has ended (``"error"`` beside it for a
   target that is not a seat, which the stub reports as ``st2 ding`` would) and closes. The stub's
   end of the connection ending (its SIGKILL) stops the seat's loop; the service's ending without
@@ -21,7 +24,10 @@ Requests (``op``):
   successor) and exits once the seats it serves have ended.
 
 A request that is not one of these, or whose fields are missing or mistyped, is answered with
-one ``{"error": "…"}`` line naming what is wrong, never a traceback.
+one ``{"error": "…"}`` line naming what is wrong, never a traceback; a line that is not one
+(:func:`st2.seathost.wire.receive`'s rules) is dropped. A registered stub's line that is neither
+``ping`` nor ``stop``, or longer than :data:`STUB_LINE_LIMIT`, stops its seat and drops the
+connection (the stub then serves the seat itself).
 """
 
 from __future__ import annotations
@@ -31,12 +37,42 @@ import os
 from pathlib import Path
 
 from st2.ding.notifier import Settings
+from st2.records.decoding import Malformed, load_object
 
 PROTOCOL = "st2.ding-service.v1"
 SOCKET_NAME = "ding-service.sock"
 LOCK_NAME = "ding-service.lock"
 START_LOCK_NAME = "ding-service.start.lock"
 SEAT_LOCKS = "ding-service"          # <scope>/ding-service/<target>.lock: one notifier per seat
+
+
+HEARTBEAT_SECONDS = 1.0           # a registered stub pings this often
+HEARTBEAT_BOUND_SECONDS = 10.0    # a ping unanswered this long: the service is unresponsive
+STUB_LINE_LIMIT = 4096
+PING = b'{"op":"ping"}\n'
+PONG = b'{"pong":true}\n'
+STOP = b'{"op":"stop"}\n'
+
+
+def stub_operation(line: bytes) -> str:
+    """What a registered stub's line asks: ``"ping"``, ``"stop"``, or what is wrong with it."""
+    try:
+        operation = load_object(line).get("op")
+    except Malformed as error:
+        return f"a malformed line ({error})"
+    return operation if operation in ("ping", "stop") else f"an unknown line (op {operation!r})"
+
+
+def service_line(line: bytes) -> dict | None:
+    """A line the service sent a registered stub: None for a ``pong``, else the seat's
+    ``exit`` answer (``{"exit": 70}`` and a ``malformed`` reason for anything unreadable)."""
+    try:
+        body = load_object(line)
+    except Malformed as error:
+        return {"exit": 70, "malformed": f"a line that is not one JSON object ({error})"}
+    if body.get("pong") is True and len(body) == 1:
+        return None
+    return body
 
 
 def socket_path(scope_directory: Path) -> Path:
@@ -51,12 +87,17 @@ def start_lock_path(scope_directory: Path) -> Path:
     return Path(scope_directory) / START_LOCK_NAME
 
 
+def seat_lock_file(scope_directory: Path, target: str) -> Path:
+    """Where :func:`seat_lock_path` is, without making its directory (for a reader)."""
+    return Path(scope_directory) / SEAT_LOCKS / f"{target}.lock"
+
+
 def seat_lock_path(scope_directory: Path, target: str) -> Path:
     """The lock every notifier of ``target`` started by the service or a serving-itself stub
     holds for its whole loop (``flock``; the kernel releases it on any death)."""
-    directory = Path(scope_directory) / SEAT_LOCKS
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return directory / f"{target}.lock"
+    path = seat_lock_file(scope_directory, target)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return path
 
 
 def _camel(name: str) -> str:

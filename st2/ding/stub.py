@@ -13,6 +13,10 @@ registers with its log descriptor and its parsed settings (:mod:`st2.ding.servic
 - its SIGKILL: the service sees the connection end and stops the seat's thread;
 - the seat's loop ending (session gone: 0; an exception: 70, logged with its type): the stub
   exits with that status; a target that is not a seat fails as ``st2 ding`` does;
+- the service unresponsive (stopped, wedged): the stub pings it every
+  :data:`service_wire.HEARTBEAT_SECONDS`, and a ping left unanswered for
+  :data:`service_wire.HEARTBEAT_BOUND_SECONDS` makes the stub SIGKILL the service's process group
+  (see *The heartbeat* below), which ends its connection: the next case;
 - the service dying (its connection ends with no ``exit``): the stub runs the notifier itself,
   in this process (:func:`st2.ding.serve.serve`, pre-imported), from the seat's ownership record,
   and says so loudly in its log; ``st2 doctor`` names it (``ding-serves-itself``) and
@@ -22,6 +26,25 @@ registers with its log descriptor and its parsed settings (:mod:`st2.ding.servic
 Whatever runs a seat's loop in this design — a service thread or a stub serving itself — holds
 the seat's lock (:func:`st2.ding.service_wire.seat_lock_path`) for the whole loop, so two never
 run at once.
+
+The heartbeat. A stopped service holds every seat's lock while running none of their loops, so
+no stub can serve around it; only its death frees the locks. Every registered stub is its own
+judge and its own executioner, because any process may be SIGKILLed (the seat host, the
+supervisor, other stubs): a stub that is alive and whose ping went unanswered for the bound
+kills the service itself, and one stub is enough. The service's identity is taken when it
+answers the registration: its PID from the connection (``SO_PEERCRED``, the listener's creator)
+equal to the answer's ``pid``, a pidfd opened on it then, and its process group (its own session,
+forked as every per-seat process is). The kill is ``killpg(group, SIGKILL)`` only while that
+pidfd shows the process alive (a dead service's group number is never signalled; a number is not
+reused while any process of the group lives), then ``pidfd_send_signal`` too. SIGKILL ends a
+stopped process at once, and the whole group goes, so no tmux client it had started types after
+the takeover; the kernel releases the seat locks; every stub sees its connection end and serves
+its seat itself from the ownership record, whose phases make the paste exactly-once across a
+death at any instant (:mod:`st2.ding.ownership`). A SIGCONT that comes later finds no process.
+The next stub to register (a restarted task, a new seat) starts a fresh service through the
+seat host as at first; stubs already serving themselves stay so until they are restarted. The
+bound (10 s, 10 pings) is far above a loaded service's answer time: a false kill costs every
+seat a whole notifier's memory.
 """
 
 from __future__ import annotations
@@ -74,6 +97,7 @@ class Stub:
         self.service_path = service_wire.socket_path(self.scope)
         self.build = wire.build_id()
         self.stopping = False
+        self.heartbeat_kill = False
         self.wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
         signal.signal(signal.SIGTERM, self._on_stop)
@@ -165,6 +189,7 @@ class Stub:
                 continue   # a service exiting as we came in: start another
             if answer.get("ok") is True:
                 self.service_pid = answer.get("pid")
+                self._identify_service(connection)
                 connection.settimeout(None)
                 return connection
             connection.close()
@@ -184,6 +209,8 @@ class Stub:
             return self.serve_itself(f"no DING service can be had ({error})")
         with connection:
             outcome = self._wait(connection)
+        if self.service_pidfd is not None:
+            os.close(self.service_pidfd)
         if isinstance(outcome, dict):
             status = outcome.get("exit")
             if isinstance(outcome.get("error"), str):
@@ -193,25 +220,78 @@ class Stub:
             return status if isinstance(status, int) else service_failure()
         if self.stopping:
             return 0
+        if self.heartbeat_kill:
+            return self.serve_itself(f"the DING service (pid {self.service_pid}) did not answer its heartbeat within "
+                                     f"{service_wire.HEARTBEAT_BOUND_SECONDS:g}s and was SIGKILLed")
         return self.serve_itself(f"the DING service (pid {self.service_pid}) is gone")
+
+    def _identify_service(self, connection: socket.socket) -> None:
+        """Take the registering service's identity for the heartbeat's kill: its PID by
+        ``SO_PEERCRED`` equal to the answer's, a pidfd on it and its process group. Without it
+        (a PID that does not agree, no pidfd) the stub can only wait for the service's death."""
+        self.service_pidfd = self.service_group = None
+        peer = wire.peer_pid(connection)
+        if peer is None or peer != self.service_pid or peer <= 1:
+            say(f"the DING service's connection names pid {peer}, its answer {self.service_pid}: "
+                "an unresponsive service will not be killed by this stub")
+            return
+        try:
+            self.service_pidfd = os.pidfd_open(peer)
+            self.service_group = os.getpgid(peer)
+        except (OSError, AttributeError) as error:
+            say(f"cannot watch the DING service pid {peer} ({error}): an unresponsive service will not be "
+                "killed by this stub")
+
+    def _kill_service(self) -> None:
+        """SIGKILL the unresponsive service's process group (see *The heartbeat*)."""
+        pidfd, group = self.service_pidfd, self.service_group
+        if pidfd is None:
+            return
+        if select.select([pidfd], [], [], 0)[0]:
+            return   # it has ended: its connection's end follows
+        if group is not None and group > 1 and group != os.getpgrp():
+            try:
+                os.killpg(group, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        except OSError:
+            pass
 
     def _wait(self, connection: socket.socket) -> dict | None:
         """Block until the service sends the seat's ``exit`` (returned) or the connection ends
-        without one (None), forwarding a SIGTERM as ``stop`` once."""
+        without one (None), forwarding a SIGTERM as ``stop`` once and pinging every
+        :data:`service_wire.HEARTBEAT_SECONDS`: a ping unanswered for
+        :data:`service_wire.HEARTBEAT_BOUND_SECONDS` kills the service (:meth:`_kill_service`),
+        and the connection's end follows."""
         asked = False
         buffered = b""
         poller = select.poll()
         poller.register(connection.fileno(), select.POLLIN)
         poller.register(self.wake_read, select.POLLIN)
+        next_ping = time.monotonic() + service_wire.HEARTBEAT_SECONDS
+        unanswered_since: float | None = None    # when the ping now unanswered went out
+        killed = False
         while True:
             if self.stopping and not asked:
                 asked = True
                 try:
-                    connection.sendall(b'{"op":"stop"}\n')
+                    connection.send(service_wire.STOP, socket.MSG_DONTWAIT)
                 except OSError:
                     return None
+            now = time.monotonic()
+            if unanswered_since is None and now >= next_ping:
+                try:
+                    connection.send(service_wire.PING, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    pass   # nothing read for long: the bound runs from the first ping unanswered
+                except OSError:
+                    return None
+                unanswered_since, next_ping = now, now + service_wire.HEARTBEAT_SECONDS
+            due = next_ping if unanswered_since is None else unanswered_since + service_wire.HEARTBEAT_BOUND_SECONDS
             try:
-                events = poller.poll()
+                events = poller.poll(max(0.0, due - time.monotonic()) * 1000 + 1)
             except InterruptedError:
                 continue
             for descriptor, _ in events:
@@ -227,14 +307,25 @@ class Stub:
                 if not data:
                     return None
                 buffered += data
-                if b"\n" in buffered:
-                    import json
-
-                    try:
-                        answer = json.loads(buffered.split(b"\n", 1)[0])
-                    except ValueError:
-                        return {"exit": service_failure("a line that is not JSON")}
-                    return answer if isinstance(answer, dict) else {"exit": service_failure("not an object")}
+                while b"\n" in buffered:
+                    line, buffered = buffered.split(b"\n", 1)
+                    answer = service_wire.service_line(line)
+                    if answer is None:   # a pong: the service's loop runs
+                        unanswered_since = None
+                        continue
+                    if "malformed" in answer:
+                        service_failure(answer["malformed"])
+                    return answer
+                if len(buffered) > service_wire.STUB_LINE_LIMIT:
+                    return {"exit": service_failure("an overlong line")}
+            if (not killed and unanswered_since is not None
+                    and time.monotonic() - unanswered_since >= service_wire.HEARTBEAT_BOUND_SECONDS):
+                killed = True
+                self.heartbeat_kill = True
+                say(f"the DING service (pid {self.service_pid}) left a ping unanswered for "
+                    f"{service_wire.HEARTBEAT_BOUND_SECONDS:g}s ({_state(self.service_pid)}); SIGKILLing its "
+                    f"process group {self.service_group} so its seat locks free")
+                self._kill_service()
 
     def serve_itself(self, why: str) -> int:
         """Run the seat's notifier in this process, loudly."""
@@ -267,6 +358,19 @@ def _scope_directory(catalog: Path, host: str) -> Path:
     from st2.runtime.scope import RuntimeScope
 
     return RuntimeScope(Path(os.path.abspath(catalog)), host).directory
+
+
+def _state(pid: int | None) -> str:
+    """The service's state as ``/proc`` tells it, for the kill's log line."""
+    from st2.process import proc_stat
+
+    try:
+        stat = proc_stat.read(pid) if isinstance(pid, int) else None
+    except proc_stat.ProcUnavailable:
+        stat = None
+    if stat is None:
+        return "no such process"
+    return "stopped" if stat.state in "Tt" else f"state {stat.state}"
 
 
 def service_failure(what: str = "no status") -> int:

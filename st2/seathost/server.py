@@ -72,6 +72,7 @@ class SeatHost:
         self.connections: dict[int, socket.socket] = {}
         self.bound_inode: int | None = None
         self.peers: dict[int, int | None] = {}     # registration -> the registrant's pid
+        self.drops = wire.DropLog(say)
         from st2.clock import Clock
 
         self.keeper = Keeper(Clock(), say)           # anchored session wrappers' periodic duties
@@ -165,29 +166,26 @@ class SeatHost:
             return False
 
     def _accept(self, selector) -> None:
-        while not self.stopping:
-            try:
-                connection, _ = self.listener.accept()
-            except (BlockingIOError, InterruptedError):
-                return
-            connection.settimeout(wire.TIMEOUT_SECONDS)
-            keep = False
-            try:
-                body, descriptors = wire.receive(connection)
-                keep = self._handle(connection, body, descriptors, selector)
-            except OSError as error:
-                say(f"dropped a request: {error}")
-            if not keep:
-                connection.close()
+        """One pending request (:func:`wire.answer_one`: a malformed one is dropped and said)."""
+        if not self.stopping:
+            wire.answer_one(self.listener, lambda connection, body, descriptors:
+                            self._handle(connection, body, descriptors, selector), self.drops)
 
     def _handle(self, connection, body: dict, descriptors: list[int], selector) -> bool:
         """Answer one request; True when the connection stays open (a watch registration)."""
         operation = body.get("op")
         if operation == "watch" and isinstance(body.get("seat"), str) and len(descriptors) == 1:
             key = connection.fileno()
+            try:
+                self.hub.register(key, Path(body["seat"]), descriptors[0])
+                wire.send(connection, {"ok": True, "pid": os.getpid(), "inotify": self.hub.error is None})
+            except BaseException:   # no half registration: the hub owns the wake end once registered
+                if key in self.hub.registrations:
+                    self.hub.unregister(key)
+                else:
+                    os.close(descriptors[0])
+                raise
             self.peers[key] = _peer_pid(connection)
-            self.hub.register(key, Path(body["seat"]), descriptors[0])
-            wire.send(connection, {"ok": True, "pid": os.getpid(), "inotify": self.hub.error is None})
             connection.setblocking(False)
             self.connections[key] = connection
             selector.register(connection, selectors.EVENT_READ, "registration")
@@ -209,7 +207,7 @@ class SeatHost:
                 wire.send(connection, {"ok": True})
                 self.stopping = True
             else:
-                wire.send(connection, {"error": f"unknown request {operation!r}"})
+                wire.send(connection, {"error": wire.printable(f"unknown request {operation!r}")})
         finally:
             for descriptor in descriptors:
                 os.close(descriptor)
@@ -221,7 +219,11 @@ class SeatHost:
         if not self.keeper.register(key, body, _peer_pid(connection)):
             wire.send(connection, {"error": "malformed keep request"})
             return False
-        wire.send(connection, {"ok": True, "pid": os.getpid()})
+        try:
+            wire.send(connection, {"ok": True, "pid": os.getpid()})
+        except BaseException:
+            self.keeper.unregister(key)
+            raise
         connection.setblocking(False)
         self.connections[key] = connection
         selector.register(connection, selectors.EVENT_READ, "registration")

@@ -25,6 +25,13 @@ Requests (``op``):
 - ``retire`` → ``{"ok": true}``: the host stops listening, removes its socket and exits (its
   forked processes keep running).
 
+A line is read within bounds whoever sent it: at most :data:`LINE_LIMIT` bytes, whole within the
+connection's timeout (one deadline for the line, not one per read, so a sender trickling bytes
+cannot hold a server past it), decoded by :func:`st2.records.decoding.load_object` (strict UTF-8
+JSON, one object; a 1,000-deep nesting is refused like any other malformed line). Every such
+failure is one :class:`WireError`; a server drops that connection, says so through
+:class:`DropLog` (one bounded, printable line, rate-limited) and serves on.
+
 Standard library only: every per-seat process that talks to the host imports this.
 """
 
@@ -34,7 +41,10 @@ import json
 import os
 import socket
 import sys
+import time
 from pathlib import Path
+
+from st2.records.decoding import Malformed, load_object
 
 PROTOCOL = "st2.seat-host.v1"
 SOCKET_NAME = "seat-host.sock"
@@ -43,6 +53,9 @@ LOG_NAME = "seat-host.log"
 LINE_LIMIT = 1 << 20          # a fork request carries a whole environment
 MAX_DESCRIPTORS = 5         # a fork-session request with a TUI anchor's reply pipe
 TIMEOUT_SECONDS = 5.0
+REQUEST_SECONDS = 2.0       # a server's bound on one request line (a local peer writes it at once)
+DROP_LOG_SECONDS = 10.0     # DropLog: at most one line per this many seconds
+DROP_LOG_CHARACTERS = 200
 
 
 class WireError(OSError):
@@ -51,6 +64,11 @@ class WireError(OSError):
 
 class WireClosed(WireError):
     """The other side closed the connection before a whole line."""
+
+
+class WireTimeout(WireError):
+    """No whole line came within the connection's timeout (the other side is slow, stopped or
+    trickling)."""
 
 
 def socket_path(scope_directory: Path) -> Path:
@@ -94,38 +112,119 @@ def send(connection: socket.socket, body: dict, descriptors: tuple[int, ...] = (
 
 def receive(connection: socket.socket) -> tuple[dict, list[int]]:
     """One request or answer line and the descriptors that came with it. Raise
-    :class:`WireError` on end of stream, an overlong line or anything but a JSON object.
+    :class:`WireError` on end of stream, an overlong line, a line not whole within the
+    connection's timeout (one deadline for the whole line; none for a blocking connection) or
+    anything but one strict JSON object (:func:`st2.records.decoding.load_object`).
 
     Nothing past the line's newline is consumed: a second line already sent (a DING seat that
     ended at once sends its ``exit`` line right behind the registration's answer) stays for the
     next read. The line's extent is found by peeking, and exactly that much is read."""
     chunks, descriptors, size = [], [], 0
-    while True:
-        peeked = connection.recv(65536, socket.MSG_PEEK)
-        newline = peeked.find(b"\n")
-        data, received, _, _ = socket.recv_fds(connection, newline + 1 if newline >= 0 else max(len(peeked), 1),
-                                               MAX_DESCRIPTORS)
-        descriptors += received
-        if not data:
-            _close_all(descriptors)
-            raise WireClosed("the seat host connection closed before a whole line")
-        chunks.append(data)
-        size += len(data)
-        if data.endswith(b"\n"):
-            break
-        if size > LINE_LIMIT:
-            _close_all(descriptors)
-            raise WireError("overlong line on the seat host connection")
-    line = b"".join(chunks).split(b"\n", 1)[0]
+    timeout = connection.gettimeout()
+    deadline = None if not timeout else time.monotonic() + timeout
     try:
-        body = json.loads(line)
-    except ValueError as error:
+        while True:
+            if deadline is not None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise WireTimeout(f"no whole line within {timeout:g}s on the seat host connection")
+                connection.settimeout(remaining)
+            try:
+                peeked = connection.recv(65536, socket.MSG_PEEK)
+                newline = peeked.find(b"\n")
+                data, received, _, _ = socket.recv_fds(connection, newline + 1 if newline >= 0 else max(len(peeked), 1),
+                                                       MAX_DESCRIPTORS)
+            except TimeoutError as error:
+                raise WireTimeout(f"no whole line within {timeout:g}s on the seat host connection") from error
+            descriptors += received
+            if not data:
+                raise WireClosed("the seat host connection closed before a whole line")
+            chunks.append(data)
+            size += len(data)
+            if data.endswith(b"\n"):
+                break
+            if size > LINE_LIMIT:
+                raise WireError("overlong line on the seat host connection")
+        try:
+            body = load_object(b"".join(chunks).split(b"\n", 1)[0])
+        except Malformed as error:
+            if str(error) == "not a JSON object":
+                raise WireError("the seat host connection carried a line that is not a JSON object") from error
+            raise WireError(f"the seat host connection carried a line that is not JSON: {error}") from error
+    except BaseException:
         _close_all(descriptors)
-        raise WireError(f"the seat host connection carried a line that is not JSON: {error}") from error
-    if not isinstance(body, dict):
-        _close_all(descriptors)
-        raise WireError("the seat host connection carried a line that is not a JSON object")
+        raise
+    finally:
+        if deadline is not None:
+            connection.settimeout(timeout)
     return body, descriptors
+
+
+def answer_one(listener: socket.socket, handle, drops: "DropLog") -> None:
+    """Accept one pending connection on the non-blocking ``listener`` and answer its request
+    line with ``handle(connection, body, descriptors)``, which returns True to keep the
+    connection open (a registration). A line :func:`receive` refuses within
+    :data:`REQUEST_SECONDS` is answered ``{"error": "unreadable request: …"}``; a handler's
+    ``OSError`` (the peer gone) is only said; any other exception (a handler's bug) is answered
+    ``{"error": "internal error: …"}``. Each is said through ``drops`` and closed, and the server
+    serves on. One per call: a server's loop serves its other descriptors between two, however
+    many peers wait."""
+    try:
+        connection, _ = listener.accept()
+    except (BlockingIOError, InterruptedError):
+        return
+    connection.settimeout(REQUEST_SECONDS)
+    keep = False
+    answer = None
+    try:
+        body, descriptors = receive(connection)
+    except OSError as error:
+        drops.dropped(str(error))
+        answer = f"unreadable request: {error}"
+    else:
+        try:
+            keep = handle(connection, body, descriptors)
+        except OSError as error:
+            drops.dropped(str(error))
+        except Exception as error:
+            drops.dropped(f"a request failed: {type(error).__name__}: {error}")
+            answer = f"internal error: {type(error).__name__}: {error}"
+    if answer is not None:
+        try:
+            send(connection, {"error": printable(answer)})
+        except OSError:
+            pass
+    if not keep:
+        connection.close()
+
+
+def printable(text: str, limit: int = DROP_LOG_CHARACTERS) -> str:
+    """``text`` as one bounded log line: control characters (C0, DEL, C1, line separators)
+    become ``?`` and anything past ``limit`` characters is cut (marked ``…``)."""
+    cleaned = "".join(character if character.isprintable() else "?" for character in text[:limit + 1])
+    return cleaned if len(cleaned) <= limit else cleaned[:limit] + "…"
+
+
+class DropLog:
+    """A server's account of requests it dropped: the first one in each
+    :data:`DROP_LOG_SECONDS` is said at once, one bounded printable line (:func:`printable`),
+    and how many more were dropped meanwhile is said with the next one said, so a peer sending
+    garbage in a loop cannot fill the log."""
+
+    def __init__(self, say, clock=time.monotonic) -> None:
+        self.say = say
+        self.clock = clock
+        self.said_at: float | None = None
+        self.unsaid = 0
+
+    def dropped(self, why: str) -> None:
+        now = self.clock()
+        if self.said_at is not None and now - self.said_at < DROP_LOG_SECONDS:
+            self.unsaid += 1
+            return
+        more = f" ({self.unsaid} more dropped since the last one said)" if self.unsaid else ""
+        self.said_at, self.unsaid = now, 0
+        self.say(f"dropped a request: {printable(why)}{more}")
 
 
 def _close_all(descriptors: list[int]) -> None:

@@ -60,3 +60,100 @@ def test_end_of_stream_inside_a_line_and_a_non_object_line_are_wire_errors() -> 
             wire.receive(ours)
     finally:
         ours.close()
+
+
+HOSTILE_LINES = [
+    (b"[" * 1000 + b"]" * 1000 + b"\n", "not JSON: maximum recursion depth exceeded"),    # 2 KB, 1,000 deep
+    (b'{"op":' + b"[" * 1000 + b"]" * 1000 + b"}\n", "not JSON: maximum recursion depth exceeded"),
+    (b'{"op":"\xff\xfe"}\n', "not JSON: 'utf-8' codec can't decode byte 0xff"),
+    (b'{"op":NaN}\n', "not JSON: non-finite JSON constant NaN"),
+    (b'{"op":"hello","op":"retire"}\n', "not JSON: duplicate field 'op'"),
+    (b'"hello"\n', "not a JSON object"),
+    (b"null\n", "not a JSON object"),
+    (b'{"op":"hello","n":' + b"9" * 5000 + b"}\n", "not JSON: Exceeds the limit (4300 digits)"),
+]
+
+
+@pytest.mark.parametrize("raw,why", HOSTILE_LINES, ids=["deep-array", "deep-field", "utf-8", "nan", "duplicate",
+                                                        "string", "null", "long-integer"])
+def test_a_hostile_line_is_one_wire_error_and_the_next_line_reads_whole(raw, why) -> None:
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)
+    try:
+        theirs.sendall(raw + b'{"op":"hello"}\n')
+        with pytest.raises(wire.WireError) as raised:
+            wire.receive(ours)
+        assert why in str(raised.value)
+        assert wire.receive(ours) == ({"op": "hello"}, [])
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_an_overlong_line_is_refused_at_the_limit_and_its_descriptors_closed() -> None:
+    ours, theirs = socket.socketpair()
+    ours.settimeout(5)
+    read_end, write_end = os.pipe()
+    try:
+        socket.send_fds(theirs, [b"{"], [write_end])
+        os.close(write_end)
+        sender = __import__("threading").Thread(target=lambda: theirs.sendall(b" " * (wire.LINE_LIMIT + 65536)))
+        sender.start()
+        with pytest.raises(wire.WireError, match="overlong line"):
+            wire.receive(ours)
+        ours.close()
+        sender.join(10)
+        assert os.read(read_end, 1) == b""   # the received write end was closed: no writer is left
+    finally:
+        ours.close()
+        theirs.close()
+        os.close(read_end)
+
+
+def test_a_line_trickled_or_never_ended_is_refused_within_one_deadline_for_the_whole_line() -> None:
+    import threading
+    import time
+
+    ours, theirs = socket.socketpair()
+    ours.settimeout(0.5)
+    stop = threading.Event()
+
+    def trickle():   # a byte every 0.1 s: each read alone is well inside the timeout
+        while not stop.is_set():
+            try:
+                theirs.send(b" ")
+            except OSError:
+                return
+            time.sleep(0.1)
+
+    sender = threading.Thread(target=trickle)
+    sender.start()
+    try:
+        started = time.monotonic()
+        with pytest.raises(wire.WireError, match=r"no whole line within 0.5s"):
+            wire.receive(ours)
+        assert time.monotonic() - started < 1.5
+        assert ours.gettimeout() == 0.5
+    finally:
+        stop.set()
+        sender.join(5)
+        ours.close()
+        theirs.close()
+
+
+def test_printable_strips_escapes_and_bounds_the_line() -> None:
+    assert wire.printable("unknown request '\x1b[2J\x07\u2028ok'") == "unknown request '?[2J??ok'"
+    assert wire.printable("x" * 500) == "x" * wire.DROP_LOG_CHARACTERS + "…"
+
+
+def test_the_drop_log_says_the_first_drop_at_once_and_counts_the_rest_until_the_next_one_said() -> None:
+    lines: list[str] = []
+    now = [100.0]
+    drops = wire.DropLog(lines.append, clock=lambda: now[0])
+    drops.dropped("first \x1b[31m")
+    for _ in range(500):
+        drops.dropped("again")
+    assert lines == ["dropped a request: first ?[31m"]
+    now[0] += wire.DROP_LOG_SECONDS
+    drops.dropped("later")
+    assert lines[1:] == ["dropped a request: later (500 more dropped since the last one said)"]
