@@ -78,7 +78,7 @@ def main() -> int:
             print(f"  {line}")
         print(verdict.line(), flush=True)
         if verdict.notes.get("skipped"):
-            print(f"part {number} ({verdict.part}) SKIPPED: {'; '.join(verdict.evidence)}", file=sys.stderr, flush=True)
+            print(f"part {number} ({verdict.part}): {'; '.join(verdict.evidence)}", file=sys.stderr, flush=True)
         verdicts.append((PARTS[number].removeprefix("fault_"), verdict))
     names = [key for _, verdict in verdicts for key in verdict.figures]
     combined: dict[str, object] = {}
