@@ -17,6 +17,10 @@ if TYPE_CHECKING:  # annotations only: importing typing costs a hook firing mill
     from typing import Any
 
 U64_MAX = 2**64 - 1
+# The last millisecond a UTC datetime renders (9999-12-31T23:59:59.999Z). A millisecond stamp past
+# it names no time st2 can show, so every reader takes it as malformed, never as a far-future
+# instant that crashes the first command rendering it.
+MAX_STAMP_MS = 253_402_300_799_999
 
 
 class Malformed(ValueError):
@@ -111,6 +115,30 @@ def optional_unsigned(record: dict[str, Any], name: str) -> int | None:
     if value is None:
         return None
     return _u64(value, name)
+
+
+def is_stamp(value: Any) -> bool:
+    """Whether ``value`` is a millisecond stamp st2 reads: an integer from 0 to :data:`MAX_STAMP_MS`."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_STAMP_MS
+
+
+def stamp(record: dict[str, Any], name: str, *, default: int | None = None) -> int:
+    """A millisecond stamp field (:func:`is_stamp`). Absent: ``default``, or :class:`Malformed` if none."""
+    if name not in record:
+        if default is None:
+            raise Malformed(f"missing field {name!r}")
+        return default
+    value = record[name]
+    if not is_stamp(value):
+        raise Malformed(f"field {name!r} is not a millisecond stamp up to {MAX_STAMP_MS}")
+    return value
+
+
+def optional_stamp(record: dict[str, Any], name: str) -> int | None:
+    """:func:`stamp`, with ``null`` or absence read as None."""
+    if record.get(name) is None:
+        return None
+    return stamp(record, name)
 
 
 def optional_number(record: dict[str, Any], name: str) -> float | None:

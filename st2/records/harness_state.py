@@ -144,8 +144,8 @@ def decode(data: bytes) -> Record:
         pty_session=decoding.optional_string(record, "ptySession"),
         incarnation=decoding.string(record, "incarnation", default=""),
         seq=decoding.unsigned(record, "seq", default=0),
-        since_ms=decoding.unsigned(record, "sinceMs"),
-        written_at_ms=decoding.unsigned(record, "writtenAtMs"),
+        since_ms=decoding.stamp(record, "sinceMs"),
+        written_at_ms=decoding.stamp(record, "writtenAtMs"),
         transitions=decoding.unsigned(record, "transitions"),
     )
 
