@@ -7,18 +7,25 @@ import click
 from st2.cli.common import catalog_options, exit_with
 
 
-def _interval(value: str) -> float:
-    from st2.declarations.durations import parse_duration_seconds
+MAX_INTERVAL = "1d"  # a fallback timer; the loop's waits (epoll) cannot take much past 24 days
 
-    seconds = parse_duration_seconds(value)
-    if seconds is None or seconds <= 0:
+
+def _interval(value: str) -> float:
+    from st2.declarations.durations import DurationRefused, parse_duration
+
+    try:
+        seconds = parse_duration(value, maximum=MAX_INTERVAL)
+    except DurationRefused as refusal:
+        raise click.BadParameter(f"{refusal} (e.g. 30s, 5m)") from None
+    if seconds <= 0:
         raise click.BadParameter(f"{value!r} is not a positive duration (e.g. 30s, 5m)")
     return seconds
 
 
 @click.command("up")
 @click.option("--once", is_flag=True, help="Run one reconcile pass and exit (non-zero on errors).")
-@click.option("--interval", default="30s", show_default=True, help="Fallback timer between passes.")
+@click.option("--interval", default="30s", show_default=True,
+              help=f"Fallback timer between passes (at most {MAX_INTERVAL}).")
 @click.option("--agent", default=None, help="Reconcile only this seat (identity or <host>.<identity>).")
 @click.option("--task", "task", default=None, help="Reconcile only this runtime id.")
 @click.option("--materialize-only", is_flag=True, help="Apply render blocks, launch nothing, exit.")

@@ -89,7 +89,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
 
     from st2.declarations import fields
     from st2.declarations.context import NAME, Context, argument
-    from st2.declarations.durations import parse_duration_seconds
+    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration
     from st2.declarations.spans import SourceText, locate_syntax_error
 
     context = Context(text, source)
@@ -108,7 +108,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                                                  source=source, span=SourceText(text).span(deep[0], deep[1]),
                                                  field_path=None, message=deep[2])]
     values: dict[str, str] = {}
-    hooks: list[NotifyHook] = []
+    hooks: list[tuple[tuple[int, ...], NotifyHook]] = []
     blocks = 0
     for index, node in enumerate(document.nodes):
         if node.name != "catalog":
@@ -132,9 +132,9 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                                layer=CATALOG, help=partial(fields.suggestion, child.name, CATALOG_FIELDS))
                 continue
             if child.name == "notify":
-                hook = _notify_block(context, child, child_path, text, source)
+                hook = _notify_block(context, child, child_path)
                 if hook is not None:
-                    hooks.append(hook)
+                    hooks.append((child_path, hook))
                 continue
             if child.name in values:
                 context.report("duplicate-field", child_path, NAME, field_path,
@@ -147,26 +147,30 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                 context.report("invalid-value", child_path, argument(0), field_path,
                                f"`{child.name}` needs a non-empty value", layer=CATALOG)
                 continue
-            if child.name == "archive-after" and parse_duration_seconds(value) is None:
-                context.report("invalid-value", child_path, argument(0), field_path,
-                               f"archive-after \"{value}\" is not a duration",
-                               layer=CATALOG, help='write e.g. "7d", "12h", or "0" to disable archival')
-                continue
+            if child.name == "archive-after":
+                try:
+                    parse_duration(value)
+                except DurationRefused as refusal:
+                    context.report("invalid-value", child_path, argument(0), field_path, f"archive-after {refusal}",
+                                   layer=CATALOG, help=f'write e.g. "7d", "12h" (at most {MAX_DURATION}), '
+                                                       'or "0" to disable archival')
+                    continue
             values[child.name] = value
     diagnostics = context.diagnostics()
     if any(diagnostic.severity == ERROR for diagnostic in diagnostics):
         return CatalogDeclaration(), diagnostics
     return CatalogDeclaration(pty_root=values.get("pty-root"),
                               archive_after=values.get("archive-after", DEFAULT_ARCHIVE_AFTER),
-                              notify=tuple(hooks)), diagnostics
+                              notify=_placed(hooks, text, source)), diagnostics
 
 
-def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) -> NotifyHook | None:
-    """One ``notify { on …; argv …|command …; timeout …; rate-limit … }`` block, or None after
-    reporting what is wrong with it (each problem at its own line and column)."""
+def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
+    """One ``notify { on …; argv …|command …; timeout …; rate-limit … }`` block (its ``where``
+    still unset), or None after reporting what is wrong with it (each problem at its own line
+    and column)."""
     from st2.declarations import fields
     from st2.declarations.context import NAME, argument
-    from st2.declarations.durations import parse_duration_seconds
+    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
     from st2.event_kinds import KINDS
 
     field_path = ("catalog", "notify")
@@ -214,11 +218,13 @@ def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) 
             clean = False
             continue
         if child.name in ("timeout", "rate-limit"):
-            seconds = parse_duration_seconds(value)
-            if seconds is None or (child.name == "timeout" and seconds <= 0):
-                context.report("invalid-value", child_path, argument(0), child_field,
-                               f"{child.name} \"{value}\" is not a{' positive' if child.name == 'timeout' else ''} duration",
-                               layer=CATALOG, help='write e.g. "10s", "1m"')
+            try:
+                seconds = parse_duration(value)
+                if child.name == "timeout" and seconds <= 0:
+                    raise DurationRefused(f"{shown_value(value)} is not a positive duration")
+            except DurationRefused as refusal:
+                context.report("invalid-value", child_path, argument(0), child_field, f"{child.name} {refusal}",
+                               layer=CATALOG, help=f'write e.g. "10s", "1m" (at most {MAX_DURATION})')
                 clean = False
                 continue
             seen[child.name] = seconds
@@ -228,7 +234,6 @@ def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) 
             clean = False
         else:
             seen[child.name] = value
-    where = _where(context, text, path, source)
     if "on" not in declared:
         context.report("invalid-value", path, NAME, field_path,
                        "`notify` needs `on` naming the event kinds it runs for", layer=CATALOG)
@@ -242,19 +247,25 @@ def _notify_block(context, node, path: tuple[int, ...], text: str, source: str) 
     argv = seen["argv"] if "argv" in seen else ("sh", "-c", seen["command"])
     return NotifyHook(kinds=tuple(dict.fromkeys(seen["on"])), argv=tuple(argv),
                       timeout_seconds=float(seen.get("timeout", DEFAULT_NOTIFY_TIMEOUT_SECONDS)),
-                      rate_limit_seconds=float(seen.get("rate-limit", DEFAULT_NOTIFY_RATE_LIMIT_SECONDS)),
-                      where=where)
+                      rate_limit_seconds=float(seen.get("rate-limit", DEFAULT_NOTIFY_RATE_LIMIT_SECONDS)))
 
 
-def _where(context, text: str, path: tuple[int, ...], source: str) -> str:
-    """``catalog.kdl:<line>:<column>`` of the node at ``path`` (for the hook's log lines)."""
+def _placed(hooks: list[tuple[tuple[int, ...], NotifyHook]], text: str, source: str) -> tuple[NotifyHook, ...]:
+    """The hooks with ``where`` set to ``catalog.kdl:<line>:<column>`` of their blocks (for the
+    hook's log lines). The text is walked and indexed once for all of them: per block it would be
+    quadratic in the number of blocks."""
+    if not hooks:
+        return ()
     from st2.declarations.context import NAME, resolve_span
     from st2.declarations.spans import KdlSyntaxError, SourceText, locate
 
     try:
-        span = resolve_span(locate(text, path), SourceText(text), path, NAME)
+        tree = locate(text, hooks[-1][0])
     except KdlSyntaxError:
-        span = None
-    if span is None:
-        return source
-    return f"{source}:{span.line}:{span.column}"
+        return tuple(hook._replace(where=source) for _, hook in hooks)
+    source_text = SourceText(text)
+    placed = []
+    for path, hook in hooks:
+        span = resolve_span(tree, source_text, path, NAME)
+        placed.append(hook._replace(where=source if span is None else f"{source}:{span.line}:{span.column}"))
+    return tuple(placed)

@@ -7,7 +7,7 @@ from typing import Any
 
 from st2.declarations import fields
 from st2.declarations.context import NAME, WHOLE, Context, argument, kdl_repr, plain, property_
-from st2.declarations.durations import parse_duration_seconds
+from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration
 from st2.declarations.model import LIFECYCLES, RESTART_MODES, Restart, Task
 
 TASK_FIELDS = ("id", "command", "argv", "cwd", "keep", "lifecycle", "tags", "env")
@@ -148,11 +148,13 @@ def read_restart(context: Context, node: Any, path: tuple[int, ...], field_path:
                 values["attempts"] = attempts
         elif child.name in ("interval", "delay"):
             raw = fields.one_value(context, child, child_path, child_field, "string")
-            seconds = parse_duration_seconds(raw) if raw is not None else None
-            if raw is not None and seconds is None:
+            try:
+                seconds = parse_duration(raw) if raw is not None else None
+            except DurationRefused as refusal:
                 context.report("restart-invalid", child_path, argument(0), child_field,
-                               f"restart `{child.name}` \"{raw}\" is not a duration",
-                               help='write a number with a unit: "500ms", "60s", "5m", "2h", "1d"')
+                               f"restart `{child.name}` {refusal}",
+                               help=f'write a number with a unit: "500ms", "60s", "5m", "2h", "1d" (at most {MAX_DURATION})')
+                seconds = None
             if seconds is None:
                 valid = False
             else:

@@ -236,7 +236,10 @@ def test_an_unknown_type_is_rejected_and_service_accepted(tmp_path: Path) -> Non
     ('restart { interval "soon" }', [("restart-invalid", 3, 24)]),
     ('restart { delay 5 }', [("invalid-value", 3, 21)]),
     ('restart { mode "never" }', [("restart-invalid", 3, 20)]),
-])
+    ('restart { delay "366d" }', [("restart-invalid", 3, 21)]),
+    ('restart { delay "' + "9" * 400 + 's" }', [("restart-invalid", 3, 21)]),
+    ('restart { interval "' + "9" * 5000 + '" }', [("restart-invalid", 3, 24)]),
+], ids=lambda value: f"{len(value)}-characters" if isinstance(value, str) and len(value) > 500 else None)
 def test_malformed_restart_fields_are_errors_not_defaults(tmp_path: Path, body: str, expected) -> None:
     declaration, diagnostics = load(tmp_path, minimal(f"    {body}\n"))
     assert declaration is None

@@ -45,10 +45,12 @@ def test_archive_after_zero_disables_archival() -> None:
     ('catalog {\n    pty-root ""\n}\n', [("invalid-value", 2, 14)]),
     ('catalog {\n    pty-root\n}\n', [("invalid-value", 2, 5)]),
     ('catalog {\n    archive-after "soon"\n}\n', [("invalid-value", 2, 19)]),
+    ('catalog {\n    archive-after "366d"\n}\n', [("invalid-value", 2, 19)]),
+    ('catalog {\n    archive-after "' + "9" * 5000 + 'd"\n}\n', [("invalid-value", 2, 19)]),
     ('catalog { pty-root "/a" }\ncatalog { pty-root "/b" }\n', [("duplicate-field", 2, 1)]),
     ('agent "x" { argv "true" }\n', [("unexpected-top-level-node", 1, 1)]),
     ('catalog {\n    pty-root "/a\n}\n', [("kdl-syntax", 2, 14)]),
-])
+], ids=lambda value: f"{len(value)}-characters" if isinstance(value, str) and len(value) > 500 else None)
 def test_a_malformed_declaration_is_an_error_not_a_silent_default(text: str, expected) -> None:
     declaration, diagnostics = parse_catalog_declaration(text)
     assert summary(diagnostics) == expected
