@@ -29,8 +29,28 @@ def valid_key(key: str) -> bool:
     return bool(key) and key[0] in _KEY_FIRST and all(character in _KEY_REST for character in key)
 
 
+PID_MAX = 4_194_304
+"""The kernel's ``PID_MAX_LIMIT`` on 64-bit Linux: no process id is larger."""
+TICKS_MAX = 2**64 - 1
+"""``/proc/<pid>/stat`` field 22 is an unsigned 64-bit count."""
+
+
 def _is_decimal(text: str) -> bool:
     return text.isascii() and text.isdigit()
+
+
+def _decimal_at_most(text: str, bound: int) -> int | None:
+    """``text`` as a decimal from 0 to ``bound``, or None. The length is checked before any
+    conversion: a 5,000-digit field is refused as malformed, never converted."""
+    if not _is_decimal(text) or len(text.lstrip("0")) > len(str(bound)):
+        return None
+    value = int(text)
+    return value if value <= bound else None
+
+
+def _shown(value: str) -> str:
+    """A field's value as a diagnostic quotes it: at most 24 characters."""
+    return value if len(value) <= 24 else value[:21] + "..."
 
 
 class MalformedRecord(ValueError):
@@ -57,8 +77,8 @@ def parse(text: str) -> LaunchRecord:
     """Given a record's text, return the :class:`LaunchRecord`.
 
     Exactly one non-blank line of whitespace-separated ``name=value`` fields: ``pid`` (a
-    positive decimal) and ``run`` (one token) are required, ``start`` (decimal ticks) is
-    optional, nothing else is allowed and no field repeats. Raise :class:`MalformedRecord`
+    decimal from 1 to :data:`PID_MAX`) and ``run`` (one token) are required, ``start`` (decimal
+    ticks up to :data:`TICKS_MAX`) is optional, nothing else is allowed and no field repeats. Raise :class:`MalformedRecord`
     naming what is wrong otherwise.
     """
     lines = [line for line in text.splitlines() if line.strip()]
@@ -79,14 +99,14 @@ def parse(text: str) -> LaunchRecord:
     for required in ("pid", "run"):
         if required not in fields:
             raise MalformedRecord(f"the record carries no {required}=")
-    if not _is_decimal(fields["pid"]) or int(fields["pid"]) == 0:
-        raise MalformedRecord(f"pid={fields['pid']} is not a positive process id")
+    pid = _decimal_at_most(fields["pid"], PID_MAX)
+    if not pid:
+        raise MalformedRecord(f"pid={_shown(fields['pid'])} is not a positive process id")
     start = fields.get("start")
-    if start is not None and not _is_decimal(start):
-        raise MalformedRecord(f"start={start} is not a count of clock ticks")
-    return LaunchRecord(
-        pid=int(fields["pid"]), run=fields["run"], start=int(start) if start is not None else None
-    )
+    ticks = None if start is None else _decimal_at_most(start, TICKS_MAX)
+    if start is not None and ticks is None:
+        raise MalformedRecord(f"start={_shown(start)} is not a count of clock ticks")
+    return LaunchRecord(pid=pid, run=fields["run"], start=ticks)
 
 
 def key_of(file_name: str) -> str | None:

@@ -146,3 +146,24 @@ def test_usage_errors_exit_2(tmp_path: Path, args) -> None:
     result = check(tmp_path, *args)
     assert result.returncode == 2
     assert not (tmp_path / ".tmp").exists() or not list((tmp_path / ".tmp").iterdir())
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("line, said", [
+    ("pid=" + "9" * 5000 + " run=x", "pid=999999999999999999999... is not a positive process id"),
+    ("pid=4194305 run=x", "pid=4194305 is not a positive process id"),
+    ("pid=1 run=x start=" + "9" * 5000, "start=999999999999999999999... is not a count of clock ticks"),
+    ("pid=1 run=x start=18446744073709551616", "start=18446744073709551616 is not a count of clock ticks"),
+])
+def test_a_number_no_process_can_carry_is_malformed_with_a_bounded_line(tmp_path: Path, line: str,
+                                                                        said: str) -> None:
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "x.run").write_text(line + "\n")
+    result = check(tmp_path, "runs")
+    assert result.returncode == 2 and "Traceback" not in result.stderr + result.stdout
+    assert f"check-producer-liveness: runs/x.run: does not parse: {said}" in result.stdout + result.stderr
+    assert max(len(text) for text in (result.stdout + result.stderr).splitlines()) < 300
+
+
+def test_the_largest_process_id_and_tick_count_parse() -> None:
+    assert parse("pid=4194304 run=x start=18446744073709551615\n") == (4194304, "x", 2**64 - 1)
