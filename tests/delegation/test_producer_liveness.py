@@ -154,7 +154,7 @@ def test_usage_errors_exit_2(tmp_path: Path, args) -> None:
     ("pid=4194305 run=x", "pid=4194305 is not a positive process id"),
     ("pid=1 run=x start=" + "9" * 5000, "start=999999999999999999999... is not a count of clock ticks"),
     ("pid=1 run=x start=18446744073709551616", "start=18446744073709551616 is not a count of clock ticks"),
-])
+], ids=["pid-5000-digits", "pid-past-pid-max", "start-5000-digits", "start-past-u64"])
 def test_a_number_no_process_can_carry_is_malformed_with_a_bounded_line(tmp_path: Path, line: str,
                                                                         said: str) -> None:
     (tmp_path / "runs").mkdir()
