@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from st2.doctor.event_journal import journal_findings
 from st2.doctor.findings import Finding, Severity
 from st2.doctor.filesystem import filesystem_findings
 from st2.doctor.health import supervisor_health, task_health
@@ -16,7 +17,8 @@ from st2.runtime.resumable_session import SessionStore
 
 # The host-scoped checks after the per-seat record checks, each (catalog_root, host, now_ms)
 # -> list[Finding].
-HOST_CHECKS = (supervisor_health, task_health, filesystem_findings, replication_findings, wake_findings)
+HOST_CHECKS = (supervisor_health, task_health, filesystem_findings, replication_findings, wake_findings,
+               journal_findings)
 
 
 def mailbox_findings(catalog_root: Path, host: str | None = None) -> list[Finding]:

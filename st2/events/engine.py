@@ -17,6 +17,10 @@ re-reads everything. Every transition is appended to the
 journal (:mod:`st2.events.journal`) before it reaches a hook; the projection is published at
 most every :data:`STATE_SAVE_SECONDS` (and at every rotation and stop), and a restart replays
 the journal past it, so a SIGKILL between the two loses and repeats nothing.
+A journal the writer refuses (a FIFO, a symlink or a directory in place of the current
+segment: :class:`st2.events.journal.JournalRefused`) holds the projection: the refusal is said
+once, nothing reaches a hook, and the whole fleet is re-read each interval until the journal
+takes the held transitions.
 """
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ class EventEngine:
         self._thread: threading.Thread | None = None
         self._dirty = False
         self._saved_at = 0.0
+        self.refused: str | None = None  # the journal's refusal while it holds the projection
         self.journaled = 0
         self.full_passes = 0
 
@@ -105,6 +110,9 @@ class EventEngine:
         """Resume the journal and diff the current records against the persisted projection
         (the first start ever takes the current records as its baseline: no history invented)."""
         resumed = self.writer.resume()
+        if resumed.refused_state is not None:
+            self.say(f"events: {resumed.refused_state}; not continued from: the current records are the new "
+                     f"baseline after #{resumed.seq}")
         self.projection.rediscover()
         self.projection.usage(self.wall_ms())   # learns the usage snapshot's path for the watch
         self._sync_watches()                      # before the projection: no write falls between
@@ -123,33 +131,52 @@ class EventEngine:
     # --- one step -------------------------------------------------------------------------------
 
     def _apply(self, groups: dict[str, dict[str, facets.Facet]], *, replace_all: bool = False) -> list[FleetEvent]:
+        """Diff ``groups`` against the projection, journal the transitions, then take the new
+        values and hand the numbered events on. A refused journal (:class:`journal.JournalRefused`)
+        holds everything: the projection keeps its old values (so a later pass finds the same
+        transitions), nothing is handed to a hook, the refusal is said once until it clears."""
         now_ms = self.wall_ms()
         found: list[FleetEvent] = []
+        updates: dict[str, dict[str, object] | None] = {}  # group -> new values (None: forget it)
         names = set(groups) | (set(self.values) if replace_all else set())
         for name in sorted(names):
             current = groups.get(name)
             if current is None:
                 # A seat no longer declared: forget it without claiming transitions for it.
                 if name.startswith(facets.SEAT_GROUP_PREFIX):
-                    self.values.pop(name, None)
-                    self._dirty = True
+                    updates[name] = None
                     continue
                 current = {}
             found += facets.diff(self.values.get(name, {}), current, now_ms)
             new_values = {key: facet.value for key, facet in current.items()}
             if new_values != self.values.get(name):
-                self.values[name] = new_values
-                self._dirty = True
+                updates[name] = new_values
+        numbered: list[FleetEvent] = []
         if found:
             size_before = self._journal_size()
-            numbered = self.writer.append(found)
+            try:
+                numbered = self.writer.append(found)
+            except journal.JournalRefused as error:
+                if self.refused != str(error):
+                    self.say(f"events: {error}")
+                self.refused = str(error)
+                return []
+            if self.refused is not None:
+                self.say(f"events: the event journal is a regular file again; journaling resumed at #{numbered[0].seq}")
+                self.refused = None
             self.journaled += len(numbered)
+        for name, new_values in updates.items():
+            if new_values is None:
+                self.values.pop(name, None)
+            else:
+                self.values[name] = new_values
+            self._dirty = True
+        if numbered:
             if self._journal_size() < size_before:
                 self._save(force=True)  # rotated: the replay must never need the dropped segment
             if self.on_events is not None:
                 self.on_events(numbered)
-            return numbered
-        return []
+        return numbered
 
     def _journal_size(self) -> int:
         try:
@@ -283,7 +310,9 @@ class EventEngine:
                     if declaration and self.on_catalog is not None:
                         self.on_catalog()
                     now = time.monotonic()
-                    if now >= next_full or catalog:
+                    if now >= next_full or catalog or (self.refused is not None and now >= next_tick):
+                        # (a held projection is re-read whole each interval: its transitions
+                        # are journaled as soon as the journal takes them)
                         self.full_pass()
                         self.full_passes += 1
                         next_full = time.monotonic() + full_every

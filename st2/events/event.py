@@ -7,6 +7,13 @@ fleet-wide usage verdict); ``from`` and ``to`` are the projected values the tran
 between (``null`` where there was no observation); ``observedAtMs`` is when st2 observed the
 transition (the record's own stamp for a proved one); ``evidence`` is a small object per kind
 naming what the projection read. Standard library only.
+
+Reading (:func:`parse_line`) never raises past :class:`NotAnEvent`: a line whose ``seq`` is past
+:data:`MAX_SEQ` or whose ``observedAtMs`` is no renderable millisecond stamp
+(:func:`st2.records.decoding.is_stamp`) is malformed, as a mistyped one is. Rendering
+(:meth:`FleetEvent.human`, :meth:`FleetEvent.line`) never prints a control character: the human
+form escapes every non-printable character of every field (:func:`st2.catalog.names.shown`), and
+the JSON line carries each as a ``\\uXXXX`` escape (the same JSON value).
 """
 
 from __future__ import annotations
@@ -16,7 +23,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
+from st2.catalog.names import shown
+from st2.records.decoding import is_stamp
+
 SCHEMA = "st2.fleet-event.v1"
+# The largest sequence number read: the largest integer every JSON reader holds exactly. A
+# journal line or saved state past it is not one st2 wrote (it would take 2**53 appends).
+MAX_SEQ = 2**53 - 1
 
 from st2.event_kinds import (BLOCKED, COMPACTION, CONTEXT, DIAGNOSTIC, KINDS, PARKED, PAUSE, STALE,  # noqa: F401
                              USAGE_STALE)
@@ -41,17 +54,29 @@ class FleetEvent:
                 "evidence": self.evidence}
 
     def line(self) -> str:
-        """The JSON line (no newline): compact, field order fixed, non-ASCII kept."""
-        return json.dumps(self.wire(), separators=(",", ":"), ensure_ascii=False)
+        """The JSON line (no newline): compact, field order fixed, printable non-ASCII kept, every
+        other character (C1 controls, bidi overrides, separators) as its ``\\u`` escape."""
+        text = json.dumps(self.wire(), separators=(",", ":"), ensure_ascii=False)
+        return text if text.isprintable() else "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
     def human(self) -> str:
-        """``2026-12-01T11:47:34.123Z #12 blocked alpha.a none -> human (ask=permission)``."""
-        stamp = datetime.fromtimestamp(self.observed_at_ms / 1000, tz=timezone.utc)
-        when = stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{self.observed_at_ms % 1000:03d}Z"
+        """``2026-12-01T11:47:34.123Z #12 blocked alpha.a none -> human (ask=permission)``; every
+        field escaped (:func:`st2.catalog.names.shown`)."""
         number = f"#{self.seq}" if self.seq is not None else "#-"
-        details = " ".join(f"{key}={_word(value)}" for key, value in self.evidence.items() if value is not None)
-        text = f"{when} {number} {self.kind} {self.seat or 'fleet'} {_word(self.from_value)} -> {_word(self.to_value)}"
+        details = " ".join(f"{shown(str(key))}={_word(value)}" for key, value in self.evidence.items() if value is not None)
+        text = (f"{when(self.observed_at_ms)} {number} {shown(self.kind)} {_word(self.seat or 'fleet')} "
+                f"{_word(self.from_value)} -> {_word(self.to_value)}")
         return f"{text} ({details})" if details else text
+
+
+def when(stamp_ms: int) -> str:
+    """A millisecond stamp as RFC 3339 UTC (``2026-12-01T11:47:34.123Z``); one no datetime can
+    render (not :func:`st2.records.decoding.is_stamp`, which every reader refuses) as its digits
+    and ``ms``, so rendering never raises."""
+    if not is_stamp(stamp_ms):
+        return f"{stamp_ms}ms"
+    moment = datetime.fromtimestamp(stamp_ms // 1000, tz=timezone.utc)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp_ms % 1000:03d}Z"
 
 
 def _word(value: Any) -> str:
@@ -59,7 +84,7 @@ def _word(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:g}"
-    return str(value)
+    return shown(str(value))
 
 
 class NotAnEvent(ValueError):
@@ -77,8 +102,8 @@ def parse_line(line: bytes | str) -> FleetEvent:
     if not isinstance(body, dict) or body.get("schema") != SCHEMA:
         raise NotAnEvent("not a st2.fleet-event.v1 object")
     seq, kind, seat, observed, evidence = (body.get(name) for name in ("seq", "kind", "seat", "observedAtMs", "evidence"))
-    if (not isinstance(seq, int) or isinstance(seq, bool) or seq < 1 or kind not in KINDS
-            or not (seat is None or isinstance(seat, str)) or not isinstance(observed, int)
+    if (not isinstance(seq, int) or isinstance(seq, bool) or not 1 <= seq <= MAX_SEQ or kind not in KINDS
+            or not (seat is None or isinstance(seat, str)) or not is_stamp(observed)
             or not isinstance(evidence, dict) or "from" not in body or "to" not in body):
         raise NotAnEvent("a st2.fleet-event.v1 line with a missing or mistyped field")
     return FleetEvent(kind, seat, body["from"], body["to"], observed, evidence, seq)

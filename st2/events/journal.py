@@ -17,6 +17,12 @@ observes. One writer (the supervisor, under its per-host lock); any number of re
 without its newline (a torn tail) is not an event: readers ignore it and the writer cuts it off
 before its next append. A line that does not decode is skipped. Reads are bounded
 (:func:`st2.fs.read.read_after`).
+
+Hostile entries: the writer opens the current segment through :func:`st2.fs.read.open_regular`
+(``O_NOFOLLOW | O_NONBLOCK``, ``fstat`` checked), so a FIFO, a symlink or a directory in its place
+is refused with a located :class:`JournalRefused` — never waited on, never followed — and a
+``state.json`` that is not one this writer wrote (a ``seq`` past :data:`st2.events.event.MAX_SEQ`
+included) is refused (:class:`StateMalformed`), never continued from.
 """
 
 from __future__ import annotations
@@ -27,8 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st2.events import facets
-from st2.events.event import FleetEvent, NotAnEvent, parse_line
-from st2.fs.read import JOURNAL_LIMIT, MIB, NotRegular, TooLarge, read_after, read_optional
+from st2.events.event import MAX_SEQ, FleetEvent, NotAnEvent, parse_line
+from st2.fs.read import JOURNAL_LIMIT, MIB, NotRegular, TooLarge, open_regular, read_after, read_optional
 
 DIRECTORY = "events"
 CURRENT = "journal"
@@ -116,28 +122,44 @@ class Resumed:
     seq: int
     groups: dict[str, dict[str, object]] | None  # None: no projection to diff from (baseline)
     replayed: int = 0
+    refused_state: str | None = None  # why a present state.json was not continued from
+
+
+class StateMalformed(ValueError):
+    """A ``state.json`` that is present but not one this writer wrote; its message says why,
+    naming the path."""
 
 
 def load_state(directory: Path) -> tuple[int, dict[str, dict[str, object]]] | None:
-    """``(seq, groups)`` of ``state.json``, or None when absent or not one this writer wrote."""
+    """``(seq, groups)`` of ``state.json``, or None when absent. Raise :class:`StateMalformed`
+    for one present but not read or not one this writer wrote (not a regular file, not a
+    ``st2.fleet-event-state.v1`` object, a ``seq`` that is not an integer from 0 to
+    :data:`st2.events.event.MAX_SEQ`): never continued from."""
     from st2.records.decoding import Malformed, load_object
 
+    path = directory / STATE
     try:
-        data = read_optional(directory / STATE, STATE_LIMIT, follow_symlinks=False)
-    except OSError:
-        return None
+        data = read_optional(path, STATE_LIMIT, follow_symlinks=False)
+    except OSError as error:
+        raise StateMalformed(f"the event state {path} {refusal(error)}") from error
     if data is None:
         return None
     try:
         body = load_object(data)
-    except Malformed:
-        return None
+    except Malformed as error:
+        raise StateMalformed(f"the event state {path} does not decode ({error})") from error
     seq, groups = body.get("seq"), body.get("groups")
-    if body.get("schema") != STATE_SCHEMA or not isinstance(seq, int) or not isinstance(groups, dict):
-        return None
-    if not all(isinstance(group, dict) for group in groups.values()):
-        return None
+    if body.get("schema") != STATE_SCHEMA or not isinstance(groups, dict) or not all(
+            isinstance(group, dict) for group in groups.values()):
+        raise StateMalformed(f"the event state {path} is not a {STATE_SCHEMA} object")
+    if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq <= MAX_SEQ:
+        raise StateMalformed(f"the event state {path} has seq {_clipped(seq)}, not an integer from 0 to {MAX_SEQ}")
     return seq, groups
+
+
+def _clipped(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:40] + "…"
 
 
 def subject_of(item: FleetEvent) -> str:
@@ -152,6 +174,11 @@ def apply(groups: dict[str, dict[str, object]], item: FleetEvent) -> None:
     """Carry one journaled transition into a projection: its key now holds its ``to``."""
     group = groups.setdefault(facets.group_of(item.kind, item.seat), {})
     group[facets.key(item.kind, item.seat, subject_of(item))] = item.to_value
+
+
+class JournalRefused(OSError):
+    """The current segment is present but no regular file (a FIFO, a symlink, a directory) or
+    cannot be opened: nothing was appended. The message names the path and why."""
 
 
 class JournalWriter:
@@ -171,7 +198,11 @@ class JournalWriter:
         self._cut_torn_tail()
         journaled = read_all(self.directory)
         last = journaled[-1].seq if journaled else 0
-        state = load_state(self.directory)
+        try:
+            state = load_state(self.directory)
+        except StateMalformed as error:
+            self.seq = last
+            return Resumed(last, None, refused_state=str(error))
         if state is None:
             self.seq = last
             return Resumed(last, None)
@@ -187,9 +218,11 @@ class JournalWriter:
     def _cut_torn_tail(self) -> None:
         path = self.directory / CURRENT
         try:
-            descriptor = os.open(path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            descriptor, _ = open_regular(path, follow_symlinks=False, flags=os.O_RDWR)
         except FileNotFoundError:
             return
+        except OSError:
+            return  # not a regular file: nothing to cut; the next append names it (JournalRefused)
         try:
             size = os.fstat(descriptor).st_size
             if size == 0:
@@ -212,12 +245,15 @@ class JournalWriter:
         data = "".join(item.line() + "\n" for item in numbered).encode("utf-8")
         path = self.directory / CURRENT
         try:
-            size = os.stat(path).st_size
-        except FileNotFoundError:
-            size = 0
-        if size and size + len(data) > self.segment_bytes:
+            descriptor, status = open_regular(path, follow_symlinks=False, flags=os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        except OSError as error:
+            why = error.strerror if isinstance(error, NotRegular) else f"cannot be opened: {error.strerror or error}"
+            raise JournalRefused(f"the event journal {path} {why}; nothing is journaled "
+                                 "(nor handed to a notify hook) until it is a regular file") from error
+        if status.st_size and status.st_size + len(data) > self.segment_bytes:
+            os.close(descriptor)
             os.replace(path, self.directory / PREVIOUS)
-        descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+            descriptor, _ = open_regular(path, follow_symlinks=False, flags=os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         try:
             view = memoryview(data)
             while view:

@@ -48,7 +48,8 @@ class TooLarge(OSError):
     """The file is larger than the bound its format allows."""
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a non-regular file's mode (``fstat`` or ``lstat``) is, in words (``a FIFO``, …)."""
     for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symlink")):
         if test(mode):
@@ -61,24 +62,34 @@ def read_bounded(path: str | os.PathLike, limit: int, *, follow_symlinks: bool =
     return read_with_status(path, limit, follow_symlinks=follow_symlinks)[0]
 
 
-def _open_regular(path: str | os.PathLike, follow_symlinks: bool) -> tuple[int, os.stat_result]:
+def open_regular(path: str | os.PathLike, *, follow_symlinks: bool, flags: int = os.O_RDONLY,
+                 mode: int = 0o600) -> tuple[int, os.stat_result]:
     """An open descriptor of the regular file ``path`` and its ``fstat``; the caller closes it.
-    The refusals of :func:`read_with_status`."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+    ``flags`` (``O_RDONLY``, or a writer's ``O_WRONLY | O_APPEND | O_CREAT``, …) are opened with
+    ``O_NONBLOCK | O_CLOEXEC`` (and ``O_NOFOLLOW`` unless told to follow), so neither a reader nor
+    a writer ever waits on a FIFO. The refusals of :func:`read_with_status`: :class:`NotRegular`
+    for anything but a regular file (a FIFO a writer finds without a reader included)."""
+    flags |= os.O_NONBLOCK | os.O_CLOEXEC
     if not follow_symlinks:
         flags |= os.O_NOFOLLOW
     try:
-        descriptor = os.open(path, flags)
+        descriptor = os.open(path, flags, mode)
     except NotADirectoryError as error:
         raise FileNotFoundError(errno.ENOENT, "a parent is not a directory", os.fspath(path)) from error
     except OSError as error:
         if error.errno == errno.ELOOP and not follow_symlinks:
             raise NotRegular(errno.ELOOP, "is a symlink", os.fspath(path)) from error
+        if error.errno in (errno.ENXIO, errno.EISDIR):  # a FIFO with no reader, a directory
+            try:
+                found = os.stat(path, follow_symlinks=follow_symlinks).st_mode
+            except OSError:
+                raise error from None
+            raise NotRegular(error.errno, f"is {kind_of(found)}, not a regular file", os.fspath(path)) from error
         raise
     try:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
-            raise NotRegular(errno.EINVAL, f"is {_kind(status.st_mode)}, not a regular file", os.fspath(path))
+            raise NotRegular(errno.EINVAL, f"is {kind_of(status.st_mode)}, not a regular file", os.fspath(path))
     except BaseException:
         os.close(descriptor)
         raise
@@ -94,7 +105,7 @@ def read_with_status(path: str | os.PathLike, limit: int, *,
     :class:`NotRegular` for anything but a regular file (a symlink too when
     ``follow_symlinks`` is False), :class:`TooLarge` past ``limit``, :class:`OSError` otherwise.
     Never blocks on a FIFO."""
-    descriptor, status = _open_regular(path, follow_symlinks)
+    descriptor, status = open_regular(path, follow_symlinks=follow_symlinks)
     try:
         if status.st_size > limit:
             raise TooLarge(errno.EFBIG, f"is {status.st_size} bytes, over the {limit}-byte bound", os.fspath(path))
@@ -119,7 +130,7 @@ def read_after(path: str | os.PathLike, offset: int, limit: int) -> tuple[bytes,
     remainder over ``limit`` at open is refused (:class:`TooLarge`); one that grows while read
     is cut at ``limit`` (an appender's follower reads the rest next time). The refusals of
     :func:`read_with_status`; an ``offset`` past the end reads ``b""``."""
-    descriptor, status = _open_regular(path, False)
+    descriptor, status = open_regular(path, follow_symlinks=False)
     try:
         if status.st_size - offset > limit:
             raise TooLarge(errno.EFBIG, f"has {status.st_size - offset} bytes past {offset}, over the {limit}-byte bound",
