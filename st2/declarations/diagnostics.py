@@ -117,12 +117,15 @@ class Diagnostic(namedtuple("Diagnostic", ("code", "severity", "layer", "source"
         }
 
     def human(self) -> str:
+        """``file:line:column: severity[code]: message``, then ``help`` on a line of its own
+        (:data:`HELP_SEPARATOR`). A control character in the message or help (a declared value
+        quoted back) is shown as its escape, so the text breaks no line and drives no terminal."""
         location = self.source or "<catalog>"
         if self.span is not None:
             location = f"{location}:{self.span.line}:{self.span.column}"
-        text = f"{location}: {self.severity}[{self.code}]: {self.message}"
+        text = f"{printable(location)}: {self.severity}[{self.code}]: {printable(self.message)}"
         if self.help:
-            text += f"\n  help: {self.help}"
+            text += f"{HELP_SEPARATOR}{printable(self.help)}"
         return text
 
     def __str__(self) -> str:
@@ -135,6 +138,24 @@ class Diagnostic(namedtuple("Diagnostic", ("code", "severity", "layer", "source"
     def promoted(self) -> "Diagnostic":
         """This diagnostic as an error (``--strict``)."""
         return self if self.severity == ERROR else self._replace(severity=ERROR)
+
+
+HELP_SEPARATOR = "\n  help: "
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (C0/C1 controls, DEL, line and paragraph
+    separators, bidi overrides) as its backslash escape; printable text unchanged."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def one_line(text: str) -> str:
+    """A diagnostic's human text (:meth:`Diagnostic.human`, or any problem line) as one line,
+    for a table row or a one-finding-per-line report: its help joined with ``; help:`` and any
+    other line break or control character escaped."""
+    return printable(text.replace(HELP_SEPARATOR, "; help: "))
 
 
 def has_errors(diagnostics: list[Diagnostic]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from st2.declarations.diagnostics import one_line
 from st2.roster.row import RosterRow
 
 
@@ -73,7 +74,9 @@ def format_rows(rows: list[RosterRow], *, enrich: bool = False, now_ms: int | No
     for row in rows:
         desired = row.desired_state
         if row.desired_state_reason:
-            desired += f" ({row.desired_state_reason})"
+            # An invalid seat's reason is its first diagnostic: its help line and any control
+            # character a declared value carried are folded onto the row (one line per seat).
+            desired += f" ({one_line(row.desired_state_reason)})"
         cell = [row.identity, row.status, desired, observed_column(row.observed_state),
                 context_column(row.context)]
         if enrich:

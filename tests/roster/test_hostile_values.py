@@ -79,6 +79,20 @@ def test_an_unparseable_declaration_reads_invalid_not_running(catalog: Path) -> 
     assert "invalid (agents/alpha/broken/agent.kdl:" in agents(catalog).stdout
 
 
+def test_an_invalid_declarations_diagnostic_stays_on_its_seats_row(catalog: Path) -> None:
+    # The quoted value carries a newline and an escape sequence; the diagnostic has a help line.
+    _seat(catalog, "alpha", "broken", 'agent "broken" {\n    argv "sh"\n    restart { delay "a\\nb\\u{1b}[31mRED" }\n}\n')
+    _seat(catalog, "alpha", "fine", 'agent "fine" {\n    argv "sh" "-c" "true"\n}\n')
+    lines = agents(catalog).stdout.splitlines()
+    assert [line.split()[0] for line in lines] == ["AGENT", "alpha.broken", "alpha.fine"], lines
+    assert ('invalid (agents/alpha/broken/agent.kdl:3:21: error[restart-invalid]: restart `delay` '
+            '"a\\nb\\x1b[31mRED" is not a duration; help: write a number with a unit:') in lines[1]
+    # The JSON keeps the diagnostic itself (JSON escapes what it must).
+    row = json.loads(agents(catalog, "--json").stdout)[0]
+    assert row["desiredStateReason"].startswith('agents/alpha/broken/agent.kdl:3:21: error[restart-invalid]: '
+                                                'restart `delay` "a\\nb\\x1b[31mRED" is not a duration\n  help: ')
+
+
 def test_a_valid_declaration_keeps_its_desired_state(catalog: Path) -> None:
     _seat(catalog, "alpha", "fine", 'agent "fine" {\n    desired-state "retired" reason="done"\n    argv "sh" "-c" "true"\n}\n')
     row = json.loads(agents(catalog, "--json").stdout)[0]
