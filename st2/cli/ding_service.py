@@ -14,6 +14,8 @@ import click
               help="The runtime scope directory whose seats' DING loops this service runs.")
 def ding_service(scope_directory: Path) -> int:
     """Run every seat's DING notifier loop, one thread per seat, for the seats' stubs."""
+    from st2.ding import spawner
     from st2.ding.service import DingService
 
+    spawner.start()   # while this process is single-threaded: the seats' tmux clients spawn there
     return DingService(scope_directory).serve()

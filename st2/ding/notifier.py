@@ -18,9 +18,11 @@ One pass (:meth:`Notifier.pass_once`):
      releases only a head whose mail is already archived; everything else keeps ownership and
      blocks later FIFO work until a retry (inspection only) proves something.
 
-Between passes the loop sleeps on mutation-only inotify events of the seat's inbox and status
-(debounced so a burst coalesces), with the poll interval as fallback, and checks the target
-session each tick by connecting to its tmux socket (no process spawned). Three consecutive
+Between passes the loop sleeps on mutation-only inotify events of the seat's inbox and status,
+with the poll interval as fallback, and checks the target session each tick by connecting to its
+tmux socket (no process spawned). A wake starts the pass at once (no debounce by default): a
+message is published by one rename, and events that arrive during a pass stay pending, so a
+burst coalesces into the next pass anyway. Three consecutive
 misses after the session was once seen alive end the notifier.
 """
 
@@ -55,7 +57,7 @@ class Settings:
     paste_visible_timeout: float = 2.0   # how long a fresh paste may take to show up
     receipt_timeout: float = 2.0         # how long a Return may take to show as accepted
     startup_grace: float = 0.25          # let a startup burst land before the backlog is taken
-    debounce: float = 0.02               # coalesce a burst of inbox writes into one pass
+    debounce: float = 0.0                # wait this long after a wake before the pass (was 20 ms)
     gone_misses: int = SESSION_GONE_MISSES
     trace_progress: bool = False         # log one progress line per loop pass (tests read it)
 
@@ -121,7 +123,9 @@ class Notifier:
 
     def _apply(self, event: Event, **arguments) -> None:
         self.state = transition(self.state, event, **arguments)
-        self.store.save(self.state)
+        # LOADED and PASTED stand for state of the tmux server, which a host crash takes with
+        # it (the next server is a replaced terminal): published, not fsynced.
+        self.store.save(self.state, durable=event not in (Event.BUFFER_LOADED, Event.PASTE_LANDED))
 
     def _load(self, unread: list[str]) -> bool:
         """Make ``self.state`` current; False (holding) when the record is malformed."""
@@ -204,12 +208,10 @@ class Notifier:
     # --- the delivery transaction --------------------------------------------------------------
 
     def _screen_state(self, expected: str) -> ComposerState:
-        screen = self.terminal.capture()
-        return ComposerState.AMBIGUOUS if screen is None else classify(screen, expected, self.adapters)
+        return self._composer(self.terminal.capture(), expected)
 
-    def _receipt(self, expected: str) -> ReceiptState:
-        screen = self.terminal.capture()
-        return ReceiptState.UNPROVEN if screen is None else receipt(screen, expected, self.adapters)
+    def _composer(self, screen, expected: str) -> ComposerState:
+        return ComposerState.AMBIGUOUS if screen is None else classify(screen, expected, self.adapters)
 
     def attempt(self, messages: dict) -> Outcome:
         unread = set(messages)
@@ -233,23 +235,32 @@ class Notifier:
                 self._apply(Event.TERMINAL_REPLACED, terminal=server)
         head = self.state.head
         archived = not any(name in unread for name in head.filenames)
+        observed: list = []
         if self.state.phase in (Phase.OWNED, Phase.LOADED):
-            outcome = self._load_and_paste(head, archived, fresh)
+            outcome = self._load_and_paste(head, archived, fresh, observed)
             if outcome is not None:
                 return outcome
-        return self._submit_and_confirm(archived)
+        return self._submit_and_confirm(archived, observed)
 
-    def _load_and_paste(self, head: Head, archived: bool, fresh: bool) -> Outcome | None:
-        """Drive OWNED/LOADED to PASTED; None when the paste landed. A ``fresh`` head was owned a
-        moment ago in this process (its token is new, so its buffer cannot exist yet); a resumed
-        one is decided by whether its named buffer is still in the terminal."""
+    def _load_and_paste(self, head: Head, archived: bool, fresh: bool, observed: list) -> Outcome | None:
+        """Drive OWNED/LOADED to PASTED; None when the paste landed, with the observations taken
+        right after it appended to ``observed``. A ``fresh`` head was owned a moment ago in this
+        process (its token is new, so its buffer cannot exist yet); a resumed one is decided by
+        whether its named buffer is still in the terminal. The look right before the paste (a
+        human may have started typing since the first look) is taken in the loading client."""
+        look, looked = None, False
         if self.state.phase is Phase.OWNED:
             if archived:
                 self._apply(Event.RELEASED)  # read before any paste: nothing to notify
                 return Outcome.SETTLED
             present = False if fresh else self.terminal.buffer_exists(head.buffer_name)
-            if present is None or (not present and not self.terminal.load_buffer(head.buffer_name, head.notice)):
+            if present is None:
                 return Outcome.HELD
+            if not present:
+                loaded, look = self.terminal.load_and_look(head.buffer_name, head.notice)
+                if not loaded:
+                    return Outcome.HELD  # the load may or may not have run: OWNED decides by presence
+                looked = True
             self._apply(Event.BUFFER_LOADED)
             present = True
         else:
@@ -257,43 +268,62 @@ class Notifier:
         if present is None:
             return Outcome.HELD
         if present:
-            # Look again right before the paste: a human may have started typing meanwhile.
-            if self._screen_state(head.notice) is not ComposerState.EMPTY_SAFE:
+            composer = self._composer(look, head.notice) if looked else self._screen_state(head.notice)
+            if composer is not ComposerState.EMPTY_SAFE:
                 return Outcome.HELD  # stays LOADED: the buffer is ours and unpasted
-            if not self.terminal.paste_buffer(head.buffer_name):
+            started = self.clock.monotonic()
+            pasted, screens = self.terminal.paste_and_observe(head.buffer_name, 2, self.settings.observation_poll)
+            if not pasted:
                 again = self.terminal.buffer_exists(head.buffer_name)
                 if again is not False:
                     return Outcome.HELD  # not pasted, or not knowable now: still LOADED
+            ended = self.clock.monotonic()
+            observed.extend((started, ended, screen) for screen in screens)
         self._apply(Event.PASTE_LANDED)
         return None
 
-    def _observe(self, expected: str, timeout: float) -> tuple[str, ReceiptState]:
+    def _observe(self, expected: str, timeout: float, observed=()) -> tuple[str, ReceiptState]:
         """Observe until ACCEPTED, two adjacent RETAINED_SAFE observations within the window
-        ("return"), or ``timeout``; returns the verdict and the last receipt state."""
+        ("return"), or ``timeout``; returns the verdict and the last receipt state. ``observed``
+        are observations already taken (``(started, ended, screen)`` of the client that took
+        them) and are judged first. Two observations are within the window when the later one's
+        client ended within it of the earlier one's client's start (never less than the time
+        between them)."""
         deadline = self.clock.monotonic() + timeout
+        pending = list(observed)
         previous: tuple[float, ReceiptState] | None = None
         last = ReceiptState.UNPROVEN
         while True:
-            observed_at = self.clock.monotonic()
-            last = self._receipt(expected)
+            if pending:
+                started, ended, screen = pending.pop(0)
+            else:
+                started = self.clock.monotonic()
+                screen = self.terminal.capture()
+                ended = self.clock.monotonic()
+            last = ReceiptState.UNPROVEN if screen is None else receipt(screen, expected, self.adapters)
             if last is ReceiptState.ACCEPTED:
                 return "accepted", last
             if (last is ReceiptState.RETAINED_SAFE and previous is not None
                     and previous[1] is ReceiptState.RETAINED_SAFE
-                    and observed_at - previous[0] <= self.settings.observation_window):
+                    and ended - previous[0] <= self.settings.observation_window):
                 return "return", last
-            previous = (observed_at, last)
+            previous = (started, last)
+            if pending:
+                continue
             if self.clock.monotonic() >= deadline:
                 return "timeout", last
             self.clock.sleep(self.settings.observation_poll)
 
-    def _submit_and_confirm(self, archived: bool) -> Outcome:
+    def _submit_and_confirm(self, archived: bool, observed=()) -> Outcome:
         head = self.state.head
-        verdict, last = self._observe(head.notice, self.settings.paste_visible_timeout)
+        verdict, last = self._observe(head.notice, self.settings.paste_visible_timeout, observed)
         if verdict == "return" and head.returns < ownership.MAX_RETURNS:
             self._apply(Event.RETURN_SENT)  # recorded before it is sent
-            self.terminal.press_return()
-            verdict, last = self._observe(head.notice, self.settings.receipt_timeout)
+            started = self.clock.monotonic()
+            _, screens = self.terminal.return_and_observe(1, self.settings.observation_poll)
+            ended = self.clock.monotonic()
+            verdict, last = self._observe(head.notice, self.settings.receipt_timeout,
+                                          [(started, ended, screen) for screen in screens])
             if verdict == "return":
                 verdict = "timeout"  # still sitting there: a later retry decides
         if verdict == "accepted":
@@ -331,6 +361,7 @@ def run(notifier: Notifier, watch, terminal_socket: str, stop: Callable[[], bool
         if not sessions.seen_alive or notifier.clock.monotonic() - started < settings.startup_grace:
             timeout = min(timeout, settings.startup_grace)
         if watch.wait(timeout, wake_fd):
-            notifier.clock.sleep(settings.debounce)
+            if settings.debounce > 0:
+                notifier.clock.sleep(settings.debounce)
             watch.drain()
     return 0

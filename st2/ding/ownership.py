@@ -200,6 +200,7 @@ class OwnershipStore:
         self.target = target
         self.path = self.directory / f"{target}.json"
         self.saves = 0
+        self.durable_saves = 0
 
     def load(self) -> Ownership | None:
         """The record, None when there is none yet; raise :class:`MalformedOwnership`."""
@@ -211,11 +212,13 @@ class OwnershipStore:
             raise MalformedOwnership(f"unreadable: {error}") from None
         return decode(data, self.target)
 
-    def save(self, state: Ownership) -> None:
+    def save(self, state: Ownership, durable: bool = True) -> None:
+        """Publish ``state`` atomically; also durably (fsynced) unless ``durable`` is False."""
         ensure_directory(self.directory, mode=0o700)
         ensure_directory(self.staging, mode=0o700)
-        publish(self.path, encode(state), self.staging, mode=0o600)
+        publish(self.path, encode(state), self.staging, mode=0o600, durable=durable)
         self.saves += 1
+        self.durable_saves += durable
 
 
 def store_for(catalog: Path, host: str, target: str, state_dir: Path | None = None) -> OwnershipStore:

@@ -3,7 +3,11 @@
 Every call is one short tmux client with a real outer timeout (2 s) and never the user's
 configuration (``-f /dev/null``). A timed-out or failed command reports failure (``None`` /
 ``False``); callers treat that as "not proven", never as success. ``probes`` counts client
-processes spawned, so churn is measurable.
+processes spawned, so churn is measurable. A step of the delivery and the observations that
+follow it go as one command list in one client (tmux runs a list in order and stops at its first
+failing command): measured in a process holding 5000 descriptors on the loaded 2-core machine, a
+client cost 11 ms against 3.9 ms from a small process, eleven serial captures 110 ms against one
+list of eleven 17 ms.
 """
 
 from __future__ import annotations
@@ -11,12 +15,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from st2.ding import spawner
 from st2.runtime.tmux import SESSION_NAME, client_argv
 from st2.drivers.screen import Screen
 
 COMMAND_TIMEOUT_SECONDS = 2.0
 SESSION = SESSION_NAME  # the session name the PTY backend gives every task
-_CURSOR_FORMAT = "#{cursor_x} #{cursor_y} #{pane_width} #{pid}"
+_CURSOR_FORMAT = "#{cursor_x} #{cursor_y} #{pane_width} #{pid} #{pane_height}"
 
 
 class Terminal:
@@ -30,13 +35,7 @@ class Terminal:
 
     def _run(self, *arguments: str) -> subprocess.CompletedProcess | None:
         self.probes += 1
-        try:
-            return subprocess.run(
-                client_argv(self.socket, *arguments),
-                capture_output=True, text=True, timeout=self.timeout, stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            return None
+        return spawner.run(client_argv(self.socket, *arguments), self.timeout)
 
     def alive(self) -> bool:
         """The target session answers on the socket."""
@@ -46,17 +45,46 @@ class Terminal:
     def capture(self) -> Screen | None:
         """One observation: the visible pane with styling, plus cursor, width and server pid, in
         one client (one probe)."""
-        result = self._run("capture-pane", "-p", "-e", "-t", self.session, ";",
-                           "display-message", "-p", "-t", self.session, _CURSOR_FORMAT)
+        ran, screens = self._then_observe((), 1, 0.0)
+        return screens[0] if ran and screens else None
+
+    def _then_observe(self, command: tuple[str, ...], observations: int,
+                      gap: float) -> tuple[bool, list[Screen]]:
+        """Run ``command`` (none when empty), then take ``observations`` observations, each after
+        a ``gap`` the server waits out (``run-shell -d``: its event loop goes on, so the pane's
+        output between them is processed), all in ONE client. Return whether every command of
+        the list ran (tmux stops a list at its first failing command, and then exits non-zero)
+        and the observations parsed; an observation that does not parse ends the list of
+        screens (fail closed: what is missing proves nothing)."""
+        words: list[str] = []
+        for index in range(observations):
+            if gap > 0 and (command or index):
+                words += ["run-shell", "-d", f"{gap:.3f}", ";"]
+            words += ["display-message", "-p", "-t", self.session, _CURSOR_FORMAT, ";",
+                      "capture-pane", "-p", "-e", "-t", self.session, ";"]
+        argv = ([*command, ";"] if command else []) + words
+        result = self._run(*argv[:-1])
         if result is None or result.returncode != 0:
-            return None
-        body, _, trailer = result.stdout.rstrip("\n").rpartition("\n")
-        fields = trailer.split()
-        if len(fields) != 4 or not all(field.isdigit() for field in fields):
-            return None
-        cursor_x, cursor_y, width, server_pid = (int(field) for field in fields)
-        self.server_pid = server_pid
-        return Screen.parse(body + "\n", cursor_x, cursor_y, width)
+            return False, []
+        return True, self._screens(result.stdout)
+
+    def _screens(self, output: str) -> list[Screen]:
+        """Each observation is its trailer line (cursor, width, server pid, height), then exactly
+        ``height`` lines of the pane; both come from one server pass, so they agree."""
+        lines = output.split("\n")
+        screens, index = [], 0
+        while index < len(lines) - 1:
+            fields = lines[index].split()
+            if len(fields) != 5 or not all(field.isdigit() for field in fields):
+                break
+            cursor_x, cursor_y, width, server_pid, height = (int(field) for field in fields)
+            body = lines[index + 1:index + 1 + height]
+            if len(body) != height or index + 1 + height >= len(lines):
+                break
+            self.server_pid = server_pid
+            screens.append(Screen.parse("\n".join(body) + "\n", cursor_x, cursor_y, width))
+            index += 1 + height
+        return screens
 
     def current_server(self) -> int | None:
         result = self._run("display-message", "-p", "-t", self.session, "#{pid}")
@@ -75,18 +103,23 @@ class Terminal:
             return None
         return name in result.stdout.split("\n")
 
-    def load_buffer(self, name: str, text: str) -> bool:
+    def load_and_look(self, name: str, text: str) -> tuple[bool, Screen | None]:
+        """Load the named buffer and take one observation in the same client: whether the load
+        (and the look) ran, and the screen just after it (None when not proven)."""
         # One argv element that never ends in ";" (a notice ends "check your inbox"), so tmux
         # cannot split it into a second command.
-        result = self._run("set-buffer", "-b", name, "--", text)
-        return result is not None and result.returncode == 0
+        ran, screens = self._then_observe(("set-buffer", "-b", name, "--", text), 1, 0.0)
+        return ran, screens[0] if screens else None
 
-    def paste_buffer(self, name: str) -> bool:
+    def paste_and_observe(self, name: str, observations: int, gap: float) -> tuple[bool, list[Screen]]:
         """Paste and delete the named buffer in one server command, bracketed when the program
-        asked for bracketed paste (``-p``)."""
-        result = self._run("paste-buffer", "-d", "-p", "-b", name, "-t", self.session)
-        return result is not None and result.returncode == 0
+        asked for bracketed paste (``-p``), then take ``observations`` observations ``gap``
+        apart, in one client. ``False`` when the list did not run whole (the paste may or may
+        not have run: its buffer's presence says)."""
+        return self._then_observe(("paste-buffer", "-d", "-p", "-b", name, "-t", self.session),
+                                  observations, gap)
 
-    def press_return(self) -> bool:
-        result = self._run("send-keys", "-t", self.session, "Enter")
-        return result is not None and result.returncode == 0
+    def return_and_observe(self, observations: int, gap: float) -> tuple[bool, list[Screen]]:
+        """Send one Return, then take ``observations`` observations ``gap`` apart, in one
+        client."""
+        return self._then_observe(("send-keys", "-t", self.session, "Enter"), observations, gap)

@@ -115,8 +115,11 @@ def publish(
     *,
     root: Path | str | None = None,
     mode: int = 0o644,
+    durable: bool = True,
 ) -> None:
-    """Replace ``target`` with ``data`` atomically.
+    """Replace ``target`` with ``data`` atomically; unless ``durable`` is False, also durably
+    (the temp file and the directory fsynced). A non-durable publication is still atomic for
+    every reader and survives any process's death, not the host's crash.
 
     ``root`` bounds the ancestry check: every directory from the target's parent up to
     ``root`` must be a real directory. The staging directory must be a real directory on the
@@ -127,7 +130,7 @@ def publish(
     directory = directory or "."  # as Path(target).parent spells a bare name's directory
     check_real_directories(directory, root)
     check_staging(staging_dir, directory)
-    temp = write_temp(staging_dir, name, data, mode)
+    temp = write_temp(staging_dir, name, data, mode, durable=durable)
     try:
         os.replace(temp, target)
     except BaseException:
@@ -136,7 +139,8 @@ def publish(
         except FileNotFoundError:
             pass
         raise
-    fsync_directory(directory)
+    if durable:
+        fsync_directory(directory)
     sweep_orphans(staging_dir)
 
 

@@ -52,8 +52,9 @@ def notifier_with(steps: Steps, catalog: Path, seat_socket: str, state: Path) ->
     store = store_for(catalog, HOST, f"{HOST}.builder", state / "st2")
     terminal = Terminal(seat_socket)
     original_save = store.save
-    store.save = lambda value: steps.step(f"save:{value.phase.value}", lambda: original_save(value))
-    for name in ("load_buffer", "paste_buffer", "press_return"):
+    store.save = lambda value, **options: steps.step(f"save:{value.phase.value}",
+                                                     lambda: original_save(value, **options))
+    for name in ("load_and_look", "paste_and_observe", "return_and_observe"):
         original = getattr(terminal, name)
         setattr(terminal, name, (lambda original, name: lambda *a: steps.step(name, lambda: original(*a)))(original, name))
     settings = Settings(retry_backoff=0.0, paste_visible_timeout=1.0, receipt_timeout=1.0)
@@ -73,8 +74,8 @@ def test_every_crash_point_of_the_transaction_pastes_once_and_delivers(tmp_path,
         clean.names.clear()
         name = write_message(seat, "clean run")
         first.pass_once()
-        assert clean.names == ["save:owned", "load_buffer", "save:loaded", "paste_buffer", "save:pasted",
-                               "save:submitted", "press_return", "save:idle"]
+        assert clean.names == ["save:owned", "load_and_look", "save:loaded", "paste_and_observe", "save:pasted",
+                               "save:submitted", "return_and_observe", "save:idle"]
         cases = [(point, after) for point in range(1, len(clean.names) + 1) for after in (False, True)]
         notices = [typed_notice(name, "clean run", "h.planner")]
         for point, after in cases:

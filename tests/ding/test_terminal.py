@@ -40,9 +40,9 @@ def test_a_hung_or_failing_tmux_proves_nothing(fake_tmux, mode):
     assert terminal.alive() is False
     assert terminal.current_server() is None
     assert terminal.buffer_exists("st2-ding-x") is None
-    assert terminal.load_buffer("st2-ding-x", "[DING] n") is False
-    assert terminal.paste_buffer("st2-ding-x") is False
-    assert terminal.press_return() is False
+    assert terminal.load_and_look("st2-ding-x", "[DING] n") == (False, None)
+    assert terminal.paste_and_observe("st2-ding-x", 2, 0.01) == (False, [])
+    assert terminal.return_and_observe(1, 0.01) == (False, [])
     assert terminal.probes == 7
 
 
@@ -62,10 +62,19 @@ def test_a_real_server_answers(tmp_path):
         assert (screen.cursor_x, screen.cursor_y, screen.width) == (0, 0, 100)
         assert terminal.current_server() == terminal.server_pid and terminal.server_pid > 0
         assert terminal.buffer_exists("st2-ding-x") is False
-        assert terminal.load_buffer("st2-ding-x", "[DING] n") is True
+        loaded, look = terminal.load_and_look("st2-ding-x", "[DING] n")
+        assert loaded is True and look.lines == screen.lines  # the look is the screen, unpasted
         assert terminal.buffer_exists("st2-ding-x") is True
-        assert terminal.paste_buffer("st2-ding-x") is True
+        probes = terminal.probes
+        pasted, screens = terminal.paste_and_observe("st2-ding-x", 2, 0.05)
+        assert terminal.probes == probes + 1  # the paste and both observations: one client
+        assert pasted is True and len(screens) == 2
+        assert screens[1].lines[0].startswith("[DING] n")  # the pane's echo, between the looks
         assert terminal.buffer_exists("st2-ding-x") is False  # pasted and deleted in one command
+        # A list stops at its first failing command: no buffer, no paste, no observation.
+        assert terminal.paste_and_observe("st2-ding-x", 2, 0.01) == (False, [])
+        sent, screens = terminal.return_and_observe(1, 0.05)
+        assert sent is True and len(screens) == 1 and screens[0].cursor_y == 1
     finally:
         subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=10)
         subprocess.run(["rm", "-rf", str(directory)])
