@@ -13,7 +13,7 @@ measures, in the same run and alternating:
 
 Prints both medians (and p90s) and their ratio; the last line is
 ``RESULT send_to_paste_p50_ms=<x> sync_p50_ms=<y> ratio=<x/y>``. ``--smoke`` runs the same path
-over 2 rounds.
+over 1 round.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from st2.bus.send import send  # noqa: E402
 from st2.ding.notice import PASTE_END, PASTE_START, notice_text, shell_comment  # noqa: E402
 
 RUNS = 50
-SMOKE_RUNS = 2
+SMOKE_RUNS = 1
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -46,7 +46,7 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_RUNS} rounds")
+    parser.add_argument("--smoke", action="store_true", help=f"the same path over {SMOKE_RUNS} round")
     runs = SMOKE_RUNS if parser.parse_args().smoke else RUNS
     sync_ms: list[float] = []
     paste_ms: list[float] = []
