@@ -26,6 +26,7 @@ from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import RESOURCES
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.digest import sha256
+from st2.records import decoding
 
 VERSION = 1
 REQUEST_TAG = "st2-request"
@@ -59,7 +60,7 @@ def parse_tags(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
 
 def parse_body(text: str) -> object:
     try:
-        return json.loads(text)
+        return decoding.load_json(text)
     except ValueError as error:
         raise BusError(f"request body is not JSON: {error}") from None
 
@@ -125,7 +126,7 @@ def _read_request(catalog: Path, this_host: str, agent: Seat, filename: str) -> 
     if message is None:
         raise BusError(f"no message {filename} in {agent.bus_id}'s inbox or archive")
     try:
-        request = json.loads(message.body)
+        request = decoding.load_json(message.body)
     except ValueError:
         raise BusError(f"{filename} is not a typed st2 request") from None
     # Exactly these members, in any order (unknown members are refused, as the original does).
@@ -193,7 +194,7 @@ def status(catalog: Path, this_host: str, *, principal_name: str, idempotency_ke
             if message.in_reply_to != request_filename or REPLY_TAG not in message.tags:
                 continue
             try:
-                envelope = json.loads(message.body)
+                envelope = decoding.load_json(message.body)
             except ValueError:
                 continue
             if (

@@ -20,6 +20,7 @@ from st2.bus.mailbox import archive_of, inbox_of, read_raw
 from st2.bus.publication import publish_exclusive
 from st2.digest import sha256
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
+from st2.records import decoding
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and never imports pathlib
@@ -57,7 +58,7 @@ def reserve(record: Path, fields: dict[str, str], candidate_filename: str, stagi
     if publish_exclusive(record, data, staging, mode=0o644):
         return candidate_filename, True
     try:
-        existing = json.loads(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))
+        existing = decoding.load_json(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))
     except (OSError, ValueError) as error:
         raise BusError(f"reservation {record} is unreadable ({error}); refusing to publish") from None
     if not isinstance(existing, dict) or existing.get("schema") != SCHEMA:
@@ -81,7 +82,7 @@ def check_existing(record: Path, fields: dict[str, str], kind: str) -> None:
 
 def read_reservation(record: Path) -> dict | None:
     try:
-        existing = json.loads(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))
+        existing = decoding.load_json(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))
     except (OSError, ValueError):
         return None
     if not isinstance(existing, dict) or existing.get("schema") != SCHEMA:

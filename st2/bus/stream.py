@@ -32,6 +32,7 @@ from st2.clock import SYSTEM_CLOCK, Clock
 from st2.fs.atomic import publish
 from st2.fs.lock import record_lock
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
+from st2.records import decoding
 
 SCHEMA = "st2.stream-ring.v1"
 RING_CAPACITY = 128
@@ -82,7 +83,7 @@ def read_ring(data: bytes | None, stream: str) -> list[Receipt]:
     if data is None:
         return []
     try:
-        record = json.loads(data)
+        record = decoding.load_json(data)
         if record.get("schema") != SCHEMA or record.get("stream") != stream:
             raise ValueError("foreign schema or stream")
         receipts = [

@@ -88,7 +88,7 @@ def decode(raw: str) -> Continuation:
         fields = json.loads(state)
         pid, token, seq = fields["pid"], fields["token"], fields["seq"]
         start, resume_id = fields["start"], fields["resumeId"]
-    except (ValueError, KeyError, TypeError, IndexError):
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
         raise MalformedContinuation(f"{CONTINUATION_ENV} is not a continuation the anchor writes") from None
     if not (type(pid) is int and pid > 1 and isinstance(token, str) and token and type(seq) is int and seq >= 0
             and (start is None or start in STARTS) and (resume_id is None or isinstance(resume_id, str))):

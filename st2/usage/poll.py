@@ -61,7 +61,7 @@ def read_token(credentials_file: str) -> str:
             f"credentials file missing: {credentials_file}",
             f"log the harness in, or point DELEGATION_KIT_CRED_FILE at its credentials file; {UNTOUCHED}",
         ) from None
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, RecursionError) as error:
         raise PollFailure(
             f"credentials file unreadable: {credentials_file} ({error.__class__.__name__})",
             f"check the file's permissions and JSON; {UNTOUCHED}",
@@ -146,7 +146,7 @@ def map_payload(body: bytes, endpoint: str) -> tuple[str, str, str, str]:
     try:
         # Numbers stay text, so 19.0 is written as the source spelled it, never re-rendered.
         document = json.loads(body, parse_float=str, parse_int=str)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting past the recursion limit is malformed too
         raise PollFailure(f"unparseable payload: {endpoint} did not send JSON", moved) from None
     if not isinstance(document, dict):
         raise PollFailure(f"unparseable payload: {endpoint} sent no JSON object", moved)

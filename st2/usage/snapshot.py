@@ -241,7 +241,7 @@ def json_field(path: str, keys: tuple[str, ...]) -> str:
 
     try:
         document = json.loads(read_bounded(path, SNAPSHOT_LIMIT))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nesting past the recursion limit is malformed too
         return ""
     for key in keys:
         if not isinstance(document, dict) or key not in document:

@@ -115,6 +115,18 @@ def test_a_plain_message_is_not_a_typed_request(bus_catalog: Path, clock) -> Non
         requests.read(bus_catalog, HOST, agent_name="h1.bob", filename=plain.filename)
 
 
+def test_a_body_nested_past_the_recursion_limit_is_refused_not_raised(bus_catalog: Path, clock) -> None:
+    from st2.bus.addressing import resolve_seat
+    from st2.bus.send import send
+
+    deep = "[" * 1000 + "]" * 1000
+    with pytest.raises(BusError, match="not JSON"):
+        requests.parse_body(deep)
+    planted = send(bus_catalog, resolve_seat(bus_catalog, "robert"), sender="h1.svc", body=deep, clock=clock)
+    with pytest.raises(BusError, match="not a typed st2 request"):
+        requests.read(bus_catalog, HOST, agent_name="h1.bob", filename=planted.filename)
+
+
 def test_a_principal_declaration_must_match_its_path(bus_catalog: Path, clock) -> None:
     (bus_catalog / "principals/h1/svc/principal.kdl").write_text('principal "other" host="h1"\n')
     with pytest.raises(BusError, match="differs from its directory"):
