@@ -36,7 +36,9 @@ answers the registration: its PID from the connection (``SO_PEERCRED``, the list
 equal to the answer's ``pid``, a pidfd opened on it then, and its process group (its own session,
 forked as every per-seat process is). The kill is ``killpg(group, SIGKILL)`` only while that
 pidfd shows the process alive (a dead service's group number is never signalled; a number is not
-reused while any process of the group lives), then ``pidfd_send_signal`` too. SIGKILL ends a
+reused while any process of the group lives), then ``pidfd_send_signal`` too; just before, it
+publishes the kill record (:mod:`st2.ding.service_killed`), so each other stub, seeing only its
+connection end, says in its log that the service was killed and by whom. SIGKILL ends a
 stopped process at once, and the whole group goes, so no tmux client it had started types after
 the takeover; the kernel releases the seat locks; every stub sees its connection end and serves
 its seat itself from the ownership record, whose phases make the paste exactly-once across a
@@ -97,7 +99,8 @@ class Stub:
         self.service_path = service_wire.socket_path(self.scope)
         self.build = wire.build_id()
         self.stopping = False
-        self.heartbeat_kill = False
+        self.killed = None                 # the kill record this stub's heartbeat published
+        self.service_pidfd = self.service_group = self.service_ticks = None
         self.wake_read, wake_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_write, warn_on_full_buffer=False)
         signal.signal(signal.SIGTERM, self._on_stop)
@@ -220,16 +223,20 @@ class Stub:
             return status if isinstance(status, int) else service_failure()
         if self.stopping:
             return 0
-        if self.heartbeat_kill:
-            return self.serve_itself(f"the DING service (pid {self.service_pid}) did not answer its heartbeat within "
-                                     f"{service_wire.HEARTBEAT_BOUND_SECONDS:g}s and was SIGKILLed")
+        from st2.ding import service_killed
+
+        killed = self.killed or service_killed.read(self.scope)
+        if service_killed.names(killed, self.service_pid, self.service_ticks):
+            return self.serve_itself(killed.says())
         return self.serve_itself(f"the DING service (pid {self.service_pid}) is gone")
 
     def _identify_service(self, connection: socket.socket) -> None:
         """Take the registering service's identity for the heartbeat's kill: its PID by
         ``SO_PEERCRED`` equal to the answer's, a pidfd on it and its process group. Without it
         (a PID that does not agree, no pidfd) the stub can only wait for the service's death."""
-        self.service_pidfd = self.service_group = None
+        from st2.process import proc_stat
+
+        self.service_pidfd = self.service_group = self.service_ticks = None
         peer = wire.peer_pid(connection)
         if peer is None or peer != self.service_pid or peer <= 1:
             say(f"the DING service's connection names pid {peer}, its answer {self.service_pid}: "
@@ -238,17 +245,28 @@ class Stub:
         try:
             self.service_pidfd = os.pidfd_open(peer)
             self.service_group = os.getpgid(peer)
+            stat = proc_stat.read(peer)
+            self.service_ticks = stat.start_ticks if stat is not None else None
         except (OSError, AttributeError) as error:
             say(f"cannot watch the DING service pid {peer} ({error}): an unresponsive service will not be "
                 "killed by this stub")
 
     def _kill_service(self) -> None:
-        """SIGKILL the unresponsive service's process group (see *The heartbeat*)."""
+        """SIGKILL the unresponsive service's process group (see *The heartbeat*), its kill
+        record (:mod:`st2.ding.service_killed`) published first so every other stub can say why."""
+        from st2.ding import service_killed
+
         pidfd, group = self.service_pidfd, self.service_group
         if pidfd is None:
             return
         if select.select([pidfd], [], [], 0)[0]:
             return   # it has ended: its connection's end follows
+        self.killed = service_killed.Killed(self.service_pid, self.service_ticks or 0, os.getpid(),
+                                            service_wire.HEARTBEAT_BOUND_SECONDS)
+        try:
+            service_killed.write(self.scope, self.killed)
+        except OSError as error:   # the kill is what frees the seats; the record only explains it
+            say(f"cannot write {service_killed.path(self.scope)} ({error}); killing all the same")
         if group is not None and group > 1 and group != os.getpgrp():
             try:
                 os.killpg(group, signal.SIGKILL)
@@ -321,7 +339,6 @@ class Stub:
             if (not killed and unanswered_since is not None
                     and time.monotonic() - unanswered_since >= service_wire.HEARTBEAT_BOUND_SECONDS):
                 killed = True
-                self.heartbeat_kill = True
                 say(f"the DING service (pid {self.service_pid}) left a ping unanswered for "
                     f"{service_wire.HEARTBEAT_BOUND_SECONDS:g}s ({_state(self.service_pid)}); SIGKILLing its "
                     f"process group {self.service_group} so its seat locks free")

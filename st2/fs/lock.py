@@ -92,4 +92,29 @@ def record_lock(record: Path | str, timeout: float = DEFAULT_TIMEOUT_SECONDS) ->
     return RecordLock(lock_path_for(record), timeout=timeout)
 
 
-__all__ = ["record_lock", "lock_path_for", "RecordLock", "LockTimeout"]
+def holders(path: Path | str, table: str = "/proc/locks") -> set[int]:
+    """The PIDs holding a ``flock`` on ``path`` now, as the kernel's lock table tells (for a
+    flock, the PID that took it; waiters, marked ``->``, are not holders). Empty when the file
+    or the table cannot be read."""
+    try:
+        status = os.stat(path)
+        with open(table, "rb") as handle:
+            lines = handle.read().decode("ascii", "replace").splitlines()
+    except OSError:
+        return set()
+    wanted = (os.major(status.st_dev), os.minor(status.st_dev), status.st_ino)
+    found = set()
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        device = fields[5].split(":")
+        try:
+            if (int(device[0], 16), int(device[1], 16), int(device[2])) == wanted and int(fields[4]) > 0:
+                found.add(int(fields[4]))
+        except (ValueError, IndexError):
+            continue
+    return found
+
+
+__all__ = ["record_lock", "lock_path_for", "RecordLock", "LockTimeout", "holders"]

@@ -95,3 +95,53 @@ def kill_and_restart(fleet, identity: str, what: str = "DING task") -> None:
              what=f"the supervisor's restart of {identity}'s {what}")
     # One seat's delivery dying stopped no other seat's.
     assert {name: pid for name, pid in ding_pids(fleet).items() if name != identity} == others
+
+
+def hello(path: Path) -> dict | None:
+    """The ``hello`` answer on a seat host or DING service socket; None when none answers."""
+    from st2.seathost import wire
+
+    try:
+        return wire.request(path, {"op": "hello"}, timeout=2.0)
+    except OSError:
+        return None
+
+
+def served(fleet) -> dict[str, int]:
+    """target identity -> stub pid of every seat the DING service serves with a live shared watch."""
+    from st2.ding import service_wire
+
+    answer = hello(service_wire.socket_path(fleet.scope.directory)) or {}
+    return {row["target"].split(".", 1)[1]: row["stub"] for row in answer.get("serving", ()) if row["watch"]}
+
+
+def ding_fleet(prefix: str):
+    """A fixture body: a temp :class:`Fleet`, and afterwards every task it recorded killed and the
+    scope's seat host and DING service SIGKILLed (each by the PID its own socket names; a stopped
+    one dies too)."""
+    import shutil
+    import tempfile
+
+    from st2.ding import service_wire
+    from st2.seathost import wire
+    from supervisor_support import Fleet
+
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix=prefix))
+    group = Fleet(base)
+    yield group
+    group.cleanup()
+    for path in (service_wire.socket_path(group.scope.directory), wire.socket_path(group.scope.directory)):
+        answer = hello(path)
+        if answer is not None:
+            os.kill(answer["pid"], signal.SIGKILL)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def pane_screen(fleet, identity: str) -> str:
+    """What the seat's tmux pane shows now, wrapped lines joined. (Not its scrolled history: the
+    stand-in redraws its whole transcript on each change, so the history holds earlier frames.)"""
+    import subprocess
+
+    socket = fleet.record(f"h.{identity}").socket
+    return subprocess.run(["tmux", "-S", socket, "capture-pane", "-p", "-J"],
+                          capture_output=True, text=True, timeout=10, check=True).stdout

@@ -6,21 +6,15 @@ bounded lines of its log with no traceback, and every seat's next notice lands e
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
 from ding_support import poll_for, runs_on
-from seat_fleet_support import SEATS, Rounds, ding_pids, exists, standin_seats
+from seat_fleet_support import SEATS, Rounds, ding_fleet, ding_pids, exists, hello, served, standin_seats
 from st2.ding import service_wire
 from st2.seathost import wire
-from supervisor_support import Fleet
 
 pytestmark = pytest.mark.process
 
@@ -39,29 +33,9 @@ HOSTILE = [
 ]
 
 
-def hello(path: Path) -> dict | None:
-    try:
-        return wire.request(path, {"op": "hello"}, timeout=2.0)
-    except OSError:
-        return None
-
-
 @pytest.fixture
 def fleet():
-    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2hw-"))
-    group = Fleet(base)
-    yield group
-    group.cleanup()
-    for path in (service_wire.socket_path(group.scope.directory), wire.socket_path(group.scope.directory)):
-        answer = hello(path)
-        if answer is not None:
-            os.kill(answer["pid"], signal.SIGKILL)
-    shutil.rmtree(base, ignore_errors=True)
-
-
-def served(fleet) -> dict[str, int]:
-    answer = hello(service_wire.socket_path(fleet.scope.directory)) or {}
-    return {row["target"].split(".", 1)[1]: row["stub"] for row in answer.get("serving", ()) if row["watch"]}
+    yield from ding_fleet("st2hw-")
 
 
 def answer_to(path: Path, raw: bytes) -> tuple[str, float]:

@@ -213,3 +213,31 @@ def test_one_seats_exception_ends_only_that_seat_with_70(service, tmp_path, monk
     assert exit_line(good) == {"exit": 0}
     good_log.close()
     bad_log.close()
+
+
+def test_a_registered_stubs_ping_is_answered_at_once_and_a_malformed_line_stops_only_its_seat(service, tmp_path):
+    catalog = tmp_path / "catalog"
+    make_seat(catalog, "ann")
+    make_seat(catalog, "bob")
+    ann_log, bob_log = Log(tmp_path / "ann.log"), Log(tmp_path / "bob.log")
+    ann, bob = register(service, catalog, ann_log, "h.ann"), register(service, catalog, bob_log, "h.bob")
+    poll_for(lambda: "watching " in ann_log.text() and "watching " in bob_log.text(), "both seats' loops", timeout=30)
+    for connection in (ann, bob):
+        connection.sendall(service_wire.PING + service_wire.PING)   # two pings in one read: two pongs
+        connection.settimeout(10)
+        assert wire.receive(connection) == ({"pong": True}, []) and wire.receive(connection) == ({"pong": True}, [])
+    ann.sendall(b"[" * 1000 + b"]" * 1000 + b"\n")                 # a 1,000-deep line from a registered peer
+    ann.settimeout(30)
+    assert ann.recv(1) == b""                                     # its seat stopped, its connection dropped
+    poll_for(lambda: [row["target"] for row in service.hello()["serving"]] == ["h.bob"], "ann's seat to stop",
+             timeout=30)
+    bob.sendall(service_wire.PING)
+    assert wire.receive(bob) == ({"pong": True}, [])               # the other seat is served on
+    bob.sendall(b"x" * (service_wire.STUB_LINE_LIMIT + 1))        # no newline, past the stub line bound
+    bob.settimeout(30)
+    assert bob.recv(1) == b""
+    poll_for(lambda: service.hello()["serving"] == [], "bob's seat to stop", timeout=30)
+    assert "Traceback" not in ann_log.text() + bob_log.text()
+    for connection, log in ((ann, ann_log), (bob, bob_log)):
+        connection.close()
+        log.close()

@@ -54,3 +54,26 @@ def test_a_sigkilled_holder_releases_the_lock(tmp_path: Path) -> None:
         assert lock.is_locked
     assert not lock.is_locked
     assert lock_path_for(record).exists(), "the lock file is never deleted"
+
+
+def test_holders_names_the_pid_holding_a_flock_and_not_a_waiter_nor_another_file(tmp_path: Path) -> None:
+    from st2.fs.lock import RecordLock, holders
+
+    path, other = tmp_path / "seat.lock", tmp_path / "other.lock"
+    assert holders(path) == set()                     # no file: nobody
+    lock = RecordLock(path)
+    lock.acquire()
+    try:
+        assert holders(path) == {os.getpid()}
+        assert holders(other) == set()
+        table = tmp_path / "locks"
+        device = os.stat(path)
+        spelled = f"{os.major(device.st_dev):02x}:{os.minor(device.st_dev):02x}:{device.st_ino}"
+        table.write_text(f"1: FLOCK  ADVISORY  WRITE 4242 {spelled} 0 EOF\n"
+                         f"1: -> FLOCK  ADVISORY  WRITE 4343 {spelled} 0 EOF\n"
+                         f"2: POSIX  ADVISORY  WRITE 4444 {spelled} 0 EOF\n"
+                         "3: FLOCK  ADVISORY  WRITE junk\n")
+        assert holders(path, table=str(table)) == {4242}
+    finally:
+        lock.release()
+    assert holders(path) == set()
