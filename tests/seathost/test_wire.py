@@ -157,3 +157,40 @@ def test_the_drop_log_says_the_first_drop_at_once_and_counts_the_rest_until_the_
     now[0] += wire.DROP_LOG_SECONDS
     drops.dropped("later")
     assert lines[1:] == ["dropped a request: later (500 more dropped since the last one said)"]
+
+
+def test_answer_one_answers_a_handlers_bug_and_a_malformed_line_with_one_error_line_and_serves_on(tmp_path) -> None:
+    listener, _ = wire.listen(tmp_path / "s.sock", 8)
+    lines: list[str] = []
+    drops = wire.DropLog(lines.append, clock=iter(range(0, 1000, 100)).__next__)
+    handled: list[dict] = []
+
+    def handle(connection, body, descriptors):
+        handled.append(body)
+        if body.get("op") == "bug":
+            raise RecursionError("deep inside a handler")
+        wire.send(connection, {"ok": True})
+        return False
+
+    try:
+        for raw, answer in ((b"[" * 1000 + b"]" * 1000 + b"\n",
+                             "unreadable request: the seat host connection carried a line that is not JSON: maximum "
+                             "recursion depth exceeded while decoding a JSON array from a unicode string"),
+                            (b'{"op":"bug"}\n', "internal error: RecursionError: deep inside a handler")):
+            client = wire.connect(tmp_path / "s.sock")
+            client.sendall(raw)
+            wire.answer_one(listener, handle, drops)
+            assert wire.receive(client) == ({"error": answer}, [])
+            assert client.recv(1) == b""
+            client.close()
+        assert handled == [{"op": "bug"}]
+        client = wire.connect(tmp_path / "s.sock")
+        client.sendall(b'{"op":"fine"}\n')
+        wire.answer_one(listener, handle, drops)
+        assert wire.receive(client) == ({"ok": True}, [])
+        client.close()
+        assert lines == ["dropped a request: the seat host connection carried a line that is not JSON: maximum recursion "
+                         "depth exceeded while decoding a JSON array from a unicode string",
+                         "dropped a request: a request failed: RecursionError: deep inside a handler"]
+    finally:
+        listener.close()
