@@ -24,16 +24,18 @@ def top(once: bool, host_filter: str | None, harness: str | None, state: str | N
         sort: str | None, location) -> None:
     """A live fleet view: seats, tasks, the usage windows and the recent fleet events, refreshed
     as records change."""
+    from st2.declaration_cache import DeclarationCache
     from st2.top.model import Filters, Fleet
     from st2.top.usage_view import read_usage
 
+    cache = DeclarationCache.open(location.root)  # as `st2 agents` reads the declarations
     filters = Filters(host=host_filter, harness=harness, state=state, text=text)
     if once or not sys.stdout.isatty():
         from st2.top.events_view import RecentEvents
         from st2.top.plain import frame
 
         clock = command_clock()
-        fleet = Fleet(location)
+        fleet = Fleet(location, cache=cache)
         fleet.load(clock.wall_ms())
         events = RecentEvents(location)
         events.load()
@@ -41,4 +43,4 @@ def top(once: bool, host_filter: str | None, harness: str | None, state: str | N
         return
     from st2.top.app import TopApp
 
-    TopApp(location, filters=filters, sort=sort, clock=command_clock()).run()
+    TopApp(location, filters=filters, sort=sort, clock=command_clock(), cache=cache).run()

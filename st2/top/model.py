@@ -8,8 +8,8 @@ Default order: seats blocked on a human first, then by identity. Any column sort
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from st2.bus import boxes
 from st2.catalog.discovery import discover
@@ -112,36 +112,43 @@ class Filters:
 
 
 class Fleet:
-    """Every seat of a catalog, re-readable one seat at a time."""
+    """Every seat of a catalog, re-readable one seat at a time. ``cache`` (a
+    :class:`st2.declaration_cache.DeclarationCache`, as ``st2 agents`` keeps it) serves unchanged
+    declarations' facts without a parse, and is saved after each whole load."""
 
-    def __init__(self, location: CatalogLocation, inventory_reader=None) -> None:
+    def __init__(self, location: CatalogLocation, inventory_reader=None, cache=None) -> None:
         self.location = location
         self.seats: dict[str, SeatView] = {}
         self.discovered: dict[str, object] = {}
         self.problems: list[str] = []
         self.inventory_errors: list[str] = []
         self._inventory_reader = inventory_reader
-        self._probe = SessionProbe(str(location.root), location.host)
+        self._cache = cache
 
     def load(self, now_ms: int) -> None:
-        """Discover the catalog and read every seat and the task inventory."""
+        """Discover the catalog and read every seat (one session probe for them all) and the task
+        inventory."""
         found = discover(self.location.root)
         self.problems = [str(error) for error in getattr(found, "errors", [])]
         self.discovered = {seat.runtime_id: seat for seat in found.seats}
         self.seats = {}
+        probe = SessionProbe(str(self.location.root), self.location.host)
         for runtime_id in self.discovered:
-            self.reload_seat(runtime_id, now_ms)
+            self.reload_seat(runtime_id, now_ms, probe)
+        if self._cache is not None:
+            self._cache.keep_only({os.fspath(seat.declaration_path) for seat in found.seats})
+            self._cache.save()
         self.reload_tasks()
 
-    def reload_seat(self, runtime_id: str, now_ms: int) -> None:
-        """Re-read one seat (its declaration, records and inbox); drop it when it went away."""
+    def reload_seat(self, runtime_id: str, now_ms: int, probe: SessionProbe | None = None) -> None:
+        """Re-read one seat (its declaration, records and inbox); drop it when it went away.
+        ``probe`` is this host's session probe (a fresh one when not given)."""
         seat = self.discovered.get(runtime_id)
-        if seat is None or not Path(seat.declaration_path).exists():
+        if seat is None or not os.path.exists(seat.declaration_path):
             self.seats.pop(runtime_id, None)
             return
-        self._probe = SessionProbe(str(self.location.root), self.location.host)
-        row, _ = seat_row(self.location.root, seat, now_ms, enrich=True, host=self.location.host,
-                          probe=self._probe if seat.host == self.location.host else None)
+        row, _ = seat_row(self.location.root, seat, now_ms, enrich=True, host=self.location.host, probe=probe,
+                          cache=self._cache)
         unread = boxes.unread_names(seat.directory)  # the roster's own unread rule
         oldest = int(unread[0][:13]) if unread else None
         tasks = self.seats[runtime_id].tasks if runtime_id in self.seats else []
