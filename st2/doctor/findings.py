@@ -19,7 +19,10 @@ class Finding:
     message: str
 
     def line(self) -> str:
-        return f"{self.severity.value}: {self.subject}: {self.check}: {self.message}"
+        """One line per finding: a diagnostic's help and any control character are folded in."""
+        from st2.declarations.diagnostics import one_line
+
+        return one_line(f"{self.severity.value}: {self.subject}: {self.check}: {self.message}")
 
 
 def exit_status(findings: list[Finding]) -> int:

@@ -39,6 +39,17 @@ def mailbox_findings(catalog_root: Path, host: str | None = None) -> list[Findin
     return findings
 
 
+def catalog_declaration_findings(catalog_root: Path) -> list[Finding]:
+    """Each problem ``st2 validate`` finds in ``catalog.kdl``, located: an error is a failure (the
+    whole file then falls back to the default declaration, so every notify hook is off and
+    archival and the pty root take their defaults), a warning an advisory."""
+    from st2.declarations.catalog import load_catalog_declaration
+
+    _, diagnostics = load_catalog_declaration(catalog_root)
+    return [Finding(Severity.FAILURE if diagnostic.is_error else Severity.ADVISORY, "catalog",
+                    "catalog-declaration", str(diagnostic)) for diagnostic in diagnostics]
+
+
 def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     findings: list[Finding] = []
     if not catalog_root.is_dir():
@@ -49,6 +60,7 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
             findings.append(Finding(Severity.FAILURE, "catalog", "declaration", problem))
         else:  # another host's to fix: replication delivered it here, nothing local depends on it
             findings.append(Finding(Severity.ADVISORY, "catalog", "remote-declaration", problem))
+    findings.extend(catalog_declaration_findings(catalog_root))
     store = SessionStore.of(catalog_root, host)
     for row in rows:
         if row.host == host:  # this host's resumable-session record (the session-lost advisory)

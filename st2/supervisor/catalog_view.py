@@ -18,6 +18,8 @@ from st2.supervisor.lowering import SeatPlan, lower, task_base_environment
 class CatalogView:
     plans: list[SeatPlan] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # catalog.kdl's own errors (also in ``errors``): while it does not validate, archival waits.
+    catalog_errors: list[str] = field(default_factory=list)
 
     def plan(self, identity: str) -> SeatPlan | None:
         return next((plan for plan in self.plans if plan.identity == identity or plan.agent == identity), None)
@@ -36,10 +38,15 @@ class CatalogView:
 
 def read_catalog(location: CatalogLocation) -> CatalogView:
     """Discover and lower every seat declared for ``location.host``. Never raises for bad
-    declarations: each becomes an error line. Another host's seats, and discovery problems in
-    another host's subtree, are not this supervisor's: replication may deliver them, and they
-    neither launch here nor hold back this host's reconciliation."""
+    declarations: each becomes an error line, ``catalog.kdl``'s first. Another host's seats, and
+    discovery problems in another host's subtree, are not this supervisor's: replication may
+    deliver them, and they neither launch here nor hold back this host's reconciliation."""
+    from st2.declarations.catalog import load_catalog_declaration
+
     view = CatalogView()
+    _, catalog_diagnostics = load_catalog_declaration(location.root)
+    view.catalog_errors = [_diagnostic_text(item) for item in catalog_diagnostics if item.is_error]
+    view.errors.extend(view.catalog_errors)
     base_environment = task_base_environment()
     hooks = hooks_directory()
     for host, identity, declaration_path, discovery_error in _discover(location.root, location.host):

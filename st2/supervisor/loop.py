@@ -117,6 +117,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     events = None
     try:
         ready_sent = False
+        archive_held = False  # said once when archival starts waiting for catalog.kdl
         while True:
             if STOP in queue:
                 notifier.send("STOPPING=1")
@@ -131,8 +132,14 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
             view = read_catalog(location)
             report = reconciler.run_pass(view, selection, materialize_only)
             if selection.everything and not materialize_only:
-                _archive_step(location, scope, archive_clock, reconciler,
-                              {plan.identity for plan in view.plans if plan.desired_state == RETIRED})
+                # A catalog.kdl that does not validate reads as the default declaration: archival
+                # would run on the default archive-after in place of the declared one (even "0").
+                if not view.catalog_errors:
+                    _archive_step(location, scope, archive_clock, reconciler,
+                                  {plan.identity for plan in view.plans if plan.desired_state == RETIRED})
+                elif not archive_held:
+                    reconciler.say("archive step held until catalog.kdl validates")
+                archive_held = bool(view.catalog_errors)
             status = report.summary()
             notifier.send(f"STATUS={status}")
             if not ready_sent:

@@ -3,9 +3,10 @@
 inotify watches (:class:`st2.fs.watch.MutationWatch`) carry the mutation mask only — create, modify/close-write,
 rename and delete — never access or open, so the supervisor's own reads of its catalog cannot
 produce an event, let alone a pass. Watched: the catalog-generation file (through ``.st2/``),
-``agents/``, this host's seat directories (for ``agent.kdl``), the runtime scope's unpark
-requests. (tmux leaves its socket behind when a server exits, so PTY exits are noticed by the
-timer; exec exits wake the loop through SIGCHLD.) Events on other names (presence, harness state, mail)
+``catalog.kdl`` (a pass says once what is wrong with it), ``agents/``, this host's seat
+directories (for ``agent.kdl``), the runtime scope's unpark requests. (tmux leaves its socket
+behind when a server exits, so PTY exits are noticed by the timer; exec exits wake the loop
+through SIGCHLD.) Events on other names (presence, harness state, mail)
 are read and dropped without a pass. If inotify cannot be set up, :class:`CatalogWatch` stays
 inert and the interval timer alone drives the loop.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from st2.catalog.layout import AGENTS_DIR, CATALOG_GENERATION, CONTROL_DIR, DECLARATION
+from st2.catalog.layout import AGENTS_DIR, CATALOG_DECLARATION, CATALOG_GENERATION, CONTROL_DIR, DECLARATION
 from st2.catalog.location import CatalogLocation
 from st2.fs.watch import ARRIVALS, IGNORED, MutationWatch
 from st2.runtime.scope import RuntimeScope
@@ -85,7 +86,7 @@ class CatalogWatch:
 
 def _relevant(role: str, name: str) -> bool:
     if role == "root":
-        return name in (CONTROL_DIR, AGENTS_DIR)
+        return name in (CONTROL_DIR, AGENTS_DIR, CATALOG_DECLARATION)
     if role == "control":
         return name == CATALOG_GENERATION
     if role in ("agents", "host"):
