@@ -281,6 +281,12 @@ class ChildSession:
         launch, for a harness that would otherwise silently start fresh under the same id)."""
         return False
 
+    def accepts_session_id(self, session_id: str) -> bool:
+        """Whether ``session_id`` can be an id of this harness's own session store
+        (:mod:`st2.drivers.session_ids`): checked before it is recorded and again before a
+        relaunch passes a recorded one to the harness. Every resuming driver overrides it."""
+        return False
+
     def observe_session(self, session_id: str) -> None:
         """The driver saw the harness's session identity (a channel frame): publish it."""
         if self.binding is not None:
@@ -299,10 +305,11 @@ class ChildSession:
         try:
             self.binding = resume.begin(SessionStore.of_seat(self.seat.directory), self.runtime_id, self.seat.agent,
                                         self.harness, self.records.token, resume_policy(self.seat.directory),
-                                        self.clock, self.seat.directory)
+                                        self.clock, self.seat.directory, self.accepts_session_id)
         except Exception as error:  # no record store: start fresh, and say so
             self.say(f"cannot read or write the resumable-session record ({error}); starting a fresh session")
             return self.argv
+        say_discarded(self.say, self.harness, self.binding)
         if self.binding.resume_id is None:
             return self.argv
         if self.resume_unavailable(self.binding.resume_id):
@@ -344,7 +351,7 @@ class ChildSession:
             record = SessionRecord(self.runtime_id, self.seat.agent, self.harness, token, start,
                                    resumed_from=resume_id)
             self.binding = resume.Binding(SessionStore.of_seat(self.seat.directory), record, self.seat.directory,
-                                          self.clock)
+                                          self.clock, self.accepts_session_id)
         self.child = Adopted(pid, returncode)
         self._step("spawned")
 
@@ -619,6 +626,15 @@ def keyboard_lines(pending: bytes, data: bytes, limit: int = 64 * 1024) -> tuple
     return lines, (b"" if len(pending) > limit else pending)
 
 
+def say_discarded(say, harness: str, binding) -> None:
+    """Say (the id escaped) that the recorded session id was not resumed for its shape."""
+    if binding.discarded is not None:
+        from st2.catalog.names import shown
+
+        say(f"the recorded session id {shown(binding.discarded)} is not a {harness} session id; "
+            "starting a fresh session")
+
+
 def resolve_seat(catalog, identity: str, prefix: str):
     """The seat a wrapper verb serves, or None after saying why on the PTY (the verb exits 2)."""
     from st2.drivers import seat as seat_module
@@ -638,7 +654,8 @@ class ResumeHold:
     (:func:`resume_policy`). A store that cannot be written is said on the PTY and the
     session starts fresh (never a silent resume of a guessed session); ``start`` is then None."""
 
-    def __init__(self, catalog, seat, runtime_id: str, harness: str, clock, say, state_dir=None) -> None:
+    def __init__(self, catalog, seat, runtime_id: str, harness: str, clock, say, state_dir=None,
+                 accepts=None) -> None:
         import os
         from pathlib import Path
 
@@ -650,6 +667,7 @@ class ResumeHold:
         self.harness = harness
         self.clock = clock
         self.say = say
+        self.accepts = accepts  # the harness's id shape (st2.drivers.session_ids)
         self.binding = None
 
     @property
@@ -662,10 +680,12 @@ class ResumeHold:
 
         try:
             self.binding = resume.begin(self.store, self.runtime_id, self.seat.agent, self.harness, incarnation,
-                                        resume_policy(self.seat.directory), self.clock, self.seat.directory)
+                                        resume_policy(self.seat.directory), self.clock, self.seat.directory,
+                                        self.accepts)
         except OSError as error:
             self.say(f"the resumable-session record cannot be written ({error}); starting a fresh session")
             return None
+        say_discarded(self.say, self.harness, self.binding)
         return self.binding.resume_id
 
     def observed(self, session_id: str) -> None:

@@ -32,7 +32,9 @@ directory". ``lost`` keeps (bounded, newest last) every id a resume was refused 
 operator; a lost id is never resumed again.
 
 Reading is strict and bounded (:func:`st2.fs.read.read_bounded`, the strict JSON decoder): bytes
-that are not exactly a record of this schema for this runtime id read as **absent** (the next
+that are not exactly a record of this schema for this runtime id, or whose ``agent`` names another
+seat (the harness-state record's fence: neither the seat nor its bare identity; without a seat
+given, one whose runtime id is not this one or one of its tasks), read as **absent** (the next
 launch starts fresh and rewrites it), never as a session to resume. Standard library only (hot
 paths — Claude's hooks — import it).
 """
@@ -159,9 +161,19 @@ def _stamp(value, name: str) -> int:
     return value
 
 
-def parse(data: bytes, runtime_id: str) -> SessionRecord | None:
+def names_seat(recorded: str, runtime_id: str, agent: str | None) -> bool:
+    """Whether a record's ``agent`` field ``recorded`` is the seat read for: ``agent``
+    (``<host>.<identity>``) or its bare identity, as the harness-state reader fences; without
+    ``agent``, the seat ``runtime_id`` is (itself, or a seat of which it is a task)."""
+    if agent is not None:
+        return recorded in (agent, agent.partition(".")[2])
+    return runtime_id == recorded or runtime_id.startswith(recorded + ".")
+
+
+def parse(data: bytes, runtime_id: str, agent: str | None = None) -> SessionRecord | None:
     """The record ``data`` holds for ``runtime_id``, or None when it is not exactly one (a foreign
-    schema, another runtime id, a wrong type, an unknown start word). Never raises."""
+    schema, another runtime id, another seat's (:func:`names_seat`), a wrong type, an unknown
+    start word). Never raises."""
     try:
         body = load_object(data)
         if body.get("schema") != SCHEMA or body.get("runtimeId") != runtime_id:
@@ -178,8 +190,11 @@ def parse(data: bytes, runtime_id: str) -> SessionRecord | None:
                         for entry in lost if isinstance(entry, dict))
         if len(entries) != len(lost):
             return None
+        recorded = _text(body.get("agent"), "agent")
+        if not names_seat(recorded, runtime_id, agent):
+            return None
         return SessionRecord(
-            runtime_id=runtime_id, agent=_text(body.get("agent"), "agent"),
+            runtime_id=runtime_id, agent=recorded,
             harness=_text(body.get("harness"), "harness"), incarnation=_text(body.get("incarnation"), "incarnation"),
             start=start, session_id=_text(body.get("sessionId"), "sessionId", optional=True),
             resumed_from=_text(body.get("resumedFrom"), "resumedFrom", optional=True),
@@ -189,13 +204,14 @@ def parse(data: bytes, runtime_id: str) -> SessionRecord | None:
         return None
 
 
-def read(store: SessionStore, runtime_id: str) -> SessionRecord | None:
-    """The record for ``runtime_id``; None when there is none, or it cannot be read or trusted."""
+def read(store: SessionStore, runtime_id: str, agent: str | None = None) -> SessionRecord | None:
+    """The record for ``runtime_id`` (of the seat ``agent`` when given); None when there is none,
+    or it cannot be read or trusted (:func:`parse`)."""
     try:
         data = read_optional(store.record(runtime_id), RUNTIME_LIMIT, follow_symlinks=False)
     except OSError:
         return None
-    return None if data is None else parse(data, runtime_id)
+    return None if data is None else parse(data, runtime_id, agent)
 
 
 def locked(store: SessionStore, runtime_id: str):

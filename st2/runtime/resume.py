@@ -3,9 +3,11 @@
 The record is :mod:`st2.runtime.resumable_session` (where it lives and why, its wire shape).
 This module is the machine over it and the small API every driver uses:
 
-``begin(store, runtime_id, agent, harness, incarnation, policy, clock, seat_directory) -> Binding``
+``begin(store, runtime_id, agent, harness, incarnation, policy, clock, seat_directory, accepts) -> Binding``
     The wrapper calls it once, right after its relaunch claim (``incarnation`` is the claim's
-    token) and before it spawns the harness. ``store`` is
+    token) and before it spawns the harness. ``accepts(session_id) -> bool`` is the harness's id
+    shape (:mod:`st2.drivers.session_ids`): a recorded id it refuses is never resumed (anything
+    that can write the record can write any id there), nor is a record naming another seat. ``store`` is
     ``SessionStore.of_seat(seat_directory)`` (or ``SessionStore.of(catalog, host)``); ``policy``
     is the seat's declared ``resume`` word (``st2.drivers.session_common.resume_policy``). Under
     the record's lock it decides (:func:`decide`) and publishes this incarnation's record,
@@ -14,10 +16,10 @@ This module is the machine over it and the small API every driver uses:
     to resume, or None for a fresh session).
 ``binding.observed(session_id) -> bool``
     The driver saw the harness's own session identity (record it once the harness has it: a
-    resumable conversation, not a name with nothing behind it). For a process other than the
-    wrapper (a Claude hook): ``observe(store, runtime_id, incarnation, session_id, clock,
-    seat_directory)``, fenced to ``incarnation``, so only the incarnation the record names can
-    rebind the seat. ``binding.refresh()`` re-reads what such a process wrote.
+    resumable conversation, not a name with nothing behind it); an id ``accepts`` refuses is not
+    recorded. For a process other than the wrapper (a Claude hook): ``observe(store, runtime_id,
+    incarnation, session_id, clock, seat_directory, accepts)``, fenced to ``incarnation``, so only
+    the incarnation the record names can rebind the seat. ``binding.refresh()`` re-reads what such a process wrote.
 ``binding.refused(diagnostics=None) -> bool``
     The harness refused or could not find ``resume_id`` (it ended before reporting it, or the
     driver saw the store no longer holds it). Exactly once per incarnation: the id joins ``lost``
@@ -33,8 +35,9 @@ open a missing session as a new one).
 
 The machine, one transition function over :class:`Start` (each edge named)::
 
-    decide:      no record / policy never / stopped by st2 down / other harness / no id /
-                 a lost id                      -> FRESH
+    decide:      no record / another seat's record / policy never / stopped by st2 down /
+                 other harness / no id / a lost id / an id not of the
+                 harness's shape                -> FRESH
                  a recorded id                  -> RESUMING (that id)
     RESUMING  -- observed the resumed id     --> RESUMED
     RESUMING  -- observed another id         --> FALLBACK  (the resumed id is lost)
@@ -94,12 +97,15 @@ class Plan(NamedTuple):
     session_id: str | None
 
 
-def decide(previous: SessionRecord | None, policy: str, stopped: bool, harness: str) -> Plan:
-    """What a new incarnation starts with (the ``decide`` rows of the module docstring)."""
+def decide(previous: SessionRecord | None, policy: str, stopped: bool, harness: str,
+           accepts=None) -> Plan:
+    """What a new incarnation starts with (the ``decide`` rows of the module docstring);
+    ``accepts`` is the harness's id shape (None: any id)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown resume policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if (policy == NEVER or stopped or previous is None or previous.harness != harness
-            or previous.session_id is None or previous.session_id in previous.lost_ids()):
+            or previous.session_id is None or previous.session_id in previous.lost_ids()
+            or (accepts is not None and not accepts(previous.session_id))):
         return Plan(Start.FRESH, None)
     return Plan(Start.RESUMING, previous.session_id)
 
@@ -116,23 +122,26 @@ def _lose(record: SessionRecord, now_ms: int) -> tuple[Lost, ...]:
 
 
 def observe(store: SessionStore, runtime_id: str, incarnation: str, session_id: str, clock,
-            seat_directory=None) -> bool:
+            seat_directory=None, accepts=None, agent: str | None = None) -> bool:
     """Publish "``runtime_id`` incarnation ``incarnation`` observed harness session
-    ``session_id``". Return whether the record changed; False (nothing written) when the record
-    names another incarnation or none (the fence), or already says so. A resume answered with
-    another session is the fallback: the resumed id is lost, and the ``resume`` diagnostic is
-    published into ``seat_directory`` when given."""
+    ``session_id``". Return whether the record changed; False (nothing written) when
+    ``session_id`` is not of the harness's shape (``accepts``, when given), when the record names
+    another incarnation, another seat than ``agent``, or none (the fence), or already says so. A
+    resume answered with another session is the fallback: the resumed id is lost, and the
+    ``resume`` diagnostic is published into ``seat_directory`` when given."""
     if not isinstance(session_id, str) or not session_id or len(session_id) > records.SESSION_ID_MAX_CHARS:
+        return False
+    if accepts is not None and not accepts(session_id):
         return False
     # Every turn's hooks ask (UserPromptSubmit, Stop): an unlocked read answers "already so" or
     # "not this incarnation's" without the lock; only a change is decided again under it.
-    current = records.read(store, runtime_id)
+    current = records.read(store, runtime_id, agent)
     if current is None or current.incarnation != incarnation or (
             current.session_id == session_id and current.start != records.RESUMING):
         return False
     now_ms = clock.wall_ms()
     with records.locked(store, runtime_id):
-        current = records.read(store, runtime_id)
+        current = records.read(store, runtime_id, agent)
         if current is None or current.incarnation != incarnation:
             return False
         start = transition(Start(current.start), _event(current, session_id))
@@ -166,8 +175,13 @@ class AlreadyFellBack(RuntimeError):
 class Binding:
     """One incarnation's hold on its seat's record (made by :func:`begin`)."""
 
-    def __init__(self, store: SessionStore, record: SessionRecord, seat_directory, clock) -> None:
+    def __init__(self, store: SessionStore, record: SessionRecord, seat_directory, clock, accepts=None,
+                 discarded: str | None = None) -> None:
         self.store = store
+        self.accepts = accepts
+        # The recorded id :func:`begin` would not resume for its shape (for the wrapper to say).
+        self.discarded = discarded
+        self.agent = record.agent
         self.runtime_id = record.runtime_id
         self.harness = record.harness
         self.incarnation = record.incarnation
@@ -179,14 +193,14 @@ class Binding:
     def observed(self, session_id: str) -> bool:
         """The harness reported its session identity (see :func:`observe`)."""
         changed = observe(self.store, self.runtime_id, self.incarnation, session_id, self.clock,
-                          self.seat_directory)
+                          self.seat_directory, self.accepts, self.agent)
         self.refresh()
         return changed
 
     def refresh(self) -> Start:
         """Re-read the record (another process — a hook — may have observed the session) and
         return this incarnation's start; unchanged when the record is no longer this one's."""
-        current = records.read(self.store, self.runtime_id)
+        current = records.read(self.store, self.runtime_id, self.agent)
         if current is not None and current.incarnation == self.incarnation:
             self.start = Start(current.start)
             if self.start is not Start.RESUMING:
@@ -202,7 +216,7 @@ class Binding:
             raise AlreadyFellBack(f"{self.runtime_id}: {self.start.value} cannot be refused")
         now = self.clock.wall_ms()
         with records.locked(self.store, self.runtime_id):
-            current = records.read(self.store, self.runtime_id)
+            current = records.read(self.store, self.runtime_id, self.agent)
             if current is None or current.incarnation != self.incarnation:
                 return False
             start = transition(Start(current.start), "refused")
@@ -215,14 +229,20 @@ class Binding:
 
 
 def begin(store: SessionStore, runtime_id: str, agent: str, harness: str, incarnation: str, policy: str,
-          clock, seat_directory) -> Binding:
+          clock, seat_directory, accepts=None) -> Binding:
     """Decide and publish this incarnation's record; consume the stop marker (see the module
-    docstring). A start that is not a fallback clears a predecessor's ``resume`` diagnostic."""
+    docstring). A record naming another seat than ``agent`` reads absent; a recorded id
+    ``accepts`` refuses is dropped (``binding.discarded`` names it). A start that is not a
+    fallback clears a predecessor's ``resume`` diagnostic."""
     now = clock.wall_ms()
     with records.locked(store, runtime_id):
-        previous = records.read(store, runtime_id)
+        previous = records.read(store, runtime_id, agent)
         stopped = records.stopped_by_down(store, runtime_id)
-        plan = decide(previous, policy, stopped, harness)
+        plan = decide(previous, policy, stopped, harness, accepts)
+        discarded = None
+        if previous is not None and previous.session_id is not None and accepts is not None \
+                and not accepts(previous.session_id):
+            discarded = previous.session_id
         record = SessionRecord(runtime_id=runtime_id, agent=agent, harness=harness, incarnation=incarnation,
                                start=plan.start.value, session_id=plan.session_id, resumed_from=plan.session_id,
                                lost=previous.lost if previous is not None else (), written_at_ms=now)
@@ -230,7 +250,7 @@ def begin(store: SessionStore, runtime_id: str, agent: str, harness: str, incarn
         if stopped:
             records.clear_stopped(store, runtime_id)
     clear_lost_diagnostic(seat_directory, harness, clock)
-    return Binding(store, record, seat_directory, clock)
+    return Binding(store, record, seat_directory, clock, accepts, discarded)
 
 
 def clear_lost_diagnostic(seat_directory, harness: str, clock) -> None:

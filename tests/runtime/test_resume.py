@@ -190,3 +190,47 @@ def test_an_oversized_record_reads_as_absent(store) -> None:
     store.ensure()
     store.record(RID).write_bytes(b" " * (records.RUNTIME_LIMIT + 1))
     assert records.read(store, RID) is None
+
+
+def test_decide_resumes_only_an_id_of_the_harness_shape() -> None:
+    shaped = resume.decide(record(session_id="S"), "last", False, "claude", accepts=lambda value: value == "S")
+    refused = resume.decide(record(session_id="--yolo"), "last", False, "claude", accepts=lambda value: value == "S")
+    assert (shaped.start, shaped.session_id, refused.start, refused.session_id) == (
+        Start.RESUMING, "S", Start.FRESH, None)
+
+
+def test_begin_drops_an_id_of_another_shape_and_names_it(store, seat) -> None:
+    store.ensure()
+    store.record(RID).write_bytes(record(session_id="--yolo").to_json())
+    binding = resume.begin(store, RID, RID, "claude", "t1", "last", FakeClock(), seat, lambda value: value == "S")
+    assert (binding.start, binding.resume_id, binding.discarded) == (Start.FRESH, None, "--yolo")
+    assert records.read(store, RID).session_id is None  # rewritten fresh; never kept as "lost" either
+    assert records.read(store, RID).lost == ()
+
+
+def test_an_observed_id_of_another_shape_is_not_recorded(store, seat) -> None:
+    binding = resume.begin(store, RID, RID, "claude", "t1", "last", FakeClock(), seat, lambda value: value == "S")
+    assert binding.observed("--yolo") is False and records.read(store, RID).session_id is None
+    assert binding.observed("S") is True and records.read(store, RID).session_id == "S"
+
+
+@pytest.mark.parametrize("agent, runtime_id, seat_agent, reads", [
+    ("h.worker", "h.worker", "h.worker", True),
+    ("worker", "h.worker", "h.worker", True),        # the bare identity, as the harness-state fence reads it
+    ("h.other", "h.worker", "h.worker", False),
+    ("h.other", "h.worker", None, False),
+    ("h.worker", "h.worker", None, True),
+    ("h.worker", "h.worker.ding", None, True),      # a task of the seat
+    ("h.work", "h.worker", None, False),
+], ids=["same", "bare", "other", "other-by-runtime-id", "same-by-runtime-id", "task", "prefix-not-a-seat"])
+def test_a_record_naming_another_seat_reads_absent(agent, runtime_id, seat_agent, reads) -> None:
+    data = records.SessionRecord(runtime_id=runtime_id, agent=agent, harness="claude", incarnation="t",
+                                 start="fresh", session_id="S").to_json()
+    assert (records.parse(data, runtime_id, seat_agent) is not None) is reads
+
+
+def test_begin_starts_fresh_over_another_seats_record(store, seat) -> None:
+    store.ensure()
+    store.record(RID).write_bytes(record(agent="h.other").to_json())
+    binding = begin(store, seat, "t1", FakeClock())
+    assert (binding.start, records.read(store, RID, RID).agent) == (Start.FRESH, RID)

@@ -94,12 +94,13 @@ def _observe_session(seat: Seat, session: Session, event: str, payload: Any, clo
     try:
         from pathlib import Path  # the session store's paths are Paths; this arm pays for them
 
+        from st2.drivers.session_ids import is_uuid
         from st2.runtime import resume
         from st2.runtime.resumable_session import SessionStore
 
         directory = Path(seat.directory)
         return resume.observe(SessionStore.of_seat(directory), session.pty_session, session.token, session_id,
-                              clock, directory)
+                              clock, directory, accepts=is_uuid, agent=seat.agent)
     except Exception:
         return False
 

@@ -78,9 +78,16 @@ class ClaudeSession(ChildSession):
     anchors = True
 
     def resume_argv(self, session_id: str) -> list[str]:
-        """``claude … --resume <session id>`` (2.1.197 keeps the id: ``--fork-session`` is what
-        would mint a new one). Claude's hooks publish the id it runs (SessionStart …)."""
-        return [*self.argv, "--resume", session_id]
+        """``claude … --resume=<session id>`` (2.1.197 keeps the id: ``--fork-session`` is what
+        would mint a new one), the id joined to its option so it is never read as one. Claude's
+        hooks publish the id it runs (SessionStart …)."""
+        return [*self.argv, f"--resume={session_id}"]
+
+    def accepts_session_id(self, session_id: str) -> bool:
+        """A Claude session id is a UUID (:func:`st2.drivers.session_ids.is_uuid`)."""
+        from st2.drivers.session_ids import is_uuid
+
+        return is_uuid(session_id)
 
     def child_environment(self) -> dict[str, str]:
         return claude_environment(self.environment, self.runtime_id, self.records.token, self.records.seq)

@@ -108,7 +108,10 @@ class CodexSession(GroupServerSession):
         self.connection: Connection | None = None
         self.purposes: dict[int, str] = {}
         self.desk = HumanDesk(self, catalog, seat, operator)
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir)
+        from st2.drivers.session_ids import is_uuid
+
+        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir,
+                                 accepts=is_uuid)  # a Codex thread id is a UUID
         self.binding_to_resume: str | None = None
         self.watch = None
         self.resuming = False

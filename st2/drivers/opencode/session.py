@@ -58,6 +58,7 @@ from st2.drivers.opencode.observed import Observed
 from st2.drivers.opencode.pump import Pump
 from st2.drivers.opencode.view import View
 from st2.drivers.seat import Seat
+from st2.drivers.session_ids import is_opencode_session_id
 from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
                                         SessionRecords,
                                         adopt_predecessor_failure, die_with_parent, exit_words, resolve_seat,
@@ -78,7 +79,6 @@ only once the session has run its turn and gone idle, or has stayed idle this lo
 call; before that a missing correlation keeps holding. A predecessor's server is gone, so its
 history is complete at once."""
 _LISTENING = re.compile(rb"server listening on http://([0-9.]+):([0-9]+)")
-SESSION_ID = re.compile(r"ses_[0-9A-Za-z]{1,200}")
 """opencode's session ids (1.18.33: ``ses_`` and 26 base-62 characters)."""
 FOUND, MISSING, UNREACHABLE = "found", "missing", "unreachable"
 BIND_RETRY_SECONDS = 2.0
@@ -198,7 +198,8 @@ class OpencodeSession(GroupServerSession):
         self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir)
+        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir,
+                                 accepts=is_opencode_session_id)
         self.bound = False
         self._next_bind = 0.0
         self.password = secrets.token_hex(16)
@@ -325,7 +326,7 @@ class OpencodeSession(GroupServerSession):
         definite answer: 1.18.33 says ``404 NotFoundError`` for an id it does not hold; an id that
         is not ``ses_…`` is never asked, 1.18.33 answers it with a 500) or :data:`UNREACHABLE` (no
         definite answer: a timeout, a refused connection, a 5xx — evidence of nothing)."""
-        if not SESSION_ID.fullmatch(session_id):
+        if not is_opencode_session_id(session_id):
             return MISSING
         try:
             found = self.client.get(f"/session/{session_id}")

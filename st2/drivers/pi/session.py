@@ -85,8 +85,23 @@ class ChannelSession(ChildSession):
     resumes = True
 
     def resume_argv(self, session_id: str) -> list[str]:
-        """``pi … --session <session file>`` (0.73.1 opens a path as is)."""
+        """``pi … --session <session file>`` (0.73.1 opens a path as is; an accepted one is absolute,
+        so it never reads as an option)."""
         return [*self.argv, "--session", session_id]
+
+    def sessions_directory(self) -> str:
+        """The harness's own session directory for this wrapper's working directory (the
+        harness's: it inherits it)."""
+        from st2.drivers.session_ids import pi_sessions_directory
+
+        return pi_sessions_directory(self.environment, os.getcwd())
+
+    def accepts_session_id(self, session_id: str) -> bool:
+        """A session file inside :meth:`sessions_directory`, every symlink resolved
+        (:func:`st2.drivers.session_ids.is_session_file_in`): never any other existing file."""
+        from st2.drivers.session_ids import is_session_file_in
+
+        return is_session_file_in(session_id, self.sessions_directory())
 
     def resume_unavailable(self, session_id: str) -> bool:
         """pi (and omp) open a missing session path as a new, empty session under the same name,
@@ -94,9 +109,10 @@ class ChannelSession(ChildSession):
         return not os.path.isfile(session_id)
 
     def observe_session(self, session_id: str) -> bool:
-        """Record the named session file once it exists (a new session's file is written with its
-        first reply; a name with nothing behind it is not a conversation to resume)."""
-        if not os.path.isfile(session_id):
+        """Record the named session file once it exists inside the harness's session directory (a
+        new session's file is written with its first reply; a name with nothing behind it is not a
+        conversation to resume)."""
+        if not os.path.isfile(session_id) or not self.accepts_session_id(session_id):
             return False
         super().observe_session(session_id)
         return True

@@ -265,7 +265,7 @@ def test_a_resume_refused_while_anchored_falls_back_once_in_the_same_incarnation
     import json
 
     from support import record
-    from test_session_resume import HOOK_PAYLOAD, declare
+    from test_session_resume import DEAD, FRESH, HOOK_PAYLOAD, declare
 
     from st2.runtime import resumable_session
 
@@ -273,22 +273,22 @@ def test_a_resume_refused_while_anchored_falls_back_once_in_the_same_incarnation
     declare(seat)
     script = stand_in(tmp_path, UNTIL_ANCHORED + (
         f"echo \"argv:$*\" >> '{tmp_path}/argv'\n"
-        'if [ "$1" = "--resume" ]; then id="$2"; else id="fresh-$$"; fi\n'
-        '[ "$id" = "dead" ] && exit 1\n'
+        f'case "$1" in --resume=*) id="${{1#--resume=}}";; *) id=$(printf "%s%012d" {FRESH} $$);; esac\n'
+        f'[ "$id" = "{DEAD}" ] && exit 1\n'
         f"printf '{HOOK_PAYLOAD}' \"$id\" | st2 driver claude-observe --catalog '{catalog}' --identity host.worker "
         "--event SessionStart\n"))
     store = resumable_session.SessionStore.of(catalog, "host", tmp_path / "state" / "st2")
     store.ensure()
     store.record("host.worker").write_bytes(resumable_session.SessionRecord(
         runtime_id="host.worker", agent="host.worker", harness="claude", incarnation="before",
-        start="fresh", session_id="dead").to_json())
+        start="fresh", session_id=DEAD).to_json())
     wrapper = start(catalog, script, tmp_path)
     assert finish(wrapper) == 0
     # Both spawns ran under the anchor: the refusal was seen by the full wrapper it exec'd back into.
-    assert (tmp_path / "argv").read_text().splitlines() == ["argv:--resume dead", "argv:"]
+    assert (tmp_path / "argv").read_text().splitlines() == [f"argv:--resume={DEAD}", "argv:"]
     fallback = json.loads(store.record("host.worker").read_text())
     assert (fallback["start"], fallback["resumedFrom"], [lost["sessionId"] for lost in fallback["lost"]]) == (
-        "fallback", "dead", ["dead"])
+        "fallback", DEAD, [DEAD])
     assert fallback["incarnation"] == record(seat, "harness-state")["incarnation"]
     assert (record(seat, "driver-diagnostic")["stage"], record(seat, "harness-state")["exit"]) == ("resume", "exit 0")
 
