@@ -14,6 +14,8 @@
 //   unknown; the count comes from sessionManager.getEntries().
 // - While omp sits still after a settled reply, that reply's context is re-pulled every REPULL_MS
 //   (at rest omp still answers its prompt figure); a turn, a compaction or a new session stops it.
+// - session_start's idle comes before omp lifts its composer's submit gate (the rest of its
+//   InteractiveMode.init()): a Return in between is ignored (st2/drivers/omp/screen.py).
 // - omp has no agent_settled; agent_end with willContinue is not a settle. Tool approvals are
 //   events here (tool_approval_requested / _resolved): blocked on a human, asked for permission.
 import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";

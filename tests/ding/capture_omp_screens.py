@@ -51,12 +51,13 @@ def configure_omp(lab: Lab, harness, fake: FakeModel) -> dict[str, str]:
     return environment
 
 
-def omp_launcher(lab: Lab, harness, environment: dict[str, str]) -> Path:
-    """A shell script that runs omp on the fake model in the lab's workspace."""
+def omp_launcher(lab: Lab, harness, environment: dict[str, str], arguments: tuple[str, ...] = ()) -> Path:
+    """A shell script that runs omp on the fake model in the lab's workspace, ``arguments`` first."""
     launcher = lab.root / "omp.sh"
     exports = "".join(f"export {key}='{value}'\n" for key, value in environment.items())
+    words = "".join(f"'{word}' " for word in arguments)
     launcher.write_text(f"#!/bin/sh\n{exports}cd '{lab.workspace}'\n"
-                        f"exec '{harness.executable}' --provider fake-anthropic --model fake-claude\n")
+                        f"exec '{harness.executable}' {words}--provider fake-anthropic --model fake-claude\n")
     launcher.chmod(0o755)
     return launcher
 

@@ -13,6 +13,15 @@ further composer rows below it indented by the gutter's width.
   Return and paste.
 - A submitted prompt, and one sent during a turn (omp steers it into the running turn), is a
   transcript row holding exactly the text (wrapped rows admitted).
+
+omp ignores a Return while its composer's bootstrap submit gate is up (18.2.3:
+``editor.disableSubmit`` from the composer's construction until the last step of
+``InteractiveMode.init()``, which first runs the ``session_start`` hooks, where st2's extension
+reports ``idle``): the composer is already drawn idle, a paste or typed text lands in it, and the
+Return leaves it there. On two loaded cores that window lasts seconds. Nothing on the screen or
+in the extension API shows the gate, so such a composer reads as retained after the Return, and
+DING's one bare retry Return on a composer proven to retain the text (after its retry backoff) is
+what submits it (``tests/ding/test_omp_startup_gate_lab.py`` holds omp inside the gate).
 """
 
 from __future__ import annotations
