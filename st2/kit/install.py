@@ -85,10 +85,12 @@ def plan(top: Path, environ) -> tuple[dict[str, bytes], dict[str, list[str]]]:
 
 
 def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+    """A target's bytes, None when absent; raise OSError when what is there cannot be read as a
+    regular file (:class:`st2.fs.read.NotRegular` for a FIFO, a symlink, a device: opened without
+    blocking, never followed)."""
+    from st2.fs.read import RENDER_LIMIT, read_optional
+
+    return read_optional(path, RENDER_LIMIT, follow_symlinks=False)
 
 
 def _publish(path: Path, data: bytes, mode: int = 0o644) -> None:
@@ -115,16 +117,40 @@ def init(argv: list[str], environ=None, cwd: str | None = None, out=None, err=No
         return 2
     top = Path(_toplevel(directory))
     files, merges = plan(top, environ)
-    conflicts = [name for name, data in sorted(files.items()) if _read(top / name) not in (None, data)]
-    if conflicts:
+    current: dict[str, bytes | None] = {}
+    refused = []
+    for name in [*sorted(files), *merges]:
+        try:
+            current[name] = _read(top / name)
+        except OSError as error:
+            refused.append(f"kit-init: {top / name}: {error.strerror or error}; move it aside\n")
+    conflicts = [name for name, data in sorted(files.items()) if name in current and current[name] not in (None, data)]
+    if conflicts or refused:
+        for line in refused:
+            err.write(line)
         for name in conflicts:
             err.write(f"kit-init: {top / name}: exists and differs from the kit's copy; move it aside or merge it by hand\n")
-        err.write(f"kit-init: nothing written ({len(conflicts)} conflict(s))\n")
+        err.write(f"kit-init: nothing written ({len(conflicts) + len(refused)} conflict(s))\n")
         return 2
+    try:
+        _install(top, files, merges, current, out)
+    except OSError as error:
+        err.write(f"kit-init: {error.filename or top}: {error.strerror or error}\n")
+        return 2
+    gates = gate_registry.gates_dir(environ)
+    out.write(
+        "kit-init: next: merge .claude/delegation/settings-snippet.json into .claude/settings.json (your own act: "
+        "hooks are a permission surface), install .claude/delegation/pre-commit as .git/hooks/pre-commit, and fill the "
+        f"two slots in .claude/delegation/agent-execution.md; knobs go in {gates}/delegation-config.knobs\n")
+    return 0
+
+
+def _install(top: Path, files: dict[str, bytes], merges: dict[str, list[str]], current: dict[str, bytes | None],
+             out) -> None:
     manifest: dict[str, bytes] = {}
     for name, data in sorted(files.items()):
         path = top / name
-        if _read(path) == data:
+        if current[name] == data:
             out.write(f"kit-init: current {name}\n")
         else:
             _publish(path, data, 0o755 if name.endswith((".gate", "pre-commit")) else 0o644)
@@ -132,7 +158,7 @@ def init(argv: list[str], environ=None, cwd: str | None = None, out=None, err=No
         manifest[name] = data
     for name, lines in merges.items():
         path = top / name
-        text = (_read(path) or b"").decode("utf-8", errors="replace")
+        text = (current[name] or b"").decode("utf-8", errors="replace")
         present = {line.strip() for line in text.splitlines()}
         missing = [line for line in lines if line not in present and line.split(" ")[0] not in {p.split(" ")[0] for p in present}]
         if missing:
@@ -143,9 +169,3 @@ def init(argv: list[str], environ=None, cwd: str | None = None, out=None, err=No
             out.write(f"kit-init: current {name}\n")
     lock = "".join(f"{sha256(data).hexdigest()}  {name}\n" for name, data in sorted(manifest.items()))
     _publish(top / "st2-kit.lock", lock.encode())
-    gates = gate_registry.gates_dir(environ)
-    out.write(
-        "kit-init: next: merge .claude/delegation/settings-snippet.json into .claude/settings.json (your own act: "
-        "hooks are a permission surface), install .claude/delegation/pre-commit as .git/hooks/pre-commit, and fill the "
-        f"two slots in .claude/delegation/agent-execution.md; knobs go in {gates}/delegation-config.knobs\n")
-    return 0

@@ -67,6 +67,20 @@ def test_a_conflict_writes_nothing_and_names_every_conflict(project, sandbox) ->
     assert not (project / "st2-kit.lock").exists() and not (project / "checks" / "gates.list").exists()
 
 
+@pytest.mark.parametrize("name", [".gitignore", ".claude/delegation/pre-commit", "checks/gates.list"])
+def test_a_fifo_where_the_kit_reads_is_refused_in_one_line_and_nothing_is_written(project, sandbox, name) -> None:
+    import os
+
+    (project / name).unlink(missing_ok=True)
+    (project / name).parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(project / name)
+    result = run_st2(["kit", "init", str(project)], hermetic_environment(sandbox), timeout=20)
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == (f"kit-init: {project / name}: is a FIFO, not a regular file; move it aside\n"
+                                      "kit-init: nothing written (1 conflict(s))\n")
+    assert not (project / "st2-kit.lock").exists() and not (project / ".claude" / "delegation" / "agent-execution.md").exists()
+
+
 def test_the_installed_kit_works_in_the_project(project, sandbox) -> None:
     run_st2(["kit", "init", str(project)], hermetic_environment(sandbox))
     git(project, "add", "-A")

@@ -20,14 +20,18 @@ Exits: 0 OK, 1 REFUSED, 2 FAILED and every shape refusal.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 import subprocess
 import sys
 
 from st2 import argv as argv_grammar
 from st2.kit.foreign import clone, keyed_verdict, session
 from st2 import foreign_tables
+from st2.fs.atomic import write_all
+from st2.fs.read import RUNTIME_LIMIT, TRANSCRIPT_LIMIT, NotRegular, TooLarge, read_bounded
 
 RUN_USAGE = ("usage: st2 foreign run <adapter> <prompt-file> [--mode audit|sweep] [--class <class>] [--key <key>]\n"
              "       st2 foreign run <adapter> --budget")
@@ -107,25 +111,77 @@ def capture_id(marker: str | None, stdout: bytes, stderr: bytes) -> str | None:
     return None
 
 
+def key_problem(key: str) -> str | None:
+    """Why ``key`` cannot name a run directory ``<scratch>/foreign/<key>/``, or None: the one
+    rule of run, resume and close, checked before any file is touched. A key is one printable
+    path component: not empty, no ``/``, not ``.`` or ``..``, no control character (a NUL, a
+    newline)."""
+    if not key or "/" in key or key in (".", "..") or not key.isprintable():
+        return f"{key!r} is not one path component"
+    return None
+
+
+def failure_of(error: OSError) -> str:
+    """An OSError about a run file as the words of a FAILED verdict: ``<path> <why>``."""
+    return f"{error.filename} {error.strerror}" if error.filename else str(error.strerror or error)
+
+
+def open_output(path: str) -> int:
+    """``path`` opened for writing from empty (created owner-only if absent); raise
+    :class:`NotRegular` when what is there is a FIFO, a symlink or anything else but a regular
+    file. Never blocks: ``O_NONBLOCK`` makes a FIFO without a reader fail at once."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    except OSError as error:
+        if error.errno not in (errno.ENXIO, errno.ELOOP, errno.EISDIR):
+            raise
+        raise NotRegular(error.errno, "is not a regular file", path) from None
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode):
+        os.close(descriptor)
+        raise NotRegular(errno.EINVAL, "is not a regular file", path)
+    os.ftruncate(descriptor, 0)
+    os.set_blocking(descriptor, True)
+    return descriptor
+
+
+def _write_file(path: str, data: bytes) -> None:
+    descriptor = open_output(path)
+    try:
+        write_all(descriptor, data, path, durable=False)
+    finally:
+        os.close(descriptor)
+
+
 def spawn(argv: list[str], tree: str, prompt: str, run_dir: str, timeout: float, environ) -> str:
     """Run the adapter; return its exit field (the status, ``timeout``) — raise OSError when it
-    cannot start."""
-    with open(prompt, "rb") as stdin, open(os.path.join(run_dir, "report.txt"), "wb") as stdout, \
-            open(os.path.join(run_dir, "stderr.txt"), "wb") as stderr:
-        process = subprocess.Popen(argv, cwd=tree, stdin=stdin, stdout=stdout, stderr=stderr,
-                                   env=clone.clean_environment(environ))
-        try:
-            return str(process.wait(timeout=timeout))
-        except subprocess.TimeoutExpired:
-            process.kill()  # the adapter's own process; a program it started may outlive it
-            process.wait()
-            return "timeout"
+    cannot start (:class:`NotRegular` when ``report.txt`` or ``stderr.txt`` is not a regular file)."""
+    stdout = open_output(os.path.join(run_dir, "report.txt"))
+    try:
+        stderr = open_output(os.path.join(run_dir, "stderr.txt"))
+    except BaseException:
+        os.close(stdout)
+        raise
+    try:
+        with open(prompt, "rb") as stdin:
+            process = subprocess.Popen(argv, cwd=tree, stdin=stdin, stdout=stdout, stderr=stderr,
+                                       env=clone.clean_environment(environ))
+    finally:
+        os.close(stdout)
+        os.close(stderr)
+    try:
+        return str(process.wait(timeout=timeout))
+    except subprocess.TimeoutExpired:
+        process.kill()  # the adapter's own process; a program it started may outlive it
+        process.wait()
+        return "timeout"
 
 
 def _read_bytes(path: str) -> bytes:
+    """A report's bytes for the session-id capture; nothing when it cannot be read as a regular
+    file within the bound."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        return read_bounded(path, TRANSCRIPT_LIMIT, follow_symlinks=False)
     except OSError:
         return b""
 
@@ -134,8 +190,7 @@ def _write_patch(context_tree: str, base: str, run_dir: str) -> str:
     data = clone.patch(context_tree, base, os.path.join(run_dir, "patch.index"))
     path = os.path.join(run_dir, "change.patch")
     if data:
-        with open(path, "wb") as handle:
-            handle.write(data)
+        _write_file(path, data)
         return path
     if os.path.exists(path):
         os.unlink(path)
@@ -187,8 +242,8 @@ def run(argv: list[str], environ=None, cwd: str | None = None, out=None, err=Non
         adapter = operands[0]
         prompt = operands[1] if len(operands) > 1 else ""
         key = values.get("--key") or os.path.splitext(os.path.basename(prompt))[0]
-        if "--budget" not in seen and (not key or "/" in key or key in (".", "..")):
-            raise argv_grammar.ShapeRefusal(f"--key {key!r} is not one path component")
+        if "--budget" not in seen and key_problem(key):
+            raise argv_grammar.ShapeRefusal(f"--key {key_problem(key)}")
     except argv_grammar.ShapeRefusal as refusal:
         err.write(f"foreign-run: {refusal}\n{RUN_USAGE}\n")
         return 2
@@ -236,10 +291,13 @@ def _open(context: Context, adapter: str, mode: str, tier_class: str | None, key
         return outcome.failed(f"key {key} holds a kept clone at {os.path.join(run_dir, 'tree')}: inspect and remove it").status
     if not _budget(context, adapter, outcome):
         return outcome.status
-    os.makedirs(run_dir, exist_ok=True)
-    for name in os.listdir(run_dir):
-        if ROTATED.match(name) or name in ("change.patch", "refs.txt"):
-            os.unlink(os.path.join(run_dir, name))
+    try:
+        os.makedirs(run_dir, exist_ok=True)
+        for name in os.listdir(run_dir):
+            if ROTATED.match(name) or name in ("change.patch", "refs.txt"):
+                os.unlink(os.path.join(run_dir, name))
+    except OSError as error:  # the run directory (or a parent) is not a directory
+        return outcome.failed(f"{run_dir}: {error.strerror}").status
     tree = os.path.join(run_dir, "tree")
     try:
         base = clone.make(context.toplevel, tree)
@@ -251,6 +309,9 @@ def _open(context: Context, adapter: str, mode: str, tier_class: str | None, key
                               foreign_tables.EFFORT: effort or ""})
     try:
         exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout, context.environ)
+    except NotRegular as error:
+        clone.remove(tree)
+        return outcome.failed(failure_of(error)).status
     except OSError as error:
         clone.remove(tree)
         return outcome.failed(f"spawn: {error.strerror or error}").status
@@ -275,8 +336,11 @@ def _open(context: Context, adapter: str, mode: str, tier_class: str | None, key
         clone.remove(tree)
         outcome.verdict += f" — not resumable (no session id after the marker {context.tables.marker.get(adapter)!r})"
         return 0
-    with open(os.path.join(run_dir, "refs.txt"), "w", encoding="utf-8") as handle:
-        handle.write(before)
+    try:
+        _write_file(os.path.join(run_dir, "refs.txt"), before.encode())
+    except OSError as error:
+        clone.remove(tree)
+        return outcome.failed(failure_of(error)).status
     session.write(run_dir, {"adapter": adapter, "mode": mode, "class": tier_class if model else None, "model": model,
                             "effort": effort, "base": base, "turn": "1", "id": session_id})
     outcome.verdict += f" — resumable: st2 foreign resume {os.path.basename(run_dir)} <prompt-file>"
@@ -300,6 +364,8 @@ def _session_command(argv: list[str], shape: str, usage: str, environ, cwd, err)
         _, _, operands = argv_grammar.parse(argv)
         if len(operands) != len(shape.split()):
             raise argv_grammar.ShapeRefusal(f"takes {shape}, not {len(operands)} operand(s)")
+        if key_problem(operands[0]):
+            raise argv_grammar.ShapeRefusal(f"key {key_problem(operands[0])}")
     except argv_grammar.ShapeRefusal as refusal:
         err.write(f"foreign-resume: {refusal}\n{usage}\n")
         return None
@@ -316,11 +382,14 @@ def resume(argv: list[str], environ=None, cwd: str | None = None, out=None, err=
     (key, prompt), context = prepared
     outcome = Outcome("foreign-resume")
     run_dir = context.run_dir(key)
-    record = session.read(run_dir) if "/" not in key else None
+    try:
+        record, unreadable = session.read(run_dir), None
+    except OSError as error:
+        record, unreadable = None, failure_of(error)
     outcome.fields.update(adapter=(record or {}).get("adapter", "-"), mode=(record or {}).get("mode", "-"),
                           **{"class": (record or {}).get("class", "-")}, key=key,
                           turn=(record or {}).get("turn", "-"), budget="-", exit="-", report="none", patch="none")
-    status = _resume(context, record, run_dir, key, prompt, outcome)
+    status = outcome.failed(unreadable).status if unreadable else _resume(context, record, run_dir, key, prompt, outcome)
     out.write(outcome.line() + "\n")
     return status
 
@@ -349,9 +418,12 @@ def _resume(context: Context, record, run_dir: str, key: str, prompt: str, outco
     tree = os.path.join(run_dir, "tree")
     words = substitute(form, {foreign_tables.PROMPT_FILE: prompt_path, foreign_tables.SESSION_ID: record["id"],
                               foreign_tables.MODEL: record["model"], foreign_tables.EFFORT: record["effort"]})
-    before = _read_bytes(os.path.join(run_dir, "refs.txt")).decode()
     try:
+        before = read_bounded(os.path.join(run_dir, "refs.txt"), RUNTIME_LIMIT, follow_symlinks=False).decode(
+            "utf-8", "replace")
         exit_field = spawn(words, tree, prompt_path, run_dir, context.timeout, context.environ)
+    except (NotRegular, TooLarge, FileNotFoundError) as error:
+        return outcome.failed(failure_of(error)).status
     except OSError as error:
         return outcome.failed(f"spawn: {error.strerror or error}").status
     outcome.fields.update(exit=exit_field, report=os.path.join(run_dir, "report.txt"), turn=str(turn + 1))
@@ -377,11 +449,19 @@ def close(argv: list[str], environ=None, cwd: str | None = None, out=None, err=N
         return 2
     (key,), context = prepared
     run_dir = context.run_dir(key)
-    if "/" in key or session.read(run_dir) is None:
+    try:
+        record = session.read(run_dir)
+    except OSError as error:
+        out.write(f"foreign-resume: key={key} -> FAILED ({failure_of(error)})\n")
+        return 2
+    if record is None:
         out.write(f"foreign-resume: key={key} -> FAILED (no open session under {key})\n")
         return 2
     clone.remove(os.path.join(run_dir, "tree"))
     for name in (session.NAME, "refs.txt"):
-        os.unlink(os.path.join(run_dir, name))
+        try:
+            os.unlink(os.path.join(run_dir, name))
+        except FileNotFoundError:
+            pass
     out.write(f"foreign-resume: key={key} -> CLOSED\n")
     return 0

@@ -30,10 +30,17 @@ def parse(text: str) -> dict[str, str] | None:
 
 
 def read(run_dir: str) -> dict[str, str] | None:
+    """The open session's fields, or None when there is no record (or it is not one). Raise
+    OSError when one is there but cannot be read: :class:`st2.fs.read.NotRegular` for a FIFO, a
+    symlink or anything else but a regular file (opened without blocking, never followed)."""
+    from st2.fs.read import RUNTIME_LIMIT, read_optional
+
+    data = read_optional(os.path.join(run_dir, NAME), RUNTIME_LIMIT, follow_symlinks=False)
+    if data is None:
+        return None
     try:
-        with open(os.path.join(run_dir, NAME), encoding="utf-8") as handle:
-            return parse(handle.read())
-    except (OSError, UnicodeDecodeError):
+        return parse(data.decode("utf-8"))
+    except UnicodeDecodeError:
         return None
 
 
