@@ -12,6 +12,7 @@ import sys
 from st2.bus import BusError
 from st2.catalog import layout
 from st2.catalog.location import CatalogLocation
+from st2.declarations.diagnostics import one_line
 from st2.top.model import SeatView, task_trouble
 
 RECORDS = (layout.STATUS, layout.HARNESS_STATE, layout.HARNESS_CONTEXT, layout.DRIVER_DIAGNOSTIC)
@@ -84,7 +85,7 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     row = seat.row
     directory = layout.SeatPaths(location.root, row.host, row.bare_identity).directory
     lines = [f"{row.identity}  {row.name or ''}".rstrip(), f"desired {row.desired_state}"
-             + (f" ({row.desired_state_reason})" if row.desired_state_reason else ""), "", "record ages:"]
+             + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else ""), "", "record ages:"]
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
     lines += ["", "session: " + session_text(row.session)]
     diagnostic = row.driver_diagnostic or {}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from st2.bus import boxes
 from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
+from st2.declarations.diagnostics import one_line
 from st2.roster.build import seat_row
 from st2.roster.human import activity_column, context_column, observed_column
 from st2.roster.row import RosterRow
@@ -56,7 +57,7 @@ class SeatView:
 
     def cells(self, now_ms: int) -> tuple[str, ...]:
         row = self.row
-        desired = row.desired_state + (f" ({row.desired_state_reason})" if row.desired_state_reason else "")
+        desired = row.desired_state + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else "")
         oldest = "-" if self.oldest_unread_ms is None else activity_column(self.oldest_unread_ms, now_ms)
         return (row.host, row.bare_identity, row.status, desired, observed_column(row.observed_state),
                 context_column(row.context), str(row.inbox), oldest, self.task_column())

@@ -75,3 +75,22 @@ def test_once_never_imports_textual(tmp_path: Path) -> None:
     modules = json.loads(out.read_text())
     assert "st2.top.plain" in modules
     assert [name for name in modules if name.split(".")[0] == "textual"] == []
+
+
+def test_an_invalid_declarations_diagnostic_stays_on_its_seats_row(tmp_path: Path) -> None:
+    env = environment(tmp_path)
+    broken = Path(env["CATALOG"]) / "agents" / "alpha" / "broken"
+    broken.mkdir()
+    (broken / "agent.kdl").write_text('agent "broken" {\n    argv "sh"\n    restart { delay "a\\nb\\u{1b}[2J" }\n}\n')
+    completed = run_st2("top", "--once", "--host", "alpha", env=env)
+    assert completed.returncode == 0, completed.stderr
+    lines = completed.stdout.splitlines()
+    header = next(index for index, line in enumerate(lines) if line.startswith("  HOST"))
+    rows = lines[header + 1:header + 7]  # six seats, one row each; the warnings follow the table
+    assert [line[2:].split()[:2] for line in rows] == [
+        ["alpha", "reviewer"], ["alpha", "broken"], ["alpha", "builder"], ["alpha", "flaky"], ["alpha", "sleeper"],
+        ["beta", "remote"]], lines
+    assert lines[header + 7].startswith("warning: agents/alpha/broken/agent.kdl:3:21: "), lines
+    row = rows[1]
+    assert ('invalid (agents/alpha/broken/agent.kdl:3:21: error[restart-invalid]: restart `delay` "a\\nb\\x1b[2J" '
+            'is not a duration; help: write a number with a unit:') in row
