@@ -13,7 +13,9 @@ registers with its log descriptor and its parsed settings (:mod:`st2.ding.servic
 - its SIGKILL: the service sees the connection end and stops the seat's thread;
 - the seat's loop ending (session gone: 0; an exception: 70, logged with its type): the stub
   exits with that status; a target that is not a seat fails as ``st2 ding`` does;
-- the service unresponsive (stopped, wedged): the stub pings it every
+- the service unresponsive (stopped, wedged): a registration it leaves unanswered for
+  :data:`service_wire.HEARTBEAT_BOUND_SECONDS` is killed as below and the stub registers with the
+  fresh service it then starts; once registered, the stub pings it every
   :data:`service_wire.HEARTBEAT_SECONDS`, and a ping left unanswered for
   :data:`service_wire.HEARTBEAT_BOUND_SECONDS` makes the stub SIGKILL the service's process group
   (see *The heartbeat* below), which ends its connection: the next case;
@@ -183,9 +185,17 @@ class Stub:
             try:
                 wire.send(connection, service_wire.serve_request(self.runtime_id, self.catalog, self.host,
                                                                  self.socket, self.settings, self.build), (1,))
+                connection.settimeout(service_wire.HEARTBEAT_BOUND_SECONDS)
                 answer, extra = wire.receive(connection)
                 for descriptor in extra:
                     os.close(descriptor)
+            except wire.WireTimeout as error:   # a stopped service holding the scope: the heartbeat's kill
+                self.service_pid = wire.peer_pid(connection)
+                if self._identify_service(connection, claimed=False):
+                    self._kill_unresponsive("this seat's registration")
+                connection.close()
+                reason = f"the DING service did not answer the registration: {error}"
+                continue   # killed: the next attempt starts another
             except OSError as error:
                 connection.close()
                 reason = f"the DING service ended the registration: {error}"
@@ -214,6 +224,7 @@ class Stub:
             outcome = self._wait(connection)
         if self.service_pidfd is not None:
             os.close(self.service_pidfd)
+            self.service_pidfd = None
         if isinstance(outcome, dict):
             status = outcome.get("exit")
             if isinstance(outcome.get("error"), str):
@@ -230,18 +241,24 @@ class Stub:
             return self.serve_itself(killed.says())
         return self.serve_itself(f"the DING service (pid {self.service_pid}) is gone")
 
-    def _identify_service(self, connection: socket.socket) -> None:
-        """Take the registering service's identity for the heartbeat's kill: its PID by
-        ``SO_PEERCRED`` equal to the answer's, a pidfd on it and its process group. Without it
-        (a PID that does not agree, no pidfd) the stub can only wait for the service's death."""
+    def _identify_service(self, connection: socket.socket, claimed: bool = True) -> bool:
+        """Take the service's identity for the heartbeat's kill: its PID by ``SO_PEERCRED``,
+        equal to the one its answer claimed (``claimed``) or, for a service that answered
+        nothing, the holder of ``ding-service.lock``; a pidfd on it and its process group. False
+        without it (a PID that does not agree, no pidfd): the stub can only wait for its death."""
+        from st2.fs.lock import holders
         from st2.process import proc_stat
 
+        if self.service_pidfd is not None:
+            os.close(self.service_pidfd)
         self.service_pidfd = self.service_group = self.service_ticks = None
         peer = wire.peer_pid(connection)
-        if peer is None or peer != self.service_pid or peer <= 1:
-            say(f"the DING service's connection names pid {peer}, its answer {self.service_pid}: "
-                "an unresponsive service will not be killed by this stub")
-            return
+        agrees = peer == self.service_pid if claimed else peer in holders(service_wire.lock_path(self.scope))
+        if peer is None or peer <= 1 or not agrees:
+            expected = self.service_pid if claimed else "ding-service.lock holder"
+            say(f"the DING service's connection names pid {peer}, not the service's {expected}: an unresponsive "
+                "service will not be killed by this stub")
+            return False
         try:
             self.service_pidfd = os.pidfd_open(peer)
             self.service_group = os.getpgid(peer)
@@ -250,6 +267,14 @@ class Stub:
         except (OSError, AttributeError) as error:
             say(f"cannot watch the DING service pid {peer} ({error}): an unresponsive service will not be "
                 "killed by this stub")
+            return False
+        return True
+
+    def _kill_unresponsive(self, what: str) -> None:
+        say(f"the DING service (pid {self.service_pid}) left {what} unanswered for "
+            f"{service_wire.HEARTBEAT_BOUND_SECONDS:g}s ({_state(self.service_pid)}); SIGKILLing its "
+            f"process group {self.service_group} so its seat locks free")
+        self._kill_service()
 
     def _kill_service(self) -> None:
         """SIGKILL the unresponsive service's process group (see *The heartbeat*), its kill
@@ -339,10 +364,7 @@ class Stub:
             if (not killed and unanswered_since is not None
                     and time.monotonic() - unanswered_since >= service_wire.HEARTBEAT_BOUND_SECONDS):
                 killed = True
-                say(f"the DING service (pid {self.service_pid}) left a ping unanswered for "
-                    f"{service_wire.HEARTBEAT_BOUND_SECONDS:g}s ({_state(self.service_pid)}); SIGKILLing its "
-                    f"process group {self.service_group} so its seat locks free")
-                self._kill_service()
+                self._kill_unresponsive("a ping")
 
     def serve_itself(self, why: str) -> int:
         """Run the seat's notifier in this process, loudly."""

@@ -17,7 +17,7 @@ import time
 import pytest
 
 from ding_support import poll_for, runs_on
-from seat_fleet_support import (SEATS, Rounds, ding_fleet, ding_pids, exists, hello, pane_screen, served,
+from seat_fleet_support import (RESTARTS, SEATS, Rounds, ding_fleet, ding_pids, exists, hello, pane_screen, served,
                                 standin_seats)
 from st2.ding import service_wire
 
@@ -149,6 +149,48 @@ def test_doctor_names_a_stopped_ding_service_and_each_seat_it_holds_until_the_he
         after = fleet.st2("doctor").stdout
         assert "ding-service-unresponsive" not in after, after
         assert after.count(f"ding-serves-itself") == len(SEATS), after
+    finally:
+        fleet.stop(supervisor)
+        fleet.st2("down")
+
+
+def test_a_stub_restarted_while_the_service_is_stopped_kills_it_and_is_served_by_a_fresh_one(fleet):
+    standins = standin_seats(fleet, SEATS, RESTARTS)
+    fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
+    supervisor = fleet.up("--interval", "1s")
+    try:
+        stubs, service = serve_all(fleet)
+        for identity in ("bob", "cat"):                  # their heartbeats cannot act first
+            os.killpg(stubs[identity], signal.SIGSTOP)
+        os.killpg(service, signal.SIGSTOP)
+        os.killpg(stubs["ann"], signal.SIGKILL)
+        poll_for(lambda: ding_pids(fleet).get("ann") not in (None, stubs["ann"]), timeout=30,
+                 what="the supervisor's restart of ann's stub")
+        restarted = ding_pids(fleet)["ann"]
+        # Its registration unanswered for the bound, the restarted stub kills the stopped service and
+        # registers with the fresh one it starts through the seat host.
+        poll_for(lambda: "ann" in served(fleet), timeout=service_wire.HEARTBEAT_BOUND_SECONDS + 40,
+                 what="ann's restarted stub served by a fresh DING service")
+        fresh = hello(service_wire.socket_path(fleet.scope.directory))["pid"]
+        assert fresh != service and not exists(service)
+        assert served(fleet) == {"ann": restarted}
+        assert (f"the DING service (pid {service}) left this seat's registration unanswered for 10s (stopped); "
+                f"SIGKILLing its process group {service} so its seat locks free") in ding_log(fleet, "ann")
+        assert "SERVING" not in ding_log(fleet, "ann")
+        for identity in ("bob", "cat"):
+            os.killpg(stubs[identity], signal.SIGCONT)
+        for identity in ("bob", "cat"):
+            poll_for(lambda: f"SERVING h.{identity} MYSELF" in ding_log(fleet, identity), timeout=30,
+                     what=f"{identity}'s stub to serve its seat itself")
+            assert (f"the DING service (pid {service}) {KILLED}{restarted}; SERVING h.{identity} MYSELF"
+                    in ding_log(fleet, identity))
+        rounds = Rounds(fleet, standins)
+        rounds.post(0)
+        rounds.wait_all()
+        for identity in SEATS:
+            runs_on(fleet.catalog / "logs" / f"h.{identity}.ding.log", passes=3)
+        rounds.assert_each_once()
+        assert_each_once_on_screen(fleet, rounds)
     finally:
         fleet.stop(supervisor)
         fleet.st2("down")
