@@ -41,7 +41,11 @@ The service ends when it has served no seat for :data:`IDLE_EXIT_SECONDS`; on ``
 SIGTERM or its socket removed or replaced it stops listening (its socket and lock go to a
 successor) and ends once the seats it serves have ended (``st2 down`` of the whole host retires
 it after stopping every seat). If it dies (SIGKILL, crash,
-OOM) every stub sees its connection end and serves its seat itself.
+OOM) every stub sees its connection end and serves its seat itself. Its loop answers each
+stub's ``ping`` at once and serves one request per pass, so a peer trickling a request holds it
+at most :data:`st2.seathost.wire.REQUEST_SECONDS`; if it stops answering (SIGSTOP, a wedged
+loop) a stub SIGKILLs its process group after :data:`service_wire.HEARTBEAT_BOUND_SECONDS`
+(:mod:`st2.ding.stub`, *The heartbeat*), which is the death above.
 """
 
 from __future__ import annotations
