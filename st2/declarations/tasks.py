@@ -151,9 +151,9 @@ def read_restart(context: Context, node: Any, path: tuple[int, ...], field_path:
             try:
                 seconds = parse_duration(raw) if raw is not None else None
             except DurationRefused as refusal:
-                context.report("restart-invalid", child_path, argument(0), child_field,
-                               f"restart `{child.name}` {refusal}",
-                               help=f'write a number with a unit: "500ms", "60s", "5m", "2h", "1d" (at most {MAX_DURATION})')
+                context.report("restart-invalid", child_path, argument(0), child_field, f"restart `{child.name}` {refusal}",
+                               help=f'write a number with a unit: "500ms", "60s", "5m", "2h", "1d" '
+                                    f'(at most {MAX_DURATION})')
                 seconds = None
             if seconds is None:
                 valid = False
