@@ -22,12 +22,16 @@ if TYPE_CHECKING:  # annotations only: a click-free send passes str paths and ne
     from pathlib import Path
 
 STAGING = "bus-staging"
+# Mail is the owner's alone under any umask, like every record: a message body, a sent copy, a
+# receipt. The directories st2 creates for it too.
+MESSAGE_MODE = 0o600
+DIRECTORY_MODE = 0o700
 
 
 def staging_directory(catalog: Path | str) -> Path | str:
     """``<catalog>/.st2/bus-staging`` (of ``catalog``'s kind), created if missing."""
     path = os.path.join(catalog, CONTROL_DIR, STAGING)
-    os.makedirs(path, exist_ok=True)
+    os.makedirs(path, mode=DIRECTORY_MODE, exist_ok=True)
     return like(catalog, path)
 
 
@@ -47,7 +51,7 @@ def ensure_box(directory: Path | str, catalog: Path | str) -> Path | str:
     for part in parts:
         current = os.path.join(current, part)
         try:
-            ensure_real_directory(current)
+            ensure_real_directory(current, DIRECTORY_MODE)
         except UnsafePublication:
             raise BusError(f"unsafe mailbox {directory}: {current} is not a real directory") from None
         except OSError as error:
@@ -55,7 +59,7 @@ def ensure_box(directory: Path | str, catalog: Path | str) -> Path | str:
     return directory
 
 
-def publish_exclusive(target: Path | str, data: bytes, staging: Path | str, *, mode: int = 0o644,
+def publish_exclusive(target: Path | str, data: bytes, staging: Path | str, *, mode: int = MESSAGE_MODE,
                       durable: bool = True) -> bool:
     """Create ``target`` holding ``data`` unless a file already has that name.
 

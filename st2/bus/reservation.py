@@ -17,7 +17,7 @@ import os
 from st2.bus import BusError
 from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import archive_of, inbox_of, read_raw
-from st2.bus.publication import publish_exclusive
+from st2.bus.publication import DIRECTORY_MODE, publish_exclusive
 from st2.digest import sha256
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.records import decoding
@@ -52,10 +52,10 @@ def reserve(record: Path, fields: dict[str, str], candidate_filename: str, stagi
     different fields (``idempotency key reused with a different <kind>``) or is unreadable —
     an unreadable reservation fails closed rather than publishing a second message.
     """
-    os.makedirs(os.path.dirname(os.fspath(record)) or ".", exist_ok=True)
+    os.makedirs(os.path.dirname(os.fspath(record)) or ".", mode=DIRECTORY_MODE, exist_ok=True)
     body = {"schema": SCHEMA, **fields, "filename": candidate_filename}
     data = (json.dumps(body, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
-    if publish_exclusive(record, data, staging, mode=0o644):
+    if publish_exclusive(record, data, staging):
         return candidate_filename, True
     try:
         existing = decoding.load_json(read_bounded(record, RUNTIME_LIMIT, follow_symlinks=False))

@@ -24,7 +24,7 @@ from st2.bus.addressing import Seat
 from st2.bus.envelope import check_header_text, check_name, render
 from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import ArchiveOutcome, archive_message, inbox_of
-from st2.bus.publication import ensure_box, staging_directory
+from st2.bus.publication import DIRECTORY_MODE, MESSAGE_MODE, ensure_box, staging_directory
 from st2.bus.reservation import deliver_reserved, key_digest
 from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import CONTROL_DIR
@@ -144,7 +144,7 @@ def emit(
     staging = staging_directory(catalog)
     ensure_box(inbox_of(seat.directory), catalog)
     ring = ring_path(catalog, seat, stream)
-    ring.parent.mkdir(parents=True, exist_ok=True)
+    ring.parent.mkdir(parents=True, exist_ok=True, mode=DIRECTORY_MODE)
     with record_lock(ring):
         try:
             existing = read_bounded(ring, RUNTIME_LIMIT, follow_symlinks=False)
@@ -164,7 +164,7 @@ def emit(
             receipts = receipts[-RING_CAPACITY:]
             index = len(receipts) - 1
             # The ring is the reservation: it is durable before the message exists.
-            publish(ring, render_ring(stream, receipts), staging, root=catalog)
+            publish(ring, render_ring(stream, receipts), staging, root=catalog, mode=MESSAGE_MODE)
             created = True
         receipt = receipts[index]
         delivered = deliver_reserved(seat.directory, receipt.filename, data, staging)

@@ -47,7 +47,7 @@ its seat itself from the ownership record, whose phases make the paste exactly-o
 death at any instant (:mod:`st2.ding.ownership`). A SIGCONT that comes later finds no process.
 The next stub to register (a restarted task, a new seat) starts a fresh service through the
 seat host as at first; stubs already serving themselves stay so until they are restarted. The
-bound (10 s, 10 pings) is far above a loaded service's answer time: a false kill costs every
+bound (10 s; a ping every 2 s) is far above a loaded service's answer time: a false kill costs every
 seat a whole notifier's memory.
 """
 
@@ -145,11 +145,10 @@ class Stub:
 
     def _start_service(self) -> None:
         from st2.catalog.layout import CatalogPaths
+        from st2.fs.log import open_log
 
         logs = CatalogPaths(self.catalog).logs
-        logs.mkdir(parents=True, exist_ok=True)
-        log = os.open(logs / f"{self.target.split('.', 1)[0]}.ding-service.log",
-                      os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        log = open_log(logs / f"{self.target.split('.', 1)[0]}.ding-service.log")
         try:
             answer = wire.request(wire.socket_path(self.scope),
                                   {"op": "fork", "argv": ["ding-service", "--scope-directory", str(self.scope)],

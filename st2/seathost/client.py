@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from st2.fs.log import open_log
 from st2.seathost import wire
 
 START_TIMEOUT_SECONDS = 20.0
@@ -76,8 +77,11 @@ class SeatHostClient:
         return False
 
     def _start(self) -> bool:
-        self.log.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        try:
+            descriptor = open_log(self.log)
+        except OSError as error:
+            self.say(f"cannot open the seat host's log {self.log}: {error.strerror or error}")
+            return False
         try:
             self.started = subprocess.Popen(
                 [*self.prefix, *self.command, "seat-host", "--scope-directory", str(self.directory)],

@@ -20,6 +20,7 @@ from pathlib import Path
 import psutil
 
 from st2.clock import SYSTEM_CLOCK, Clock
+from st2.fs.log import open_log
 from st2.supervisor.runtime import transport
 from st2.runtime import launch_record
 from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
@@ -91,10 +92,9 @@ class ExecBackend:
 
     def launch(self, spec: TaskSpec) -> LaunchRecord:
         self.scope.ensure()
-        self.logs.mkdir(parents=True, exist_ok=True)
         log = self.log_path(spec.runtime_id)
         rotate_log(log)
-        descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        descriptor = open_log(log, truncate=True)
         try:
             forked = self._fork(spec, descriptor)
             if forked is not None:
