@@ -115,6 +115,18 @@ class UpSeat:
         poll(settled, f"{text!r} settled in the composer", 30, self.screen, step=0.3)
         self.tmux("send-keys", "-t", self.session, "Enter")
 
+    def wrapper(self) -> int:
+        """The PID of the seat's session wrapper: the pane process, or — a native seat's wrapper
+        forked from the seat host (st2.seathost.session_fork) — the one its pane anchor names.
+        Killing the anchor is not killing the wrapper: that runs the wrapper's stop path."""
+        from st2.drivers.session_handoff import ANCHOR_NAME
+
+        pane = int(self.tmux("display-message", "-p", "-t", self.session, "#{pane_pid}").strip())
+        words = Path(f"/proc/{pane}/cmdline").read_bytes().split(b"\0")
+        if len(words) > 4 and words[3] == ANCHOR_NAME.encode() and words[4].isdigit():
+            return int(words[4])
+        return pane
+
     def sessions(self) -> list[str]:
         """The session names the seat's tmux server lists; none while it is not (or no longer) serving."""
         result = subprocess.run(["tmux", "-S", str(self.socket), "list-sessions", "-F", "#{session_name}"],

@@ -54,6 +54,12 @@ class Seat(UpSeat):
         path = next(iter(self.state_home.glob(f"**/opencode/{HOST}.oc/server.json")))
         return json.loads(path.read_text())
 
+    def launch(self) -> str | None:
+        """The password of the launch whose server server.json names (a new one per wrapper
+        launch), or None before any server has listened."""
+        path = next(iter(self.state_home.glob(f"**/opencode/{HOST}.oc/server.json")), None)
+        return json.loads(path.read_text())["password"] if path is not None else None
+
     def call(self, method: str, path: str, body=None):
         server = self.server()
         token = base64.b64encode(f"opencode:{server['password']}".encode()).decode()
@@ -166,9 +172,13 @@ def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_no
                                                                                      fake_model: FakeModel) -> None:
     pending: list[str] = []   # delivered, not yet archived by the recipient
     settled: list[str] = []
+    killed = None             # the password of the launch the last round killed (each launch has its own)
     for round_number in range(2):
         seat.up()
-        poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+        # Only the successor's own launch (its server listening, server.json rewritten) is waited on:
+        # until then server.json and harness-state are the killed launch's.
+        poll(lambda: seat.launch() not in (None, killed) and seat.state()[0] == "idle", "the served session idle",
+             240, seat.screen)
         # The successor settles its predecessor's attempt by reading back (a retry only when it is
         # absent); the recipient then archives it, which releases the hold (the pump never does).
         poll(lambda: all(seat.ledger().get(name, {}).get("phase") == "persisted" for name in pending),
@@ -179,12 +189,18 @@ def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_no
         settled += pending
         pending = [write_message(seat.directory, f"round {round_number}", body="hello")]
         poll(lambda: pending[0] in seat.ledger(), "the attempt owned", 60, seat.screen)  # ownership persisted
-        wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
-        os.kill(wrapper, signal.SIGKILL)  # between attempt and read-back; its server dies with it
+        # The wrapper itself, not the pane: an opencode seat's wrapper is forked from the seat host
+        # and the pane is its anchor, whose death runs the wrapper's stop path (which can still read
+        # the attempt back, and writes `ended`). SIGKILLed, nothing of the launch runs on; its server
+        # dies with it (PR_SET_PDEATHSIG).
+        wrapper, killed = seat.wrapper(), seat.launch()
+        os.kill(wrapper, signal.SIGKILL)  # between attempt and read-back
+        poll(lambda: gone(wrapper), "the wrapper gone", 30)
+        assert seat.state()[0] != "ended"   # no stop path ran
         seat.kill_pty()
     seat.up()
-    poll(lambda: seat.ledger().get(pending[0], {}).get("phase") == "persisted", "the last attempt read back", 240,
-         seat.screen)
+    poll(lambda: seat.launch() not in (None, killed) and seat.ledger().get(pending[0], {}).get("phase") == "persisted",
+         "the last attempt read back by the successor's launch", 240, seat.screen)
     everything = settled + pending
     assert len(everything) == 2
     # Exactly once in the session's durable history; never twice before the model (a prompt the
@@ -273,13 +289,16 @@ def test_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(attached_sea
     down = seat.st2("down", "--host", HOST, "oc")
     assert down.returncode == 0, down.stdout + down.stderr
 
-    def gone(pid: int) -> bool:
-        try:
-            return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
-        except FileNotFoundError:
-            return True
     poll(lambda: all(gone(pid) for pid in (anchor, wrapper, server, *attached)), "everything stopped", 60, seat.screen)
     assert (seat.record("harness-state") or {}).get("state") == "ended"
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (gone, or a zombie its parent has not reaped yet)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except FileNotFoundError:
+        return True
 
 
 def attach_children(seat: Seat) -> list[int]:
