@@ -22,7 +22,8 @@ Subcommands (the roster is printed on stderr at exit 2):
 Trial line (closed field set): ``form=<f> predicate=<p> producer_ms=<n> waiter_exit=<n>
 marker_at_ms=<n|-> waiter_at_ms=<n> producer_alive_at_exit=<yes|no> class=<c>``, times elapsed
 since the producer's launch. Classes: ``ok`` (the waiter outlived its condition), ``reaped`` (a
-signal exit with the producer alive), ``predicate`` (a clean zero with the marker absent),
+signal exit with the producer alive), ``predicate`` (a clean zero while the marker was absent:
+none yet, or one stamped after the waiter's exit — ``record`` may run after the producer ends),
 ``unexplained``; ``ceiling`` is named only by ``report``, across the sweep.
 
 Exits: 0 a completed subcommand, 1 ``report`` with no trials recorded, 2 misuse.
@@ -168,7 +169,9 @@ def classify(waiter_exit: int, marker_at: int | None, waiter_at: int, alive: boo
         return "ok"
     if waiter_exit >= 128 and alive:
         return "reaped"
-    if waiter_exit == 0 and marker_at is None:
+    # Not "ok", so any marker was stamped after the waiter left: absent when it exited. The
+    # marker is read when the trial is recorded, which a loaded machine can delay past it.
+    if waiter_exit == 0 and (marker_at is None or marker_at > waiter_at):
         return "predicate"
     return "unexplained"
 

@@ -28,6 +28,7 @@ def probe(root: Path, *argv: str) -> tuple[int, str, str]:
     (0, 500, 500, True, "ok"),         # at the same millisecond is not early
     (143, None, 300, True, "reaped"),  # a signal exit with the producer alive
     (0, None, 30, True, "predicate"),  # a clean zero with the marker absent
+    (0, 1691, 1043, True, "predicate"),  # the marker stamped after the waiter left, read when recorded
     (143, None, 300, False, "unexplained"),
     (1, None, 30, True, "unexplained"),
 ])
