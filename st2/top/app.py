@@ -251,13 +251,13 @@ class TopApp(App):
         events = self.events.lines() if self.events.events else []
         if events != self.shown_events:
             pane = self.query_one("#events", Static)
-            pane.update("\n".join(events))
+            pane.update(Text("\n".join(events)))  # text, never markup: the fields are the journal's
             pane.set_class(bool(events), "shown")  # no pane until something was journaled
             self.shown_events = events
             changed = True
         status = self._status_text(len(seats))
         if status != self.status_line:
-            self.query_one("#status", Static).update(status)
+            self.query_one("#status", Static).update(Text(status))
             self.status_line = status
             changed = True
         if changed:
