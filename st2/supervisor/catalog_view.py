@@ -11,7 +11,7 @@ from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
 from st2.hook_assets import hooks_directory
-from st2.supervisor.lowering import SeatPlan, lower, task_base_environment
+from st2.supervisor.lowering import SeatPlan, lower, st2_command, task_base_environment
 
 
 @dataclass
@@ -48,6 +48,7 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
     view.catalog_errors = [_diagnostic_text(item) for item in catalog_diagnostics if item.is_error]
     view.errors.extend(view.catalog_errors)
     base_environment = task_base_environment()
+    command = st2_command()
     hooks = hooks_directory()
     for host, identity, declaration_path, discovery_error in _discover(location.root, location.host):
         if discovery_error is not None:
@@ -63,7 +64,7 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
             view.errors.append(f"{declaration_path}: declares agent {declaration.identity!r} in directory {identity!r}")
             continue
         view.plans.append(lower(declaration, location.host, location.root,
-                                base_environment=base_environment, hooks=hooks))
+                                base_environment=base_environment, hooks=hooks, command=command))
     view.plans.sort(key=lambda plan: plan.agent)
     return view
 

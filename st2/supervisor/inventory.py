@@ -47,8 +47,10 @@ def observe(scope: RuntimeScope, location: CatalogLocation, runtime_id: str) -> 
     return backend.observe(record)
 
 
-def inventory(location: CatalogLocation, scope: RuntimeScope | None = None) -> dict:
-    """Build the envelope (a dict in wire order)."""
+def inventory(location: CatalogLocation, scope: RuntimeScope | None = None, *, recheck: bool = True) -> dict:
+    """Build the envelope (a dict in wire order). ``recheck`` reads the catalog once more after
+    observing, to report declarations that changed meanwhile; a live view that re-reads the
+    inventory at every declaration change it sees (`st2 top`) passes False."""
     scope = scope or RuntimeScope(location.root, location.host)
     errors: list[str] = []
     if not location.root.is_dir():
@@ -74,8 +76,8 @@ def inventory(location: CatalogLocation, scope: RuntimeScope | None = None) -> d
         if len(names) > 1:
             errors.append(f"duplicate runtime id {runtime_id!r} is declared by {', '.join(names)}")
     errors.extend(orphans(scope, location, set(owners)))
-    again = read_catalog(location)
-    if again.fingerprint() != view.fingerprint() or _generation(location) != generation_before:
+    if recheck and (read_catalog(location).fingerprint() != view.fingerprint()
+                    or _generation(location) != generation_before):
         errors.append("declarations changed while the inventory was observed; observe again")
     rows.sort(key=lambda row: (row["agent"], row["task"], row["runtimeId"]))
     return _envelope(location, _unique(errors), rows)

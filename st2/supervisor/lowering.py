@@ -109,10 +109,12 @@ def task_base_environment(environment: dict[str, str] | None = None) -> dict[str
 
 
 def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
-          base_environment: dict[str, str] | None = None, hooks: str | None = None) -> SeatPlan:
+          base_environment: dict[str, str] | None = None, hooks: str | None = None,
+          command: list[str] | None = None) -> SeatPlan:
     """Lower ``declaration`` for ``host``. Errors are returned in the plan (with no tasks),
     never raised; a plan with errors must not be reconciled. Pass ``base_environment`` (from
-    :func:`task_base_environment`) and ``hooks`` when lowering many seats at once."""
+    :func:`task_base_environment`), ``hooks`` and ``command`` (:func:`st2_command`, a PATH search)
+    when lowering many seats at once."""
     agent = f"{host}.{declaration.identity}"
     workspace = expand_workspace(declaration.workspace)
     driver_error = None
@@ -121,7 +123,7 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
         from st2.drivers import expand_driver_blocks
 
         try:
-            declaration = expand_driver_blocks(declaration, host, st2_command())
+            declaration = expand_driver_blocks(declaration, host, command or st2_command())
         except ValueError as error:
             driver_error = str(error)
     plan = dict(
@@ -163,7 +165,7 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
             continue
         if role is TaskRole.DING:
             # The notifier is told its target: the canonical agent PTY task.
-            argv = (*st2_command(), "ding", agent)
+            argv = (*(command or st2_command()), "ding", agent)
         elif declared.argv is not None:
             argv = tuple(declared.argv)
         else:

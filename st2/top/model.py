@@ -162,7 +162,9 @@ class Fleet:
         else:
             from st2.supervisor.inventory import inventory
 
-            envelope = inventory(self.location)
+            # No second read of the catalog to catch declarations changing meanwhile: the view
+            # reads the inventory again at each declaration change its watch sees.
+            envelope = inventory(self.location, recheck=False)
         self.inventory_errors = list(envelope.get("errors", []))
         by_seat: dict[str, list[dict]] = {}
         for task in envelope.get("tasks", []):

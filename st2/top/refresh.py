@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
+from st2.catalog.layout import ARCHIVE, DECLARATION, INBOX, RESOURCES
 from st2.fs.watch import IGNORED, MutationWatch
 
 CATALOG_ROLE = "#catalog"
@@ -102,4 +102,7 @@ class FleetWatch:
                     changes.usage = True
             else:
                 changes.seats.add(role)
+                # A declaration rewritten is a change of that seat's tasks too: the inventory
+                # (read without its own second pass, see Fleet.reload_tasks) is read again.
+                changes.tasks = changes.tasks or name == DECLARATION
         return changes
