@@ -1,7 +1,7 @@
 """A SIGSTOPped DING service under a real ``st2 up`` with real tmux seats (issue 31). It holds
 every seat's lock while running none of their loops, so the seats are held: no notice lands and
 ``st2 doctor`` fails naming the stopped service and each seat it holds (never "serves itself").
-Each registered stub pings the service every second; a ping unanswered for the bound makes a
+Each registered stub pings the service every 2 s; a ping unanswered for the bound (10 s) makes a
 stub SIGKILL the service's process group, the seat locks free, and every stub serves its seat
 itself from the ownership record: each notice posted during the stop lands exactly once, and a
 SIGCONT afterwards finds nothing to wake: no notice is typed twice, on the stand-in's input or
