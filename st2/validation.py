@@ -49,7 +49,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     found = discover(root)
     if overlay is not None:
         _apply_overlay(found, root, overlay)
-    diagnostics: list[Diagnostic] = list(found.errors) + list(found.warnings)
+    diagnostics: list[Diagnostic] = [_at_declaration(root, error) for error in found.errors] + list(found.warnings)
     _, catalog_diagnostics = load_catalog_declaration(root)
     diagnostics.extend(catalog_diagnostics)
     declarations = []
@@ -72,6 +72,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     diagnostics.extend(_declaration_conflicts(root))
     diagnostics.extend(_dangling_supervisors(found.seats, declarations, overlay))
     diagnostics.extend(_shared_runtime_ids(declarations, overlay))
+    diagnostics.extend(_address_collisions(declarations, overlay))
     diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
     if strict:
@@ -170,6 +171,42 @@ def _shared_runtime_ids(declarations, overlay: Overlay | None = None) -> list[Di
                                          + ", ".join(claimants),
                                          "rename a seat or a task, or give one an explicit distinct `id`", overlay))
     return problems
+
+
+def _address_collisions(declarations, overlay: Overlay | None = None) -> list[Diagnostic]:
+    """A declared ``address`` equal to another seat's identity, bus id or address makes a name
+    name two seats (:func:`st2.bus.addressing.matches`): mail to it is refused as ambiguous, so
+    the other seat is unreachable by that name. A retired seat is no recipient, so it collides
+    with nothing."""
+    live = [(seat, declaration) for seat, declaration in declarations if not declaration.retired]
+    problems = []
+    for seat, declaration in live:
+        address = declaration.address
+        if address is None:
+            continue
+        others = [other.runtime_id for other, theirs in live if other is not seat
+                  and address in (other.identity, other.runtime_id, theirs.address)]
+        if others:
+            problems.append(_located(seat, "address", "address-collision", ERROR,
+                                     f"address \"{address}\" also names {', '.join(others)}: mail to it would be "
+                                     "refused as ambiguous", "declare an address no other seat answers to", overlay))
+    return problems
+
+
+def _at_declaration(root: Path, diagnostic: Diagnostic) -> Diagnostic:
+    """A seat directory's refused name pointed at its declaration's ``agent`` node when it holds
+    one (``file:line:column``); otherwise the diagnostic as discovery made it."""
+    parts = (diagnostic.source or "").split("/")
+    if diagnostic.code != "catalog-entry-unsafe-name" or len(parts) != 3 or parts[0] != AGENTS_DIR:
+        return diagnostic
+    directory = root / diagnostic.source
+    try:
+        if not stat.S_ISREG(os.lstat(directory / DECLARATION).st_mode):
+            return diagnostic
+    except OSError:
+        return diagnostic
+    seat = DiscoveredSeat(parts[1], parts[2], directory, directory / DECLARATION)
+    return _located(seat, None, diagnostic.code, diagnostic.severity, diagnostic.message, diagnostic.help)
 
 
 def _unsafe_mailboxes(seats, principals) -> list[Diagnostic]:

@@ -8,9 +8,14 @@ from __future__ import annotations
 from st2.declarations.spans import locate
 
 
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
+
+
 def quote(value: str) -> str:
-    """A KDL string literal for ``value``."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    """A KDL string literal for ``value``: every non-printable character (controls, bidi and
+    other format characters, separators) written as its ``\\u{…}`` escape, so any value makes
+    valid KDL and the declaration's own rules, not a syntax error, judge it."""
+    escaped = "".join(_ESCAPES.get(c) or (c if c.isprintable() else f"\\u{{{ord(c):x}}}") for c in value)
     return f'"{escaped}"'
 
 

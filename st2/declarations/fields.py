@@ -121,8 +121,18 @@ _NOT_PRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def printable_line(value: str) -> bool:
-    """No control characters (C0, DEL, C1) and no Unicode line or paragraph separators."""
-    return _NOT_PRINTABLE.search(value) is None
+    """No control characters (C0, DEL, C1), no Unicode line or paragraph separators, and no
+    invisible format characters (category Cf: the bidi overrides and isolates U+202A–202E and
+    U+2066–2069, zero-width U+200B–200F, U+FEFF …), which reorder or hide what a terminal shows
+    of every line a presentation value is printed in (agents, top, Doctor): refused here, so
+    nothing prints one."""
+    if _NOT_PRINTABLE.search(value) is not None:
+        return False
+    if value.isascii():
+        return True
+    import unicodedata
+
+    return not any(unicodedata.category(character) == "Cf" for character in value)
 
 
 def suggestion(word: str, choices: tuple[str, ...] | list[str]) -> str | None:

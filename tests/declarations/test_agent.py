@@ -181,9 +181,16 @@ def test_presentation_over_its_limit_is_rejected(tmp_path: Path, field: str, lim
     assert diagnostics[0].message == f"`{field}` is {limit + 1} characters; the limit is {limit}"
 
 
-@pytest.mark.parametrize("value", ["", " padded", "two\\nlines", "sep\\u{2028}x"])
+@pytest.mark.parametrize("value", ["", " padded", "two\\nlines", "sep\\u{2028}x", "bidi\\u{202e}evil",
+                                   "zero\\u{200b}width", "isolate\\u{2066}x\\u{2069}", "bom\\u{feff}"])
 def test_presentation_must_be_one_printable_line(tmp_path: Path, value: str) -> None:
     assert found(load(tmp_path, minimal(f'    name "{value}"\n'))[1]) == [("presentation-invalid", 3, 10)]
+
+
+@pytest.mark.parametrize("value", ["café", "日本語の席", "emoji \U0001f916 seat"])
+def test_a_printable_non_ascii_presentation_is_accepted(tmp_path: Path, value: str) -> None:
+    declaration, diagnostics = load(tmp_path, minimal(f'    name "{value}"\n'))
+    assert declaration is not None and declaration.name == value, diagnostics
 
 
 def test_a_field_declared_twice_is_rejected(tmp_path: Path) -> None:
