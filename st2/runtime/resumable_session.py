@@ -34,7 +34,8 @@ operator; a lost id is never resumed again.
 Reading is strict and bounded (:func:`st2.fs.read.read_bounded`, the strict JSON decoder): bytes
 that are not exactly a record of this schema for this runtime id, or whose ``agent`` names another
 seat (the harness-state record's fence: neither the seat nor its bare identity; without a seat
-given, one whose runtime id is not this one or one of its tasks), read as **absent** (the next
+given, one whose runtime id is not this one or one of its tasks), or any of whose strings holds a
+non-printable character (a control, escape or bidi character), read as **absent** (the next
 launch starts fresh and rewrites it), never as a session to resume. Standard library only (hot
 paths — Claude's hooks — import it).
 """
@@ -148,10 +149,12 @@ class SessionStore(namedtuple("SessionStore", ("directory",))):
 
 
 def _text(value, name: str, optional: bool = False) -> str | None:
+    """A non-empty, bounded, printable string (no harness id holds a control, escape or bidi
+    character, and the roster, top and Doctor print these ids)."""
     if value is None and optional:
         return None
-    if not isinstance(value, str) or not value or len(value) > SESSION_ID_MAX_CHARS:
-        raise ValueError(f"{name} is not a non-empty string")
+    if not isinstance(value, str) or not value or len(value) > SESSION_ID_MAX_CHARS or not value.isprintable():
+        raise ValueError(f"{name} is not a non-empty printable string")
     return value
 
 

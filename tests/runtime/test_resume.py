@@ -176,7 +176,13 @@ def test_never_starts_fresh_every_time(store, seat) -> None:
     b'"incarnation":"t","start":"fresh","sessionId":7,"resumedFrom":null,"lost":[],"writtenAtMs":1}',
     b'{"schema":"st2.resumable-session.v1","runtimeId":"h.worker","agent":"h.worker","harness":"claude",'
     b'"incarnation":"t","start":"fresh","sessionId":"S","sessionId":"T","resumedFrom":null,"lost":[],"writtenAtMs":1}',
-], ids=["not-json", "array", "foreign-schema", "other-runtime-id", "unknown-start", "wrong-type", "duplicate-key"])
+    b'{"schema":"st2.resumable-session.v1","runtimeId":"h.worker","agent":"h.worker","harness":"claude",'
+    b'"incarnation":"t","start":"fresh","sessionId":"\\u001b]0;pwned\\u0007","resumedFrom":null,"lost":[],"writtenAtMs":1}',
+    b'{"schema":"st2.resumable-session.v1","runtimeId":"h.worker","agent":"h.worker","harness":"claude",'
+    b'"incarnation":"t","start":"fresh","sessionId":"S","resumedFrom":null,'
+    b'"lost":[{"sessionId":"\\u202eevil","incarnation":"t0","lostAtMs":1}],"writtenAtMs":1}',
+], ids=["not-json", "array", "foreign-schema", "other-runtime-id", "unknown-start", "wrong-type", "duplicate-key",
+        "escape-in-id", "bidi-in-lost-id"])
 def test_a_malformed_record_reads_as_absent_and_the_next_launch_starts_fresh(store, seat, data) -> None:
     store.ensure()
     store.record(RID).write_bytes(data)
