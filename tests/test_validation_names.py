@@ -87,3 +87,13 @@ def test_st2_agent_describe_refuses_a_format_character_with_one_escaped_line(cat
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert "presentation-invalid" in result.stderr and "\u202e" not in result.stderr
     assert (a / "agent.kdl").read_bytes() == before
+
+
+def test_no_listing_prints_a_format_character_from_a_presentation_value(catalog: Path, tmp_path: Path) -> None:
+    seat(catalog, "a", '    name "left\\u{202e}right"\n    description "zero\\u{200b}width\\u{2066}"\n')
+    env = st2_env(catalog, XDG_STATE_HOME=str(tmp_path / "state"))
+    for argv in (["agents"], ["agents", "--json"], ["top", "--once"], ["doctor"]):
+        result = run_st2(*argv, "--catalog", str(catalog), "--host", "h", env=env)
+        output = result.stdout + result.stderr
+        assert not any(character in output for character in "\u202e\u200b\u2066"), (argv, output)
+        assert "Traceback" not in output
