@@ -3,7 +3,7 @@ simulated reboot with its conversation. Two `claude { … }` seats share ONE wor
 recent session in this directory" would be the wrong answer for one of them); each converses; every
 tmux server and pane process group the test started is SIGKILLed and the runtime scope removed;
 `st2 up` runs again and the next request the fake model receives from each seat carries that
-seat's own earlier conversation — `claude --resume <the id its hooks published>`."""
+seat's own earlier conversation — `claude --resume=<the id its hooks published>`."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def claude_transcript(fleet: ResumeFleet, session_id: str) -> Path:
 
 def test_a_refused_claude_resume_falls_back_once_loudly_and_never_retries_the_dead_id(make_fleet, fake_model) -> None:
     fleet = make_fleet(delta="")
-    # Claude's store is its projects directory: the transcript gone, --resume <id> ends at once.
+    # Claude's store is its projects directory: the transcript gone, --resume=<id> ends at once.
     refused_falls_back_once(fleet, fake_model, "claude", lambda session_id: claude_transcript(fleet, session_id).unlink())
 
 
