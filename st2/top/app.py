@@ -57,6 +57,9 @@ def filter_text(filters: Filters) -> str:
 
 class TopApp(App):
     TITLE = "st2 top"
+    # The table takes the focus as the screen starts (one focus change, so one footer rebuild,
+    # instead of the screen's first focusable widget and then the table).
+    AUTO_FOCUS = "#table"
     CSS = """
     #table { height: 1fr; }
     #filter { display: none; }
@@ -124,7 +127,6 @@ class TopApp(App):
         self.events.load()
         self._start_watch()
         self.redraw(force=True)
-        table.focus()
 
     def _now_ms(self) -> int:
         return self.clock.wall_ms()

@@ -58,6 +58,7 @@ class UsageHeader(Vertical):
 class PromptScreen(ModalScreen[str | None]):
     """One line of input; Enter returns it, Escape returns None."""
 
+    AUTO_FOCUS = "*"  # its first focusable widget (the input), not the app's table
     BINDINGS = [("escape", "cancel", "Cancel")]
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
@@ -84,6 +85,7 @@ class PromptScreen(ModalScreen[str | None]):
 class DetailScreen(ModalScreen[None]):
     """A seat's detail pane; any of Escape, q or Enter closes it."""
 
+    AUTO_FOCUS = "*"  # its first focusable widget (the scroll), not the app's table
     BINDINGS = [("escape", "close", "Close"), ("q", "close", "Close"), ("enter", "close", "Close")]
     DEFAULT_CSS = """
     DetailScreen { align: center middle; }
