@@ -17,6 +17,10 @@ re-reads everything. Every transition is appended to the
 journal (:mod:`st2.events.journal`) before it reaches a hook; the projection is published at
 most every :data:`STATE_SAVE_SECONDS` (and at every rotation and stop), and a restart replays
 the journal past it, so a SIGKILL between the two loses and repeats nothing.
+Each facet key journals at most :data:`st2.events.flap.BUDGET` transitions per
+:data:`st2.events.flap.WINDOW_SECONDS`: past that its transitions are held (said once per
+window) and its net change is journaled when the window ends, so a flapping seat cannot roll the
+other seats' events off the journal.
 A journal the writer refuses (a FIFO, a symlink or a directory in place of the current
 segment: :class:`st2.events.journal.JournalRefused`) holds the projection: the refusal is said
 once, nothing reaches a hook, and the whole fleet is re-read each interval until the journal
@@ -34,7 +38,7 @@ from typing import Callable
 
 from st2.catalog.layout import AGENTS_DIR, CATALOG_DECLARATION, DRIVER_DIAGNOSTIC, HARNESS_CONTEXT, HARNESS_STATE
 from st2.catalog.location import CatalogLocation
-from st2.events import facets, journal
+from st2.events import facets, flap, journal
 from st2.events.event import FleetEvent
 from st2.events.projection import FleetProjection
 from st2.fs.watch import IGNORED, MutationWatch
@@ -62,7 +66,8 @@ class EventEngine:
     def __init__(self, location: CatalogLocation, scope: RuntimeScope, park_reader, *, interval: float = 30.0,
                  wall_ms: Callable[[], int] | None = None, say: Callable[[str], None] = lambda line: None,
                  on_events: Callable[[list[FleetEvent]], None] | None = None,
-                 on_catalog: Callable[[], None] | None = None, environ=None) -> None:
+                 on_catalog: Callable[[], None] | None = None, environ=None,
+                 budget: flap.FlapBudget | None = None) -> None:
         self.location = location
         self.scope = scope
         self.interval = interval
@@ -73,6 +78,7 @@ class EventEngine:
         self.projection = FleetProjection(location, scope, park_reader, environ)
         self.hooks = None  # a HookRunner (st2.events.notify), stopped with the engine
         self.writer = journal.JournalWriter(journal.directory_of(scope), scope.publish)
+        self.budget = budget or flap.FlapBudget()
         self.values: dict[str, dict[str, object]] = {}
         self.watch = MutationWatch()
         self._stop_read, self._stop_write = os.pipe()
@@ -152,11 +158,15 @@ class EventEngine:
             if new_values != self.values.get(name):
                 updates[name] = new_values
         numbered: list[FleetEvent] = []
+        held: list[FleetEvent] = []
+        if found:
+            found, held = self._within_budget(found, updates)
         if found:
             size_before = self._journal_size()
             try:
                 numbered = self.writer.append(found)
             except journal.JournalRefused as error:
+                self.budget.refund(found + held)  # nothing journaled: a later pass tries them again
                 if self.refused != str(error):
                     self.say(f"events: {error}")
                 self.refused = str(error)
@@ -177,6 +187,43 @@ class EventEngine:
             if self.on_events is not None:
                 self.on_events(numbered)
         return numbered
+
+    def _within_budget(self, found: list[FleetEvent],
+                       updates: dict[str, dict[str, object] | None]) -> tuple[list[FleetEvent], list[FleetEvent]]:
+        """``(journaled, held)``: the transitions within their key's budget (:mod:`st2.events.flap`),
+        and the others. A held one leaves its key's journaled value in ``updates``, so the re-read
+        at its window's end diffs from it and journals the net change; the first held in a window
+        is said, once."""
+        admitted, held, began = self.budget.admit(found, time.monotonic())
+        for item in held:
+            group, name = facets.group_of(item.kind, item.seat), flap.key_of(item)
+            values, previous = updates.get(group), self.values.get(group, {})
+            if values is not None:
+                if name in previous:
+                    values[name] = previous[name]
+                else:
+                    values.pop(name, None)
+        for name in began:
+            kind, seat, subject = facets.split_key(name)
+            self.say(f"events: {seat or 'fleet'} {kind}{f' ({subject})' if subject else ''} changed "
+                     f"{self.budget.budget} times within {self.budget.window_seconds:g}s; its further changes are held "
+                     "and its net change is journaled when that window ends")
+        return admitted, held
+
+    def _released(self) -> tuple[set[str], bool, bool]:
+        """The groups to re-read because a held window ended: ``(seats, parks, usage)``."""
+        seats: set[str] = set()
+        parks = usage = False
+        for name in self.budget.release(time.monotonic()):
+            kind, seat, _ = facets.split_key(name)
+            group = facets.group_of(kind, seat)
+            if group == facets.PARKS_GROUP:
+                parks = True
+            elif group == facets.USAGE_GROUP:
+                usage = True
+            else:
+                seats.add(group[len(facets.SEAT_GROUP_PREFIX):])
+        return seats, parks, usage
 
     def _journal_size(self) -> int:
         try:
@@ -302,11 +349,17 @@ class EventEngine:
                     timeout = min(timeout, max(0.0, (deadline - self.wall_ms() + 1) / 1000))
                 if self._dirty:
                     timeout = min(timeout, STATE_SAVE_SECONDS)
+                release = self.budget.next_release()
+                if release is not None:
+                    timeout = min(timeout, max(0.0, release - now))
                 ready = {key.fd for key, _ in selector.select(timeout)}
                 if self._stop_read in ready:
                     return
                 try:
                     seats, parks, usage, catalog, declaration = self._drain()
+                    released_seats, released_parks, released_usage = self._released()
+                    seats |= released_seats
+                    parks, usage = parks or released_parks, usage or released_usage
                     if declaration and self.on_catalog is not None:
                         self.on_catalog()
                     now = time.monotonic()

@@ -119,17 +119,29 @@ def test_a_running_hooks_group_ends_with_st2_down_and_with_a_killed_supervisor(f
     poll_for(lambda: not alive(hook) and not alive(child), f"the hook's group ended by {ending}", timeout=10)
 
 
-def test_a_flapping_seats_suppressed_runs_are_one_summary_line(fleet):
+def test_a_flapping_seat_journals_its_budget_and_its_suppressed_runs_are_one_summary_line(fleet):
+    from events_support import journal_lines, suspended_seat
+
     base = fleet.base
-    hooks(fleet, f'        command "echo $ST2_EVENT_SEQ >> {base}/runs"\n        rate-limit "1h"\n')
+    hooks(fleet, f'        command "echo $ST2_EVENT_SEAT $ST2_EVENT_SEQ >> {base}/runs"\n        rate-limit "1h"\n')
+    other = suspended_seat(fleet, "b")
+    state(other, "none")
     seat = supervised_seat(fleet)
-    for number in range(40):
+    for number in range(20):
         state(seat, "human" if number % 2 == 0 else "none")
         wait_for_events(fleet, number + 1)
-    poll_for(lambda: (base / "runs").exists(), "the one run")
-    assert notify_log(fleet) == "" and "notify:" not in fleet.log()  # nothing per suppressed run
+    held = "events: h.a blocked changed 20 times within 60s; its further changes are held"
+    for number in range(200):  # as fast as this test can write them
+        state(seat, "none" if number % 2 == 0 else "human")
+    poll_for(lambda: held in fleet.log(), lambda: f"the held line; log:\n{fleet.log()}")
+    state(other, "human")  # read after every write above: the other seat's event comes next
+    poll_for(lambda: [line["seat"] for line in journal_lines(fleet)][20:] == ["h.b"],
+             lambda: f"the other seat's event as #21; journal {[line['seq'] for line in journal_lines(fleet)]}")
+    assert fleet.log().count(held) == 1
+    poll_for(lambda: (base / "runs").exists() and len((base / "runs").read_text().splitlines()) == 2, "the two runs")
+    assert notify_log(fleet) == ""  # nothing per suppressed run
     assert fleet.stop(fleet.supervisors[-1]) == 0
-    assert (base / "runs").read_text() == "1\n"
+    assert (base / "runs").read_text() == "h.a 1\nh.b 21\n"
     [line] = notify_log(fleet).splitlines()
-    assert line.split(" ", 1)[1] == "catalog.kdl:2:5: blocked h.a: 39 runs suppressed (#2-#40; rate-limit 3600s per seat and kind)"
+    assert line.split(" ", 1)[1] == "catalog.kdl:2:5: blocked h.a: 19 runs suppressed (#2-#20; rate-limit 3600s per seat and kind)"
     assert fleet.log().count("notify:") == 1
