@@ -66,13 +66,13 @@ class Tally:
 
 
 def st2(tally: Tally, label: str, arguments: list[str], env: dict, bound: float = BOUND_SECONDS,
-        input: str | None = None):
+        input: str | None = None, cwd: Path = REPO):
     """Run ``st2 <arguments>`` under ``bound``; count a hang, a traceback, or a raw control byte
     (anything below 0x20 but tab/newline, and DEL) in what it prints."""
     tally.commands += 1
     # Its own process group, killed whole past the bound: a child it spawned that is stuck (on a
     # FIFO, say) and holds the output pipes can never make the bound itself hang.
-    process = subprocess.Popen([sys.executable, "-m", "st2", *arguments], env=env, cwd=REPO,
+    process = subprocess.Popen([sys.executable, "-m", "st2", *arguments], env=env, cwd=cwd,
                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
@@ -254,6 +254,10 @@ CASES = {
     "archive-symlink": case_archive_symlink,
     "identities": case_identities,
 }
+# The second campaign's classes (issue 31) run in the same part, under the same tally.
+from fault_second_campaign import CASES as SECOND_CAMPAIGN  # noqa: E402
+
+CASES.update(SECOND_CAMPAIGN)
 
 
 def run_case(name: str, scale: float, base: Path) -> Tally:
