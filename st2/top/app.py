@@ -225,8 +225,8 @@ class TopApp(App):
         table = self.query_one("#table", DataTable)
         seats = self.fleet.visible(self.filters, now_ms, self.sort, self.reverse)
         order = [seat.identity for seat in seats]
-        cells = {seat.identity: self._styled(seat, now_ms) for seat in seats}
-        plain = {identity: tuple(cell.plain for cell in row) for identity, row in cells.items()}
+        plain = {seat.identity: seat.cells(now_ms) for seat in seats}
+        by_identity = {seat.identity: seat for seat in seats}
         changed = force
         usage_key = (self.usage.verdict_word, self.usage.five_hour_pct, self.usage.seven_day_pct,
                      self.usage.sampling, tuple(self.usage.spark[-60:]))
@@ -238,14 +238,14 @@ class TopApp(App):
             cursor = self._cursor_identity()
             table.clear()
             for identity in order:
-                table.add_row(*cells[identity], key=identity)
+                table.add_row(*self._styled(by_identity[identity], plain[identity]), key=identity)
             if cursor in order:
                 table.move_cursor(row=order.index(cursor))
             changed = True
         else:
-            for identity in order:
+            for identity in order:  # only a row whose text changed is styled and updated
                 if plain[identity] != self.shown_cells.get(identity):
-                    for key, value in zip(SORT_KEYS, cells[identity]):
+                    for key, value in zip(SORT_KEYS, self._styled(by_identity[identity], plain[identity])):
                         table.update_cell(identity, key, value)
                     changed = True
         self.order = order
@@ -265,8 +265,8 @@ class TopApp(App):
         if changed:
             self.redraws += 1
 
-    def _styled(self, seat, now_ms: int) -> tuple[Text, ...]:
-        cells = seat.cells(now_ms)
+    def _styled(self, seat, cells: tuple[str, ...]) -> tuple[Text, ...]:
+        """The row's cells (:meth:`SeatView.cells`) as styled text."""
         style = "bold red" if seat.blocked_on_human else ""
         styled = [Text(cell, style=style) for cell in cells]
         if "stale" in cells[5] or "unknown" in cells[4]:
