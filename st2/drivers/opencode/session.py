@@ -254,7 +254,9 @@ class OpencodeSession(GroupServerSession):
         self._step("spawned")
 
     def spawn(self) -> None:
-        """Start ``opencode serve`` on a port it picks, with this launch's password."""
+        """Start ``opencode serve`` on a port it picks, with this launch's password. 1.18.33 reads
+        ``--port 0`` as "4096 when free, else any" (its ``Server.listen``), so one seat per host holds
+        opencode's default port; the port it printed is the only one used."""
         environment = {**self.environment, "OPENCODE_SERVER_PASSWORD": self.password}
         argv = [*self.argv, "--hostname", "127.0.0.1", "--port", "0"]
         with open(self.server_log, "wb") as log:
