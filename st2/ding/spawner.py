@@ -1,29 +1,38 @@
-"""Short client processes spawned from a small helper that holds no descriptor table.
+"""Short client processes spawned from small helpers that hold no descriptor table.
 
 Every process a big one spawns starts as a copy of its descriptor table, which the child then
 closes before ``exec`` (CPython: ``vfork`` and ``close_range``). The DING service holds ~8
 descriptors per seat (5026 at 627 seats), so each tmux client it spawned cost its table's copy:
 measured on the loaded 2-core machine, a capture client took 11 ms from a process holding 5000
-descriptors against 3.9 ms from a small one. So the service forks this helper once, at its
-start (one thread, a handful of descriptors), and every tmux client of its seats is spawned by
-the helper instead.
+descriptors against 3.9 ms from a small one. So the service forks :data:`HELPERS` helpers at its
+start (a handful of descriptors each), and every tmux client of its seats is spawned by one of
+them, in turn.
 
-The protocol, over one ``SOCK_SEQPACKET`` socketpair (one datagram per request, so threads
-never interleave): a request is ``{"argv": [...], "timeout": seconds}`` with ONE descriptor, the
-caller's end of a fresh reply socketpair. The helper runs the command in a thread of its own
-(stdin ``/dev/null``, stdout and stderr captured, killed at the timeout) and writes the reply
-``{"returncode": n | null, "stdout": bytes, "stderr": bytes}`` (lengths in a JSON header line,
-then the bytes) on the reply socket and closes it; ``null`` is a timeout or a spawn that failed.
-The helper ends when the service's end of the socketpair closes (the service's death included).
+Each helper, and each client it spawns, runs in a session of its own, because Linux's autogroup
+scheduler (``/proc/sys/kernel/sched_autogroup_enabled``) shares the CPU between sessions, not
+processes: the service is one session for every seat, where each self-serving notifier is a
+session per seat. Measured under load 8-18 on the 2-core machine, 20 threads spawning 6 capture
+clients each took 446-691 ms with the clients in the spawner's session and 256-266 ms with each
+in its own.
+
+The protocol, over one ``SOCK_SEQPACKET`` socketpair per helper (one datagram per request, so
+threads never interleave): a request is ``{"argv": [...], "timeout": seconds}`` with ONE
+descriptor, the caller's end of a fresh reply socketpair. The helper runs the command in a
+thread of its own (stdin ``/dev/null``, stdout and stderr captured, killed at the timeout) and
+writes the reply ``{"returncode": n | null, "stdout": bytes, "stderr": bytes}`` (lengths in a
+JSON header line, then the bytes) on the reply socket and closes it; ``null`` is a timeout or a
+spawn that failed. A helper ends when the service's end of its socketpair closes (the service's
+death included), so it outlives no service.
 
 :func:`run` answers like :func:`subprocess.run` with ``capture_output=True, text=True``, ``None``
 when the command did not complete (timed out, could not start, the helper died mid-request:
-"not proven" to every caller). With no helper (never started in this process, or gone) it spawns
-the client itself.
+"not proven" to every caller). With no helper (never started in this process, or all gone) it
+spawns the client itself.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -34,34 +43,37 @@ import threading
 REQUEST_BYTES = 1 << 16
 _REPLY_MARGIN_SECONDS = 1.0
 
-_helper: list = []   # [control socket, helper pid] while a helper serves this process
+HELPERS = 4             # each in a session of its own: the service's spawning gets 4 CPU shares
+
+_helpers: list = []     # (control socket, pid) of each helper still serving this process
+_turn = itertools.count()
 
 
-def start() -> int | None:
-    """Fork the helper (call it while this process is single-threaded); its pid, or None when
-    it could not be forked (every client is then spawned here, as before)."""
-    if _helper:
-        return _helper[1]
-    try:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid == 0:  # the helper: nothing of the service's but its stderr
+def start(count: int = HELPERS) -> list[int]:
+    """Fork ``count`` helpers (call it while this process is single-threaded); their pids. None
+    forked (an error) leaves every client spawned here, as before."""
+    while len(_helpers) < count:
         try:
-            ours.close()
-            keep = theirs.fileno()
-            os.closerange(3, keep)
-            os.closerange(keep + 1, 1 << 20)
-            signal.set_wakeup_fd(-1)
-            for number in (signal.SIGTERM, signal.SIGINT):
-                signal.signal(number, signal.SIG_DFL)
-            _serve(theirs)
-        finally:
-            os._exit(0)
-    theirs.close()
-    _helper[:] = [ours, pid]
-    return pid
+            ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:  # a helper: nothing of the service's but its stderr, in a session of its own
+            try:
+                ours.close()
+                keep = theirs.fileno()
+                os.closerange(3, keep)
+                os.closerange(keep + 1, 1 << 20)
+                signal.set_wakeup_fd(-1)
+                for number in (signal.SIGTERM, signal.SIGINT):
+                    signal.signal(number, signal.SIG_DFL)
+                os.setsid()
+                _serve(theirs)
+            finally:
+                os._exit(0)
+        theirs.close()
+        _helpers.append((ours, pid))
+    return [pid for _, pid in _helpers]
 
 
 def _serve(control: socket.socket) -> None:
@@ -86,7 +98,7 @@ def _answer(data: bytes, descriptor: int) -> None:
         try:
             request = json.loads(data)
             result = subprocess.run(request["argv"], capture_output=True, stdin=subprocess.DEVNULL,
-                                    timeout=float(request["timeout"]))
+                                    timeout=float(request["timeout"]), start_new_session=True)
             returncode, stdout, stderr = result.returncode, result.stdout, result.stderr
         except (OSError, subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
             pass
@@ -101,8 +113,9 @@ def _answer(data: bytes, descriptor: int) -> None:
 def run(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:
     """Run ``argv`` to completion within ``timeout`` seconds; its result (text, newlines as
     :func:`subprocess.run` gives them), or None."""
-    helper = tuple(_helper)
-    if helper:
+    helpers = list(_helpers)
+    while helpers:
+        helper = helpers.pop(next(_turn) % len(helpers))
         answered, result = _through_helper(helper, argv, timeout)
         if answered:
             return result
@@ -114,8 +127,8 @@ def run(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:
 
 def _through_helper(helper: tuple, argv: list[str],
                     timeout: float) -> tuple[bool, subprocess.CompletedProcess | None]:
-    """``(False, None)`` when the helper is gone (the caller spawns the client itself, and so
-    does every later call); otherwise ``(True, result or None)``."""
+    """``(False, None)`` when the helper is gone (the caller tries the next helper, and with none
+    left spawns the client itself, as every later call does); otherwise ``(True, result or None)``."""
     control, pid = helper
     ours, theirs = socket.socketpair()
     try:
@@ -151,11 +164,15 @@ def _text(data: bytes) -> str:
 
 
 def _forget(pid: int) -> None:
-    """The helper is gone: stop using it (its socket stays open, so no other thread's send can
+    """A helper is gone: stop using it (its socket stays open, so no other thread's send can
     reach a descriptor number reused meanwhile) and reap it."""
-    if _helper and _helper[1] == pid:
-        _helper.clear()
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass
+    for helper in list(_helpers):
+        if helper[1] == pid:
+            try:
+                _helpers.remove(helper)
+            except ValueError:
+                pass   # another thread forgot it first
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass

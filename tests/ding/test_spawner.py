@@ -1,8 +1,8 @@
 """The spawn helper (st2/ding/spawner.py): the DING service's tmux clients are spawned by a small
-helper that holds none of the service's descriptors; its answers are subprocess.run's, a command
-past its timeout proves nothing, and a helper that died leaves every call spawning the client
-itself. Each case runs in a fresh interpreter (the helper is forked from a single-threaded
-process, as the service forks it at its start)."""
+helper that holds none of the service's descriptors, each in a session of its own; its answers
+are subprocess.run's, a command past its timeout proves nothing, and a helper that died leaves
+every call spawning the client itself. Each case runs in a fresh interpreter (the helper is
+forked from a single-threaded process, as the service forks it at its start)."""
 
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ from st2.ding import spawner
 soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
 resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 held = [os.open("/dev/null", os.O_RDONLY) for _ in range(2000)]   # a service's table
-pid = spawner.start()
+pids = spawner.start(COUNT)
+pid = pids[0]
 """
 
 
-def run_case(body: str) -> str:
-    result = subprocess.run([sys.executable, "-c", PRELUDE + body], capture_output=True, text=True,
+def run_case(body: str, count: int = 1) -> str:
+    result = subprocess.run([sys.executable, "-c", f"COUNT = {count}\n" + PRELUDE + body], capture_output=True, text=True,
                             timeout=60, cwd=REPO)
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -37,12 +38,16 @@ def test_a_client_spawned_by_the_helper_answers_like_subprocess_run_without_the_
 result = spawner.run(["sh", "-c", "echo out; echo err >&2; ls /proc/self/fd | wc -l; exit 3"], 5.0)
 print(repr((result.returncode, result.stdout.split(), result.stderr)))
 print(len(os.listdir(f"/proc/{pid}/fd")))
+session = spawner.run([sys.executable, "-c", "import os; print(os.getsid(0))"], 10.0)
+print(session.stdout.strip(), os.getsid(0), os.getsid(pid))
 """)
-    answer, helper_descriptors = out.strip().split("\n")
+    answer, helper_descriptors, sessions = out.strip().split("\n")
     returncode, words, stderr = eval(answer)
     assert (returncode, words[0], stderr) == (3, "out", "err\n")
     assert int(words[1]) <= 8                 # the client: its stdio and a few, not 2000
     assert int(helper_descriptors) <= 8       # the helper itself holds none of the caller's
+    client, caller, helper = sessions.split()
+    assert len({client, caller, helper}) == 3  # the helper and the client: each a session (an autogroup) of its own
 
 
 def test_a_command_past_its_timeout_proves_nothing_and_the_helper_serves_on():
@@ -54,15 +59,16 @@ print(spawner.run(["echo", "next"], 5.0).stdout.strip())
     assert out.split("\n")[:2] == ["None True", "next"]
 
 
-def test_with_the_helper_gone_every_call_spawns_the_client_itself():
+def test_with_the_helpers_gone_every_call_spawns_the_client_itself():
     out = run_case("""
-os.kill(pid, signal.SIGKILL)
-while open(f"/proc/{pid}/stat").read().split()[2] != "Z":
-    time.sleep(0.01)
-print(spawner.run(["echo", "direct"], 5.0).stdout.strip(), spawner._helper == [])
+for each in pids:
+    os.kill(each, signal.SIGKILL)
+    while open(f"/proc/{each}/stat").read().rsplit(")", 1)[1].split()[0] != "Z":
+        time.sleep(0.01)
+print(spawner.run(["echo", "direct"], 5.0).stdout.strip(), spawner._helpers == [])
 print(spawner.run(["echo", "again"], 5.0).stdout.strip())
-print(os.path.exists(f"/proc/{pid}"))     # reaped
-""")
+print(any(os.path.exists(f"/proc/{each}") for each in pids))     # reaped
+""", count=2)
     assert out.split("\n")[:3] == ["direct True", "again", "False"]
 
 
