@@ -122,8 +122,10 @@ def test_a_fifo_in_place_of_the_journal_holds_the_events_names_the_path_and_doct
     wait_for_events(fleet, 1)
     assert kinds(fleet) == [("blocked", "h.a", "none", "human")]
     assert [line["seq"] for line in journal_lines(fleet)] == [1]
+    # (said after the append returns: the line can land before the log has the words)
+    resumed = "events: the event journal is a regular file again; journaling resumed at #1"
+    poll_for(lambda: resumed in fleet.log(), lambda: f"the resumption; log:\n{fleet.log()}", timeout=20)
     assert fleet.log().count(refusal) == 1
-    assert "events: the event journal is a regular file again; journaling resumed at #1" in fleet.log()
     assert "event-journal" not in run_st2("doctor", "--host", HOST, env=fleet.env).stdout
 
 
