@@ -56,6 +56,7 @@ TASKS_ROLE = "#tasks"
 SCOPE_ROLE = "#scope"
 USAGE_ROLE = "#usage"
 ERROR_BACKOFF_SECONDS = 5.0
+HELD_READ_SECONDS = 1.0  # how often a seat with a held key is re-read at most (st2.events.flap)
 
 
 def values_of(groups: dict[str, dict[str, facets.Facet]]) -> dict[str, dict[str, object]]:
@@ -79,6 +80,8 @@ class EventEngine:
         self.hooks = None  # a HookRunner (st2.events.notify), stopped with the engine
         self.writer = journal.JournalWriter(journal.directory_of(scope), scope.publish)
         self.budget = budget or flap.FlapBudget()
+        self._deferred: set[str] = set()  # held seats whose re-read waits for _next_held_read
+        self._next_held_read = 0.0
         self.values: dict[str, dict[str, object]] = {}
         self.watch = MutationWatch()
         self._stop_read, self._stop_write = os.pipe()
@@ -225,6 +228,21 @@ class EventEngine:
                 seats.add(group[len(facets.SEAT_GROUP_PREFIX):])
         return seats, parks, usage
 
+    def _paced(self, seats: set[str], now: float) -> set[str]:
+        """``seats`` to re-read now: a seat with a held key is re-read at most every
+        :data:`HELD_READ_SECONDS` (its writes in between are taken by the next read), so a seat
+        flapping at hundreds of writes a second costs one projection a second, not one a write."""
+        held = (seats | self._deferred) & self.budget.held_seats()
+        if not held:
+            self._deferred.clear()
+            return seats
+        if now < self._next_held_read:
+            self._deferred |= held
+            return seats - held
+        self._next_held_read = now + HELD_READ_SECONDS
+        self._deferred.clear()
+        return seats | held
+
     def _journal_size(self) -> int:
         try:
             return os.stat(self.writer.directory / journal.CURRENT).st_size
@@ -352,6 +370,8 @@ class EventEngine:
                 release = self.budget.next_release()
                 if release is not None:
                     timeout = min(timeout, max(0.0, release - now))
+                if self._deferred:
+                    timeout = min(timeout, max(0.0, self._next_held_read - now))
                 ready = {key.fd for key, _ in selector.select(timeout)}
                 if self._stop_read in ready:
                     return
@@ -375,6 +395,7 @@ class EventEngine:
                             parks = usage = True
                             next_tick = now + self.interval
                         seats |= self.projection.due(self.wall_ms())
+                        seats = self._paced(seats, now)
                         if seats or parks or usage:
                             self.partial_pass(seats, parks, usage)
                     self._save()

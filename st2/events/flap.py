@@ -93,6 +93,16 @@ class FlapBudget:
         ends = [window.opened + self.window_seconds for window in self.windows.values() if window.held]
         return min(ends) if ends else None
 
+    def held_seats(self) -> set[str]:
+        """The seats with a key held now (their further changes journal nothing until the
+        window ends, so re-reading them at every write buys nothing)."""
+        seats = set()
+        for name, window in self.windows.items():
+            kind, seat, _ = facets.split_key(name)
+            if window.held and seat is not None and facets.group_of(kind, seat) == facets.seat_group(seat):
+                seats.add(seat)
+        return seats
+
     def held_count(self, name: str) -> int:
         window = self.windows.get(name)
         return window.held if window is not None else 0

@@ -14,7 +14,7 @@ from st2.events.flap import FlapBudget
 from st2.runtime.scope import RuntimeScope
 from support import poll_for
 
-from events_support import state
+from events_support import context, state
 
 
 def blocked(seat: str, old: str, new: str) -> FleetEvent:
@@ -88,5 +88,54 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
         values = [pair for pair in journaled("h.a")]
         assert all(values[index][0] == values[index - 1][1] for index in range(1, len(values)))
         assert engine.full_passes == passes
+    finally:
+        engine.stop()
+
+
+def test_a_seat_with_a_held_key_is_re_read_at_most_once_a_second_however_fast_it_writes(tmp_path: Path) -> None:
+    import time
+
+    catalog = tmp_path / "c"
+    seat = catalog / "agents" / "h" / "a"
+    (seat / "resources").mkdir(parents=True)
+    (seat / "agent.kdl").write_text('agent "a" {\n    desired-state "suspended" reason="x"\n    argv "true"\n}\n')
+    state(seat, "none")
+    scope = RuntimeScope(catalog, "h", state_dir=tmp_path / "s")
+    scope.ensure()
+    environ = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+               "DELEGATION_KIT_USAGE_FILE": str(tmp_path / "usage.txt")}
+    engine = EventEngine(CatalogLocation(catalog, "h"), scope, lambda scope, task: None, interval=30.0,
+                         environ=environ, budget=FlapBudget(budget=2, window_seconds=60.0))
+    engine.say = lambda line: None
+    reads: list[float] = []
+    seat_of = engine.projection.seat
+
+    def counted(*arguments):
+        reads.append(time.monotonic())
+        return seat_of(*arguments)
+
+    engine.projection.seat = counted
+    directory = journal.directory_of(scope)
+    engine.start()
+    try:
+        poll_for(lambda: (directory / journal.STATE).exists(), "the baseline")
+        for number in range(3):
+            state(seat, "human" if number % 2 == 0 else "none")
+            poll_for(lambda: engine.budget.held_seats() or len(journal.read_all(directory)) > number, "each change")
+        poll_for(lambda: engine.budget.held_seats() == {"h.a"}, "the seat held")
+        held_at, before = time.monotonic(), len(reads)
+        writes = 0
+        while time.monotonic() - held_at < 3.0:
+            state(seat, "human" if writes % 2 == 0 else "none")
+            writes += 1
+        state(seat, "human")
+        wall = time.monotonic() - held_at
+        poll_for(lambda: len(reads) > before, "a read of the held seat")
+        assert writes > 100
+        assert len(reads) - before <= wall / 1.0 + 2, f"{len(reads) - before} reads for {writes} writes in {wall:.1f}s"
+        # Another kind of the held seat is still journaled, by the next paced read.
+        context(seat, 85.0)
+        poll_for(lambda: [item.kind for item in journal.read_all(directory)][-1:] == ["context"],
+                 "the held seat's context event", timeout=5)
     finally:
         engine.stop()
