@@ -20,7 +20,8 @@ the journal past it, so a SIGKILL between the two loses and repeats nothing.
 Each facet key journals at most :data:`st2.events.flap.BUDGET` transitions per
 :data:`st2.events.flap.WINDOW_SECONDS`: past that its transitions are held (said once per
 window) and its net change is journaled when the window ends, so a flapping seat cannot roll the
-other seats' events off the journal.
+other seats' events off the journal; meanwhile that seat is re-read at most every
+:data:`HELD_READ_SECONDS`, not at every write.
 A journal the writer refuses (a FIFO, a symlink or a directory in place of the current
 segment: :class:`st2.events.journal.JournalRefused`) holds the projection: the refusal is said
 once, nothing reaches a hook, and the whole fleet is re-read each interval until the journal
