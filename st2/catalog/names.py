@@ -16,15 +16,14 @@ a directory discovery refuses. Standard library only.
 from __future__ import annotations
 
 from st2.catalog.engine_files import is_engine_file
+from st2.terminal_text import escaped
 
 MAX_NAME = 128
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
-def shown(name: str) -> str:
-    """``name`` safe to print: every non-printable character (controls, escapes, newlines, bidi
-    overrides) as a backslash escape; printable text unchanged."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in name)
+shown = escaped
+"""``name`` safe to print (:func:`st2.terminal_text.escaped`)."""
 
 
 def name_problem(name: str, kind: str) -> str | None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from st2.terminal_text import escaped
+
 SCHEMA = "st2.agent-spec-diagnostic.v1"
 
 ERROR = "error"
@@ -143,12 +145,8 @@ class Diagnostic(namedtuple("Diagnostic", ("code", "severity", "layer", "source"
 HELP_SEPARATOR = "\n  help: "
 
 
-def printable(text: str) -> str:
-    """``text`` with every non-printable character (C0/C1 controls, DEL, line and paragraph
-    separators, bidi overrides) as its backslash escape; printable text unchanged."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+printable = escaped
+"""A diagnostic's text safe to print (:func:`st2.terminal_text.escaped`)."""
 
 
 def one_line(text: str) -> str:
