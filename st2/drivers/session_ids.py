@@ -55,8 +55,34 @@ def pi_sessions_directory(environment: dict, cwd: str) -> str:
 
 
 def omp_sessions_directory(environment: dict, cwd: str) -> str:
-    """omp's session directory for a harness run in ``cwd`` with ``environment``."""
+    """omp's session directory for a harness run in ``cwd`` with ``environment``, as the captures
+    show it (``-<cwd>``); :func:`omp_sessions_directories` has every name omp may use."""
     return os.path.join(_home(environment), ".omp", "agent", "sessions", _PATH_SEPARATORS.sub("-", cwd))
+
+
+def _relative_inside(path: str, base: str) -> str | None:
+    relative = os.path.relpath(path, base)
+    return None if relative == ".." or relative.startswith("../") else relative
+
+
+def omp_sessions_directories(environment: dict, cwd: str) -> tuple[str, ...]:
+    """Every directory omp 18.2.3 may keep ``cwd``'s sessions in (its ``session-paths.ts``): by
+    the real cwd's place, ``-<path below $HOME>`` (``-`` for the home itself), else
+    ``-tmp-<path below $TMPDIR or /tmp>``, else the legacy ``--<cwd>--`` it still reads and
+    migrates from; and the captures' ``-<cwd>``. All lie in omp's one sessions root and name this
+    cwd, so no other file can pass for a session."""
+    root = os.path.join(_home(environment), ".omp", "agent", "sessions")
+    real = os.path.realpath(cwd)
+    names = []
+    below_home = _relative_inside(real, os.path.realpath(_home(environment)))
+    below_tmp = _relative_inside(real, os.path.realpath(environment.get("TMPDIR") or "/tmp"))
+    if below_home is not None:
+        names.append("-" if below_home == "." else "-" + _PATH_SEPARATORS.sub("-", below_home))
+    elif below_tmp is not None:
+        names.append("-tmp" if below_tmp == "." else "-tmp-" + _PATH_SEPARATORS.sub("-", below_tmp))
+    names.append("--" + _PATH_SEPARATORS.sub("-", real.lstrip("/")) + "--")
+    names.append(_PATH_SEPARATORS.sub("-", cwd))
+    return tuple(dict.fromkeys(os.path.join(root, name) for name in names))
 
 
 def is_session_file_in(session_id: object, directory: str) -> bool:

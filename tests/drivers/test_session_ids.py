@@ -37,6 +37,26 @@ def test_the_session_directories_are_the_ones_the_captures_show() -> None:
     assert session_ids.pi_sessions_directory({"HOME": "/h", "PI_CODING_AGENT_DIR": "/a"}, "/p") == "/a/sessions/--p--"
 
 
+def test_omp_keeps_a_cwd_where_its_own_session_paths_put_it(tmp_path: Path) -> None:
+    # omp 18.2.3's session-paths.ts: below $HOME "-<relative>", else below $TMPDIR "-tmp-<relative>",
+    # else the legacy "--<cwd>--" (the lab's workspaces under pytest's temp dir were kept there).
+    home, temp = tmp_path / "home", tmp_path / "temp"
+    (home / "proj").mkdir(parents=True)
+    (temp / "work").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    root = f"{home}/.omp/agent/sessions"
+    environment = {"HOME": str(home), "TMPDIR": str(temp)}
+    assert session_ids.omp_sessions_directories(environment, str(home / "proj"))[0] == f"{root}/-proj"
+    assert session_ids.omp_sessions_directories(environment, str(home))[0] == f"{root}/-"
+    assert session_ids.omp_sessions_directories(environment, str(temp / "work"))[0] == f"{root}/-tmp-work"
+    legacy = "--" + str(tmp_path / "elsewhere").lstrip("/").replace("/", "-") + "--"
+    assert session_ids.omp_sessions_directories(environment, str(tmp_path / "elsewhere"))[0] == f"{root}/{legacy}"
+    for directory in session_ids.omp_sessions_directories(environment, str(home / "proj")):
+        assert directory.startswith(root + "/") and "/" not in directory[len(root) + 1:]
+    other = session_ids.omp_sessions_directories(environment, str(temp / "work"))
+    assert not set(other) & set(session_ids.omp_sessions_directories(environment, str(home / "proj")))
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Path:
     directory = tmp_path / "sessions" / "--proj--"

@@ -53,12 +53,12 @@ class OmpSession(ChannelSession):
         """``omp … --resume=<session file>`` (18.2.3 opens a value holding a ``/`` as a path)."""
         return [*self.argv, f"--resume={session_id}"]
 
-    def sessions_directory(self) -> str:
+    def sessions_directories(self) -> tuple[str, ...]:
         import os
 
-        from st2.drivers.session_ids import omp_sessions_directory
+        from st2.drivers.session_ids import omp_sessions_directories
 
-        return omp_sessions_directory(self.environment, os.getcwd())
+        return omp_sessions_directories(self.environment, os.getcwd())
 
     def start(self) -> None:
         version = probe_version(self.argv[0], dict(self.environment))

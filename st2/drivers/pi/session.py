@@ -89,19 +89,19 @@ class ChannelSession(ChildSession):
         so it never reads as an option)."""
         return [*self.argv, "--session", session_id]
 
-    def sessions_directory(self) -> str:
-        """The harness's own session directory for this wrapper's working directory (the
+    def sessions_directories(self) -> tuple[str, ...]:
+        """The harness's own session directories for this wrapper's working directory (the
         harness's: it inherits it)."""
         from st2.drivers.session_ids import pi_sessions_directory
 
-        return pi_sessions_directory(self.environment, os.getcwd())
+        return (pi_sessions_directory(self.environment, os.getcwd()),)
 
     def accepts_session_id(self, session_id: str) -> bool:
-        """A session file inside :meth:`sessions_directory`, every symlink resolved
-        (:func:`st2.drivers.session_ids.is_session_file_in`): never any other existing file."""
+        """A session file directly inside one of :meth:`sessions_directories`, every symlink
+        resolved (:func:`st2.drivers.session_ids.is_session_file_in`): never any other file."""
         from st2.drivers.session_ids import is_session_file_in
 
-        return is_session_file_in(session_id, self.sessions_directory())
+        return any(is_session_file_in(session_id, directory) for directory in self.sessions_directories())
 
     def resume_unavailable(self, session_id: str) -> bool:
         """pi (and omp) open a missing session path as a new, empty session under the same name,
