@@ -177,8 +177,9 @@ def test_sigkill_of_the_real_wrappers_between_attempt_and_evidence_duplicates_no
         poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
         names.append(write_message(seat.directory, f"round {round_number}", body="hello"))
         poll(lambda: names[-1] in seat.ledger(), "the attempt owned", 30, seat.screen)  # ownership persisted
-        wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
-        os.kill(wrapper, signal.SIGKILL)  # between attempt and evidence
+        # The wrapper itself (forked from the seat host, named by its pane anchor): killing the
+        # anchor would run the wrapper's ordinary stop path, not a SIGKILL.
+        os.kill(seat.wrapper(), signal.SIGKILL)  # between attempt and evidence
         seat.kill_pty()
     seat.up()
     poll(lambda: all(seat.ledger().get(name, {}).get("phase") == "consumed" for name in names), "both delivered",
@@ -378,8 +379,7 @@ def test_a_fresh_thread_after_st2_down_settles_the_predecessors_ambiguous_delive
     poll(lambda: seat.state()[0] == "idle", "the bound thread idle", describe=seat.screen)
     name = write_message(seat.directory, "in flight", body="hello")
     poll(lambda: name in seat.ledger(), "the attempt owned", 30, seat.screen)
-    wrapper = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
-    os.kill(wrapper, signal.SIGKILL)  # between attempt and evidence
+    os.kill(seat.wrapper(), signal.SIGKILL)  # the wrapper itself (see above), between attempt and evidence
     seat.kill_pty()
     down = seat.st2("down", "--host", HOST, "coder")
     assert down.returncode == 0, down.stdout + down.stderr
