@@ -259,9 +259,14 @@ class OpencodeSession(GroupServerSession):
         opencode's default port; the port it printed is the only one used."""
         environment = {**self.environment, "OPENCODE_SERVER_PASSWORD": self.password}
         argv = [*self.argv, "--hostname", "127.0.0.1", "--port", "0"]
-        with open(self.server_log, "wb") as log:
+        from st2.fs.log import open_log
+
+        log = open_log(self.server_log, truncate=True)  # owner-only: the server logs what it is sent
+        try:
             self.child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                           env=environment, start_new_session=True, preexec_fn=die_with_parent)
+        finally:
+            os.close(log)
 
     def _wait(self, seconds: float) -> bool:
         """Sleep up to ``seconds`` unless a stop is requested or the server exits; False then."""

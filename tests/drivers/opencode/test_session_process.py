@@ -38,6 +38,8 @@ def test_mail_is_prompted_once_and_read_back_to_persisted(catalog, tmp_path) -> 
         body = json.loads(server.read_text())
         assert list(body) == ["schema", "agent", "runtimeId", "port", "password", "sessionID", "pid"]
         assert body["schema"] == "st2.opencode-server.v1" and stat.S_IMODE(server.stat().st_mode) == 0o600
+        # The server's log (what it is sent) is the owner's alone too, whatever the umask.
+        assert stat.S_IMODE((server.parent / "serve.log").stat().st_mode) == 0o600
         assert body["password"] not in (seat / "agent.kdl").read_text()
         assert body["password"] not in " ".join(open(f"/proc/{wrapper.process.pid}/cmdline").read().split("\0"))
     finally:
