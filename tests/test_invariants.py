@@ -13,13 +13,15 @@ PROOF = re.compile(r"`(tests/[\w/]+\.py)::([\w:]+)`")
 def missing_proofs(text: str, root: Path) -> list[str]:
     """Return each ``tests/<file>.py::<test>`` named in ``text`` that does not resolve."""
     missing = []
+    trees: dict[Path, ast.Module] = {}  # each file parsed once, however many proofs it holds
     for file_name, qualified in PROOF.findall(text):
         path = root / file_name
         if not path.is_file():
             missing.append(f"{file_name}::{qualified} (no such file)")
             continue
-        tree = ast.parse(path.read_text())
-        scope: list[ast.stmt] = tree.body
+        if path not in trees:
+            trees[path] = ast.parse(path.read_text())
+        scope: list[ast.stmt] = trees[path].body
         found = True
         for part in qualified.split("::"):
             match = next(
