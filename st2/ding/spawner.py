@@ -4,9 +4,9 @@ Every process a big one spawns starts as a copy of its descriptor table, which t
 closes before ``exec`` (CPython: ``vfork`` and ``close_range``). The DING service holds ~8
 descriptors per seat (5026 at 627 seats), so each tmux client it spawned cost its table's copy:
 measured on the loaded 2-core machine, a capture client took 11 ms from a process holding 5000
-descriptors against 3.9 ms from a small one. So the service forks :data:`HELPERS` helpers at its
-start (a handful of descriptors each), and every tmux client of its seats is spawned by one of
-them, in turn.
+descriptors against 3.9 ms from a small one. So the service forks :data:`HELPERS` helper(s) at
+its start (a handful of descriptors each), and every tmux client of its seats is spawned by one
+of them, in turn.
 
 Each helper, and each client it spawns, runs in a session of its own, because Linux's autogroup
 scheduler (``/proc/sys/kernel/sched_autogroup_enabled``) shares the CPU between sessions, not
@@ -43,7 +43,7 @@ import threading
 REQUEST_BYTES = 1 << 16
 _REPLY_MARGIN_SECONDS = 1.0
 
-HELPERS = 4             # each in a session of its own: the service's spawning gets 4 CPU shares
+HELPERS = 1   # 20 threads x 6 clients from a 5000-descriptor process: 232-321 ms through one, 311-341 through 4
 
 _helpers: list = []     # (control socket, pid) of each helper still serving this process
 _turn = itertools.count()
