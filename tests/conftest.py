@@ -29,12 +29,20 @@ def st2():
     return run_st2
 
 
+LONG_TIERS = ("lab", "faults", "multihost", "long")
+
+
 def pytest_collection_modifyitems(items):
     """A lab, systemd or multihost test runs real processes too: it carries the ``process``
-    marker as well, so ``-m "not process"`` alone selects the process-free unit tier."""
+    marker as well, so ``-m "not process"`` alone selects the process-free unit tier.
+
+    The long tiers (lab, faults, multihost, and a test marked ``long``) are queued first, in their
+    collected order: xdist's workers then take the minute-long tests while the short ones are
+    left to fill the gaps, instead of a long test collected last being the suite's tail."""
     for item in items:
         if any(item.get_closest_marker(name) for name in ("lab", "systemd", "multihost")):
             item.add_marker(pytest.mark.process)
+    items.sort(key=lambda item: not any(item.get_closest_marker(name) for name in LONG_TIERS))
 
 
 def _refuse_spawn(nodeid: str):

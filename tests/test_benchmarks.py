@@ -17,7 +17,7 @@ import pytest
 
 from support import REPO, st2_env
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.long]
 
 BENCHMARKS = sorted(path.name for path in (REPO / "benchmarks").glob("*.py"))
 BOUND_SECONDS = 240

@@ -26,6 +26,7 @@ def test_the_readme_keeps_exactly_the_two_commands() -> None:
 
 
 @pytest.mark.process
+@pytest.mark.long
 def test_the_readme_commands_work_from_a_fresh_clone(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)

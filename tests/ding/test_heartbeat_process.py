@@ -21,7 +21,7 @@ from seat_fleet_support import (RESTARTS, SEATS, Rounds, ding_fleet, ding_pids, 
                                 standin_seats)
 from st2.ding import service_wire
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.long]
 
 KILLED = "did not answer its heartbeat within 10s and was SIGKILLed by pid "
 

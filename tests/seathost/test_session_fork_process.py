@@ -22,7 +22,7 @@ from st2.runtime import launch_record
 from st2.runtime.scope import RuntimeScope
 from st2.seathost import wire
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.long]
 
 CODEX_TESTS = REPO / "tests" / "drivers" / "codex"
 for folder in (CODEX_TESTS, REPO / "tests" / "drivers" / "opencode"):

@@ -13,7 +13,7 @@ from codex_support import Wrapper, make_seat, poll_for, write_message
 
 from st2.drivers.codex.pump import correlations_in
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.long]
 
 ROUNDS = 20
 

@@ -15,7 +15,7 @@ from opencode_support import Wrapper, alive, make_seat, poll_for, write_message
 
 from st2.delivery.batch import correlations_in
 
-pytestmark = pytest.mark.process
+pytestmark = [pytest.mark.process, pytest.mark.long]
 
 ROUNDS = 20
 
