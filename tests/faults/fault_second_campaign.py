@@ -80,16 +80,20 @@ def case_big_numbers(fleet: Fleet, tally, scale: float) -> None:
 
 
 def case_far_future(fleet: Fleet, tally, scale: float) -> None:
+    import time
+
     st2 = _st2()
+    now = int(time.time() * 1000)
     seat = fleet.seat("later", '    argv "sleep" "1"')
+    # Observed now (a reading the future-skew bound keeps), naming instants no datetime renders.
     (seat / "harness-state").write_text(json.dumps({
         "schema": "st2.harness-state.v1", "agent": "h.later", "harness": "codex", "state": "active",
         "blockedOn": "human", "inputBuffer": "unknown", "ask": "permission", "sinceMs": FAR_FUTURE_MS,
-        "observedAtMs": FAR_FUTURE_MS, "writtenAtMs": FAR_FUTURE_MS}) + "\n")
+        "observedAtMs": now, "writtenAtMs": now}) + "\n")
     (seat / "harness-context").write_text(json.dumps({
         "schema": "st2.harness-context.v1", "agent": "h.later", "harness": "codex", "usedTokens": 1,
         "windowTokens": 10, "usedPercent": 10, "compactions": 2, "lastCompactionMs": FAR_FUTURE_MS,
-        "incarnation": "t", "observedAtMs": FAR_FUTURE_MS, "writtenAtMs": FAR_FUTURE_MS}) + "\n")
+        "incarnation": "t", "observedAtMs": now, "writtenAtMs": now}) + "\n")
     for verbs in (["events"], ["events", "--json"], ["top", "--once"], ["agents"], ["doctor"]):
         st2(tally, "far-future", [*verbs, "--host", "h"], fleet.env)
 
@@ -114,17 +118,28 @@ def _tree(root: Path) -> dict[str, int]:
 
 def case_foreign_keys(fleet: Fleet, tally, scale: float) -> None:
     st2 = _st2()
+    import subprocess
+
     project = fleet.base / "project"
     (project / ".tmp" / "foreign").mkdir(parents=True)
-    (project / ".tmp" / "keep.run").write_text("pid=1 run=keep\n")
     (project / "notes.md").write_text("mine\n")
+    git = ["git", "-C", str(project), "-c", "user.name=st2", "-c", "user.email=st2@localhost"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "notes.md"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    # What `close ..` would take: a session record, refs and a clone in `.tmp/` itself.
+    (project / ".tmp" / "session.txt").write_text(f"adapter=talker mode=audit base={head} turn=1\n")
+    (project / ".tmp" / "refs.txt").write_text("keep\n")
+    (project / ".tmp" / "tree").mkdir()
+    (project / ".tmp" / "tree" / "precious").write_text("keep\n")
     before = _tree(project)
     for key in ("..", "../..", "a/b", "."):
         st2(tally, "foreign-keys", ["foreign", "close", key], fleet.env, cwd=project)
     os.mkfifo(project / ".tmp" / "foreign" / "fifo")
     st2(tally, "foreign-keys", ["foreign", "close", "fifo"], fleet.env, cwd=project)
     after = _tree(project)
-    lost = sorted(name for name in before if name not in after and not name.startswith(".tmp/foreign"))
+    lost = sorted(name for name in before if name not in after and not name.startswith((".tmp/foreign", ".git")))
     if lost:
         tally.note("escapes", f"foreign-keys: foreign close removed files outside .tmp/foreign/: {lost}")
 
