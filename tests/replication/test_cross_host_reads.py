@@ -178,11 +178,13 @@ def test_engine_files_are_overlooked_by_discovery_and_every_reader(hosts) -> Non
     assert result.stderr == ""  # not even a warning: discovery overlooked every engine entry
     validate = run_st2("validate", "--host", "a", env=st2_env(a))
     assert validate.returncode == 0, validate.stdout + validate.stderr
-    # A directory named like a conflict copy or a staged file is no engine's (engines make those
-    # as files): it is an identity directory, and without a declaration not a seat.
+    # A directory named like a conflict copy is no engine's (engines make those as files), and no
+    # seat may carry that name either: the sync rules never replicate it, so mail to it from
+    # another host would be lost. Strict discovery refuses it, naming it.
     (a / "agents" / "b" / f"other{CONFLICT}").mkdir()
     warned = run_st2("validate", "--host", "a", env=st2_env(a))
-    assert warned.returncode == 0 and f"agents/b/other{CONFLICT} has no agent.kdl" in warned.stdout + warned.stderr
+    assert warned.returncode == 1 and f"agents/b/other{CONFLICT}" in warned.stdout + warned.stderr
+    assert "*.sync-conflict-*" in warned.stdout
     (a / "agents" / "b" / f"other{CONFLICT}").rmdir()
     # A symlink with an engine's name is not an engine's file: strict discovery still refuses it.
     (a / "agents" / "b" / ".syncthing.y.tmp").symlink_to(seat)
