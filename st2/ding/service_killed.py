@@ -45,11 +45,19 @@ def path(scope_directory: Path) -> Path:
     return Path(scope_directory) / NAME
 
 
-def write(scope_directory: Path, killed: Killed) -> None:
+def write(scope_directory: Path, killed: Killed) -> Killed:
+    """Publish ``killed`` unless the record already names the same service: the first stub to
+    kill it stays its killer (a second stub, its ping unanswered as the first one's kill lands,
+    would otherwise name itself though its own log saw the service already dying). Return the
+    record that stands."""
+    standing = read(scope_directory)
+    if names(standing, killed.pid, killed.start_ticks):
+        return standing
     body = {"schema": SCHEMA, "pid": killed.pid, "startTicks": killed.start_ticks, "by": killed.by,
             "boundSeconds": killed.bound_seconds}
     publish(path(scope_directory), json.dumps(body, separators=(",", ":")).encode() + b"\n",
             Path(scope_directory), mode=0o600, durable=False)
+    return killed
 
 
 def read(scope_directory: Path) -> Killed | None:

@@ -289,7 +289,7 @@ class Stub:
         self.killed = service_killed.Killed(self.service_pid, self.service_ticks or 0, os.getpid(),
                                             service_wire.HEARTBEAT_BOUND_SECONDS)
         try:
-            service_killed.write(self.scope, self.killed)
+            self.killed = service_killed.write(self.scope, self.killed)
         except OSError as error:   # the kill is what frees the seats; the record only explains it
             say(f"cannot write {service_killed.path(self.scope)} ({error}); killing all the same")
         if group is not None and group > 1 and group != os.getpgrp():

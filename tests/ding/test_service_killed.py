@@ -26,3 +26,14 @@ def test_an_unreadable_record_reads_as_none(tmp_path) -> None:
                  b'{"schema":"st2.ding-service-killed.v1","pid":true,"startTicks":1,"by":2}', b"\xff"):
         service_killed.path(tmp_path).write_bytes(data)
         assert service_killed.read(tmp_path) is None, data
+
+
+def test_the_first_stub_to_kill_a_service_stays_its_killer(tmp_path) -> None:
+    first = Killed(pid=123, start_ticks=456, by=789, bound_seconds=10.0)
+    second = Killed(pid=123, start_ticks=456, by=790, bound_seconds=10.0)   # its ping unanswered as the kill landed
+    assert service_killed.write(tmp_path, first) == first
+    assert service_killed.write(tmp_path, second) == first
+    assert service_killed.read(tmp_path) == first
+    later = Killed(pid=321, start_ticks=654, by=790, bound_seconds=10.0)    # a later service's kill replaces it
+    assert service_killed.write(tmp_path, later) == later
+    assert service_killed.read(tmp_path) == later
