@@ -42,6 +42,14 @@ def cmdline(pid: int) -> list[str]:
         return []
 
 
+def is_anchor(pid: int) -> bool:
+    """Whether ``pid`` runs the pane anchor now, from one read of its command line: the pane
+    process execs into the anchor (keeping its PID), and two reads can straddle the exec (the
+    second finding the line empty while the exec replaces it)."""
+    words = cmdline(pid)
+    return len(words) > 4 and words[3] == ANCHOR_NAME
+
+
 def status_field(pid: int, name: str) -> str | None:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -227,7 +235,7 @@ def test_an_opencode_transcript_seat_s_wrapper_runs_forked_too(rig: Rig) -> None
     anchor = rig.open_pane([sys.executable, "-m", "st2", "--catalog", str(rig.catalog), "driver", "opencode-session",
                             "--identity", "h.oc", "--runtime-id", "h.oc", "--model", "fake/fake-model", "--view",
                             "transcript", "--", str(standin_executable(rig.base)), "serve"])
-    poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME,
+    poll_for(lambda: is_anchor(anchor),
              lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
     wrapper = rig.wrapper_of(anchor)
     zygote = rig.hello()["zygote"]
@@ -256,7 +264,7 @@ def attached_pane(rig: Rig) -> tuple[int, int, Path]:
     anchor = rig.open_pane([sys.executable, "-m", "st2", "--catalog", str(rig.catalog), "driver", "opencode-session",
                             "--identity", "h.oc", "--runtime-id", "h.oc", "--model", "fake/fake-model", "--",
                             str(standin_executable(rig.base)), "serve"])
-    poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME,
+    poll_for(lambda: is_anchor(anchor),
              lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
     poll_for(lambda: "standin-tui " in rig.screen(), lambda: f"the TUI in the pane\n{rig.screen()}", timeout=90)
     return anchor, int(cmdline(anchor)[4]), seat
@@ -403,7 +411,7 @@ def test_sigkill_of_the_forked_wrapper_ends_the_anchor_and_the_restarted_seat_lo
             names.append(write_message(rig.seat, f"task {round_number}", body=("FAKE_SLOW", "FAKE_LATE")[round_number % 2]))
             before = len(launches.read_text().split()) if launches.exists() else 0
             anchor = up()
-            poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME, "the anchor", timeout=30)
+            poll_for(lambda: is_anchor(anchor), "the anchor", timeout=30)
             wrapper = int(cmdline(anchor)[4])
             poll_for(lambda: launches.exists() and len(launches.read_text().split()) > before, "the app-server")
             time.sleep(chooser.uniform(0.0, 0.8))  # the random kill point (not a wait for progress)
@@ -431,7 +439,7 @@ def test_a_forked_native_seat_outlives_its_supervisor_and_is_adopted_once(rig: R
     try:
         record = poll_for(lambda: launch_record.read(rig.scope, "h.coder"), "the seat's launch record", timeout=60)
         anchor = record.pid
-        poll_for(lambda: len(cmdline(anchor)) > 4 and cmdline(anchor)[3] == ANCHOR_NAME, "the anchor", timeout=30)
+        poll_for(lambda: is_anchor(anchor), "the anchor", timeout=30)
         wrapper = int(cmdline(anchor)[4])
         poll_for(lambda: rig.state().get("state") == "idle", "the bound thread idle", timeout=60)
         started = launches.read_text().split()
