@@ -196,7 +196,7 @@ def forked(rig: Rig) -> tuple[int, int, int]:
     """Start the host and a pane; return (host, anchor, wrapper) once the wrapper serves."""
     host = rig.start_host()
     anchor = rig.open_pane()
-    poll_for(lambda: len(cmdline(anchor)) > 3 and cmdline(anchor)[3] == ANCHOR_NAME,
+    poll_for(lambda: is_anchor(anchor),
              lambda: f"the pane's anchor\n{rig.screen()}", timeout=30)
     wrapper = rig.wrapper_of(anchor)
     poll_for(lambda: rig.state().get("state") == "idle", lambda: f"the bound thread idle\n{rig.screen()}", timeout=60)
