@@ -327,11 +327,18 @@ def test_a_restarted_opencode_server_gets_a_new_tui_from_the_anchor(rig: Rig) ->
     path = next(rig.base.glob("state/**/opencode/h.oc/server.json"))
     first = json.loads(path.read_text())
     os.killpg(first["pid"], signal.SIGKILL)
-    poll_for(lambda: json.loads(path.read_text())["pid"] != first["pid"] and tuis(anchor) and tuis(anchor) != [old],
-             lambda: f"a new server and TUI\n{rig.screen()}", timeout=90)
-    [new] = tuis(anchor)
-    assert f"http://127.0.0.1:{json.loads(path.read_text())['port']}" in cmdline(new)
-    assert not alive(old) and alive(wrapper)
+
+    def attached_anew() -> list[int] | None:
+        # One look at the anchor's children and the server record: reading them again after the
+        # poll raced the anchor's own forks (a fresh-clone run found no TUI the moment after one).
+        found, now = tuis(anchor), json.loads(path.read_text())
+        if now["pid"] != first["pid"] and len(found) == 1 and found != [old] and (
+                f"http://127.0.0.1:{now['port']}" in cmdline(found[0])):
+            return found
+        return None
+
+    [new] = poll_for(attached_anew, lambda: f"a new server and TUI on its port\n{rig.screen()}", timeout=90)
+    assert new != old and not alive(old) and alive(wrapper)
 
 
 def test_sigterm_of_the_task_runs_the_wrapper_s_stop_path_and_the_anchor_exits_with_its_status(rig: Rig) -> None:
