@@ -43,11 +43,23 @@ def cmdline(pid: int) -> list[str]:
 
 
 def is_anchor(pid: int) -> bool:
-    """Whether ``pid`` runs the pane anchor now, from one read of its command line: the pane
-    process execs into the anchor (keeping its PID), and two reads can straddle the exec (the
-    second finding the line empty while the exec replaces it)."""
+    """Whether ``pid`` runs the pane anchor now with its relay traps set: one read of its command
+    line (the pane process execs into the anchor keeping its PID, and two reads can straddle the
+    exec, the second finding the line empty), then its caught signals. A signal the test sends
+    before the anchor's shell has run its ``trap`` lines kills the anchor instead of being
+    relayed (the documented window between ``execve`` and the traps), and under load the wrapper,
+    forked in parallel, can be serving before the shell gets there: a fresh-clone run SIGTERMed
+    such an anchor and waited 30 s for an exit status a signal death never gives."""
     words = cmdline(pid)
-    return len(words) > 4 and words[3] == ANCHOR_NAME
+    return len(words) > 4 and words[3] == ANCHOR_NAME and trapping(pid)
+
+
+def trapping(pid: int) -> bool:
+    """Whether ``pid`` catches SIGTERM and SIGHUP (the exec reset the pane process's own
+    handlers, so after it only the anchor's traps set these)."""
+    caught = status_field(pid, "SigCgt")
+    return caught is not None and all(int(caught, 16) & (1 << (number - 1))
+                                      for number in (signal.SIGTERM, signal.SIGHUP))
 
 
 def status_field(pid: int, name: str) -> str | None:
