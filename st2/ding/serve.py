@@ -15,6 +15,7 @@ from typing import Callable
 
 from st2.catalog.layout import CatalogPaths, SeatPaths
 from st2.clock import SYSTEM_CLOCK
+from st2.ding.control_client import ControlPool
 from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, Settings, run
 from st2.ding.ownership import store_for
@@ -56,9 +57,11 @@ class Prepared:
 
 
 def prepare(catalog: Path, host: str, runtime_id: str, *, socket: str | None = None,
-            settings: Settings = Settings(), log: Callable[[str], None] | None = None) -> Prepared:
+            settings: Settings = Settings(), log: Callable[[str], None] | None = None,
+            pool: ControlPool | None = None) -> Prepared:
     """Build the notifier of ``runtime_id``; raise :class:`TargetError` when there is no such
-    seat. ``log`` receives the notifier's lines (default: ``st2 ding: …`` on stderr)."""
+    seat. ``log`` receives the notifier's lines (default: ``st2 ding: …`` on stderr); ``pool``
+    keeps the seat's control client (none: a client is spawned per command list)."""
     seat_host, identity = split_target(runtime_id, host)
     seat = CatalogPaths(Path(catalog)).seat(seat_host, identity)
     if not seat.directory.is_dir():
@@ -68,7 +71,7 @@ def prepare(catalog: Path, host: str, runtime_id: str, *, socket: str | None = N
     socket_path = socket or str(scope.socket(target))
     harness, error = declared_harness(seat.declaration)
     owner = delivery_owner(seat.declaration)
-    notifier = Notifier(seat, Terminal(socket_path), store_for(catalog, seat_host, target),
+    notifier = Notifier(seat, Terminal(socket_path, pool=pool), store_for(catalog, seat_host, target),
                         adapters_for(harness) if error is None and owner is None else (), SYSTEM_CLOCK, settings,
                         log=log)
     if owner is not None:

@@ -61,6 +61,7 @@ import time
 from pathlib import Path
 
 from st2.ding import service_wire
+from st2.ding.control_client import ControlPool
 from st2.fs.lock import LockTimeout, RecordLock
 from st2.fs.pipe import drain
 from st2.seathost import wire
@@ -186,7 +187,7 @@ class SeatThread:
             request = self.request
             try:
                 prepared = prepare(Path(request.catalog), request.host, request.target, socket=request.socket,
-                                   settings=request.settings, log=self.log)
+                                   settings=request.settings, log=self.log, pool=self.service.control_pool)
             except TargetError as error:
                 self.error = str(error)
                 return TARGET_FAILURE
@@ -230,6 +231,7 @@ class DingService:
         self.selector: selectors.BaseSelector | None = None
         self.done_read, self.done_write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         self.drops = wire.DropLog(say)
+        self.control_pool = ControlPool()             # every seat's kept tmux control client
 
     # -- start ---------------------------------------------------------------------------
     def serve(self) -> int:
@@ -255,6 +257,7 @@ class DingService:
             say(f"{type(error).__name__}: {error}; exiting (every stub serves its seat itself)")
             os._exit(FAILURE)
         self._stop_listening()
+        self.control_pool.close_all()
         say("stopped")
         return 0
 

@@ -28,6 +28,11 @@ death included), so it outlives no service.
 when the command did not complete (timed out, could not start, the helper died mid-request:
 "not proven" to every caller). With no helper (never started in this process, or all gone) it
 spawns the client itself.
+
+:func:`attach` starts a long-lived client the same way (a request with ``"attach": true`` and a
+SECOND descriptor, the stream socket that becomes the client's stdin and stdout): the helper
+answers ``{"pid": n | null}`` and reaps the client when it ends, which is when the caller closes
+its end of that socket (a control-mode tmux client ends at the end of its input).
 """
 
 from __future__ import annotations
@@ -79,16 +84,18 @@ def start(count: int = HELPERS) -> list[int]:
 def _serve(control: socket.socket) -> None:
     while True:
         try:
-            data, descriptors, _, _ = socket.recv_fds(control, REQUEST_BYTES, 1)
+            data, descriptors, _, _ = socket.recv_fds(control, REQUEST_BYTES, 2)
         except InterruptedError:
             continue
         if not data:
             return  # the service is gone
-        if len(descriptors) != 1:
+        if len(descriptors) == 1:
+            threading.Thread(target=_answer, args=(data, descriptors[0]), daemon=True).start()
+        elif len(descriptors) == 2:
+            threading.Thread(target=_attach_answer, args=(data, *descriptors), daemon=True).start()
+        else:
             for descriptor in descriptors:
                 os.close(descriptor)
-            continue
-        threading.Thread(target=_answer, args=(data, descriptors[0]), daemon=True).start()
 
 
 def _answer(data: bytes, descriptor: int) -> None:
@@ -108,6 +115,66 @@ def _answer(data: bytes, descriptor: int) -> None:
         pass
     finally:
         reply.close()
+
+
+def _attach_answer(data: bytes, descriptor: int, stream: int) -> None:
+    reply = socket.socket(fileno=descriptor)
+    process = None
+    try:
+        try:
+            request = json.loads(data)
+            if request.get("attach") is True:
+                process = _start_attached(request["argv"], stream)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+        finally:
+            os.close(stream)
+        reply.sendall(json.dumps({"pid": process.pid if process else None}).encode() + b"\n")
+    except OSError:
+        pass
+    finally:
+        reply.close()
+    if process is not None:
+        process.wait()
+
+
+def _start_attached(argv: list[str], stream: int) -> subprocess.Popen:
+    return subprocess.Popen(argv, stdin=stream, stdout=stream, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def attach(argv: list[str], stream: socket.socket, timeout: float) -> int | None:
+    """Start ``argv`` with ``stream`` as its stdin and stdout, spawned by a helper when one serves
+    (else here, reaped by a thread of this process); its pid, or None when it could not start.
+    The caller keeps ``stream`` and ends the client by closing it."""
+    for control, pid in list(_helpers):
+        ours, theirs = socket.socketpair()
+        try:
+            try:
+                socket.send_fds(control, [json.dumps({"argv": argv, "attach": True}).encode()],
+                                [theirs.fileno(), stream.fileno()])
+            except OSError:
+                _forget(pid)
+                continue
+            theirs.close()
+            ours.settimeout(timeout + _REPLY_MARGIN_SECONDS)
+            chunks = []
+            try:
+                while (chunk := ours.recv(256)) and not chunk.endswith(b"\n"):
+                    chunks.append(chunk)
+                answer = json.loads(b"".join(chunks) + chunk).get("pid")
+            except (OSError, ValueError, AttributeError):
+                return None
+            return answer if isinstance(answer, int) and not isinstance(answer, bool) else None
+        finally:
+            theirs.close()
+            ours.close()
+    try:
+        process = _start_attached(argv, stream.fileno())
+    except OSError:
+        return None
+    threading.Thread(target=process.wait, daemon=True).start()
+    return process.pid
 
 
 def run(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:

@@ -1,13 +1,16 @@
 """The seat's terminal: its own tmux server, reached only through its ``-S`` socket.
 
-Every call is one short tmux client with a real outer timeout (2 s) and never the user's
-configuration (``-f /dev/null``). A timed-out or failed command reports failure (``None`` /
-``False``); callers treat that as "not proven", never as success. ``probes`` counts client
-processes spawned, so churn is measurable. A step of the delivery and the observations that
-follow it go as one command list in one client (tmux runs a list in order and stops at its first
-failing command): measured in a process holding 5000 descriptors on the loaded 2-core machine, a
-client cost 11 ms against 3.9 ms from a small process, eleven serial captures 110 ms against one
-list of eleven 17 ms.
+Every call is one command list with a real outer timeout (2 s), never under the user's
+configuration (``-f /dev/null``): a step of the delivery and the observations that follow it go
+as one list (tmux runs a list in order and stops at its first failing command). A timed-out or
+failed list reports failure (``None`` / ``False``); callers treat that as "not proven", never as
+success, and never send it again another way.
+
+A list goes through the seat's kept control-mode client when the terminal has a
+:class:`st2.ding.control_client.ControlPool` (the DING service's, which bounds how many a host
+keeps) and one can be had; otherwise it is one short tmux client spawned for it (a notifier
+serving its seat itself). ``probes`` counts lists sent, ``spawned`` the client processes spawned
+for them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from st2.ding import spawner
+from st2.ding.control_client import ControlPool
 from st2.runtime.tmux import SESSION_NAME, client_argv
 from st2.drivers.screen import Screen
 
@@ -26,15 +30,22 @@ _CURSOR_FORMAT = "#{cursor_x} #{cursor_y} #{pane_width} #{pid} #{pane_height}"
 
 class Terminal:
     def __init__(self, socket: Path | str, session: str = SESSION,
-                 timeout: float = COMMAND_TIMEOUT_SECONDS) -> None:
+                 timeout: float = COMMAND_TIMEOUT_SECONDS, pool: ControlPool | None = None) -> None:
         self.socket = str(socket)
         self.session = session
         self.timeout = timeout
+        self.pool = pool
         self.probes = 0
+        self.spawned = 0
         self.server_pid: int | None = None
 
     def _run(self, *arguments: str) -> subprocess.CompletedProcess | None:
         self.probes += 1
+        if self.pool is not None:
+            taken, result = self.pool.run(self.socket, self.session, arguments, self.timeout)
+            if taken:
+                return result
+        self.spawned += 1
         return spawner.run(client_argv(self.socket, *arguments), self.timeout)
 
     def alive(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from ding_support import poll_for, runs_on, write_message
 from seat_fleet_support import RESTARTS, SEATS, Rounds, ding_pids, kill_and_restart, parent_of, standin_seats
 from st2.ding import service_wire
 from st2.doctor.wakeups import inotify_instances
+from st2.runtime.tmux import client_argv
 from st2.seathost import wire
 from supervisor_support import Fleet
 
@@ -58,6 +60,13 @@ def ding_log(fleet, identity: str) -> Path:
     return fleet.catalog / "logs" / f"h.{identity}.ding.log"
 
 
+def control_clients(fleet, identity: str) -> list[int]:
+    """The pids of the control-mode clients attached to ``identity``'s tmux server."""
+    listed = subprocess.run(client_argv(fleet.scope.socket(f"h.{identity}"), "list-clients", "-F",
+                                        "#{client_pid} #{client_flags}"), capture_output=True, text=True, timeout=10)
+    return [int(line.split()[0]) for line in listed.stdout.splitlines() if "control-mode" in line]
+
+
 def start(fleet) -> dict[str, Path]:
     standins = standin_seats(fleet, SEATS, RESTARTS)
     fleet.env["ST2_DING_TRACE_PROGRESS"] = "1"
@@ -90,6 +99,10 @@ def test_sigkilling_a_stub_or_the_ding_service_loses_and_duplicates_no_notice(fl
 
         rounds = Rounds(fleet, standins)
         rounds.post(0)
+        rounds.wait_all("the first notices")
+        for identity in SEATS:   # the service keeps each seat's control client, spawned by its helper
+            clients = control_clients(fleet, identity)
+            assert len(clients) == 1 and parent_of(parent_of(clients[0])) == first_service, (identity, clients)
         kill_and_restart(fleet, "ann", "stub")
         # ann's old thread stopped, and the restarted stub is served again: one row per seat.
         wait_served(fleet)
@@ -102,6 +115,9 @@ def test_sigkilling_a_stub_or_the_ding_service_loses_and_duplicates_no_notice(fl
                      what=f"{identity}'s stub to serve its seat itself")
             assert f"the DING service (pid {first_service}) is gone" in ding_log(fleet, identity).read_text()
         assert ding_pids(fleet) == before                  # the service's death stopped no stub
+        for identity in SEATS:                             # and its control clients ended with it
+            poll_for(lambda: control_clients(fleet, identity) == [], timeout=10,
+                     what=f"{identity}'s control client to end with the service")
         doctor = fleet.st2("doctor").stdout
         for identity in SEATS:
             assert f"h.{identity}.ding: ding-serves-itself: pid {before[identity]} serves its seat itself" in doctor, doctor

@@ -47,16 +47,22 @@ def test_a_hung_or_failing_tmux_proves_nothing(fake_tmux, mode):
 
 
 @pytest.mark.process
-def test_a_real_server_answers(tmp_path):
+@pytest.mark.parametrize("transport", ["spawned", "control"])
+def test_a_real_server_answers(tmp_path, transport):
+    """The same answers whether each list is a spawned client or goes through a kept
+    control-mode client (the DING service's pool)."""
     import subprocess
     import tempfile
+
+    from st2.ding.control_client import ControlPool
 
     directory = Path(tempfile.mkdtemp(prefix="st2dt-", dir="/tmp"))
     socket = str(directory / "s")
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", terminal_module.SESSION,
                     "-x", "100", "-y", "10", "sleep", "30"], check=True, timeout=10)
     try:
-        terminal = Terminal(socket)
+        pool = ControlPool() if transport == "control" else None
+        terminal = Terminal(socket, pool=pool)
         screen = terminal.capture()
         assert terminal.alive() is True
         assert (screen.cursor_x, screen.cursor_y, screen.width) == (0, 0, 100)
@@ -75,6 +81,10 @@ def test_a_real_server_answers(tmp_path):
         assert terminal.paste_and_observe("st2-ding-x", 2, 0.01) == (False, [])
         sent, screens = terminal.return_and_observe(1, 0.05)
         assert sent is True and len(screens) == 1 and screens[0].cursor_y == 1
+        assert terminal.spawned == (0 if pool else terminal.probes)
+        if pool:
+            assert pool.opened == 1
+            pool.close_all()
     finally:
         subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=10)
         subprocess.run(["rm", "-rf", str(directory)])
