@@ -50,8 +50,13 @@ def refusal(directory: Path, filename: str) -> str | None:
 def list_box(directory: Path) -> list[Message]:
     """Every message in a box, sorted by send time then name. A file removed between listing and
     reading (archived concurrently) is skipped, never reported as an empty message."""
+    return _read_box(directory, message_names(directory))
+
+
+def _read_box(directory: Path, names: list[str]) -> list[Message]:
+    """The messages ``names`` of a box that can still be read, sorted by send time then name."""
     messages = []
-    for name in message_names(directory):
+    for name in names:
         data = _read_regular(os.path.join(directory, name))
         if data is not None:
             messages.append(parse(name, data))
@@ -67,24 +72,19 @@ def _remove_duplicate(path: Path) -> bool:
         return False
 
 
-def clean_shadowed(seat_directory: Path) -> list[str]:
-    """Remove each inbox file whose name already has an archive receipt; return their names.
-    Idempotent: a second call finds nothing to remove."""
-    archive = archive_of(seat_directory)
-    receipts = set(message_names(archive))
-    removed = []
-    for name in message_names(inbox_of(seat_directory)):
-        if name in receipts and _remove_duplicate(os.path.join(inbox_of(seat_directory), name)):
-            removed.append(name)
-    return removed
-
-
 def list_inbox(seat_directory: Path) -> list[Message]:
     """The logically unread messages: the inbox minus names settled by an archive receipt (which
-    are removed on the way, so every reader helps a restored copy converge)."""
-    clean_shadowed(seat_directory)
+    are removed on the way, so every reader helps a restored copy converge). An empty inbox is
+    one directory listing: the archive is read only when the inbox holds a message."""
+    inbox = inbox_of(seat_directory)
+    names = message_names(inbox)
+    if not names:
+        return []
     receipts = set(message_names(archive_of(seat_directory)))
-    return [m for m in list_box(inbox_of(seat_directory)) if m.filename not in receipts]
+    for name in names:
+        if name in receipts:
+            _remove_duplicate(os.path.join(inbox, name))
+    return _read_box(inbox, [name for name in names if name not in receipts])
 
 
 def read_message(directory: Path, filename: str) -> Message | None:

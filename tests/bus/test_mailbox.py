@@ -12,7 +12,6 @@ from st2.bus.mailbox import (
     ArchiveOutcome,
     archive_message,
     archive_of,
-    clean_shadowed,
     inbox_of,
     list_box,
     list_inbox,
@@ -53,15 +52,32 @@ def test_archive_receipt_shadows_and_idempotently_cleans_a_restored_inbox_copy(t
         assert (archive_of(tmp_path) / NAME).read_bytes() == receipt
 
 
-def test_clean_shadowed_removes_only_settled_names(tmp_path: Path) -> None:
+def test_listing_the_inbox_removes_only_settled_names(tmp_path: Path) -> None:
     other = "1784649988124-bbbbbb.md"
     deliver(tmp_path)
     deliver(tmp_path, other)
     archive_message(tmp_path, NAME)
     (inbox_of(tmp_path) / NAME).write_bytes(b"restored")
-    assert clean_shadowed(tmp_path) == [NAME]
-    assert clean_shadowed(tmp_path) == []
     assert [m.filename for m in list_inbox(tmp_path)] == [other]
+    assert sorted(os.listdir(inbox_of(tmp_path))) == [other]
+    assert [m.filename for m in list_inbox(tmp_path)] == [other]
+
+
+def test_an_empty_inbox_is_one_listing_and_the_archive_is_read_only_beside_mail(tmp_path: Path,
+                                                                                monkeypatch) -> None:
+    """A DING pass lists its seat's inbox every second: with nothing unread it is one listing."""
+    import st2.bus.mailbox as mailbox
+
+    deliver(tmp_path)
+    archive_message(tmp_path, NAME)
+    listed = []
+    real = mailbox.message_names
+    monkeypatch.setattr(mailbox, "message_names", lambda directory: listed.append(Path(directory).name) or real(directory))
+    assert list_inbox(tmp_path) == [] and listed == ["inbox"]
+    deliver(tmp_path, "1784649988124-bbbbbb.md")
+    listed.clear()
+    assert [m.filename for m in list_inbox(tmp_path)] == ["1784649988124-bbbbbb.md"]
+    assert listed == ["inbox", "archive"]
 
 
 def test_archiving_a_message_in_neither_box_is_refused(tmp_path: Path) -> None:
