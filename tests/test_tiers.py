@@ -30,3 +30,29 @@ def test_a_lab_test_is_a_process_test_too(request):
 @pytest.mark.multihost
 def test_a_multihost_test_is_a_process_test_too(request):
     assert request.node.get_closest_marker("process") is not None
+
+
+def xdist_slices(order: list, workers: int) -> list[list]:
+    """The contiguous slices xdist's work-stealing scheduler first hands ``workers`` workers."""
+    slices, remaining, start = [], len(order), 0
+    for worker in range(workers):
+        size = remaining // (workers - worker)
+        slices.append(order[start:start + size])
+        start, remaining = start + size, remaining - size
+    return slices
+
+
+@pytest.mark.parametrize("workers, long_count, total", [(4, 10, 100), (4, 3, 100), (3, 7, 20), (2, 30, 31), (1, 5, 9)])
+def test_every_workers_slice_starts_with_its_share_of_the_long_tests(workers, long_count, total):
+    from conftest import dealt
+
+    items = [f"long{n}" if n % (total // long_count) == 0 and n // (total // long_count) < long_count else f"short{n}"
+             for n in range(total)]
+    order = dealt(items, workers, lambda item: item.startswith("long"))
+    assert sorted(order) == sorted(items)                      # a permutation: nothing lost or doubled
+    longs = [item for item in items if item.startswith("long")]
+    for slice_ in xdist_slices(order, workers):
+        shares = [item for item in slice_ if item.startswith("long")]
+        assert slice_[:len(shares)] == shares                  # the slice's long tests come first
+    counts = [sum(item.startswith("long") for item in slice_) for slice_ in xdist_slices(order, workers)]
+    assert max(counts) - min(counts) <= 1 and sum(counts) == len(longs)   # dealt out evenly
