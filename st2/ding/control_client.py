@@ -24,8 +24,9 @@ commands) and answers as :func:`subprocess.run` would for that argv, or None (no
 
 :class:`ControlPool` keeps at most ``limit`` clients of one process, one per seat socket, each
 closed once unused for ``idle`` seconds (a reaper thread); a seat whose client cannot be had
-(the pool full of busy clients, or the attach refused) is answered by the caller's spawned
-client instead. A retried command list is never sent through the other path: a None stands.
+(the pool full of busy clients, no spawn helper, or the attach refused) is answered by the
+caller's spawned client instead. A closed client is detached by the server before its stream
+closes, and the helper that started it terminates it when the service dies. A retried command list is never sent through the other path: a None stands.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from st2.runtime.tmux import client_argv
 POOL_LIMIT = 64              # clients kept at once by one process (~1.1 MiB PSS each, tmux 3.3a)
 IDLE_SECONDS = 30.0          # a client unused this long is closed
 ATTACH_FLAGS = "ignore-size,no-output"
+DETACH_SECONDS = 0.5         # how long closing waits for the server's %exit
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.:,()[]@/!?+=*%&<>|^'")
 
 
@@ -76,13 +78,16 @@ class ControlClient:
         self.closed = False
 
     @classmethod
-    def open(cls, socket_path: str, session: str, timeout: float) -> "ControlClient | None":
-        """Attach a control client to ``session`` on ``socket_path``; None when it is not
-        answering within ``timeout`` seconds (no server, no such session, a wedged one)."""
+    def open(cls, socket_path: str, session: str, timeout: float,
+             attach: Callable[[list[str], socket.socket, float], int | None] = spawner.attach
+             ) -> "ControlClient | None":
+        """Attach a control client to ``session`` on ``socket_path``, started by ``attach`` (the
+        spawn helper's); None when it is not answering within ``timeout`` seconds (no helper, no
+        server, no such session, a wedged one)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            pid = spawner.attach(client_argv(socket_path, "-C", "attach-session", "-t", session,
-                                             "-f", ATTACH_FLAGS), theirs, timeout)
+            pid = attach(client_argv(socket_path, "-C", "attach-session", "-t", session,
+                                     "-f", ATTACH_FLAGS), theirs, timeout)
         finally:
             theirs.close()
         if pid is None:
@@ -94,14 +99,34 @@ class ControlClient:
         return client
 
     def close(self) -> None:
-        """End the client (it exits at the end of its input)."""
-        if not self.closed:
-            self.closed = True
-            try:
-                self.stream.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            self.stream.close()
+        """End the client: ask the server to detach it and wait for its ``%exit`` (bounded), then
+        close the stream. tmux 3.3a never lets go of a control client whose peer vanished while
+        it had output to write, so an answering client is detached, not merely abandoned."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            deadline = time.monotonic() + DETACH_SECONDS
+            self.stream.settimeout(DETACH_SECONDS)
+            self.stream.sendall(b"detach-client\n")
+            while not self.pending.startswith(b"%exit") and b"\n%exit" not in self.pending:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self.stream.settimeout(remaining)
+                chunk = self.stream.recv(1 << 16)
+                if not chunk:
+                    break
+                self.pending += chunk
+        except OSError:
+            pass
+        try:
+            self.stream.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.stream.close()
+        if not (self.pending.startswith(b"%exit") or b"\n%exit" in self.pending):
+            spawner.end(self.pid)    # not detached in time: its helper ends the process
 
     def usable(self) -> bool:
         """Nothing sent yet and the client still attached: take what it said unasked (the

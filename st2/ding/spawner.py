@@ -31,8 +31,11 @@ spawns the client itself.
 
 :func:`attach` starts a long-lived client the same way (a request with ``"attach": true`` and a
 SECOND descriptor, the stream socket that becomes the client's stdin and stdout): the helper
-answers ``{"pid": n | null}`` and reaps the client when it ends, which is when the caller closes
-its end of that socket (a control-mode tmux client ends at the end of its input).
+answers ``{"pid": n | null}`` and reaps the client when it ends. Only a helper starts one;
+:func:`end` asks it to terminate one it started (``{"end": pid}``), and when its service is gone
+(SIGKILL included) the helper terminates every client it attached before it ends: a control-mode tmux client whose peer died while the server was writing to it is
+never let go by tmux 3.3a (its unwritable output keeps the client "not done"), so the client's
+own process must end for the server to drop it.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ _REPLY_MARGIN_SECONDS = 1.0
 HELPERS = 1   # 20 threads x 6 clients from a 5000-descriptor process: 232-321 ms through one, 311-341 through 4
 
 _helpers: list = []     # (control socket, pid) of each helper still serving this process
+_attached: set = set()  # in a helper: the long-lived clients it started and has not reaped
 _turn = itertools.count()
 
 
@@ -88,7 +92,9 @@ def _serve(control: socket.socket) -> None:
         except InterruptedError:
             continue
         if not data:
-            return  # the service is gone
+            for process in list(_attached):   # the service is gone: so are the clients it kept
+                process.terminate()
+            return
         if len(descriptors) == 1:
             threading.Thread(target=_answer, args=(data, descriptors[0]), daemon=True).start()
         elif len(descriptors) == 2:
@@ -101,6 +107,12 @@ def _serve(control: socket.socket) -> None:
 def _answer(data: bytes, descriptor: int) -> None:
     reply = socket.socket(fileno=descriptor)
     try:
+        try:
+            request = json.loads(data)
+            if isinstance(request, dict) and "end" in request:
+                return _end_answer(request, reply)
+        except ValueError:
+            pass
         returncode, stdout, stderr = None, b"", b""
         try:
             request = json.loads(data)
@@ -115,6 +127,15 @@ def _answer(data: bytes, descriptor: int) -> None:
         pass
     finally:
         reply.close()
+
+
+def _end_answer(request: dict, reply: socket.socket) -> None:
+    """Terminate the attached client ``request["end"]`` names, if this helper started it and has
+    not reaped it (a child's pid cannot be reused before it is reaped)."""
+    for process in list(_attached):
+        if process.pid == request.get("end") and process.poll() is None:
+            process.terminate()
+    reply.sendall(b"{}\n")
 
 
 def _attach_answer(data: bytes, descriptor: int, stream: int) -> None:
@@ -136,17 +157,19 @@ def _attach_answer(data: bytes, descriptor: int, stream: int) -> None:
         reply.close()
     if process is not None:
         process.wait()
+        _attached.discard(process)
 
 
 def _start_attached(argv: list[str], stream: int) -> subprocess.Popen:
-    return subprocess.Popen(argv, stdin=stream, stdout=stream, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    process = subprocess.Popen(argv, stdin=stream, stdout=stream, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    _attached.add(process)
+    return process
 
 
 def attach(argv: list[str], stream: socket.socket, timeout: float) -> int | None:
-    """Start ``argv`` with ``stream`` as its stdin and stdout, spawned by a helper when one serves
-    (else here, reaped by a thread of this process); its pid, or None when it could not start.
-    The caller keeps ``stream`` and ends the client by closing it."""
+    """Start ``argv`` with ``stream`` as its stdin and stdout, spawned by a helper; its pid, or
+    None when no helper serves or it could not start. The caller keeps ``stream``."""
     for control, pid in list(_helpers):
         ours, theirs = socket.socketpair()
         try:
@@ -169,12 +192,29 @@ def attach(argv: list[str], stream: socket.socket, timeout: float) -> int | None
         finally:
             theirs.close()
             ours.close()
-    try:
-        process = _start_attached(argv, stream.fileno())
-    except OSError:
-        return None
-    threading.Thread(target=process.wait, daemon=True).start()
-    return process.pid
+    return None
+
+
+def end(pid: int, timeout: float = 2.0) -> None:
+    """Ask the helpers to terminate the attached client ``pid`` if it still runs (a closed
+    control client the server did not let go of)."""
+    for control, helper in list(_helpers):
+        ours, theirs = socket.socketpair()
+        try:
+            try:
+                socket.send_fds(control, [json.dumps({"end": pid}).encode()], [theirs.fileno()])
+            except OSError:
+                _forget(helper)
+                continue
+            theirs.close()
+            ours.settimeout(timeout)
+            try:
+                ours.recv(64)
+            except OSError:
+                pass
+        finally:
+            theirs.close()
+            ours.close()
 
 
 def run(argv: list[str], timeout: float) -> subprocess.CompletedProcess | None:

@@ -37,6 +37,17 @@ def server():
     subprocess.run(["rm", "-rf", str(directory)])
 
 
+def attach_here(argv: list[str], stream: socket.socket, timeout: float) -> int | None:
+    """What the DING service's spawn helper does for an attach, done by this test process."""
+    process = subprocess.Popen(argv, stdin=stream, stdout=stream, stderr=subprocess.DEVNULL, start_new_session=True)
+    threading.Thread(target=process.wait, daemon=True).start()
+    return process.pid
+
+
+def open_here(path: str, session: str, timeout: float) -> ControlClient | None:
+    return ControlClient.open(path, session, timeout, attach=attach_here)
+
+
 def spawned(path: str, words: list[str]) -> tuple[int, str, str]:
     result = subprocess.run(client_argv(path, *words), capture_output=True, text=True, timeout=10)
     return result.returncode, result.stdout, result.stderr
@@ -52,7 +63,7 @@ def controlled(pool: ControlPool, path: str, words: list[str]) -> tuple[int, str
 def test_each_list_answers_as_a_spawned_client_and_hostile_text_is_never_syntax(server):
     path = server("printf '%%end 1 2 1\\n%%begin 1 2 1\\nhello\\n'; cat")
     poll_for(lambda: "hello" in spawned(path, ["capture-pane", "-p", "-t", SESSION])[1], "the pane's text")
-    pool = ControlPool()
+    pool = ControlPool(opener=open_here)
     observe = ["display-message", "-p", "-t", SESSION, "#{cursor_x} #{cursor_y} #{pane_width} #{pane_height}",
                ";", "capture-pane", "-p", "-e", "-t", SESSION]
     for words in (observe,
@@ -77,7 +88,7 @@ def test_the_control_client_never_sizes_the_window(server):
     80x24 and would resize it)."""
     path = server()
     size = ["display-message", "-p", "-t", SESSION, "#{window_width}x#{window_height}"]
-    pool = ControlPool()
+    pool = ControlPool(opener=open_here)
     assert controlled(pool, path, size) == (0, "100x10\n", "")
     clients = spawned(path, ["list-clients", "-F", "#{client_flags}"])[1]
     assert "control-mode" in clients and "ignore-size" in clients and "no-output" in clients
@@ -88,7 +99,7 @@ def test_the_control_client_never_sizes_the_window(server):
 @pytest.mark.process
 def test_a_client_of_a_replaced_server_is_opened_again_before_any_list_is_sent(server):
     path = server()
-    pool = ControlPool()
+    pool = ControlPool(opener=open_here)
     first = controlled(pool, path, ["display-message", "-p", "#{pid}"])
     subprocess.run(["tmux", "-S", path, "kill-server"], capture_output=True, timeout=10)
     poll_for(lambda: spawned(path, ["has-session"])[0] != 0, "the server gone")
@@ -101,7 +112,7 @@ def test_a_client_of_a_replaced_server_is_opened_again_before_any_list_is_sent(s
 
 @pytest.mark.process
 def test_no_session_means_no_client_and_the_caller_spawns(tmp_path):
-    pool = ControlPool()
+    pool = ControlPool(opener=open_here)
     assert pool.run(str(tmp_path / "none"), SESSION, ["has-session"], 1.0) == (False, None)
     assert pool.opened == 0 and pool.clients == {}
 
@@ -109,7 +120,7 @@ def test_no_session_means_no_client_and_the_caller_spawns(tmp_path):
 @pytest.mark.process
 def test_the_pool_closes_idle_clients_and_keeps_at_most_its_limit(server, tmp_path):
     now = [0.0]
-    pool = ControlPool(limit=1, idle=30.0, clock=lambda: now[0])
+    pool = ControlPool(limit=1, idle=30.0, clock=lambda: now[0], opener=open_here)
     first = server()
     second_dir = Path(tempfile.mkdtemp(prefix="st2cc-", dir="/tmp"))
     second = str(second_dir / "s")
@@ -206,3 +217,36 @@ def test_a_well_framed_answer_with_notifications_between_blocks_is_taken():
 def test_a_command_line_quotes_every_word_and_keeps_separators():
     assert command_line(["set-buffer", "--", 'a;"$b"', ";", "send-keys", "Enter"]) == \
         '"set-buffer" "--" "a\\u003b\\u0022\\u0024b\\u0022" ; "send-keys" "Enter"'
+
+
+def flood_notifications(path: str, count: int = 8000) -> None:
+    """Make the server owe every control client ``count`` notifications (one per named buffer
+    set, from one sourced file), more than a socket buffer holds while nobody reads them."""
+    script = Path(path).parent / "flood.tmux"
+    script.write_text("".join(f"set-buffer -b flood{number} x\n" for number in range(count)))
+    subprocess.run(client_argv(path, "source-file", str(script)), check=True, timeout=60, capture_output=True)
+
+
+def control_pids(path: str) -> list[str]:
+    listed = spawned(path, ["list-clients", "-F", "#{client_pid} #{client_flags}"])[1]
+    return [line.split()[0] for line in listed.splitlines() if "control-mode" in line]
+
+
+@pytest.mark.process
+def test_a_closed_client_is_detached_even_when_the_server_owes_it_output(server):
+    """tmux 3.3a keeps a control client whose peer vanished with output still unwritten; closing
+    detaches it first (and reads until its %exit), so it ends."""
+    path = server()
+    pool = ControlPool(opener=open_here)
+    assert controlled(pool, path, ["has-session"]) == (0, "", "")
+    assert len(control_pids(path)) == 1
+    flood_notifications(path)
+    pool.close_all()
+    poll_for(lambda: control_pids(path) == [], "the closed client to end", timeout=10)
+
+
+def test_without_a_spawn_helper_no_control_client_is_kept(tmp_path):
+    """Only a helper starts one (it ends them when its service dies); elsewhere the caller spawns."""
+    pool = ControlPool()
+    assert pool.run(str(tmp_path / "s"), SESSION, ["has-session"], 1.0) == (False, None)
+    assert pool.opened == 0

@@ -87,3 +87,33 @@ def state_of(pid: int) -> str:
             return stat.read().rsplit(")", 1)[1].split()[0]
     except (FileNotFoundError, ProcessLookupError):
         return "gone"
+
+
+def test_an_attached_client_is_ended_on_request_and_every_one_ends_with_the_service():
+    """A kept control client's process belongs to the helper that started it: ``end`` terminates
+    it, and a service that dies abruptly takes every one with it — even a client that
+    would never end at its input's end (tmux 3.3a can hold on to a control client whose peer
+    vanished with output unwritten; a ``sleep`` stands for it here)."""
+    out = run_case("""
+import socket
+kept = []
+def attached():
+    ours, theirs = socket.socketpair()
+    kept.append(ours)
+    child = spawner.attach(["sleep", "60"], theirs, 5.0)
+    theirs.close()
+    return child
+first = attached()
+spawner.end(first)
+deadline = time.monotonic() + 10
+while os.path.exists(f"/proc/{first}") and time.monotonic() < deadline:   # ended, and reaped by the helper
+    time.sleep(0.02)
+print(first, os.path.exists(f"/proc/{first}"), flush=True)
+second = attached()
+print(second, flush=True)
+os._exit(0)     # the service dies abruptly: no cleanup of its own runs
+""")
+    first, first_left, second = out.split()[:3]
+    assert first_left == "False"                      # ended on request and reaped by the helper
+    poll_for(lambda: state_of(int(second)) in ("gone", "Z"), timeout=10,
+             what="the attached client to end with its service")

@@ -55,13 +55,14 @@ def test_a_real_server_answers(tmp_path, transport):
     import tempfile
 
     from st2.ding.control_client import ControlPool
+    from test_control_client import open_here
 
     directory = Path(tempfile.mkdtemp(prefix="st2dt-", dir="/tmp"))
     socket = str(directory / "s")
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", terminal_module.SESSION,
                     "-x", "100", "-y", "10", "sleep", "30"], check=True, timeout=10)
     try:
-        pool = ControlPool() if transport == "control" else None
+        pool = ControlPool(opener=open_here) if transport == "control" else None
         terminal = Terminal(socket, pool=pool)
         screen = terminal.capture()
         assert terminal.alive() is True
