@@ -69,7 +69,7 @@ class EventEngine:
                  wall_ms: Callable[[], int] | None = None, say: Callable[[str], None] = lambda line: None,
                  on_events: Callable[[list[FleetEvent]], None] | None = None,
                  on_catalog: Callable[[], None] | None = None, environ=None,
-                 budget: flap.FlapBudget | None = None) -> None:
+                 budget: flap.FlapBudget | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.location = location
         self.scope = scope
         self.interval = interval
@@ -81,6 +81,7 @@ class EventEngine:
         self.hooks = None  # a HookRunner (st2.events.notify), stopped with the engine
         self.writer = journal.JournalWriter(journal.directory_of(scope), scope.publish)
         self.budget = budget or flap.FlapBudget()
+        self.clock = clock    # the flap budget's time (monotonic seconds): its windows open and end by it
         self._deferred: set[str] = set()  # held seats whose re-read waits for _next_held_read
         self._next_held_read = 0.0
         self.values: dict[str, dict[str, object]] = {}
@@ -198,7 +199,7 @@ class EventEngine:
         and the others. A held one leaves its key's journaled value in ``updates``, so the re-read
         at its window's end diffs from it and journals the net change; the first held in a window
         is said, once."""
-        admitted, held, began = self.budget.admit(found, time.monotonic())
+        admitted, held, began = self.budget.admit(found, self.clock())
         for item in held:
             group, name = facets.group_of(item.kind, item.seat), flap.key_of(item)
             values, previous = updates.get(group), self.values.get(group, {})
@@ -218,7 +219,7 @@ class EventEngine:
         """The groups to re-read because a held window ended: ``(seats, parks, usage)``."""
         seats: set[str] = set()
         parks = usage = False
-        for name in self.budget.release(time.monotonic()):
+        for name in self.budget.release(self.clock()):
             kind, seat, _ = facets.split_key(name)
             group = facets.group_of(kind, seat)
             if group == facets.PARKS_GROUP:
@@ -370,7 +371,7 @@ class EventEngine:
                     timeout = min(timeout, STATE_SAVE_SECONDS)
                 release = self.budget.next_release()
                 if release is not None:
-                    timeout = min(timeout, max(0.0, release - now))
+                    timeout = min(timeout, max(0.0, release - self.clock()))
                 if self._deferred:
                     timeout = min(timeout, max(0.0, self._next_held_read - now))
                 ready = {key.fd for key, _ in selector.select(timeout)}

@@ -4,6 +4,7 @@ transitions are held, and the engine journals the net change when the window end
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
@@ -46,8 +47,13 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
     scope.ensure()
     environ = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "config"),
                "DELEGATION_KIT_USAGE_FILE": str(tmp_path / "usage.txt")}
+    # The budget's clock stands still while the test flaps the seat, so every change lands in one
+    # window however slowly a loaded machine journals them (a fresh clone under load once took
+    # longer than the window for the first three); it runs again for the window to end.
+    frozen: list[float | None] = [None]
     engine = EventEngine(CatalogLocation(catalog, "h"), scope, lambda scope, task: None, interval=30.0,
-                         environ=environ, budget=FlapBudget(budget=3, window_seconds=3.0))
+                         environ=environ, budget=FlapBudget(budget=3, window_seconds=3.0),
+                         clock=lambda: time.monotonic() if frozen[0] is None else frozen[0])
     said: list[str] = []
     engine.say = said.append
     directory = journal.directory_of(scope)
@@ -58,6 +64,7 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
     engine.start()
     try:
         poll_for(lambda: (directory / journal.STATE).exists(), "the baseline")
+        frozen[0] = time.monotonic()
         for number in range(9):  # 9 changes: the last leaves the seat blocked
             state(seats["a"], "human" if number % 2 == 0 else "none")
             poll_for(lambda: len(journaled("h.a")) >= min(number + 1, 3), "the budget's transitions")
@@ -69,6 +76,7 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
         # The window ends with the seat blocked, as journaled last: no net change, nothing more.
         # One more change inside a new window is journaled at once.
         passes = engine.full_passes
+        frozen[0] = None
         poll_for(lambda: engine.budget.next_release() is None, "the window's end", timeout=10)
         assert journaled("h.a") == [("none", "human"), ("human", "none"), ("none", "human")]
         key = "blocked|h.a|"
@@ -77,10 +85,12 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
             window = engine.budget.windows.get(key)
             return 0 if window is None else window.count + window.held
 
+        frozen[0] = time.monotonic()
         for number, word in enumerate(("none", "human", "none", "human")):  # past the budget again
             state(seats["a"], word)
             poll_for(lambda: observed() >= number + 1, f"change {number + 1} of the second window")
         assert journaled("h.a")[3:] == [("human", "none"), ("none", "human"), ("human", "none")]
+        frozen[0] = None
         # Held: the seat reads blocked again, journaled last as unblocked. The window's end
         # journals that net change.
         poll_for(lambda: len(journaled("h.a")) == 7, lambda: f"the net change; journal {journaled('h.a')}", timeout=10)
@@ -93,8 +103,6 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
 
 
 def test_a_seat_with_a_held_key_is_re_read_at_most_once_a_second_however_fast_it_writes(tmp_path: Path) -> None:
-    import time
-
     catalog = tmp_path / "c"
     seat = catalog / "agents" / "h" / "a"
     (seat / "resources").mkdir(parents=True)
