@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from st2.clock import FakeClock
-from support import run_st2
+from support import dealt, run_st2
 
 
 @pytest.fixture
@@ -56,25 +56,6 @@ def pytest_collection_modifyitems(config, items):
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
     items[:] = dealt(items, workers, lambda item: any(item.get_closest_marker(name) for name in LONG_TIERS))
 
-
-def dealt(items: list, workers: int, is_long) -> list:
-    """``items`` in the order whose ``workers`` contiguous slices, sized as xdist's work-stealing
-    scheduler first sizes them (the remainder over the workers still to serve), each begin with a
-    round-robin share of the long items; the same order in every worker, as xdist requires."""
-    long = [item for item in items if is_long(item)]
-    short = [item for item in items if not is_long(item)]
-    if workers <= 1:
-        return long + short
-    order: list = []
-    remaining = len(items)
-    for worker in range(workers):
-        size = remaining // (workers - worker)
-        remaining -= size
-        share = long[worker::workers][:size]
-        order += share + short[:size - len(share)]
-        del short[:size - len(share)]
-    placed = {id(item) for item in order}
-    return order + [item for item in long if id(item) not in placed] + short
 
 
 def _refuse_spawn(nodeid: str):

@@ -70,3 +70,23 @@ def record(seat, name: str):
     """The seat's record ``name`` decoded, or None when absent."""
     path = seat.directory / name
     return json.loads(path.read_text()) if path.exists() else None
+
+
+def dealt(items: list, workers: int, is_long) -> list:
+    """``items`` in the order whose ``workers`` contiguous slices, sized as xdist's work-stealing
+    scheduler first sizes them (the remainder over the workers still to serve), each begin with a
+    round-robin share of the long items; the same order in every worker, as xdist requires."""
+    long = [item for item in items if is_long(item)]
+    short = [item for item in items if not is_long(item)]
+    if workers <= 1:
+        return long + short
+    order: list = []
+    remaining = len(items)
+    for worker in range(workers):
+        size = remaining // (workers - worker)
+        remaining -= size
+        share = long[worker::workers][:size]
+        order += share + short[:size - len(share)]
+        del short[:size - len(share)]
+    placed = {id(item) for item in order}
+    return order + [item for item in long if id(item) not in placed] + short

@@ -44,7 +44,7 @@ def xdist_slices(order: list, workers: int) -> list[list]:
 
 @pytest.mark.parametrize("workers, long_count, total", [(4, 10, 100), (4, 3, 100), (3, 7, 20), (2, 30, 31), (1, 5, 9)])
 def test_every_workers_slice_starts_with_its_share_of_the_long_tests(workers, long_count, total):
-    from conftest import dealt
+    from support import dealt
 
     items = [f"long{n}" if n % (total // long_count) == 0 and n // (total // long_count) < long_count else f"short{n}"
              for n in range(total)]
