@@ -118,9 +118,10 @@ def authoring(location: CatalogLocation, timeout: float = LOCK_SECONDS) -> Itera
     if not location.root.is_dir():
         raise FileNotFoundError(f"there is no catalog directory at {location.root}")
     check_real_directories(location.root)
-    control = location.paths.control
-    if not control.exists():
-        control.mkdir(mode=0o755)
+    try:   # the lock lives in the control directory, so it is made before any lock is held
+        location.paths.control.mkdir(mode=0o755)
+    except FileExistsError:
+        pass   # made already, perhaps by a concurrent author an instant ago
     lock = FileLock(str(location.paths.catalog_authoring_lock), timeout=timeout, thread_local=False)
     try:
         lock.acquire()

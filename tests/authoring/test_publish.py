@@ -280,3 +280,18 @@ def test_an_error_in_another_hosts_subtree_does_not_hold_back_a_publication(cata
     assert refused.returncode == 1 and "agents/c/broken/agent.kdl:1:" in refused.stderr, refused.stderr
     assert "declaration-conflict-copy" in refused.stderr
     assert not (catalog / "agents" / "c" / "fresh").exists()
+
+
+def test_a_control_directory_another_author_made_an_instant_ago_is_taken(catalog, monkeypatch):
+    """The authoring lock lives in ``.st2``, so ``.st2`` is made before any lock is held: two
+    authors of a new catalog can both find it missing (sixteen racing publishers once failed one
+    with EEXIST, exit 74). Here it appears between the look and the make."""
+    from st2.authoring.transaction import authoring
+    from st2.catalog.location import CatalogLocation
+
+    location = CatalogLocation(catalog, "h")
+    location.paths.control.mkdir(mode=0o755)
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda path: False if path == location.paths.control else real_exists(path))
+    with authoring(location) as transaction:
+        assert transaction is not None
