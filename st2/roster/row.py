@@ -149,6 +149,8 @@ def lost_session(record: SessionRecord | None) -> str | None:
     """The session-lost rule: the id of the harness session a relaunch could not resume, while
     the seat's current session (``record``, a resumable-session record or None) is that
     fallback; else None."""
-    if record is None or record.start != "fallback" or not record.lost:
+    if record is None:
         return None
-    return record.lost[-1].session_id
+    from st2.runtime.resumable_session import FALLBACK
+
+    return record.lost[-1].session_id if record.start == FALLBACK and record.lost else None

@@ -9,8 +9,12 @@ from typing import Any
 from st2.records import driver_diagnostic, harness_context, harness_state
 from st2.roster.row import RosterRow
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
+    from st2.runtime.resumable_session import SessionRecord
 
-def session_object(record) -> dict[str, Any] | None:
+
+def session_object(record: SessionRecord | None) -> dict[str, Any] | None:
     """The enriched row's ``session``: ``{"start","sessionId","lostSessionIds"}`` from the seat's
     resumable-session record (:mod:`st2.runtime.resumable_session`), or None without one."""
     if record is None:
