@@ -10,16 +10,13 @@ record is silent here (nobody is watching is not ill health).
 
 from __future__ import annotations
 
-from typing import Any
-
 from st2.doctor.findings import Finding, Severity
-from st2.records.harness_context import HARNESS_CONTEXT_WARN_PERCENT
 from st2.roster.human import percent_text
-from st2.roster.row import RosterRow
+from st2.roster.row import RosterRow, lost_session
 
 
-def _age(milliseconds: Any) -> str:
-    if not isinstance(milliseconds, (int, float)):
+def _age(milliseconds: int | None) -> str:
+    if milliseconds is None:
         return "age unknown"
     seconds = int(milliseconds // 1000)
     if seconds < 120:
@@ -30,30 +27,31 @@ def _age(milliseconds: Any) -> str:
 
 
 def record_findings(row: RosterRow) -> list[Finding]:
+    """The row's advisories, each decided by its record kind's own rule: the reading's
+    :attr:`~st2.records.harness_context.Reading.fill_advised` and ``stale``, the observation's
+    ``is_unknown``, :func:`st2.roster.row.lost_session` and the diagnostic's ``failed``."""
     findings: list[Finding] = []
     running = row.desired_state == "running"
     context = row.context
     if context is not None:
-        percent = context.get("usedPercent")
-        if isinstance(percent, (int, float)) and percent >= HARNESS_CONTEXT_WARN_PERCENT:
+        if context.fill_advised:
             findings.append(Finding(Severity.ADVISORY, row.identity, "context-fill",
-                                    f"context window {percent_text(percent)} full (reading {_age(context.get('ageMs'))})"))
-        if context.get("stale") and running:
+                                    f"context window {percent_text(context.used_percent)} full (reading {_age(context.age_ms)})"))
+        if context.stale and running:
             findings.append(Finding(Severity.ADVISORY, row.identity, "context-stale",
-                                    f"context reading is older than the horizon ({_age(context.get('ageMs'))}) while desired state is running"))
+                                    f"context reading is older than the horizon ({_age(context.age_ms)}) while desired state is running"))
     observed = row.observed_state
-    if observed is not None and running and observed.get("state") == "unknown":
+    if observed is not None and running and observed.is_unknown:
         findings.append(Finding(Severity.ADVISORY, row.identity, "observed-state-unknown",
-                                f"observed harness state is unknown ({observed.get('reason') or 'no reason'}) while desired state is running"))
-    session = row.session
-    if session is not None and session.get("start") == "fallback" and session.get("lostSessionIds"):
-        lost = session["lostSessionIds"][-1]
+                                f"observed harness state is unknown ({observed.reason or 'no reason'}) while desired state is running"))
+    lost = lost_session(row.session)
+    if lost is not None:
         findings.append(Finding(Severity.ADVISORY, row.identity, "session-lost",
                                 f"harness session {lost} could not be resumed; the seat started a fresh session "
                                 "(the lost id is kept in its resumable-session record and never retried)"))
     diagnostic = row.driver_diagnostic
-    if diagnostic.get("status") == "failure":
+    if diagnostic.failed:
         findings.append(Finding(Severity.ADVISORY, row.identity, "driver-diagnostic",
-                                f"{diagnostic.get('driver')} driver failed at stage {diagnostic.get('stage')}: {diagnostic.get('reason')} "
-                                f"(source {diagnostic.get('source')}, evidence {_age(diagnostic.get('evidenceAgeMs'))}); recovery: {diagnostic.get('recovery')}"))
+                                f"{diagnostic.driver} driver failed at stage {diagnostic.stage}: {diagnostic.reason} "
+                                f"(source {diagnostic.source}, evidence {_age(diagnostic.evidence_age_ms)}); recovery: {diagnostic.recovery}"))
     return findings

@@ -12,7 +12,7 @@ from st2.doctor.records import record_findings
 from st2.doctor.replication import replication_findings
 from st2.doctor.wakeups import wake_findings
 from st2.roster.build import build_roster
-from st2.roster.row import session_wire
+from st2.roster.row import session_record
 from st2.runtime.resumable_session import SessionStore
 
 # The host-scoped checks after the per-seat record checks, each (catalog_root, host, now_ms)
@@ -64,7 +64,7 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     store = SessionStore.of(catalog_root, host)
     for row in rows:
         if row.host == host:  # this host's resumable-session record (the session-lost advisory)
-            row.session = session_wire(store, row.identity)
+            row.session = session_record(store, row.identity)
         findings.extend(record_findings(row))
     findings.extend(mailbox_findings(catalog_root, host))
     for check in HOST_CHECKS:

@@ -29,10 +29,9 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from st2.events import event as ev
-from st2.records.harness_context import HARNESS_CONTEXT_STALE_MS, HARNESS_CONTEXT_WARN_PERCENT
-from st2.records.harness_state import HARNESS_STATE_STALE_MS, REASON_STALE
+from st2.records.harness_context import HARNESS_CONTEXT_WARN_PERCENT, fill_advised
+from st2.records.harness_state import blocked_on_human
 
-HUMAN = "human"
 STALE_WORD = "stale"
 FRESH_WORD = "fresh"
 CRASH_LOOP = "crash-loop"
@@ -73,39 +72,42 @@ def group_of(kind: str, seat: str | None) -> str:
 
 def seat_facets(row) -> dict[str, Facet]:
     """Every seat-level facet of one roster row (all keys present, null values where the
-    record says nothing)."""
+    record says nothing). The evidence objects are journal wire: their names are the records'."""
     seat = row.identity
     observed = row.observed_state
     context = row.context
-    diagnostic = row.driver_diagnostic or {}
+    diagnostic = row.driver_diagnostic
     facets: dict[str, Facet] = {}
-    blocked_on = observed.get("blockedOn") if observed is not None else None
-    facets[key(ev.BLOCKED, seat)] = Facet(
-        blocked_on,
-        {"state": (observed or {}).get("state"), "ask": (observed or {}).get("ask"),
-         "since": (observed or {}).get("since")},
-        (observed or {}).get("since"))
-    percent = context.get("usedPercent") if context is not None else None
-    facets[key(ev.CONTEXT, seat)] = Facet(
-        percent, {"warnPercent": HARNESS_CONTEXT_WARN_PERCENT,
-                  "recordObservedAtMs": (context or {}).get("observedAtMs")},
-        (context or {}).get("observedAtMs"))
-    facets[key(ev.COMPACTION, seat)] = Facet(
-        context.get("compactions") if context is not None else None,
-        {"lastCompactionMs": (context or {}).get("lastCompactionMs"),
-         "lastCompactionTrigger": (context or {}).get("lastCompactionTrigger")},
-        (context or {}).get("lastCompactionMs"))
-    facets[key(ev.DIAGNOSTIC, seat)] = Facet(
-        diagnostic.get("status"),
-        {"driver": diagnostic.get("driver"), "stage": diagnostic.get("stage"),
-         "reason": diagnostic.get("reason"), "source": diagnostic.get("source")},
-        diagnostic.get("observedAt"))
     if observed is None:
+        facets[key(ev.BLOCKED, seat)] = Facet(None, {"state": None, "ask": None, "since": None}, None)
         state_word = None
     else:
-        state_word = STALE_WORD if observed.get("reason") == REASON_STALE and observed.get("state") == "unknown" else FRESH_WORD
+        facets[key(ev.BLOCKED, seat)] = Facet(
+            observed.blocked_on, {"state": observed.state, "ask": observed.ask, "since": observed.since_ms},
+            observed.since_ms)
+        state_word = STALE_WORD if observed.is_stale else FRESH_WORD
+    if context is None:
+        facets[key(ev.CONTEXT, seat)] = Facet(
+            None, {"warnPercent": HARNESS_CONTEXT_WARN_PERCENT, "recordObservedAtMs": None}, None)
+        facets[key(ev.COMPACTION, seat)] = Facet(
+            None, {"lastCompactionMs": None, "lastCompactionTrigger": None}, None)
+        context_word = None
+    else:
+        facets[key(ev.CONTEXT, seat)] = Facet(
+            context.used_percent, {"warnPercent": HARNESS_CONTEXT_WARN_PERCENT,
+                                   "recordObservedAtMs": context.observed_at_ms},
+            context.observed_at_ms)
+        facets[key(ev.COMPACTION, seat)] = Facet(
+            context.compactions, {"lastCompactionMs": context.last_compaction_ms,
+                                  "lastCompactionTrigger": context.last_compaction_trigger},
+            context.last_compaction_ms)
+        context_word = STALE_WORD if context.stale else FRESH_WORD
+    facets[key(ev.DIAGNOSTIC, seat)] = Facet(
+        diagnostic.status,
+        {"driver": diagnostic.driver, "stage": diagnostic.stage, "reason": diagnostic.reason,
+         "source": diagnostic.source},
+        diagnostic.observed_at)
     facets[key(ev.STALE, seat, HARNESS_STATE_SUBJECT)] = Facet(state_word, {"record": HARNESS_STATE_SUBJECT}, None)
-    context_word = None if context is None else (STALE_WORD if context.get("stale") else FRESH_WORD)
     facets[key(ev.STALE, seat, HARNESS_CONTEXT_SUBJECT)] = Facet(
         context_word, {"record": HARNESS_CONTEXT_SUBJECT}, None)
     return facets
@@ -115,13 +117,8 @@ def stale_deadline_ms(row) -> int | None:
     """When, with no record written, a fresh record of this row's seat goes stale by age alone
     (the earliest of its harness-state and harness-context horizons), or None: the time at
     which re-reading the seat can show a ``stale`` transition no write announces."""
-    deadlines = []
-    observed = row.observed_state
-    if observed is not None and observed.get("reason") != REASON_STALE and row.observed_at_ms is not None:
-        deadlines.append(row.observed_at_ms + HARNESS_STATE_STALE_MS)
-    context = row.context
-    if context is not None and not context.get("stale") and isinstance(context.get("observedAtMs"), int):
-        deadlines.append(context["observedAtMs"] + HARNESS_CONTEXT_STALE_MS)
+    deadlines = [reading.stale_at_ms() for reading in (row.observed_state, row.context) if reading is not None]
+    deadlines = [deadline for deadline in deadlines if deadline is not None]
     return min(deadlines) if deadlines else None
 
 
@@ -149,10 +146,9 @@ def _is_number(value: Any) -> bool:
 def changed(kind: str, old: Any, new: Any) -> bool:
     """Whether ``old -> new`` is a transition of ``kind`` (the table in the module docstring)."""
     if kind == ev.BLOCKED:
-        return (old == HUMAN) != (new == HUMAN)
+        return blocked_on_human(old) != blocked_on_human(new)
     if kind == ev.CONTEXT:
-        return (_is_number(old) and old >= HARNESS_CONTEXT_WARN_PERCENT) != (
-            _is_number(new) and new >= HARNESS_CONTEXT_WARN_PERCENT)
+        return fill_advised(old) != fill_advised(new)
     if kind == ev.COMPACTION:
         return _is_number(old) and _is_number(new) and new > old
     if kind == ev.PAUSE:

@@ -111,6 +111,11 @@ class Diagnostic:
     evidence_age_ms: int | None = None
 
     @property
+    def failed(self) -> bool:
+        """Whether a driver published a failure (the Doctor advisory's rule)."""
+        return self.status == FAILURE
+
+    @property
     def recovery(self) -> str:
         if self.status == FAILURE:
             return RECOVERY

@@ -103,19 +103,45 @@ def proves_rate_limited(harness: str, rate_limits: RateLimits) -> bool:
     return harness == "claude" and rate_limits.is_exhausted()
 
 
-class Record(namedtuple("Record", (
-        "schema", "agent", "harness", "used_tokens", "window_tokens", "used_percent", "model", "cost_usd",
-        "session_total_tokens", "rate_limits", "compactions", "last_compaction_ms", "last_compaction_trigger",
-        "incarnation", "observed_at_ms", "written_at_ms"))):
-    """The decoded record, before projection. ``harness`` may be a word this version does not
-    recognize; ``last_compaction_trigger`` is already folded onto the closed vocabulary.
-    Types: the strings ``schema``, ``agent``, ``harness``, ``incarnation``; the ints
-    ``compactions``, ``observed_at_ms``, ``written_at_ms``; ``rate_limits`` a :class:`RateLimits`;
-    the rest optional (None withheld): ``used_tokens``, ``window_tokens``,
+class Reading(namedtuple("Reading", (
+        "used_tokens", "window_tokens", "used_percent", "model", "cost_usd", "session_total_tokens", "rate_limits",
+        "observed_at_ms", "harness", "compactions", "last_compaction_ms", "last_compaction_trigger", "incarnation",
+        "written_at_ms", "schema", "agent", "age_ms", "stale"),
+        defaults=(None, None, None, None, None, None, RateLimits(), None, None, 0, None, None, "", 0, None, None, None,
+                  False))):
+    """The one reading of a seat's context fill, at each of its three stages:
+
+    - a producer's (:meth:`Writer.publish`): the numbers in its harness's own arithmetic, each
+      independently optional (None is withheld; the writer never fills it from zero, the previous
+      reading or a division of its own); ``observed_at_ms`` is when it was taken (default: now);
+    - the record (:func:`decode`, :func:`encode`): the numbers plus ``schema``, ``agent``,
+      ``harness`` (possibly a word this version does not recognize), ``compactions``,
+      ``last_compaction_ms``, ``last_compaction_trigger`` (already folded onto the closed
+      vocabulary), ``incarnation`` and ``written_at_ms``;
+    - the projection (:func:`read`): the record with the reader-derived ``age_ms`` and ``stale``.
+
+    Types: the strings ``schema``, ``agent``, ``harness``, ``incarnation`` (None or empty on a
+    producer's reading); the ints ``compactions``, ``observed_at_ms``, ``written_at_ms``;
+    ``rate_limits`` a :class:`RateLimits`; ``age_ms`` int (None before projection); ``stale``
+    bool; the rest optional (None withheld): ``used_tokens``, ``window_tokens``,
     ``session_total_tokens``, ``last_compaction_ms`` int, ``used_percent``, ``cost_usd`` float,
     ``model``, ``last_compaction_trigger`` str."""
 
     __slots__ = ()
+
+    @property
+    def rate_limited(self) -> bool:
+        """Fresh Claude evidence that an account window is exhausted."""
+        return not self.stale and proves_rate_limited(self.harness, self.rate_limits)
+
+    @property
+    def fill_advised(self) -> bool:
+        """Whether Doctor advises on this reading's fill (:func:`fill_advised`)."""
+        return fill_advised(self.used_percent)
+
+    def stale_at_ms(self) -> int | None:
+        """When this projected reading goes stale by age alone, or None when it already is."""
+        return None if self.stale else self.observed_at_ms + HARNESS_CONTEXT_STALE_MS
 
     def to_json(self) -> dict[str, Any]:
         """The record's JSON object in wire order; withheld values stay null."""
@@ -137,6 +163,13 @@ class Record(namedtuple("Record", (
             "observedAtMs": self.observed_at_ms,
             "writtenAtMs": self.written_at_ms,
         }
+
+
+def fill_advised(percent: object) -> bool:
+    """The context-fill rule: a ``usedPercent`` (a reading's, or a value a journal carried) at or
+    above :data:`HARNESS_CONTEXT_WARN_PERCENT`. A withheld or non-numeric percent never is."""
+    return (isinstance(percent, (int, float)) and not isinstance(percent, bool)
+            and percent >= HARNESS_CONTEXT_WARN_PERCENT)
 
 
 def _rate_limits(record: dict[str, Any]) -> RateLimits:
@@ -170,11 +203,11 @@ def percent_in_domain(percent: float | None) -> float | None:
     return percent
 
 
-def decode(data: bytes) -> Record:
-    """Decode the bytes into a :class:`Record` (any schema string, any harness word), or raise
-    :class:`decoding.Malformed`."""
+def decode(data: bytes) -> Reading:
+    """Decode the bytes into a record-stage :class:`Reading` (any schema string, any harness
+    word), or raise :class:`decoding.Malformed`."""
     record = decoding.load_object(data)
-    return Record(
+    return Reading(
         schema=decoding.string(record, "schema"),
         agent=decoding.string(record, "agent"),
         harness=decoding.string(record, "harness"),
@@ -194,23 +227,7 @@ def decode(data: bytes) -> Record:
     )
 
 
-class ContextReading(namedtuple("ContextReading", (
-        "harness", "used_tokens", "window_tokens", "used_percent", "model", "cost_usd", "session_total_tokens",
-        "rate_limits", "compactions", "last_compaction_ms", "last_compaction_trigger", "observed_at_ms", "age_ms",
-        "stale", "incarnation"), defaults=("",))):
-    """What a consumer sees: the record's numbers as published (never clamped, never divided
-    out of the operands), with the reader-derived age and staleness. The fields of
-    :class:`Record` it carries have its types; ``age_ms`` int, ``stale`` bool."""
-
-    __slots__ = ()
-
-    @property
-    def rate_limited(self) -> bool:
-        """Fresh Claude evidence that an account window is exhausted."""
-        return not self.stale and proves_rate_limited(self.harness, self.rate_limits)
-
-
-def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | None:
+def read(data: bytes | None, now_ms: int, origin: str = "") -> Reading | None:
     """Project the record at ``now_ms`` (table in the module docstring). Never raises.
     ``origin`` (the seat, ``<host>.<identity>``) is the seat whose directory held the record: a
     record naming another seat (neither ``origin`` nor its bare identity — a seat directory copied
@@ -237,26 +254,10 @@ def read(data: bytes | None, now_ms: int, origin: str = "") -> ContextReading | 
         _warn("st2 harness-context: %sobservedAtMs is beyond the future-skew bound", where)
         return None
     age_ms = max(0, now_ms - record.observed_at_ms)
-    return ContextReading(
-        harness=record.harness,
-        used_tokens=record.used_tokens,
-        window_tokens=record.window_tokens,
-        used_percent=record.used_percent,
-        model=record.model,
-        cost_usd=record.cost_usd,
-        session_total_tokens=record.session_total_tokens,
-        rate_limits=record.rate_limits,
-        compactions=record.compactions,
-        last_compaction_ms=record.last_compaction_ms,
-        last_compaction_trigger=record.last_compaction_trigger,
-        observed_at_ms=record.observed_at_ms,
-        age_ms=age_ms,
-        stale=age_ms >= HARNESS_CONTEXT_STALE_MS,
-        incarnation=record.incarnation,
-    )
+    return record._replace(age_ms=age_ms, stale=age_ms >= HARNESS_CONTEXT_STALE_MS)
 
 
-def read_file(path: Path, now_ms: int, origin: str = "") -> ContextReading | None:
+def read_file(path: Path, now_ms: int, origin: str = "") -> Reading | None:
     """:func:`read` applied to a file; an unreadable file reads absent with a warning."""
     try:
         data = read_bounded(path, RECORD_LIMIT, follow_symlinks=False)
@@ -268,7 +269,7 @@ def read_file(path: Path, now_ms: int, origin: str = "") -> ContextReading | Non
     return read(data, now_ms, origin)
 
 
-def to_wire(reading: ContextReading | None) -> dict[str, Any] | None:
+def to_wire(reading: Reading | None) -> dict[str, Any] | None:
     """The roster's ``context`` object in the original's field order, or None. ``incarnation``
     and ``writtenAtMs`` are deliberately not exposed."""
     if reading is None:
@@ -306,17 +307,6 @@ def to_wire(reading: ContextReading | None) -> dict[str, Any] | None:
 # chatty the producer is, which is why one constant serves all five harnesses.
 
 
-class Reading(namedtuple("Reading", (
-        "used_tokens", "window_tokens", "used_percent", "model", "cost_usd", "session_total_tokens", "rate_limits",
-        "observed_at_ms"), defaults=(None, None, None, None, None, None, RateLimits(), None))):
-    """One producer's reading, in its harness's own arithmetic. Every number is independently
-    optional: None is withheld, and the writer never fills it from zero, the previous reading or a
-    division of its own. ``observed_at_ms`` is when the reading was taken (default: now). Types
-    as :class:`Record`'s fields of the same names."""
-
-    __slots__ = ()
-
-
 class CompactionEdge(namedtuple("CompactionEdge", ("trigger", "count"), defaults=("unknown", None))):
     """One compaction as a producer saw it (``trigger`` str). ``count`` is the harness-durable
     count when the harness's own session store answers; None means st2 counts
@@ -343,7 +333,7 @@ def _check_reading(reading: Reading) -> None:
             raise ValueError(f"{name} must be a finite number or None (withheld)")
 
 
-def _current(seat_dir: Path) -> Record | None:
+def _current(seat_dir: Path) -> Reading | None:
     """The on-disk record this writer may continue, or None. A record no reader can interpret
     (unparseable, foreign schema, unrecognized harness) is not continued."""
     try:
@@ -355,7 +345,7 @@ def _current(seat_dir: Path) -> Record | None:
     return record
 
 
-def due(current: Record, reading: Reading, harness: str, now_ms: int) -> str | None:
+def due(current: Reading, reading: Reading, harness: str, now_ms: int) -> str | None:
     """Which policy clause (2-4) makes ``reading`` due against the on-disk ``current`` record,
     or None to skip. The compaction edge (clause 1) is decided by the caller."""
     if bucket(current.used_percent) != bucket(reading.used_percent):
@@ -390,7 +380,7 @@ class Writer:
         self.incarnation = incarnation
         self.clock = clock
         self.policy = policy if policy is not None else due
-        self.last_written: Record | None = None
+        self.last_written: Reading | None = None
 
     def publish(self, reading: Reading | None, edge: CompactionEdge | None = None) -> bool:
         """Apply the write policy to ``reading`` and/or ``edge``; return whether a write landed.
@@ -415,14 +405,13 @@ class Writer:
             self.last_written = record
             return True
 
-    def _next_record(self, current: Record | None, reading: Reading | None, edge: CompactionEdge | None,
-                     now_ms: int) -> Record:
+    def _next_record(self, current: Reading | None, reading: Reading | None, edge: CompactionEdge | None,
+                     now_ms: int) -> Reading:
         if reading is not None:
             numbers = reading
             observed_at_ms = reading.observed_at_ms if reading.observed_at_ms is not None else now_ms
         elif current is not None:
-            numbers = Reading(current.used_tokens, current.window_tokens, current.used_percent, current.model,
-                              current.cost_usd, current.session_total_tokens, current.rate_limits)
+            numbers = current
             observed_at_ms = current.observed_at_ms
         else:
             numbers = Reading()
@@ -443,7 +432,7 @@ class Writer:
             written_at_ms = max(now_ms, current.written_at_ms + 1)
         percent = numbers.used_percent
         cost = numbers.cost_usd
-        return Record(
+        return Reading(
             schema=SCHEMA,
             agent=self.agent,
             harness=self.harness,
@@ -462,13 +451,13 @@ class Writer:
             written_at_ms=written_at_ms,
         )
 
-    def _write(self, record: Record) -> None:
+    def _write(self, record: Reading) -> None:
         from st2.records.placement import publish_record
 
         publish_record(self.seat_dir, RECORD_NAME, encode(record), STAGING_NAME, mode=0o600)
 
 
-def encode(record: Record) -> bytes:
+def encode(record: Reading) -> bytes:
     """The record's bytes: one compact JSON object, newline-terminated."""
     import json
 

@@ -62,7 +62,8 @@ HARNESS_STATE_FUTURE_SKEW_MS = 60 * 1000
 
 READY, IDLE, ACTIVE, CHILD, ENDED, UNKNOWN = "ready", "idle", "active", "child", "ended", "unknown"
 STATES: tuple[str, ...] = (READY, IDLE, ACTIVE, CHILD, ENDED)
-BLOCKED_ON: tuple[str, ...] = ("none", "human")
+HUMAN = "human"
+BLOCKED_ON: tuple[str, ...] = ("none", HUMAN)
 INPUT_BUFFERS: tuple[str, ...] = ("empty", "nonempty", "unknown")
 ASKS: tuple[str, ...] = ("none", "permission", "question", "review")
 
@@ -163,6 +164,30 @@ class ObservedState(namedtuple("ObservedState", (
     @property
     def is_unknown(self) -> bool:
         return self.state == UNKNOWN
+
+    @property
+    def is_stale(self) -> bool:
+        """Whether the observation reads ``unknown`` because its record aged past
+        :data:`HARNESS_STATE_STALE_MS`."""
+        return self.state == UNKNOWN and self.reason == REASON_STALE
+
+    @property
+    def blocked_on_human(self) -> bool:
+        """Whether the harness is blocked on a human (:func:`blocked_on_human`)."""
+        return blocked_on_human(self.blocked_on)
+
+    def stale_at_ms(self) -> int | None:
+        """When the observation's record goes stale by age alone, or None: it already did, or
+        no record stamp was trusted."""
+        if self.reason == REASON_STALE or self.observed_at_ms is None:
+            return None
+        return self.observed_at_ms + HARNESS_STATE_STALE_MS
+
+
+def blocked_on_human(blocked_on: object) -> bool:
+    """The blocked-on-human rule: a ``blockedOn`` word (an observation's, or a value a journal
+    carried) that names a human."""
+    return blocked_on == HUMAN
 
 
 def _indeterminate(reason: str, record: Record | None = None, *, with_evidence: bool = True) -> ObservedState:

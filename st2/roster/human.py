@@ -3,23 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from st2.declarations.diagnostics import one_line
+from st2.records.harness_context import Reading
+from st2.records.harness_state import ObservedState
 from st2.roster.row import RosterRow
 
 
-def observed_column(observed: dict[str, Any] | None) -> str:
+def observed_column(observed: ObservedState | None) -> str:
     """``obs:-`` no record; ``obs:unknown(<reason>)`` derived unknown; else the state, with
     ``+blocked:<on>`` when the harness is blocked on something."""
     if observed is None:
         return "obs:-"
-    state = observed.get("state") or "unknown"
-    if state == "unknown":
-        reason = observed.get("reason")
+    if observed.is_unknown:
+        reason = observed.reason
         return f"obs:unknown({reason})" if reason else "obs:unknown"
-    text = f"obs:{state}"
-    blocked_on = observed.get("blockedOn")
+    text = f"obs:{observed.state}"
+    blocked_on = observed.blocked_on
     if blocked_on and blocked_on != "none":
         text += f"+blocked:{blocked_on}"
     return text
@@ -33,18 +32,18 @@ def percent_text(percent: float) -> str:
     return f">{PERCENT_SHOWN_MAX}%" if percent > PERCENT_SHOWN_MAX else f"{round(percent)}%"
 
 
-def context_column(context: dict[str, Any] | None) -> str:
+def context_column(context: Reading | None) -> str:
     """``ctx:-`` no record, ``ctx:?`` a record whose percent was withheld, else the percent
     rounded for width (never clamped below the bound of :func:`percent_text`), ``⟳N``
     compactions, ``stale`` suffix."""
     if context is None:
         return "ctx:-"
-    percent = context.get("usedPercent")
+    percent = context.used_percent
     text = "ctx:?" if percent is None else f"ctx:{percent_text(percent)}"
-    compactions = context.get("compactions")
+    compactions = context.compactions
     if compactions:
         text += f" ⟳{compactions}"
-    if context.get("stale"):
+    if context.stale:
         text += " stale"
     return text
 

@@ -17,11 +17,19 @@ from st2.declarations.model import RETIRED, RUNNING
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the roster reads the store lazily, on --enrich
+    from st2.runtime.resumable_session import SessionRecord
 
 
 @dataclass
 class RosterRow:
-    """One seat as the roster shows it; :mod:`st2.roster.wire` fixes the JSON order."""
+    """One seat as the roster shows it. Each record axis is its reader's typed projection —
+    ``observed_state`` (:class:`st2.records.harness_state.ObservedState`, None: no record),
+    ``driver_diagnostic`` (:class:`st2.records.driver_diagnostic.Diagnostic`), ``context``
+    (:class:`st2.records.harness_context.Reading`, None: no readable record) — and ``session``
+    the resumable-session record (:class:`st2.runtime.resumable_session.SessionRecord`) under
+    ``--enrich``; :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
 
     identity: str  # <host>.<identity>
     host: str
@@ -33,18 +41,16 @@ class RosterRow:
     resources: list[dict[str, Any]]
     desired_state: str
     desired_state_reason: str | None
-    observed_state: dict[str, Any] | None
-    driver_diagnostic: dict[str, Any]
-    context: dict[str, Any] | None
+    observed_state: harness_state.ObservedState | None
+    driver_diagnostic: driver_diagnostic.Diagnostic
+    context: harness_context.Reading | None
     id: str
     address: str
     bus_address: str | None
     last_activity_ms: float | None = None
     inbox: int = 0
     harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
-    session: dict[str, Any] | None = None  # --enrich: the resumable session on this host (issue 24)
-    observed_at_ms: int | None = None  # the harness-state record's own stamp (not on the wire; when
-    #                                    the fleet event engine next re-reads the seat for staleness)
+    session: SessionRecord | None = None  # --enrich: this host's resumable-session record (issue 24)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -112,35 +118,39 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         resources=facts["resources"],
         desired_state=desired_state,
         desired_state_reason=desired_state_reason,
-        observed_state=harness_state.to_wire(observed),
-        driver_diagnostic=driver_diagnostic.to_wire(diagnostic),
-        context=harness_context.to_wire(context),
+        observed_state=observed,
+        driver_diagnostic=diagnostic,
+        context=context,
         id=facts["id"] or runtime_id,
         address=facts["address"] or identity,
         bus_address=None if retired else runtime_id,
         harness=facts["harness"],
-        observed_at_ms=observed.observed_at_ms if observed is not None else None,
     )
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))
         store = getattr(liveness, "session_store", None)  # this host's seat: its record is here
         if store is not None:
-            row.session = session_wire(store, runtime_id)
+            row.session = session_record(store, runtime_id)
     return row
 
 
-def session_wire(store, runtime_id: str) -> dict[str, Any] | None:
-    """The enriched row's ``session``: ``{"start","sessionId","lostSessionIds"}`` from the seat's
-    resumable-session record (:mod:`st2.runtime.resumable_session`) — ``start`` is how the
-    current harness session began (``fresh``, ``resuming``, ``resumed``, ``fallback``) — or None
-    when this host holds no trustworthy record. ``store`` is this host's
-    :class:`~st2.runtime.resumable_session.SessionStore`."""
+def session_record(store, runtime_id: str) -> SessionRecord | None:
+    """The seat's resumable-session record (:class:`st2.runtime.resumable_session.SessionRecord`,
+    whose ``start`` says how the current harness session began: ``fresh``, ``resuming``,
+    ``resumed``, ``fallback``), or None when this host holds no trustworthy record. ``store`` is
+    this host's :class:`~st2.runtime.resumable_session.SessionStore`."""
     from st2.runtime import resumable_session
 
-    record = resumable_session.read(store, runtime_id)
+    return resumable_session.read(store, runtime_id)
+
+
+def lost_session(record: SessionRecord | None) -> str | None:
+    """The session-lost rule: the id of the harness session a relaunch could not resume, while
+    the seat's current session (``record``, a resumable-session record or None) is that
+    fallback; else None."""
     if record is None:
         return None
-    return {"start": record.start, "sessionId": record.session_id,
-            "lostSessionIds": [entry.session_id for entry in record.lost]}
+    from st2.runtime.resumable_session import FALLBACK
 
+    return record.lost[-1].session_id if record.start == FALLBACK and record.lost else None

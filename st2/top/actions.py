@@ -13,6 +13,7 @@ from st2.bus import BusError
 from st2.catalog import layout
 from st2.catalog.location import CatalogLocation
 from st2.declarations.diagnostics import one_line
+from st2.records import driver_diagnostic
 from st2.top.model import SeatView, task_trouble
 
 RECORDS = (layout.STATUS, layout.HARNESS_STATE, layout.HARNESS_CONTEXT, layout.DRIVER_DIAGNOSTIC)
@@ -88,7 +89,7 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
              + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else ""), "", "record ages:"]
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
     lines += ["", "session: " + session_text(row.session)]
-    diagnostic = row.driver_diagnostic or {}
+    diagnostic = driver_diagnostic.to_wire(row.driver_diagnostic)  # printed under its wire names
     lines += ["", "driver diagnostic: " + (" ".join(f"{key}={value}" for key, value in diagnostic.items()
                                                    if value is not None) or "none")]
     lines += ["", "tasks:"] + ([f"  {task['runtimeId']} {task['runtime']['state']}"
@@ -112,13 +113,15 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     return lines
 
 
-def session_text(session: dict | None) -> str:
-    """The detail pane's session line (issue 24): how the current harness session began —
-    ``fresh``, ``resuming``, ``resumed`` or ``fallback`` — its id, and the ids a resume lost."""
+def session_text(session) -> str:
+    """The detail pane's session line (issue 24) from the seat's resumable-session record
+    (:class:`st2.runtime.resumable_session.SessionRecord`, or None): how the current harness
+    session began — ``fresh``, ``resuming``, ``resumed`` or ``fallback`` — its id, and the ids a
+    resume lost."""
     if session is None:
         return "no resumable-session record on this host"
-    text = f"{session['start']} {session.get('sessionId') or '(id not yet observed)'}"
-    lost = session.get("lostSessionIds") or []
+    text = f"{session.start} {session.session_id or '(id not yet observed)'}"
+    lost = [entry.session_id for entry in session.lost]
     return text + (f" (lost: {', '.join(lost)})" if lost else "")
 
 

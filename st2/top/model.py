@@ -15,6 +15,7 @@ from st2.bus import boxes
 from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
 from st2.declarations.diagnostics import one_line
+from st2.events.facets import park_word
 from st2.roster.build import seat_row
 from st2.roster.human import activity_column, context_column, observed_column
 from st2.roster.row import RosterRow
@@ -38,14 +39,14 @@ class SeatView:
 
     @property
     def blocked_on_human(self) -> bool:
-        observed = self.row.observed_state or {}
-        return observed.get("blockedOn") == "human"
+        observed = self.row.observed_state
+        return observed is not None and observed.blocked_on_human
 
     @property
     def state_word(self) -> str:
         """The observed state word a state filter matches (``-`` when there is no record)."""
         observed = self.row.observed_state
-        return (observed or {}).get("state") or "-"
+        return observed.state if observed is not None else "-"
 
     def task_column(self) -> str:
         """``-`` without tasks, else the troubled ones (``parked``, ``exited``, ``crash-looping``)
@@ -65,7 +66,7 @@ class SeatView:
     def sort_value(self, column: str):
         row = self.row
         if column == "context":
-            percent = (row.context or {}).get("usedPercent")
+            percent = row.context.used_percent if row.context is not None else None
             return -1.0 if percent is None else float(percent)
         if column == "inbox":
             return row.inbox
@@ -81,7 +82,7 @@ def task_trouble(task: dict) -> str | None:
     ``indeterminate``)."""
     parked = task.get("parked")
     if parked:
-        return "crash-loop" if str(parked.get("reason", "")).startswith("exited ") else "parked"
+        return park_word(str(parked.get("reason", "")))
     state = task["runtime"]["state"]
     if task["desiredState"] == "running" and state != "running":
         return state
@@ -99,7 +100,8 @@ class Filters:
         row = seat.row
         if self.host and row.host != self.host:
             return False
-        if self.harness and (row.harness or (row.observed_state or {}).get("harness")) != self.harness:
+        observed_harness = row.observed_state.harness if row.observed_state is not None else None
+        if self.harness and (row.harness or observed_harness) != self.harness:
             return False
         if self.state:
             words = {seat.state_word, row.status, row.desired_state} | ({"blocked"} if seat.blocked_on_human else set())

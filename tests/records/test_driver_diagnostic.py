@@ -158,3 +158,11 @@ def test_a_rejected_credential_carries_no_remedy_text(clock: FakeClock) -> None:
     assert "providerAuth" not in driver_diagnostic.REPAIR_TEXT_BY_STAGE
     delivery = record(now, driver="codex", stage="delivery", reason="deliveryRejected", source="promptTransport")
     assert driver_diagnostic.repair_text(driver_diagnostic.read(json.dumps(delivery).encode(), now))  # its twin
+
+
+def test_only_a_published_failure_is_failed(clock: FakeClock) -> None:
+    # Doctor's driver-diagnostic advisory decides through it; absent and indeterminate never fail.
+    now = clock.wall_ms()
+    assert driver_diagnostic.read(json.dumps(record(now)).encode(), now).failed is True
+    assert driver_diagnostic.read(None, now).failed is False
+    assert driver_diagnostic.read(b"{bad", now).failed is False

@@ -164,3 +164,35 @@ def test_a_record_naming_another_seat_reads_absent_for_this_one(clock: FakeClock
     assert (reading is None) == fenced
     assert bool(caplog.records) == fenced
     assert harness_context.read(data, now) is not None  # no seat named: nothing to fence against
+
+
+@pytest.mark.parametrize("percent, advised", [
+    (80.0, True), (80, True), (585.6, True), (79.99, False), (0.0, False), (None, False), (True, False),
+    ("95", False), (float("nan"), False),
+])
+def test_the_context_fill_rule_fires_at_the_warn_percent_and_never_on_a_withheld_value(percent, advised) -> None:
+    # Doctor's context-fill advisory and the context event's crossing both decide through it.
+    assert harness_context.fill_advised(percent) is advised
+
+
+def test_a_reading_fill_and_stale_horizon_come_from_its_own_fields(clock: FakeClock) -> None:
+    now = clock.wall_ms()
+    full, low = read(record(now, usedPercent=80), now), read(record(now, usedPercent=79.9), now)
+    assert (full.fill_advised, low.fill_advised) == (True, False)
+    assert read(record(now, usedPercent=None), now).fill_advised is False
+    assert full.stale_at_ms() == now - 4210 + harness_context.HARNESS_CONTEXT_STALE_MS
+    old = read(record(now, observedAtMs=now - 61 * MINUTE), now)
+    assert (old.stale, old.stale_at_ms()) == (True, None)
+
+
+def test_one_reading_type_serves_the_producer_the_record_and_the_projection(clock: FakeClock) -> None:
+    now = clock.wall_ms()
+    data = json.dumps(record(now)).encode()
+    decoded, projected = harness_context.decode(data), harness_context.read(data, now)
+    produced = harness_context.Reading(used_tokens=1, window_tokens=10, used_percent=10.0)
+    assert type(decoded) is type(projected) is type(produced) is harness_context.Reading
+    assert (decoded.age_ms, decoded.stale) == (None, False)  # the record stage: not yet projected
+    assert (projected.age_ms, projected.stale) == (4210, False)
+    assert projected._replace(age_ms=None) == decoded  # the projection adds only its age and staleness
+    assert harness_context.encode(projected) == harness_context.encode(decoded)  # neither is on the record
+    assert (produced.harness, produced.compactions, produced.incarnation) == (None, 0, "")

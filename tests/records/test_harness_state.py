@@ -166,3 +166,24 @@ def test_every_unknown_reason_is_distinct() -> None:
                harness_state.REASON_STALE, harness_state.REASON_LITERAL_UNKNOWN, harness_state.REASON_CLAIMED,
                harness_state.REASON_UNFENCED, harness_state.REASON_SESSION_DEAD]
     assert len(set(reasons)) == 9
+
+
+@pytest.mark.parametrize("word, blocked", [("human", True), ("none", False), ("unknown", False), (None, False)])
+def test_the_blocked_on_human_rule_fires_only_on_human(word, blocked) -> None:
+    # st2 top's blocked-first order and the blocked event's transition both decide through it.
+    assert harness_state.blocked_on_human(word) is blocked
+
+
+def test_an_observation_says_whether_it_is_blocked_stale_and_when_it_goes_stale(clock: FakeClock) -> None:
+    now = clock.wall_ms()
+    blocked = read(record(now, blockedOn="human", ask="permission"), now)
+    assert (blocked.blocked_on_human, read(record(now), now).blocked_on_human) == (True, False)
+    fresh = read(record(now), now)
+    assert (fresh.is_stale, fresh.stale_at_ms()) == (False, now + harness_state.HARNESS_STATE_STALE_MS)
+    stale = read(record(now, writtenAtMs=now - 15 * MINUTE), now)
+    assert (stale.state, stale.reason, stale.is_stale, stale.stale_at_ms()) == ("unknown", "stale", True, None)
+    # Another unknown is not stale, and one without a trusted stamp has no horizon.
+    skewed = read(record(now, writtenAtMs=now + 2 * MINUTE), now)
+    assert (skewed.is_unknown, skewed.is_stale) == (True, False)
+    malformed = harness_state.read(b"{", now)
+    assert (malformed.is_stale, malformed.stale_at_ms()) == (False, None)
