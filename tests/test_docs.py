@@ -8,6 +8,7 @@ documents, and every citation of a docs page names a page and a heading that exi
   lines or not) names a page under ``docs/`` and a heading of that page; a markdown link
   ``docs/<page>.md#<anchor>`` (``<page>.md#<anchor>`` inside docs/) names a page and the anchor
   of one of its headings. tests/ is held to this second rule too.
+- The README's package map lists every package under ``st2/`` and nothing that is not there.
 """
 
 from __future__ import annotations
@@ -116,6 +117,22 @@ def unresolved_citations(root: Path, names: tuple[str, ...] = LINKING) -> list[s
     return problems
 
 
+def package_map_problems(root: Path) -> list[str]:
+    """What the README's "Package map" section gets wrong about the packages under ``st2/``: a
+    package (a directory holding ``__init__.py``) it does not list, or a listed path that does not
+    exist."""
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Package map\n", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| [^|]*?`(st2/[\w/.]*)`", section, re.M))
+    listed |= set(re.findall(r"^\| `[^`]+`, `(st2/[\w/.]*)`", section, re.M))
+    packages = {f"{init.parent.relative_to(root)}/" for init in (root / "st2").rglob("__init__.py")
+                if "__pycache__" not in init.parts and init.parent != root / "st2"}
+    problems = [f"not in the package map: {package}" for package in sorted(packages - listed)]
+    problems += [f"in the package map but not in the tree: {path}" for path in sorted(listed)
+                 if not (root / path).exists()]
+    return problems
+
+
 def test_nothing_cites_a_document_outside_the_repository() -> None:
     assert outside_citations(REPO) == []
 
@@ -123,6 +140,25 @@ def test_nothing_cites_a_document_outside_the_repository() -> None:
 def test_every_docs_citation_names_an_existing_page_and_heading() -> None:
     assert (REPO / "docs").is_dir()
     assert unresolved_citations(REPO) == []
+
+
+def test_the_package_map_lists_every_package() -> None:
+    assert package_map_problems(REPO) == []
+
+
+def test_a_package_missing_from_the_map_or_a_stale_row_is_found(tmp_path: Path) -> None:
+    for package in ("st2", "st2/bus", "st2/kit", "st2/kit/foreign"):
+        (tmp_path / package).mkdir(parents=True)
+        (tmp_path / package / "__init__.py").write_text("")
+    (tmp_path / "README.md").write_text(
+        "# st2\n\n## Package map\n\n| package | purpose |\n|---|---|\n| `st2/bus/` | mail |\n"
+        "| `st2/validation.py`, `st2/kit/` | kit |\n| `st2/gone/` | removed |\n\n## Layout\n\n"
+        "| `st2/kit/foreign/` | not the map |\n")
+    assert package_map_problems(tmp_path) == [
+        "not in the package map: st2/kit/foreign/",
+        "in the package map but not in the tree: st2/gone/",
+        "in the package map but not in the tree: st2/validation.py",
+    ]
 
 
 def _sample(tmp_path: Path, files: dict[str, str]) -> Path:
