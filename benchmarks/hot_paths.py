@@ -40,7 +40,7 @@ command and every child it waited for, against the anchor's) move far less with 
 load, and are printed beside them for a loaded machine.
 
 Last measured (2026-12-01, 40 rounds, load 2-4, a wheel of 586fba9 run alternately with one of
-f81d93e; README "Roster, mail and hook latency at fleet scale", third pass): tee 2.01-2.09x (CPU
+f81d93e; docs/memory.md §Third pass: no pathlib, no finalization): tee 2.01-2.09x (CPU
 2.07-2.11), observe 1.90-1.92x (1.89-1.97), liveness 2.21-2.28x (2.26-2.31), send 2.09-2.13x
 (2.10-2.13), send_627 2.46-2.54x (2.53-2.58), anchor 9.7-11.2 ms; before: 2.65-2.97, 2.42-2.57,
 2.61-2.83, 2.94-3.41, 3.26-3.38x (CPU 2.75-3.06, 2.52-2.66, 2.71-2.92, 2.99-3.33, 3.36-3.44).

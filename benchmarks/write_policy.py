@@ -1,19 +1,19 @@
-"""The harness-context write-policy replay benchmark (seed 000 §Write policy, "Why not a movement
-guard with a time floor"), on a deterministic synthetic corpus we can publish.
+"""The harness-context write-policy replay benchmark (docs/records.md §Write policy,
+docs/records.md §Why bucket quantization), on a deterministic synthetic corpus we can publish.
 
 Corpus: Codex-like sessions (about 4,000 readings each, a 258,400-token window, occupancy rising
 through each turn, auto-compactions resetting it, percent computed with Codex's own 12,000-token
 baseline rule) and Claude-like sessions (a reading every 5 s while a turn is active, Claude's own
-integer percent). Every policy row of the seed's table is replayed through the real
+integer percent). Every policy row of docs/records.md §Why bucket quantization is replayed through the real
 :class:`st2.records.harness_context.Writer` with a FakeClock, the rejected ones injected as its
 ``policy``; a compaction edge always writes under every policy.
 
 Per policy: writes per active hour per agent (an agent is active over its session's span, idle
-gaps included, as in the seed's 30.6 h median span), the p95 gap between the true occupancy and
+gaps included, as in the replayed corpus's 30.6 h median span), the p95 gap between the true occupancy and
 the record's at every reading (in % of window), and missed warnings — the share of compactions
 whose cycle truly reached a threshold while the record at the compaction did not — the worst
 over thresholds 80–97 (each threshold is printed on a comment line above).
-Anchor: the seed's shipped-policy cost, 34.1 writes per hour per agent.
+Anchor: the shipped policy's cost in docs/records.md §Why bucket quantization, 34.1 writes per hour per agent.
 
 Usage: python benchmarks/write_policy.py [--codex-sessions N] [--claude-sessions N] [--seed S] [--jobs J] [--smoke]
 (``--smoke``: the same replay over one session of each kind, cut to 400 Codex readings and 4 Claude turns.)
@@ -66,7 +66,7 @@ class Session:
     harness: str
     window: int
     events: list[Event]
-    active_ms: int  # the session's span: the agent is live through its idle gaps, as in the seed
+    active_ms: int  # the session's span: the agent is live through its idle gaps, as in the replayed corpus
 
 
 def codex_percent(used: int, window: int) -> float:

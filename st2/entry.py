@@ -22,7 +22,7 @@ import sys
 
 from st2.hot_paths import HOT_PATHS, dispatch
 
-__all__ = ["HOT_PATHS", "console", "main"]  # st2.entry.HOT_PATHS is the table DESIGN §11 names
+__all__ = ["HOT_PATHS", "console", "main"]  # st2.entry.HOT_PATHS is the table docs/architecture.md §Hot paths names
 
 
 def _route(words: list[str]) -> tuple[int, bool]:

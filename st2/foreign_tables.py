@@ -1,5 +1,5 @@
-"""The foreign adapter tables, read from resolved knobs, and their table validator (seed 002
-§Layout and configuration, the DELEGATION_KIT_FOREIGN_* rows).
+"""The foreign adapter tables, read from resolved knobs, and their table validator (docs/kit.md
+§Knobs, the DELEGATION_KIT_FOREIGN_* rows).
 
 ``DELEGATION_KIT_FOREIGN_ADAPTERS`` ``<adapter>=<word>`` elements (an adapter's argv is its words
 in element order), ``_RESUME`` the same for resume forms, ``_SESSION_MARKER``

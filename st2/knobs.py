@@ -1,7 +1,7 @@
 """The one ``DELEGATION_KIT_*`` knob table and the one knob-file reader, shared by the usage
 budget (:mod:`st2.usage.knobs`) and the delegation hooks (:mod:`st2.delegation.knobs`), so both
 read the same file the same way and refuse the same malformed content with the same findings
-(seed 002 §Layout and configuration; names, shapes and defaults kept exactly).
+(docs/kit.md §Knobs; names, shapes and defaults kept exactly).
 
 The table declares every knob the kit declares, so an existing delegation-kit knob file carries
 over whole. Some rows st2 reads nowhere yet (the gate-tamper globs, the foreign-vendor run, the
@@ -14,7 +14,7 @@ Where a value comes from, first match wins:
   ``STOP_LOG``, ``REQUIRE_TIER`` and ``AGENT_DIR`` an empty environment value reads as unset (the
   delegation hooks always read them so);
 - an indexed knob: the knob file's ``NAME[] = element`` lines, which replace the default whole,
-  then the default. The seed gives an indexed knob no environment spelling. st2 had shipped one
+  then the default. In general an indexed knob has no environment spelling. st2 had shipped one
   for five delegation knobs (one element per line of the variable's value); it is kept for the
   three that no gate reads (``LIVENESS_CMD``, ``READONLY_TYPES``, ``MUTATING_TYPES``: set
   non-empty, it replaces the file's value whole) and is gone for ``TIER_CLASSES`` and
@@ -152,7 +152,7 @@ def _delegation_indexed(name: str, default: tuple[str, ...] = (), validate=_word
     return Knob(name, default, validate, environment_elements=True, non_empty_elements=True)
 
 
-# The static table (seed 002 §Layout and configuration), in the seed's order. Empty path
+# The static table (docs/kit.md §Knobs), in that page's order. Empty path
 # defaults mean "derive it" (st2.usage.knobs.usage_paths); the derivation lives at the reader
 # because the harness home comes from the environment, which no row can declare as its input.
 TABLE: dict[str, Knob] = {
@@ -324,7 +324,7 @@ def environment_elements(name: str, value: str, findings: list[str]) -> tuple[st
 
 def _expand(template: str, scalars: Mapping[str, str], environ: Mapping[str, str]) -> str:
     """Render a derived default: ``${NAME}`` and ``${NAME:-fallback}``, NAME read from the
-    resolved knobs first and the environment second (the seed's derived-default spelling)."""
+    resolved knobs first and the environment second (the derived-default spelling)."""
     rendered = ""
     rest = template
     while "${" in rest:
@@ -340,7 +340,7 @@ expand = _expand  # the derived-default renderer, for readers expanding an index
 
 
 def tier_binding_findings(classes: tuple[str, ...], elements: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str, str | None]]]:
-    """The table validator over the tier roster and binding (seed 002 §Layout and configuration,
+    """The table validator over the tier roster and binding (docs/kit.md §Tier binding,
     DELEGATION_KIT_TIER_CLASSES and DELEGATION_KIT_TIER_MODEL). Return (findings, rows), each
     row ``(class, model, effort-or-None)``; findings carry no source prefix."""
     roster, model = "DELEGATION_KIT_TIER_CLASSES", "DELEGATION_KIT_TIER_MODEL"

@@ -1,6 +1,6 @@
 """st2's import graph reads as the architecture: the packages under ``st2/`` form a DAG, and no
 module reaches one of st2's own packages through an ``except ImportError`` fallback or an
-importlib string, except the two lazy dispatch tables DESIGN §11 requires (``st2.entry.HOT_PATHS``,
+importlib string, except the two lazy dispatch tables docs/architecture.md §Hot paths names (``st2.entry.HOT_PATHS``,
 defined in ``st2.hot_paths``, and ``st2.cli.VERBS``).
 
 Every import statement counts, including the ones inside functions: a lazy import is still a

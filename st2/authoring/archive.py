@@ -1,5 +1,5 @@
 """``st2 catalog archive`` / ``unarchive``: moving a retired seat out of the live catalog and back
-(seed 003 "Archival leaves the live catalog").
+(docs/catalog.md §Archival).
 
 Archival renames the seat's whole directory, byte-identical, to ``.st2/archive/<host>/<identity>/``
 (under the control plane, which discovery structurally never walks) and records a tombstone beside

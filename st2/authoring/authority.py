@@ -1,4 +1,4 @@
-"""Marker-matched declaration authority (seed 003 "Marker-matched declaration authority").
+"""Marker-matched declaration authority (docs/catalog.md §Declaration authority).
 
 A declaration carrying ``meta { managed-by "nix" }`` belongs to the Nix projection that wrote
 it. A write path that *rewrites* a declaration (the lifecycle verb, ``st2 agent publish``) admits

@@ -1,4 +1,4 @@
-"""The supervisor's archive step (seed 003 "Retirement archives itself after its grace period").
+"""The supervisor's archive step (docs/catalog.md §Retirement archives itself).
 
 After each reconcile pass ``st2 up`` archives the local seats whose retirement outlived the
 catalog's ``archive-after`` (default ``7d``; ``"0"`` disables the step), through the same

@@ -1,8 +1,8 @@
 """``st2 agent resource add|rm``: authoring a seat's ``resource`` bindings
 (``resource "<name>" uri="<absolute URI>" [reason="…"]``), source-preserving, through the
 full-catalog gate (which judges the URI and the reason), with the same actor authority as stream
-authoring, and refusing a Nix-owned declaration outright (seed 003 "Marker-matched declaration
-authority": Resource authoring admits no assertion).
+authoring, and refusing a Nix-owned declaration outright (docs/catalog.md §Declaration authority:
+Resource authoring admits no assertion).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""``st2 agent stream add|rm``: authoring a seat's ``stream`` declarations (seed 003 "Derived
-companion lifecycle": stream authoring is serialized, authority-scoped, source-preserving and
+"""``st2 agent stream add|rm``: authoring a seat's ``stream`` declarations (docs/catalog.md §Derived companions:
+stream authoring is serialized, authority-scoped, source-preserving and
 fail-closed for Nix ownership and invalid declarations).
 
 ``add`` appends ``stream "<name>" {}`` (external ingress: nothing is launched), ``stream "<name>"

@@ -4,7 +4,7 @@ A message is one immutable file ``<unix-ms>-<rand6>.md`` (front matter and a mar
 published atomically into the recipient's inbox. Reading it is moving it to the archive under the
 same name; the archive file is the durable receipt that settles the message. Idempotent requests
 and stream events reserve a deterministic filename per key before publishing, so concurrent or
-crash-replayed publication yields exactly one message (DESIGN.md §5, seed 003).
+crash-replayed publication yields exactly one message (docs/delivery.md §Exactly-once publication).
 
 Modules: :mod:`filename` (grammar), :mod:`envelope` (front matter, hostile-input rules),
 :mod:`publication` (exclusive atomic create), :mod:`mailbox` (list, read, archive receipts),

@@ -1,8 +1,7 @@
 """The agent-facing bus guide (``st2 message guide``): how a seat uses mail and declares presence.
 
 Harness drivers materialize this text into a seat's instructions, so every command it names is
-checked against the real CLI by a test. The presence rules are the shipped bus contract (seed 003
-"Agent-declared presence discipline"): busy before executing work, available only while yielding
+checked against the real CLI by a test. The presence rules are the shipped bus contract (docs/delivery.md §Presence holds): busy before executing work, available only while yielding
 or ready, dnd only as an explicit hold — and busy never suppresses DING; fresh dnd is the only
 delivery gate.
 """

@@ -7,7 +7,7 @@ so the control plane ``<catalog>/.st2`` (archived seats included) is structurall
 The walk is strict: every entry in a namespace must be a real (non-symlink) directory with a safe
 name (not empty, ``.``, ``..``, ``.git`` or ``.st2``), and the declaration a real regular file.
 Anything else is reported as an error diagnostic and never becomes a seat, with one exception
-(seed 003, "Replicated-path discipline"): an old harness-context writer staged beside the seats,
+(docs/records.md §Placement and replicated paths): an old harness-context writer staged beside the seats,
 so an exact ``.harness-context.tmp-<digits>-<digits>`` *regular, non-symlink file* directly under
 ``agents/<host>/`` is skipped and left untouched. A directory, a symlink or a special file with
 that name, and every near miss, stays an error. A replication engine's own entry

@@ -1,7 +1,7 @@
 """Where everything lives in a catalog. Every reader derives its paths from here.
 
 The names a replication engine must carry between hosts are pinned in one constant,
-:data:`REPLICATED_NAMES`; :func:`sync_include_rules` lists them as the seed's include globs, and
+:data:`REPLICATED_NAMES`; :func:`sync_include_rules` lists them as include globs, and
 :mod:`st2.catalog.sync_rules` renders each engine's rules from them (``st2 catalog sync-rules``).
 Nothing else in st2 spells these names. Standard library only: hot paths import this.
 """
@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the paths below are the caller's own (a Path root gives Paths)
     from pathlib import Path
 
-# The pinned replicated names (seed 003 "Replicated-path discipline"). A transport include list
+# The pinned replicated names (docs/records.md §Placement and replicated paths). A transport include list
 # that drops one of these silently loses presence, observed state, context or mail.
 STATUS = "status"
 HARNESS_STATE = "harness-state"

@@ -2,8 +2,7 @@
 notifier and a native driver's delivery pump.
 
 Watches are :class:`st2.fs.watch.MutationWatch` ones (create / modify / close-write / rename /
-delete, never access, open or close-nowrite), so the notifier's own reads of its inbox and status cannot wake it (seed 003
-"Mutation-only filesystem wakeups"). The seat directory is watched for its ``status`` record
+delete, never access, open or close-nowrite), so the notifier's own reads of its inbox and status cannot wake it (docs/delivery.md §Scoped wake-ups). The seat directory is watched for its ``status`` record
 (atomic publication renames into it) and for ``resources`` appearing; ``resources`` for
 ``inbox`` appearing; the inbox for any mail mutation. If inotify is unavailable the watch is
 inert and the caller's poll interval alone drives the loop.

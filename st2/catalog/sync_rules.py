@@ -1,6 +1,6 @@
 """The rules a replication engine (Syncthing, rsync, unison) needs to carry a catalog between
-hosts, derived from :data:`st2.catalog.layout.REPLICATED_NAMES` (seed 000 §Placement and
-transport, seed 003 "Replicated-path discipline", DESIGN.md §2).
+hosts, derived from :data:`st2.catalog.layout.REPLICATED_NAMES` (docs/records.md
+§Placement and replicated paths).
 
 st2 never replicates anything itself; an operator configures the engine from
 ``st2 catalog sync-rules --format syncthing|rsync|unison [--with-declarations]``. Every format is

@@ -1,4 +1,4 @@
-"""Delegation pieces st2 ships (seed 002 §The delegation model, §The turn-end liveness hook). The
+"""Delegation pieces st2 ships (docs/kit.md §Delegation model, docs/kit.md §Turn-end liveness hook). The
 hooks that use them are Claude Code's and live in :mod:`st2.drivers.claude.hooks`.
 
 - :mod:`launch_record` — the ``pid=<n> run=<key>`` launch record a producer's launcher writes.

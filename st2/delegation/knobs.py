@@ -1,5 +1,5 @@
-"""The ``DELEGATION_KIT_*`` knobs the delegation hooks read (seed 002 §Layout and
-configuration; names and defaults kept exactly), through st2's one knob table and reader
+"""The ``DELEGATION_KIT_*`` knobs the delegation hooks read (docs/kit.md §Knobs; names and
+defaults kept exactly), through st2's one knob table and reader
 (:mod:`st2.knobs`), which the usage budget reads too: one knob file serves both sides, and a
 malformed one is refused by both with the same findings.
 
@@ -94,7 +94,7 @@ def tier_classes(source: Knobs | Mapping[str, str]) -> list[str]:
 
 def tier_model(source: Knobs | Mapping[str, str]) -> list[TierRow]:
     """The tier binding, ``<class>=<model>[,<effort>]`` per element, validated at resolution
-    (seed 002 §Layout and configuration, DELEGATION_KIT_TIER_MODEL). Empty is off."""
+    (docs/kit.md §Tier binding). Empty is off."""
     knobs = _resolved(source)
     _, rows = tier_binding_findings(knobs.indexed(TIER_CLASSES), knobs.indexed(TIER_MODEL))
     return [TierRow(*row) for row in rows]

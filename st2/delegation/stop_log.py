@@ -1,4 +1,4 @@
-"""The turn-end hook's log: one appended line per firing (seed 002 §The turn-end liveness hook).
+"""The turn-end hook's log: one appended line per firing (docs/kit.md §Turn-end liveness hook).
 
     <UTC ISO-8601>  event=…  session=…  live=…  verdict=…  spawn=…  records=…  runs=…  decision=…  keys=…
 

@@ -1,5 +1,5 @@
 """What the SubagentStop payload says beside the reader: the harness's task view and the
-helper-firing classification (seed 002 §The turn-end liveness hook).
+helper-firing classification (docs/kit.md §Turn-end liveness hook).
 
 Task view: a ``background_tasks`` element with ``type`` shell and ``status`` running refuses
 the turn end when the emitting session launched it — its ``id`` occurs as a whole token in the

@@ -1,4 +1,4 @@
-"""The durable native delivery ledger (seed 003 "Durable native delivery ownership", DESIGN §7).
+"""The durable native delivery ledger (docs/delivery.md §Native delivery ledger).
 
 One host-local file per native seat, ``delivery-ledger.json``, schema ``st2.delivery-ledger.v1``::
 

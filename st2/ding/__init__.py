@@ -1,4 +1,4 @@
-"""DING: exactly-once, screen-verified mail notices into a seat's terminal (DESIGN.md §7).
+"""DING: exactly-once, screen-verified mail notices into a seat's terminal (docs/delivery.md §DING).
 
 ``notice`` builds the frame, ``screen`` and ``harness`` read a captured pane, ``ownership`` is
 the persisted delivery state machine, ``terminal`` talks to the seat's own tmux server,

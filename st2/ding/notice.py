@@ -1,4 +1,4 @@
-"""The DING notice: one printable line per unread message (DESIGN.md §7).
+"""The DING notice: one printable line per unread message (docs/delivery.md §Notice).
 
 ``[DING] new st2 message: [id:<rand6>] <subject> (from <sender>); check your inbox``
 

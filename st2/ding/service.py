@@ -13,8 +13,8 @@ Delivery latency through it (``benchmarks/ding_fleet.py``, inbox rename to the n
 seat's screen) at 627 seats: p50 43 ms one message at a time against 40 ms with every seat serving
 itself; a burst to 20 seats is bounded by the machine (tmux clients, the ownership record's fsyncs),
 each tmux client spawned here costing more with this process's descriptors (a spawned child
-copies and closes the whole table before ``exec``: ~1.9 against ~1.3 ms a client at 5000; README,
-"The DING service").
+copies and closes the whole table before ``exec``: ~1.9 against ~1.3 ms a client at 5000;
+docs/memory.md §The DING service).
 
 Started on demand: the first stub that finds no service asks the seat host to fork
 ``st2 ding-service`` (pre-imported, frozen pages; the host itself stays single-threaded). It

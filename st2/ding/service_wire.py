@@ -46,7 +46,7 @@ START_LOCK_NAME = "ding-service.start.lock"
 SEAT_LOCKS = "ding-service"          # <scope>/ding-service/<target>.lock: one notifier per seat
 
 
-HEARTBEAT_SECONDS = 2.0           # a registered stub pings this often (idle cost: README, "The DING service")
+HEARTBEAT_SECONDS = 2.0           # a registered stub pings this often (idle cost: docs/memory.md §The DING service)
 HEARTBEAT_BOUND_SECONDS = 10.0    # a ping unanswered this long: the service is unresponsive
 STUB_LINE_LIMIT = 4096
 PING = b'{"op":"ping"}\n'

@@ -1,4 +1,4 @@
-"""Record advisories (seed 000 §Doctor, seed 004, seed 003 driver diagnostics).
+"""Record advisories (docs/records.md §Doctor advisories).
 
 Advisories are worth a human's attention and never a failure: context at or above
 HARNESS_CONTEXT_WARN_PERCENT; context stale while the seat should be running; observed state

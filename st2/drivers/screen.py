@@ -6,7 +6,7 @@ placeholder and the Codex prompt markers are styling), ``lines`` are ANSI-stripp
 unit every adapter reports positions in, so adapters matching raw text and adapters matching
 stripped text compare correctly.
 
-Two verdicts exist (seed 003 "Fail-closed observed native DING"):
+Two verdicts exist (docs/delivery.md §Screen-verified notice):
 
 - :class:`ComposerState`, one inspection against one exact expected notice, decides whether a
   paste or a Return may be sent. ``AMBIGUOUS`` is the default for anything not positively

@@ -1,5 +1,5 @@
-"""What every harness session wrapper does the same way (seed 004 §D; seed 003 "Observed harness
-state discipline", "Agent-declared presence"), shared by the Claude, Codex and opencode wrappers.
+"""What every harness session wrapper does the same way (docs/drivers.md §Wrapper terminal write;
+docs/records.md §Harness state, docs/records.md §Status), shared by the Claude, Codex and opencode wrappers.
 
 - The lifecycle machine (:class:`Phase`, :func:`transition`): STARTING → RUNNING → (STOPPING) →
   ENDED, each edge named.

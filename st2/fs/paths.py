@@ -3,7 +3,7 @@
 ``pathlib``'s import (with ``urllib.parse``, ``ipaddress``, ``fnmatch`` and ``ntpath`` behind it)
 cost a per-firing command about 4.8 ms of CPU in a wheel install, half a bare ``python -c pass``
 (``python -c "import json"`` 17.8 ms against ``"import json, pathlib"`` 22.6 ms; the
-hot-path ratios, before and after, are in the README's architecture notes and
+hot-path ratios, before and after, are in docs/memory.md §Third pass: no pathlib, no finalization and
 benchmarks/hot_paths.py), so the modules hot paths import compute with ``os.path`` on ``str``
 and hand back a path of the kind they were given: a hot path passes ``str`` and gets ``str``; a
 caller passing a :class:`pathlib.Path` gets the ``Path`` it always got. Standard library only,

@@ -1,5 +1,4 @@
-"""Mutation-only inotify watches: the one primitive behind every st2 wake-up (seed 003
-"Mutation-only filesystem wakeups").
+"""Mutation-only inotify watches: the one primitive behind every st2 wake-up (docs/delivery.md §Scoped wake-ups).
 
 Every watch carries :data:`MUTATION_MASK` — create, modify, close-write, rename (both sides),
 delete, and the watched directory's own delete or move — and never access, open or

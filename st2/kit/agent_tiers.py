@@ -1,4 +1,4 @@
-"""The tier binding projected into agent definitions (seed 002 §check-agent-tier-explicit).
+"""The tier binding projected into agent definitions (docs/kit.md §Tier binding).
 
 ``st2 emit agent-tiers [--write] [<agent-dir>]`` generates each tiered definition's ``model:``
 (and ``effort:`` where its class binds one) from ``DELEGATION_KIT_TIER_MODEL``: for every

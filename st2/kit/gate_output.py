@@ -1,4 +1,4 @@
-"""st2's gate library: the gate output contract every st2 gate speaks (seed 002 §Testing).
+"""st2's gate library: the gate output contract every st2 gate speaks (docs/kit.md §Gate output contract).
 
 A gate prints ``<gate>: clean (<what was covered>)`` and exits 0, or one finding per line
 (``<gate>: <finding>``) followed by ``help:`` lines and exits 1; a gate that cannot take a

@@ -1,5 +1,4 @@
-"""st2's gate registry: the equivalent of gate-sdk's gates.list and gates dir (seed 002 §Verify
-after every agent commit; the README's "Gate registry" section states it for users).
+"""st2's gate registry: the equivalent of gate-sdk's gates.list and gates dir (docs/kit.md §Gate registry; the README's "Gate registry" section states it for users).
 
 * The gates dir is ``${GATE_SDK_GATES_DIR:-checks}``, relative to the repository's top level.
 * The registry is ``<gates dir>/gates.list``: one registered member per line, ``<name>`` then

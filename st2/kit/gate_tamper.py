@@ -1,5 +1,5 @@
 """``st2 check gate-tamper [--fixture <dir>]``: the commit-shape gate over gate tampering
-(seed 002 §Verify after every agent commit).
+(docs/kit.md §Gate tamper).
 
 Two assertions over the staged commit:
 

@@ -1,5 +1,5 @@
-"""``st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]`` (seed 002
-§model-verdict): one line naming the model the session runs on and, with ``--expect``, whether
+"""``st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]`` (docs/kit.md
+§Model verdict): one line naming the model the session runs on and, with ``--expect``, whether
 it meets the class.
 
 Which transcript: a ``.jsonl`` operand as given; an eight-character key through the inverse

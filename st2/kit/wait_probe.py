@@ -1,5 +1,5 @@
-"""``st2 check wait-probe <subcommand> [args]``: the wait-primitive instrument (seed 002
-§bin/wait-probe). Hand-invoked, wired into no tier: it launches processes and sleeps for its
+"""``st2 check wait-probe <subcommand> [args]``: the wait-primitive instrument (docs/kit.md
+§Wait probe). Hand-invoked, wired into no tier: it launches processes and sleeps for its
 declared durations. It writes nothing tracked: producers, markers, launch records and its
 bookkeeping go to ``${GATE_SDK_TMP_DIR:-.tmp}`` (``<key>.run`` and ``wait-probe/``), trials to
 ``${GATE_SDK_WORKFLOW_DIR:-.workflow}/wait-primitive-evidence.txt`` (capture tier, gitignored,

@@ -1,5 +1,5 @@
-"""Native-driver diagnostics: the ``driver-diagnostic`` record (seed 003 "Native-driver
-diagnostics are bounded and recoverable").
+"""Native-driver diagnostics: the ``driver-diagnostic`` record (docs/records.md
+§Driver diagnostic).
 
 One JSON object, ``st2.driver-diagnostic.v1``: schema, driver, stage, reason, source,
 [producerVersion], support, observedAt, recovery. Every word comes from a closed vocabulary,
@@ -216,7 +216,7 @@ REPAIR_TEXT_BY_INVALID: dict[str, str] = {
 
 
 # A rejected provider credential gets no text: no credential knowledge or remedy text enters st2
-# (seed 003 "Native-driver diagnostics are bounded and recoverable"); its stage and reason say it.
+# (docs/records.md §Driver diagnostic); its stage and reason say it.
 NO_REMEDY_STAGES = ("providerAuth",)
 
 

@@ -1,5 +1,5 @@
-"""Harness context: the numeric ``harness-context`` record (seed 000; seed 003 "Harness context
-discipline").
+"""Harness context: the numeric ``harness-context`` record (docs/records.md
+§Harness context).
 
 One JSON object, newline-terminated, beside ``harness-state``::
 
@@ -196,7 +196,7 @@ def _trigger(record: dict[str, Any]) -> str | None:
 
 def percent_in_domain(percent: float | None) -> float | None:
     """``usedPercent``'s domain is finite and >= 0; above 100 is a real overrun and is carried
-    unclamped (seed 000). Outside the domain the reading is absent (None), never a definite
+    unclamped (docs/records.md §Harness context). Outside the domain the reading is absent (None), never a definite
     value: ``-5`` must not read as a fill and ``-0.4`` must not round to ``0%``."""
     if percent is None or not math.isfinite(percent) or percent < 0:
         return None
@@ -295,7 +295,7 @@ def to_wire(reading: Reading | None) -> dict[str, Any] | None:
 
 # --- writer -------------------------------------------------------------------------------------
 #
-# Write policy (seed 000 §Write policy), in order, for a reading arriving at ``now``:
+# Write policy (docs/records.md §Write policy), in order, for a reading arriving at ``now``:
 #   1. a compaction edge                                     -> write (always lands)
 #   2. floor(usedPercent / BUCKET_PERCENT) changed           -> write (a withheld percent has no
 #      since the last written reading                           bucket: withheld<->known changes it)
@@ -371,7 +371,7 @@ class Writer:
 
     def __init__(self, seat_dir: Path, agent: str, harness: str, incarnation: str, clock, policy=None) -> None:
         """``policy`` replaces :func:`due` (clauses 2-4) and exists for the write-policy replay
-        benchmark, which runs the seed's rejected policies through this same writer."""
+        benchmark, which runs the rejected policies of docs/records.md §Why bucket quantization through this same writer."""
         if harness not in HARNESSES:
             raise ValueError(f"harness {harness!r} is not recognized; its numbers would be uninterpretable")
         self.seat_dir = seat_dir

@@ -1,5 +1,5 @@
-"""Observed harness state: the ``harness-state`` record (seed 004 §A, §D, §E; seed 003
-"Observed harness state discipline").
+"""Observed harness state: the ``harness-state`` record (docs/records.md
+§Harness state).
 
 The record is one JSON object, ``st2.harness-state.v1``, written by the owning session's driver
 processes (wrapper, channel, hooks). Field order on the wire::

@@ -1,4 +1,4 @@
-"""Where a seat's records are published from (seed 000 §Placement and transport).
+"""Where a seat's records are published from (docs/records.md §Placement and replicated paths).
 
 A staged temporary name inside the replicated ``agents/`` namespace is propagated by a
 replication engine as a real key and restored after a later local delete, so every record

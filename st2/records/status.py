@@ -1,4 +1,4 @@
-"""Declared presence: the ``status`` record (DESIGN.md §4, seed 003 "Agent-declared presence").
+"""Declared presence: the ``status`` record (docs/records.md §Status).
 
 Format. Version 1 is two lines, ``<state>\\nv1 <unix-ms>\\n``; the legacy form is one bare word
 (with or without a newline). ``<state>`` is one of the settable words; ``unknown`` is derived by

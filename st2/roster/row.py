@@ -83,8 +83,8 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
     ``liveness`` is the same-host PTY session probe (None for another host's seat: its records
     are judged by their own stamps alone). ``remote`` says the seat is another host's, so its
     files arrived by replication, whose engine rewrites mtimes: every record is judged by its
-    embedded stamp only, and a legacy presence word (which has none) reads ``unknown`` (seed 003
-    "Agent-declared presence", seed 004 §A). A declaration that does not load has
+    embedded stamp only, and a legacy presence word (which has none) reads ``unknown`` (docs/records.md
+    §Status, docs/records.md §Harness state). A declaration that does not load has
     ``desiredState`` ``invalid`` with its first error as the reason: nothing can be said of an
     intent that does not parse, least of all ``running``."""
     runtime_id = f"{host}.{identity}"

@@ -1,5 +1,5 @@
 """The stable JSON of `st2 agents --json [--enrich]`: field names, order and nulls are the
-wire contract (seed 003 "Stable roster JSON"); an empty roster is ``[]``."""
+wire contract (docs/records.md §Roster JSON); an empty roster is ``[]``."""
 
 from __future__ import annotations
 

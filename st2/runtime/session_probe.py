@@ -1,4 +1,4 @@
-"""The same-host PTY liveness probe the roster hands the harness-state reader (seed 004 §D).
+"""The same-host PTY liveness probe the roster hands the harness-state reader (docs/records.md §Harness state).
 
 A live observed state names the PTY session that wrote it. On the supervisor's own host the
 session's launch record (:mod:`st2.runtime.launch_record`) names the process and its start time;

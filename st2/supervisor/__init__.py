@@ -1,1 +1,1 @@
-"""The supervisor: lower seat declarations to tasks and keep exactly those running (DESIGN.md §6)."""
+"""The supervisor: lower seat declarations to tasks and keep exactly those running (docs/architecture.md §Flow: the supervisor pass)."""

@@ -108,7 +108,7 @@ def judge(reading: usage_snapshot.Snapshot, now: int, pause: str, pause_7d: str,
 
     * ``ACCOUNT_KEYED`` (usage verdict): RESET-OK, age-STALE, then the two pause axes (weekly
       named when both fire). ``JUDGED_CLEAR`` is an OK the post-login reroute may suppress.
-    * ``KEYED`` (the foreign run's keyed verdict, seed 002 §The keyed verdict): long-axis pause,
+    * ``KEYED`` (the foreign run's keyed verdict, docs/kit.md §Keyed verdict): long-axis pause,
       RESET-OK, short-axis pause, age-STALE, clear. An at-or-over reading of a live window
       pauses at any age; the long axis is read before RESET-OK because a dead short window
       says nothing of a live long one (``JUDGED_PAUSE_LONG_DEAD_SHORT`` names that case).

@@ -1,4 +1,4 @@
-"""`st2 catalog archive` / `unarchive` (seed 003 "Archival leaves the live catalog"): a retired
+"""`st2 catalog archive` / `unarchive` (docs/catalog.md §Archival): a retired
 seat leaves discovery byte-identically with a tombstone, eligibility fails closed before anything
 moves, --dry-run creates nothing, unarchive is the exact reverse, and a SIGKILL at any step leaves
 the seat live or archived, never both or neither."""

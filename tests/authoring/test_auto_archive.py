@@ -1,4 +1,4 @@
-"""The supervisor's archive step (seed 003 "Retirement archives itself after its grace period"):
+"""The supervisor's archive step (docs/catalog.md §Retirement archives itself):
 measured from the first observation in .st2/retired-observed.json, reconciled to exactly the
 retired seats, at most 25 seats per pass, disabled by archive-after "0", and skipped (never
 waited for) while the authoring lock is held."""

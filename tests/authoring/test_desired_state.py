@@ -89,7 +89,7 @@ def test_a_resident_supervisor_converges_suspension_and_resume_at_once(fleet):
     assert fleet.running()["h.peer"] == peer
 
 
-# -- marker-matched authority (seed 003 "Marker-matched declaration authority") -----------------
+# -- marker-matched authority (docs/catalog.md §Declaration authority) -----------------
 
 MULTI = ORIGINAL.replace('    name "X"', '    meta { managed-by "nix"; managed-by "catalog"; }\n    name "X"')
 NIX = ORIGINAL.replace('    name "X"', '    meta { managed-by "nix"; }\n    name "X"')

@@ -1,4 +1,4 @@
-"""The durable delivery ledger: every clause of seed 003 "Durable native delivery ownership"."""
+"""The durable delivery ledger: every clause of docs/delivery.md §Native delivery ledger."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ CONTEXT_WINDOW = 200_000
 # (name, last.totalTokens) per turn. Codex reports 95 % of the configured window (190,000), so the
 # effective window is 178,000: 50,270 leaves 78.5 % and 125,030 leaves 36.5 %, exact halves where
 # Rust's half-away-from-zero (79, 37) and Python's half-to-even (78, 36) differ; 92,283 is the
-# seed's measured reading.
+# measured reading in docs/drivers.md §Codex.
 CONTEXT_TURNS = (("half-78.5", 50_270), ("seed-92283", 92_283), ("half-36.5", 125_030))
 # 0.171.0's footer prints no context figure by default; these ``[tui] status_line`` items do.
 CONTEXT_STATUS_LINE = ("model-with-reasoning", "context-remaining", "context-used", "used-tokens")

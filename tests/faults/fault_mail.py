@@ -6,8 +6,8 @@ send their share (full size 500 each, 4,000 in all) round-robin to the four seat
 real bus, while this process SIGKILLs a random notifier (its whole process group) or the
 supervisor (then starts a new one) each time delivery has made a random amount of progress.
 
-"Noticed exactly once" under the DING contract (DESIGN §7, seed 003 "Fail-closed observed native
-DING"): a notifier that finds no ownership record turns its startup backlog into one generic
+"Noticed exactly once" under the DING contract (docs/delivery.md
+§Screen-verified notice): a notifier that finds no ownership record turns its startup backlog into one generic
 notice; one that finds its record resumes it and never re-pastes. Every notifier here first
 starts on an empty inbox (the campaign waits for each seat's ownership record before any mail),
 so no message may ever be covered by the generic notice: every message must be submitted as its

@@ -156,7 +156,7 @@ def session_pi(harness: Harness, lab: Lab, fake: FakeModel) -> dict[str, str]:
             "extension_context_usage.jsonl": extension.read_text() if extension.exists() else ""}
 
 
-# The batched-tool session (seed 004 §C): one assistant turn carrying two Bash calls, one allowed
+# The batched-tool session (docs/drivers.md §Hook events): one assistant turn carrying two Bash calls, one allowed
 # by the workspace settings and one that asks, in both orders; the ask answered Yes, and No.
 BATCHES = (
     ("allowed-first-approved", "FAKE_TOOLS: echo batch-allowed ;; touch batch-asks.txt", "1"),

@@ -2,7 +2,7 @@
 
 A `Lab` is one temp root holding ``home/`` (HOME and every XDG dir) and ``workspace/`` (the
 harness's working directory). Each ``configure_*`` function writes exactly the files
-../shared/LAB.md found each harness needs offline and returns the environment to run it with.
+docs/lab.md says each harness needs offline and returns the environment to run it with.
 The environment is built from nothing (never from the caller's), so no real ~/.claude,
 CODEX_HOME or API key can leak in; only PATH and a locale are carried over.
 """

@@ -152,7 +152,7 @@ def incarnation(seat: UpSeat) -> str:
 def assert_one_incarnation(seat: UpSeat, predecessor: str) -> None:
     """After a relaunch: harness-state, harness-context (when there is one yet) and the
     resumable-session record all name the new incarnation — the claim removed the predecessor's
-    context record (seed 000 HC-R15) — and none names ``predecessor``."""
+    context record (docs/records.md §Session boundary) — and none names ``predecessor``."""
     record = seat.session_record()
     state = seat.record("harness-state")
     context = seat.record("harness-context")

@@ -1,6 +1,6 @@
 """Claude Code against the fake model: print mode, and the status line of the interactive TUI.
 
-Pinned facts (../shared/LAB.md, Claude Code 2.1.197): ``--model claude-sonnet-4-5`` reports
+Pinned facts (docs/lab.md §Claude Code, 2.1.197): ``--model claude-sonnet-4-5`` reports
 ``context_window_size`` 200000; ``total_input_tokens`` is input + cache creation + cache read of
 the latest request; ``used_percentage`` is rounded (100500/200000 -> 50, not 50.25).
 """

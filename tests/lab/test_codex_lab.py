@@ -1,6 +1,6 @@
 """Codex app-server against the fake model (Responses wire).
 
-Pinned facts (../shared/LAB.md, Codex 0.171.0): ``thread/tokenUsage/updated`` ``last`` is the
+Pinned facts (docs/lab.md §Codex, 0.171.0): ``thread/tokenUsage/updated`` ``last`` is the
 latest request (totalTokens = input + output, cached tokens inside input), ``total`` accumulates
 the requests of the thread, ``modelContextWindow`` is 95 % of a configured
 ``model_context_window``; ``account/rateLimits/updated`` comes from the ``x-codex-*`` headers.

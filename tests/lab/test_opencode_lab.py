@@ -1,6 +1,6 @@
 """opencode serve against the fake model (Chat Completions wire, @ai-sdk/openai-compatible).
 
-Pinned fact (../shared/LAB.md, opencode 1.18.33): an assistant message's ``tokens.input``
+Pinned fact (docs/lab.md §opencode, 1.18.33): an assistant message's ``tokens.input``
 excludes cache reads (prompt 9900 with 1200 cached -> input 8700, cache.read 1200), and
 ``tokens.total`` is prompt + completion.
 """

@@ -1,6 +1,6 @@
 """pi and omp in ``--mode rpc`` with the lab extension recording ``ctx.getContextUsage()``.
 
-Pinned facts (../shared/LAB.md; pi 0.73.1, omp 18.2.3): pi's ``tokens`` include the reply's
+Pinned facts (docs/lab.md §pi, docs/lab.md §omp; pi 0.73.1, omp 18.2.3): pi's ``tokens`` include the reply's
 output (9900 + 300 + 1200 + 42 = 11442 of 200000 -> percent 5.721, an unrounded float) and omp's
 exclude it (11400 -> 5.7); after a compaction pi reports null tokens and percent until the next
 reply, omp an estimate.

@@ -1,7 +1,7 @@
 """Nothing host-local ever crosses: with st2's own sync rules, none of b's staging, locks,
 control plane, logs or non-replicated records is ever offered by b's Syncthing or written by
 a's, and none is found in a's copy — while b runs a supervisor, a DING notifier, record writers
-and the bus (seed 003 "Replicated-path discipline"; issue 21)."""
+and the bus (docs/records.md §Placement and replicated paths; issue 21)."""
 
 from __future__ import annotations
 

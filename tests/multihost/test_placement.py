@@ -1,5 +1,5 @@
 """A seat's host is part of its path: each host's `st2 up` launches only its own host's seats,
-whatever the engine carries, in both declaration modes (issue 21, DESIGN §2)."""
+whatever the engine carries, in both declaration modes (issue 21, docs/records.md §Placement and replicated paths)."""
 
 from __future__ import annotations
 

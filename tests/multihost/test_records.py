@@ -1,7 +1,7 @@
-"""Replicated records read on the other host exactly as the seed readers project them: ages and
+"""Replicated records read on the other host exactly as the record readers project them: ages and
 staleness come from the stamps embedded in the records, never from file mtimes (which the engine
 rewrites), so a record written on b with backdated stamps reads stale (presence and observed
-state ``unknown``, context ``stale: true``) on a at once (seed 004 §A;
+state ``unknown``, context ``stale: true``) on a at once (docs/records.md §Harness state;
 issue 21 item 2)."""
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def test_a_successor_removes_an_unreadable_predecessor(seat: Path, clock: FakeCl
 
 
 def test_a_rejected_credential_carries_no_remedy_text(clock: FakeClock) -> None:
-    """Seed 003: no credential knowledge or remedy text enters st2. The failure is named by its
+    """docs/records.md §Driver diagnostic: no credential knowledge or remedy text enters st2. The failure is named by its
     stage and reason; what to do about a provider credential is not st2's to say."""
     now = clock.wall_ms()
     credential = record(now, driver="codex", stage="providerAuth", reason="providerAuthRejected", source="turnResult")

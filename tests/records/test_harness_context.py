@@ -1,4 +1,4 @@
-"""Harness context reader: the seed's reading table in evaluation order, each arm with a firing
+"""Harness context reader: the table of docs/records.md §Harness context reader in evaluation order, each arm with a firing
 and a non-firing case, on a FakeClock; the roster's context object as a full string."""
 
 from __future__ import annotations

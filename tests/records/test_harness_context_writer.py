@@ -1,5 +1,5 @@
-"""The harness-context write policy, one test per clause of seed 003 "Harness context
-discipline", each with its non-firing twin, on a FakeClock through the real writer."""
+"""The harness-context write policy, one test per clause of docs/records.md
+§Write policy, each with its non-firing twin, on a FakeClock through the real writer."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The harness-state writer discipline (seed 003 "Observed harness state discipline", writer
-half; seed 004 §A, §D), on a FakeClock through the real writer."""
+"""The harness-state writer discipline (docs/records.md §Harness state, writer
+half), on a FakeClock through the real writer."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Cross-host mail on one machine (issue 21 item 3, seed 003 "Exactly-once-safe native bus"):
+"""Cross-host mail on one machine (issue 21 item 3, docs/delivery.md §Cross-host mail):
 host a's `st2 message send` to a seat on host b lands in b's inbox path of a's catalog copy; an
 imitated engine carries it to b's copy late, out of order, staged under its temporary name with
 its mtime rewritten; b's real DING (under b's real `st2 up`) types each notice into the seat's

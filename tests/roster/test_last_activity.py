@@ -1,6 +1,6 @@
-"""`st2 agents --json --enrich`'s ``lastActivity`` is origin-timed (seed 003 "Stable roster JSON"):
+"""`st2 agents --json --enrich`'s ``lastActivity`` is origin-timed (docs/records.md §Roster JSON):
 a message contributes the send time in its filename, never its file mtime (a replication engine
-rewrites mtimes); a v1 status its embedded stamp; a legacy one-word status its mtime (DESIGN §4).
+rewrites mtimes); a v1 status its embedded stamp; a legacy one-word status its mtime (docs/records.md §Status).
 The value keeps the original's JSON number type (a float, ``1784649988999.0``). Proved through the
 real CLI, the roster a user runs."""
 

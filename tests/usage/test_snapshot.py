@@ -106,7 +106,7 @@ def test_the_sample_line_omits_absent_groups_and_keeps_raw_values():
 
 def test_the_status_line_rate_limits_map_onto_the_contract():
     # The `rate_limits` object of Claude Code's documented status-line payload (docs era 2.1.239,
-    # ../shared/captures/claude-code/statusline-stdin.docs-full-schema.json), verbatim.
+    # captures/claude-code/docs-2.1.239/statusline/statusline-stdin.docs-full-schema.json), verbatim.
     rate_limits = {
         "five_hour": {"used_percentage": 23.5, "resets_at": 1738425600},
         "seven_day": {"used_percentage": 41.2, "resets_at": 1738857600},

@@ -28,5 +28,5 @@ SESSION_SEQ_ENV = "ST2_CLAUDE_SESSION_SEQ"
 
 # The Claude Code builds whose payload arithmetic the fixtures pin (captures/claude-code/<v>/):
 # 2.1.197 from the lab tier (interactive TUI against the fake model server) and 2.1.328 from the
-# shared live captures. The seed's original measurement was on 2.1.250.
+# shared live captures.
 VERIFIED_VERSIONS = ("2.1.197", "2.1.328")

@@ -1,5 +1,5 @@
-"""Claude hook events → observed harness state and compaction edges (seed 004 §C, seed 000
-§Compaction accounting). Pure functions of (event name, payload).
+"""Claude hook events → observed harness state and compaction edges (docs/drivers.md §Hook events,
+docs/drivers.md §Compaction accounting). Pure functions of (event name, payload).
 
 State, for a top-level event:
 

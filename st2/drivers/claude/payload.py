@@ -1,4 +1,4 @@
-"""The Claude status-line payload → one harness-context reading (seed 000 §Producers, claude).
+"""The Claude status-line payload → one harness-context reading (docs/drivers.md §Status-line tee).
 
 Claude Code writes one JSON object to the status-line command's stdin on every render. The
 arithmetic is Claude's own, read off the payload, never recomputed:

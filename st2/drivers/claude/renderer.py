@@ -1,4 +1,4 @@
-"""The operator's downstream status-line renderer: resolution and one run (seed 000 HC-R18).
+"""The operator's downstream status-line renderer: resolution and one run (docs/drivers.md §Status-line tee).
 
 Resolution, two sources in strict order, first hit wins and never both:
 

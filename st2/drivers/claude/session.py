@@ -1,6 +1,6 @@
 """``st2 driver claude-session --identity I --runtime-id R -- claude …``: the Claude wrapper, the
-command inside a Claude seat's PTY task (seed 004 §D; seed 003 "Observed harness state
-discipline", "Agent-declared presence").
+command inside a Claude seat's PTY task (docs/drivers.md §Wrapper terminal write;
+docs/records.md §Harness state, docs/records.md §Status).
 
 Lifecycle, one transition function over :class:`Phase`:
 
@@ -26,7 +26,7 @@ Lifecycle, one transition function over :class:`Phase`:
   before the SIGKILL because a kill of the whole group could not be followed by any write — then
   SIGKILL Claude alone, reap it, and rewrite from the reap if the real status differs.
 
-Limits, stated (seed 004 §D): a SIGKILL of the wrapper itself (an external forced kill, the
+Limits, stated (docs/drivers.md §Wrapper terminal write): a SIGKILL of the wrapper itself (an external forced kill, the
 supervisor's own group escalation, ``tmux kill-server`` followed by a kill of the pane's group
 inside our grace) runs no code here, so no terminal record is written; the reader's PTY liveness
 cross-check and the staleness horizon are the only fallback. The supervisor's stop escalates after

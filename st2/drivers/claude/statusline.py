@@ -1,4 +1,4 @@
-"""``st2 driver claude-statusline --identity I [--catalog C]``: the status-line tee (HC-R18).
+"""``st2 driver claude-statusline --identity I [--catalog C]``: the status-line tee (docs/drivers.md §Status-line tee).
 
 Claude's ``statusLine`` is a single slot, and ``.claude/settings.local.json`` — the file st2
 renders for a driver-declared seat — wins it outright. So st2's entry there is a tee:

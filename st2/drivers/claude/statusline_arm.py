@@ -1,8 +1,8 @@
 """``st2 driver claude-statusline-arm [--identity I] [--catalog C]``: the delegation kit's
-status-line arm (seed 002 §The statusline arm), a renderer the operator selects as the tee's
+status-line arm (docs/kit.md §Status-line arm), a renderer the operator selects as the tee's
 downstream renderer — ``ST_CLAUDE_STATUSLINE_RENDERER='st2 driver claude-statusline-arm'`` or
 the renderer file's ``command`` — and never the tee's fallback: with no renderer selected the
-tee's row stays empty (seed 000 HC-R18).
+tee's row stays empty (docs/drivers.md §Status-line tee).
 
 It reads Claude's status-line payload on stdin and prints one line, self-contained ANSI
 (``NO_COLOR`` set: plain), groups separated by `` | `` and each dropped when it has no reading:
@@ -211,7 +211,7 @@ def selected(command: str) -> list[str] | None:
     """The arm's argv when the tee's renderer command is this arm spelled plainly —
     ``[<path>/]st2 driver claude-statusline-arm [--identity I] [--catalog C]`` with no shell
     syntax — else None. The tee then runs the arm in process: a second interpreter would spend
-    the whole of the status line's budget (seed 000: tee and renderer within 2.5x python)."""
+    the whole of the status line's budget (docs/drivers.md §Status-line tee: tee and renderer within 2.5x python)."""
     if any(character in command for character in "|&;<>()$`\\\"'*?[#~=%{}\n"):
         return None
     words = command.split()

@@ -1,4 +1,4 @@
-"""Codex's harness-context producer (seed 000 §codex), over app-server notifications.
+"""Codex's harness-context producer (docs/drivers.md §Codex), over app-server notifications.
 
 - ``thread/tokenUsage/updated``: ``usedTokens`` = ``last.totalTokens`` (never ``inputTokens``),
   ``windowTokens`` = ``modelContextWindow`` as Codex reports it (0.171.0 reports 95 % of a

@@ -1,6 +1,6 @@
 """The Codex control state: what the wrapper knows about its thread, one transition function over
-it, its projection onto harness-state (seed 004 §B/§C), and its persisted record with the
-production reader the wrapper uses on restart (seed 004 "Production reader boundary").
+it, its projection onto harness-state (docs/drivers.md §Control state), and its persisted record with the
+production reader the wrapper uses on restart (docs/drivers.md §Control state).
 
 Derived phase (:func:`phase`) — ``HELD`` is the delivery predicate and never published::
 

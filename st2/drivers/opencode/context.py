@@ -1,4 +1,4 @@
-"""opencode's harness-context producer (seed 000 §opencode, §Compaction accounting), over the SSE
+"""opencode's harness-context producer (docs/drivers.md §opencode, docs/drivers.md §Compaction accounting), over the SSE
 events of ``GET /event`` joined with the window ``GET /config/providers`` reports.
 
 - Publish on one condition only: a ``message.updated`` of an assistant message that is not a
@@ -11,7 +11,7 @@ events of ``GET /event`` joined with the window ``GET /config/providers`` report
   percent (and makes the pull due: :attr:`ContextProducer.window_due`).
 - ``session.updated`` is folded in and rides out with the next numerator: its ``info.tokens`` is
   cumulative with no total key — summed here into ``sessionTotalTokens``, never occupancy — and
-  ``info.cost`` is ``costUsd``. Last writer wins across sessions (v1, DQ-C10).
+  ``info.cost`` is ``costUsd``. Last writer wins across sessions (v1).
 - ``session.compacted`` is one compaction edge, trigger ``unknown`` (it carries only sessionID).
 - No heartbeat: nothing here re-publishes a numerator no one re-took.
 

@@ -28,7 +28,7 @@ the opencode wrapper, the command inside an opencode seat's PTY task.
 6. SIGTERM/SIGHUP: the server's group gets SIGTERM, a grace, then the ``signal 9`` cover and
    SIGKILL; the terminal ``ended`` carries the real exit. A server that exits ends the session.
 
-Stage diagnostics (seed 003): versionGate, apiGate, sse (connect failed / disconnected; cleared
+Stage diagnostics (docs/records.md §Driver diagnostic): versionGate, apiGate, sse (connect failed / disconnected; cleared
 by the next connect), seed (a snapshot that failed; cleared by the next complete seed),
 providerAuth (cleared by an assistant message that finishes without error), delivery (the prompt
 call; cleared by the next accepted call), readBack (cleared by the next successful read-back).

@@ -8,7 +8,7 @@
 - :mod:`.expansion` — the ``pi { … }`` block's argv.
 - :mod:`.replay` — ``st2 driver pi replay``: captured frames through the same consumer.
 
-pi has no runtime version gate (seed 000 §pi): what its numbers mean is pinned by the fixture over
+pi has no runtime version gate (docs/drivers.md §pi): what its numbers mean is pinned by the fixture over
 the capture of :data:`MEASURED_VERSION`, which is the build the lab installs and the extension smoke
 type-checks and runs against (tests pin the three to one literal).
 """
@@ -16,5 +16,5 @@ type-checks and runs against (tests pin the three to one literal).
 HARNESS = "pi"
 MEASURED_VERSION = "0.73.1"
 
-# DING types notices into the pi TUI: the driver delivers nothing natively (DESIGN §8).
+# DING types notices into the pi TUI: the driver delivers nothing natively (docs/drivers.md §Delivery per harness).
 OWNS_DELIVERY = False

@@ -1,5 +1,5 @@
 """``st2 driver pi-session --identity I --runtime-id R -- pi …``: the pi wrapper, the command
-inside a pi seat's PTY task (seed 000 §pi; seed 004 §D; seed 003 "Agent-declared presence").
+inside a pi seat's PTY task (docs/drivers.md §pi; docs/drivers.md §Wrapper terminal write; docs/records.md §Status).
 
 The lifecycle machine, the relaunch claim, the five-minute presence heartbeat, the observed-state
 re-stamp, the terminal ``ended`` and the stop path's escalation cover are the harness-neutral

@@ -1,4 +1,4 @@
-"""``st2 foreign run|resume|close`` (seed 002 §The foreign-vendor run, §Resuming a session).
+"""``st2 foreign run|resume|close`` (docs/kit.md §Foreign run, docs/kit.md §Resuming a session).
 
 run: ``st2 foreign run <adapter> <prompt-file> [--mode audit|sweep] [--class <class>] [--key <key>]``
 and its budget form ``st2 foreign run <adapter> --budget``; resume: ``st2 foreign resume <key>

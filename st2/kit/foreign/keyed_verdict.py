@@ -1,4 +1,4 @@
-"""The keyed verdict (seed 002 §The keyed verdict): the usage rule over one foreign adapter's
+"""The keyed verdict (docs/kit.md §Keyed verdict): the usage rule over one foreign adapter's
 own snapshot, in the keyed order parse → long-axis pause → RESET-OK → short-axis pause →
 age-STALE → OK (:func:`st2.usage.verdict.judge` with ``order=KEYED``). No identity arm, no
 history sample, no ``width=`` field.

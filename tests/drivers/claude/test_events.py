@@ -65,7 +65,7 @@ def test_compaction_edges() -> None:
     assert events.compaction("PreCompact", {"trigger": "auto", "agent_id": "sub"}) is None
 
 
-# -- the batched-tool capture (seed 004 §C: the blocked-exit rule pinned to what it shows) ---------
+# -- the batched-tool capture (docs/drivers.md §Hook events: the blocked-exit rule pinned to what it shows) ---------
 
 BATCH = "2.1.197/batched-tool"
 

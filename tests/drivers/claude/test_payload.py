@@ -1,4 +1,4 @@
-"""HC-R13: the Claude producer's arithmetic, pinned to verbatim captures of the exact builds it
+"""docs/drivers.md §Version-pinned producers: the Claude producer's arithmetic, pinned to verbatim captures of the exact builds it
 was measured on. Each fixture asserts the number the producer must publish AND the wrong number
 the same capture would yield under a plausible misreading, so a Claude bump that changes what a
 key means without changing its shape fails here."""

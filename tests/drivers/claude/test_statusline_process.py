@@ -1,4 +1,4 @@
-"""Status-line slot chaining (HC-R18), proved on the real tee run as a process: its stdout bytes
+"""Status-line slot chaining (docs/drivers.md §Status-line tee), proved on the real tee run as a process: its stdout bytes
 are exactly the operator renderer's line, or empty in every degraded arm — each of which carries
 its positive evidence on stderr, since an empty stdout is also what a tee that crashed would
 leave. Recording and the usage snapshot are independent of the rendering."""

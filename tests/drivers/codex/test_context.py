@@ -1,4 +1,4 @@
-"""Codex's context arithmetic, rate limits and compaction dedupe (seed 000 §codex), pinned to the
+"""Codex's context arithmetic, rate limits and compaction dedupe (docs/drivers.md §Codex), pinned to the
 0.171.0 lab capture: the published number and the wrong numbers the same capture would yield."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_where_rust_and_python_rounding_differ_the_mirror_follows_rust() -> None
     (11_000, 50_000, None),
     (258_400, None, None),       # no numerator
     (258_400, 9_942, 0),         # below the baseline: nothing user-controllable used yet
-    (258_400, 92_283, 33),       # the seed's measured capture: Codex showed "67% context left"
+    (258_400, 92_283, 33),       # the measured capture: Codex showed "67% context left"
     (200_000, 250_000, 100),     # an overrun saturates inside Codex's own function
 ])
 def test_the_mirrored_function_withholds_and_saturates_as_codex_does(window, last_total, expected) -> None:

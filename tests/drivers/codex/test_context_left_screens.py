@@ -1,4 +1,4 @@
-"""st2's Codex usedPercent against the real 0.171.0 TUI's own "% context left" (seed 000 §codex).
+"""st2's Codex usedPercent against the real 0.171.0 TUI's own "% context left" (docs/drivers.md §Codex).
 
 Each screen in ``captures/codex/0.171.0/context-left/`` was captured after one turn whose usage
 the fake model scripted above the 12,000-token baseline (``tests/ding/capture_codex_screens.py

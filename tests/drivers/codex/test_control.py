@@ -1,4 +1,4 @@
-"""The Codex control state (seed 004 §B/§C): the projection enumerated against states built by
+"""The Codex control state (docs/drivers.md §Control state): the projection enumerated against states built by
 the transition function from real frame shapes, the persisted record and its production reader."""
 
 from __future__ import annotations

@@ -186,7 +186,7 @@ def test_sigkill_of_the_real_wrappers_between_attempt_and_evidence_duplicates_no
          120, seat.screen)
     # A killed attempt settles as consumed either because its turn ran (the model saw it as the newest
     # user input) or because Codex had already persisted the input in the thread when the kill landed
-    # (the seed's "correlated input present"), in which case the model sees it only in a later turn's
+    # ("correlated input present"), in which case the model sees it only in a later turn's
     # history. Which one happens depends on where the kill lands, so the proof takes a later turn and
     # reads the whole thread the model is sent: every message exactly once, none ever sent as a new turn twice.
     for name in names:

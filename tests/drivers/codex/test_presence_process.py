@@ -1,5 +1,5 @@
 """The Codex wrapper's own loop refreshes presence every five minutes while its app-server lives
-(seed 003 "Agent-declared presence"): the real loop, in process, around the stand-in app-server,
+(docs/records.md §Status): the real loop, in process, around the stand-in app-server,
 on a clock that runs 300x fast so fifteen minutes pass in three seconds."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scoped delivery-input wakeups (seed 003): the Codex pump's watch wakes on the seat's
+"""Scoped delivery-input wakeups (docs/delivery.md §Scoped wake-ups): the Codex pump's watch wakes on the seat's
 ``resources/inbox`` and ``status`` only — never on the records its own process writes beside
 them (harness-state, harness-context, driver-diagnostic with their locks and staged siblings)."""
 

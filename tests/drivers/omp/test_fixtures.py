@@ -1,4 +1,4 @@
-"""The omp producer pinned to the build it was measured on (seed 000 HC-R13, §omp): which of omp
+"""The omp producer pinned to the build it was measured on (docs/drivers.md §Version-pinned producers, docs/drivers.md §omp): which of omp
 18.2.3's getContextUsage() answers is its prompt-only figure, decided over two lab captures (the
 probe capture captures/omp/18.2.3/lab/ and the channel capture captures/omp/18.2.3/channel/), and
 the channel capture replayed through the consumer: 11400 published, never an estimate and never

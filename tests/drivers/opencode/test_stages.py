@@ -1,5 +1,5 @@
-"""The opencode wrapper's driver-diagnostic stages (seed 003 "Native-driver diagnostics are
-bounded and recoverable"), driven through the session's own event and delivery paths against a
+"""The opencode wrapper's driver-diagnostic stages (docs/records.md
+§Driver diagnostic), driven through the session's own event and delivery paths against a
 scripted client: each failing stage is published, the earliest failing stage is the record, and
 a recovery clears only its own stage."""
 

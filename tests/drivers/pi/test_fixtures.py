@@ -1,5 +1,5 @@
-"""The pi producer pinned to the build it was measured on (seed 000 HC-R13; seed 003 "Version-pinned
-producer arithmetic"): the verbatim channel capture of pi 0.73.1 (captures/pi/0.73.1/channel/,
+"""The pi producer pinned to the build it was measured on (docs/drivers.md
+§Version-pinned producers): the verbatim channel capture of pi 0.73.1 (captures/pi/0.73.1/channel/,
 written by hooks/pi-channel.ts inside the real pi) replayed through the consumer, asserting the
 number pi means and the number it must not be read as."""
 

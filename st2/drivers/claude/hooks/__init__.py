@@ -5,7 +5,7 @@ path (standard library and its own record module only), dispatched from ``st2.en
   (UserPromptSubmit, PreToolUse, Stop, PermissionRequest, PreCompact …): one event → harness-state
   and the compaction edges of harness-context.
 - :mod:`.subagent_stop_liveness` — ``st2 hook subagent-stop-liveness``, the SubagentStop hook
-  (seed 002 turn-end liveness).
+  (docs/kit.md §Turn-end liveness hook).
 - :mod:`.budget_guard` — ``st2 hook budget-guard``, PreToolUse on the Agent matcher: the usage
   verdict priced into every dispatch.
 - :mod:`.dispatch_guard` — ``st2 hook dispatch-guard``, PreToolUse on the Agent matcher, rules

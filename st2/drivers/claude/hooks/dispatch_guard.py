@@ -1,5 +1,5 @@
-"""``st2 hook dispatch-guard``: the PreToolUse guard on the Agent tool (seed 002 §The
-delegation model). It reads the payload once and runs, in order:
+"""``st2 hook dispatch-guard``: the PreToolUse guard on the Agent tool (docs/kit.md
+§Dispatch guard). It reads the payload once and runs, in order:
 
 - D1 fork ban — ``subagent_type`` fork blocks, unconditionally (no knob; the valve is unwiring).
 - D2 read-only claim — a type in ``DELEGATION_KIT_READONLY_TYPES`` blocks unless
@@ -51,7 +51,7 @@ class Config:
 
 def route(subagent_type: str, isolation: str, model: str, nested: bool, config: Config) -> str:
     """The rule that decides this dispatch: ``D1``, ``D2``, ``D4``, ``D5``, ``D6`` (blocks),
-    ``D3`` (advises) or ``fallthrough``. The order is the seed's."""
+    ``D3`` (advises) or ``fallthrough``. The order is the one docs/kit.md §Dispatch guard gives."""
     isolated = isolation == ISOLATED
     if subagent_type == FORK:
         return "D1"
