@@ -90,3 +90,22 @@ def dealt(items: list, workers: int, is_long) -> list:
         del short[:size - len(share)]
     placed = {id(item) for item in order}
     return order + [item for item in long if id(item) not in placed] + short
+
+
+def start_seat_host(scope: Path) -> subprocess.Popen:
+    """A real ``st2 seat-host`` serving ``scope`` (its own process group, logging to
+    ``scope/host.log``), returned once it answers on the scope's socket. The caller ends it."""
+    from st2.seathost import wire
+
+    with open(scope / "host.log", "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "st2", "seat-host", "--scope-directory", str(scope)],
+                                   stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+
+    def serving() -> bool:
+        try:
+            return wire.request(wire.socket_path(scope), {"op": "hello"}, timeout=1.0).get("pid") == process.pid
+        except OSError:
+            return False
+
+    poll_for(serving, "the seat host to answer", timeout=30)
+    return process
