@@ -90,3 +90,63 @@ def dealt(items: list, workers: int, is_long) -> list:
         del short[:size - len(share)]
     placed = {id(item) for item in order}
     return order + [item for item in long if id(item) not in placed] + short
+
+
+def start_seat_host(scope: Path) -> subprocess.Popen:
+    """A real ``st2 seat-host`` serving ``scope`` (its own process group, logging to
+    ``scope/host.log``), returned once it answers on the scope's socket. The caller ends it."""
+    from st2.seathost import wire
+
+    with open(scope / "host.log", "ab") as log:
+        process = subprocess.Popen([sys.executable, "-m", "st2", "seat-host", "--scope-directory", str(scope)],
+                                   stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
+
+    def serving() -> bool:
+        try:
+            return wire.request(wire.socket_path(scope), {"op": "hello"}, timeout=1.0).get("pid") == process.pid
+        except OSError:
+            return False
+
+    poll_for(serving, "the seat host to answer", timeout=30)
+    return process
+
+
+SEED_VARIABLE = "ST2_SIGKILL_SEED"
+
+
+class FaultSeed:
+    """The seed of a test's random fault points (SIGKILL moments, which process dies): taken
+    from ``$ST2_SIGKILL_SEED`` when set (to replay a failure's points), else ``default``, else a
+    fresh one. Printed at once, so pytest shows it beside a failing test's output, and
+    :meth:`reported` adds it to any failure raised inside, so the assertion names the seed
+    that reproduces it. ``random`` is the generator the test draws its points from."""
+
+    def __init__(self, default: int | None = None) -> None:
+        import random
+
+        value = os.environ.get(SEED_VARIABLE, "").strip()
+        if value:
+            self.seed = int(value)
+        elif default is not None:
+            self.seed = default
+        else:
+            self.seed = random.SystemRandom().randrange(2**32)
+        self.random = random.Random(self.seed)
+        print(self.line(), flush=True)
+
+    def line(self) -> str:
+        return f"random fault points from seed {self.seed}: reproduce with {SEED_VARIABLE}={self.seed}"
+
+    def reported(self):
+        """A context in which any exception carries :meth:`line` as a note."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def reporting():
+            try:
+                yield self.random
+            except Exception as error:
+                error.add_note(self.line())
+                raise
+
+        return reporting()

@@ -8,7 +8,9 @@ empty, a dim placeholder suggestion right of it (which is not a human draft).
 - It asks for bracketed paste (``ESC[?2004h``); a paste frame's contents go into the input.
 - Return submits the input: while idle it becomes a transcript row; while busy it is queued,
   and the queue is submitted in order when the program turns idle again.
-- ``--control FILE`` holding ``busy`` or ``idle`` switches the mode (checked every 20 ms).
+- ``--control FILE`` holding ``busy`` or ``idle`` switches the mode (checked every 20 ms);
+  ``frozen`` stops reading the terminal (a hung program: input waits unread in the PTY and the
+  screen stays as it was) until ``busy`` or ``idle`` thaws it.
 - ``--bytes FILE`` receives every byte read from the terminal, unmodified; ``--events FILE``
   gets one line per ``paste``/``submit``/``queue``/``mode`` event (tab-separated, the text
   with ``repr`` escaping), so a test can count exactly what arrived.
@@ -37,6 +39,7 @@ class Program:
         self.transcript: list[str] = []
         self.queue: list[str] = []
         self.busy = False
+        self.frozen = False
         self.pending = b""
         self.pasting: bytes | None = None
 
@@ -134,7 +137,13 @@ class Program:
                 mode = handle.read().strip()
         except FileNotFoundError:
             return
-        if mode in ("busy", "idle"):
+        if mode == "frozen" and not self.frozen:
+            self.frozen = True
+            self.event("mode", "frozen")
+        elif mode in ("busy", "idle"):
+            if self.frozen:
+                self.frozen = False
+                self.event("mode", "thawed")
             self.set_busy(mode == "busy")
 
 
@@ -162,7 +171,7 @@ def main() -> int:
     try:
         program.draw()
         while True:
-            readable, _, _ = select.select([descriptor], [], [], 0.02)
+            readable, _, _ = select.select([] if program.frozen else [descriptor], [], [], 0.02)
             before = (program.input, len(program.transcript), len(program.queue), program.busy)
             if readable:
                 data = os.read(descriptor, 65536)

@@ -4,7 +4,6 @@ loses one: every crash point enumerated in process, then real SIGKILLs of ``st2 
 from __future__ import annotations
 
 import os
-import random
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ import pytest
 
 from ding_support import (HOST, Notifier, Standin, make_seat, poll_for, typed_notice,
                           write_message)
+from support import FaultSeed
 from st2.catalog.layout import CatalogPaths
 from st2.clock import SYSTEM_CLOCK
 from st2.ding.harness import adapters_for
@@ -109,37 +109,39 @@ def test_random_sigkills_of_st2_ding_never_paste_twice_nor_lose_a_notice(tmp_pat
     seat = make_seat(catalog, "builder")
     standin = Standin(tmp_path)
     state = tmp_path / "state"
-    generator = random.Random(20261130)
-    notices: list[str] = []
-    kills = 0
-    try:
-        notifier = Notifier(catalog, "builder", standin.socket, state)
-        notifier.wait_started()
-        while kills < KILLS:
-            if len(notices) - len(standin.events("submit")) < 2:
-                subject = f"message {len(notices)}"
-                notices.append(typed_notice(write_message(seat, subject), subject, "h.planner"))
-            poll_for(lambda: b"watching" in notifier.log.read_bytes() or notifier.process.poll() is not None,
-                     what="the notifier to start")
-            # After "watching", the notifier waits its 0.25 s startup grace, then works the head
-            # (a few hundred ms): kill anywhere from just before the first pass to mid-delivery.
-            time.sleep(generator.uniform(0.2, 0.9))
-            notifier.kill()
-            kills += 1
-            notifier.log.write_bytes(b"")
-            notifier = Notifier(catalog, "builder", standin.socket, state)  # restarted, as by the supervisor
-        poll_for(lambda: len(standin.events("submit")) >= len(notices), timeout=30,
-                 what="every notice after the last restart")
-        notifier.runs_on(passes=3)  # anything extra would show up now
-        notifier.stop()
-        received = standin.received()
-        assert [text for _, text in standin.events("submit")] == notices
-        for notice in notices:
-            assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, notice
-        assert len(notices) >= KILLS // 4  # the kills really interleaved with deliveries
-        print(f"RESULT kills={kills} notices={len(notices)}")
-    finally:
-        standin.close()
+    seed = FaultSeed(default=20261130)
+    generator = seed.random
+    with seed.reported():
+        notices: list[str] = []
+        kills = 0
+        try:
+            notifier = Notifier(catalog, "builder", standin.socket, state)
+            notifier.wait_started()
+            while kills < KILLS:
+                if len(notices) - len(standin.events("submit")) < 2:
+                    subject = f"message {len(notices)}"
+                    notices.append(typed_notice(write_message(seat, subject), subject, "h.planner"))
+                poll_for(lambda: b"watching" in notifier.log.read_bytes() or notifier.process.poll() is not None,
+                         what="the notifier to start")
+                # After "watching", the notifier waits its 0.25 s startup grace, then works the head
+                # (a few hundred ms): kill anywhere from just before the first pass to mid-delivery.
+                time.sleep(generator.uniform(0.2, 0.9))
+                notifier.kill()
+                kills += 1
+                notifier.log.write_bytes(b"")
+                notifier = Notifier(catalog, "builder", standin.socket, state)  # restarted, as by the supervisor
+            poll_for(lambda: len(standin.events("submit")) >= len(notices), timeout=30,
+                     what="every notice after the last restart")
+            notifier.runs_on(passes=3)  # anything extra would show up now
+            notifier.stop()
+            received = standin.received()
+            assert [text for _, text in standin.events("submit")] == notices
+            for notice in notices:
+                assert received.count((PASTE_START + notice + PASTE_END).encode()) == 1, notice
+            assert len(notices) >= KILLS // 4  # the kills really interleaved with deliveries
+            print(f"RESULT kills={kills} notices={len(notices)}")
+        finally:
+            standin.close()
 
 
 def test_a_notice_staged_in_a_terminal_that_was_replaced_goes_once_to_the_new_one(tmp_path, catalog):

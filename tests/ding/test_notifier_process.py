@@ -164,6 +164,39 @@ def test_a_message_archived_before_its_turn_is_never_noticed(tmp_path, catalog, 
         notifier.stop()
 
 
+def test_a_staged_notice_whose_message_is_archived_mid_delivery_is_released_and_the_fifo_moves_on(
+        tmp_path, catalog, seat, standin):
+    # A frozen TUI (the stand-in stops reading its terminal): the paste waits unread in the PTY,
+    # the composer never shows it, so the notice stays staged (pasted, never accepted) and
+    # holds the FIFO. The recipient then reads the message another way and archives it: the
+    # next inspection finds no notice and the message gone, releases the head without a
+    # Return, and the next message is delivered.
+    notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state")
+    try:
+        notifier.wait_started()
+        standin.set_mode("frozen")
+        poll_for(lambda: ("mode", "frozen") in standin.events("mode"), what="the stand-in to freeze")
+        staged = write_message(seat, "read another way")
+        poll_for(lambda: "retrying by inspection only" in notifier.log.read_text(), what="the staged notice to hold")
+        assert json.loads(notifier.ownership.read_text())["phase"] == "pasted"
+        archive(seat, staged)
+        poll_for(lambda: json.loads(notifier.ownership.read_text()).get("head") is None, timeout=15,
+                 what="the staged notice of an archived message to be released")
+        standin.set_mode("idle")
+        released = expected_notice(seat, staged, "read another way")
+        poll_for(lambda: standin.events("paste"), what="the thawed TUI to read the staged paste")
+        # The human clears the released notice from the composer; the FIFO is free again.
+        standin.pane.tmux("send-keys", "-t", "st2", *["C-h"] * (len(released) + 5))
+        poll_for(lambda: released not in standin.pane.capture(), what="the composer to be cleared")
+        later = write_message(seat, "after the release")
+        poll_for(lambda: standin.events("submit"), what="the next notice")
+        notifier.runs_on(passes=3)
+        assert [text for _, text in standin.events("paste")] == [released, expected_notice(seat, later, "after the release")]
+        assert [text for _, text in standin.events("submit")] == [expected_notice(seat, later, "after the release")]
+    finally:
+        notifier.stop()
+
+
 def test_notifier_exits_after_its_session_is_gone(tmp_path, catalog, seat, standin):
     notifier = Notifier(catalog, "builder", standin.socket, tmp_path / "state", poll_interval=0.1)
     notifier.wait_started()

@@ -1,8 +1,10 @@
 """What every part of the fault campaign shares: its size, its verdict, bounded waiting.
 
 Each part is one function ``run(scale, base, seed) -> Verdict``. The ``faults`` pytest tier
-calls it at :data:`TIER_SCALE` and asserts every fault count is zero; ``benchmarks/faults.py``
-calls the same function at scale 1 (the issue's full size) and prints the same RESULT line.
+calls it at :data:`TIER_SCALE` with the part's own seed (or ``$ST2_SIGKILL_SEED``, to replay a
+failure's random fault points), names that seed in every failure, and asserts every fault count
+is zero; ``benchmarks/faults.py`` calls the same function at scale 1 (the issue's full size) and
+prints the same RESULT line.
 """
 
 from __future__ import annotations
@@ -31,21 +33,32 @@ class Verdict:
     figures: dict[str, int | float | str]
     evidence: list[str] = field(default_factory=list)
     notes: dict[str, object] = field(default_factory=dict)
+    reproduce: str = ""     # how to replay this run's random fault points, when known
 
     def line(self) -> str:
         return "RESULT " + " ".join(f"{key}={value}" for key, value in self.figures.items())
 
     def explain(self) -> str:
-        return "\n".join([self.line(), *self.evidence[:40]])
+        return "\n".join([self.line(), *([self.reproduce] if self.reproduce else []), *self.evidence[:40]])
 
 
 def run_at_tier(part, prefix: str) -> Verdict:
     """Run a campaign part at :data:`TIER_SCALE` in a fresh short temp directory (removed after)
-    and print its RESULT line, as the tier's tests do."""
+    and print its RESULT line, as the tier's tests do. The seed is the part's default unless
+    ``$ST2_SIGKILL_SEED`` sets it; it is printed, noted on anything the run raises, and carried in
+    the verdict's notes and explanation."""
+    import inspect
+
+    from support import FaultSeed
+
+    seed = FaultSeed(default=inspect.signature(part.run).parameters["seed"].default)
     base = Path(tempfile.mkdtemp(dir="/tmp", prefix=prefix))
     try:
-        verdict = part.run(TIER_SCALE, base)
+        with seed.reported():
+            verdict = part.run(TIER_SCALE, base, seed=seed.seed)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+    verdict.notes["seed"] = seed.seed
+    verdict.reproduce = seed.line()
     print(verdict.line(), verdict.notes)
     return verdict

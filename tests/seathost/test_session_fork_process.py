@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO, poll_for
+from support import REPO, FaultSeed, poll_for
 from st2.drivers.session_handoff import ANCHOR, ANCHOR_NAME
 from st2.runtime import launch_record
 from st2.runtime.scope import RuntimeScope
@@ -402,12 +402,11 @@ def test_sigkill_of_the_forked_wrapper_ends_the_anchor_and_the_restarted_seat_lo
     """Under ``st2 up``: at random points between a delivery's attempt and its evidence the forked
     wrapper is SIGKILLed; the anchor exits, the next pass restarts the seat, and every mail reaches
     the thread exactly once (the delivery ledger's guarantees hold across the forked wrappers)."""
-    import random
-
     from st2.drivers.codex.pump import correlations_in
 
     env = rig.declare_codex_seat()
-    chooser = random.Random(int(os.environ.get("ST2_SIGKILL_SEED", time.time_ns())))
+    seed = FaultSeed()
+    chooser = seed.random
     launches = rig.standin / "launches"
 
     def up() -> int:
@@ -425,25 +424,26 @@ def test_sigkill_of_the_forked_wrapper_ends_the_anchor_and_the_restarted_seat_lo
         return found
 
     names = []
-    try:
-        for round_number in range(4):
-            names.append(write_message(rig.seat, f"task {round_number}", body=("FAKE_SLOW", "FAKE_LATE")[round_number % 2]))
-            before = len(launches.read_text().split()) if launches.exists() else 0
+    with seed.reported():
+        try:
+            for round_number in range(4):
+                names.append(write_message(rig.seat, f"task {round_number}", body=("FAKE_SLOW", "FAKE_LATE")[round_number % 2]))
+                before = len(launches.read_text().split()) if launches.exists() else 0
+                anchor = up()
+                poll_for(lambda: is_anchor(anchor), "the anchor", timeout=30)
+                wrapper = int(cmdline(anchor)[4])
+                poll_for(lambda: launches.exists() and len(launches.read_text().split()) > before, "the app-server")
+                time.sleep(chooser.uniform(0.0, 0.8))  # the random kill point (not a wait for progress)
+                server = int(launches.read_text().split()[-1])
+                os.kill(wrapper, signal.SIGKILL)
+                poll_for(lambda: not alive(anchor), "the anchor to exit after its wrapper", timeout=15)
+                poll_for(lambda: not alive(server), "the app-server to die with its wrapper", timeout=15)
             anchor = up()
-            poll_for(lambda: is_anchor(anchor), "the anchor", timeout=30)
-            wrapper = int(cmdline(anchor)[4])
-            poll_for(lambda: launches.exists() and len(launches.read_text().split()) > before, "the app-server")
-            time.sleep(chooser.uniform(0.0, 0.8))  # the random kill point (not a wait for progress)
-            server = int(launches.read_text().split()[-1])
-            os.kill(wrapper, signal.SIGKILL)
-            poll_for(lambda: not alive(anchor), "the anchor to exit after its wrapper", timeout=15)
-            poll_for(lambda: not alive(server), "the app-server to die with its wrapper", timeout=15)
-        anchor = up()
-        poll_for(lambda: set(counts()) >= {name[:-3] for name in names}, "every message delivered", timeout=90)
-        assert {stem: count for stem, count in counts().items() if count != 1} == {}
-        assert sorted(counts()) == sorted(name[:-3] for name in names)
-    finally:
-        rig.st2(env, "down", "--host", "h")
+            poll_for(lambda: set(counts()) >= {name[:-3] for name in names}, "every message delivered", timeout=90)
+            assert {stem: count for stem, count in counts().items() if count != 1} == {}
+            assert sorted(counts()) == sorted(name[:-3] for name in names)
+        finally:
+            rig.st2(env, "down", "--host", "h")
 
 
 def test_a_forked_native_seat_outlives_its_supervisor_and_is_adopted_once(rig: Rig) -> None:

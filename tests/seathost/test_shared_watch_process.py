@@ -7,13 +7,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from support import REPO, poll_for
+from support import poll_for, start_seat_host
 from st2.doctor.wakeups import inotify_instances
 from st2.seathost import wire
 from st2.seathost.watch_client import SharedSeatWatch
@@ -21,22 +20,6 @@ from st2.seathost.watch_client import SharedSeatWatch
 pytestmark = pytest.mark.process
 
 DEFAULT_MAX_USER_INSTANCES = 128
-
-
-def start_host(scope: Path) -> subprocess.Popen:
-    log = open(scope / "host.log", "ab")
-    process = subprocess.Popen([sys.executable, "-m", "st2", "seat-host", "--scope-directory", str(scope)],
-                               stdout=log, stderr=subprocess.STDOUT, cwd=REPO, start_new_session=True)
-    log.close()
-
-    def serving():
-        try:
-            return wire.request(wire.socket_path(scope), {"op": "hello"}, timeout=1.0).get("pid") == process.pid
-        except OSError:
-            return False
-
-    poll_for(serving, "the seat host to answer", timeout=30)
-    return process
 
 
 def seat(root: Path, index: int) -> Path:
@@ -60,7 +43,7 @@ def stop(process: subprocess.Popen) -> None:
 def test_one_inotify_instance_wakes_each_of_more_seats_than_the_default_limit(tmp_path):
     scope = tmp_path / "scope"
     scope.mkdir()
-    host = start_host(scope)
+    host = start_seat_host(scope)
     lines: list[str] = []
     watches = []
     try:
@@ -98,7 +81,7 @@ def test_a_watch_outlives_a_sigkill_of_its_host_and_registers_with_the_next(tmp_
     scope = tmp_path / "scope"
     scope.mkdir()
     directory = seat(tmp_path / "catalog", 0)
-    host = start_host(scope)
+    host = start_seat_host(scope)
     lines: list[str] = []
     watch = SharedSeatWatch(directory, wire.socket_path(scope), lines.append)
     successor = None
@@ -111,7 +94,7 @@ def test_a_watch_outlives_a_sigkill_of_its_host_and_registers_with_the_next(tmp_
         assert watch.wait(30.0) is True
         assert any("is gone; waking on the timer" in line for line in lines), lines
         deliver(directory, "1700000000000-bbbbbb.md")            # while no host watches
-        successor = start_host(scope)
+        successor = start_seat_host(scope)
         assert watch.wait(30.0) is True                         # re-registered: catch-up wake-up
         assert poll_for(lambda: any("registered again" in line for line in lines), timeout=10), lines
         deliver(directory, "1700000000001-cccccc.md")

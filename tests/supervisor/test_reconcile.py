@@ -98,6 +98,20 @@ def test_retirement_stops_everything_and_removes_records_and_logs(world):
     assert not (logs / "h.a.feed.log").exists() and not (logs / "h.a.ding.log").exists()
 
 
+def test_retirement_removes_the_prior_log_generation_a_restart_kept(world):
+    body = '    argv "sleep" "600"\n    exec "job" { argv "sh" "-c" "echo generation"; }'
+    world.seat("a", body)
+    logs = world.catalog / "logs"
+    # The job exits at once and each pass relaunches it: the second launch keeps the first's log.
+    assert poll_for(lambda: (world.run(), (logs / "h.a.job.log.1").exists())[1], timeout=20)
+    assert poll_for(lambda: (logs / "h.a.job.log.1").read_text() == "generation\n")
+    world.seat("a", '    desired-state "retired" reason="done"\n' + body)
+    world.run()
+    assert world.running() == {}
+    assert not any(world.scope.tasks.iterdir())
+    assert sorted(path.name for path in logs.iterdir() if path.name.startswith("h.a.job")) == []
+
+
 def test_a_parked_agent_stops_its_live_companions(world):
     world.seat("a", '    restart { attempts 1; interval "60s"; mode "fail"; }\n'
                '    argv "sh" "-c" "test -f ' + str(world.base / "crash") + ' && exit 3; exec sleep 600"\n'

@@ -117,6 +117,53 @@ def test_a_provider_ignoring_sigterm_gets_the_escalation_cover_then_sigkill(cata
     assert state(seat) == ("ended", "signal 9")
 
 
+def living(pid: int) -> bool:
+    """``pid`` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1][0] != "Z"
+    except (FileNotFoundError, IndexError):
+        return False
+
+
+def has_open(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` holds a descriptor on ``path`` now."""
+    try:
+        links = [os.readlink(entry) for entry in Path(f"/proc/{pid}/fd").iterdir()]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return str(path) in links
+
+
+@pytest.mark.process
+def test_the_escalation_cover_lands_while_a_real_stubborn_provider_still_lives(catalog, tmp_path) -> None:
+    # A real provider that ignores SIGTERM. The test holds the harness-state record's lock, so once
+    # the grace expires the wrapper's cover write waits on it (seen as the wrapper holding the
+    # lock file open): while it waits the provider must still run — the SIGKILL comes only after
+    # the cover is on disk. Released, the cover lands, then the kill, and the record reads
+    # ended / signal 9.
+    from st2.fs.lock import lock_path_for, record_lock
+
+    seat = make_seat(catalog)
+    script = stand_in(tmp_path, f"trap '' TERM HUP\necho $$ > '{tmp_path}/pid'\nwhile :; do sleep 0.2; done\n")
+    wrapper = start_wrapper(catalog, script)
+    lock_file = Path(lock_path_for(seat.directory / "harness-state"))
+    try:
+        provider = int(poll_for(lambda: (tmp_path / "pid").exists() and (tmp_path / "pid").read_text().strip(),
+                                "the provider"))
+        with record_lock(seat.directory / "harness-state"):
+            os.killpg(wrapper.pid, signal.SIGTERM)
+            poll_for(lambda: has_open(wrapper.pid, lock_file), "the wrapper's cover write to wait on the record's lock")
+            assert living(provider), "the provider was killed before its cover was written"
+            assert state(seat) != ("ended", "signal 9")
+        assert finish(wrapper) == 128 + signal.SIGKILL
+    finally:
+        if wrapper.poll() is None:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+            wrapper.wait()
+    assert state(seat) == ("ended", "signal 9")
+    assert not living(provider)
+
+
 @pytest.mark.process
 def test_an_unknown_seat_is_refused_before_anything_runs(catalog, tmp_path) -> None:
     script = stand_in(tmp_path, f"touch '{tmp_path}/ran'\n")

@@ -8,7 +8,9 @@ and fsynced when the turn takes the input — the moment a model would see it), 
 stand-in resumes the same thread and ``thread/read`` returns the real history. Markers in the
 input: ``FAKE_APPROVAL`` asks a command approval and waits for the answer; ``FAKE_LATE`` sleeps
 0.5 s before taking the input and ``FAKE_SLOW`` after it (before reporting it); ``FAKE_HOLD`` keeps the turn live 1.5 s after taking its input; ``FAKE_401`` / ``FAKE_429`` end the turn with the typed errors
-0.171.0 reports for an HTTP 401 / 429 in the lab.
+0.171.0 reports for an HTTP 401 / 429 in the lab. With ``$STANDIN_LEDGER`` naming the wrapper's
+delivery ledger, each turn request appends the ledger's bytes as they were when the request
+arrived (with the request's method and input) to ``$STANDIN_DIR/ledger-at-transport.jsonl``.
 """
 
 import json
@@ -143,6 +145,14 @@ def main():
                 with open(os.environ["STANDIN_TIMING"], "a") as handle:
                     handle.write(f"{time.monotonic()}\n")
             text = "\n".join(part.get("text", "") for part in params.get("input", []))
+            if os.environ.get("STANDIN_LEDGER"):  # what the wrapper's ledger held when the request arrived
+                try:
+                    with open(os.environ["STANDIN_LEDGER"]) as handle:
+                        held = handle.read()
+                except FileNotFoundError:
+                    held = None
+                with open(os.path.join(STATE, "ledger-at-transport.jsonl"), "a") as handle:
+                    handle.write(json.dumps({"method": method, "text": text, "ledger": held}) + "\n")
             if os.environ.get("STANDIN_REFUSE_TURNS"):
                 out({"id": request_id, "error": {"code": -32600, "message": "stand-in refuses turns"}})
                 continue

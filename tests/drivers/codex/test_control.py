@@ -1,5 +1,6 @@
 """The Codex control state (docs/drivers.md §Control state): the projection enumerated against states built by
-the transition function from real frame shapes, the persisted record and its production reader."""
+the transition function from real frame shapes, the persisted record and its production reader,
+and the session's state writer losing sight of a thread that projects to unknown."""
 
 from __future__ import annotations
 
@@ -128,3 +129,32 @@ def test_only_a_typed_credential_rejection_is_provider_auth(info, rejected) -> N
     from st2.drivers.codex.diagnostics import credential_rejected
 
     assert credential_rejected(info) is rejected
+
+
+def test_a_thread_lost_from_sight_is_no_longer_heartbeaten(catalog, tmp_path) -> None:
+    # systemError projects to unknown, which is never written: the session stops vouching for
+    # the state it wrote last, so the record ages to unknown instead of being kept fresh.
+    from codex_support import offline_session, record
+
+    from st2.drivers.session_common import HEARTBEAT_CHECK_SECONDS
+    from st2.records.harness_state import HARNESS_STATE_REFRESH_MS
+
+    session = offline_session(catalog, tmp_path)
+    seat = session.seat.directory
+    due = HARNESS_STATE_REFRESH_MS / 1000 + HEARTBEAT_CHECK_SECONDS
+    session.purposes[session.connection.request("thread/start", {})] = "thread/start"
+    session.on_frame({"id": session.connection.next_id,
+                      "result": {"thread": {"id": "thread-1", "status": {"type": "idle"}}}})
+    seen = record(seat, "harness-state")
+    assert seen["state"] == "idle"
+    session.clock.advance(due)
+    session.records.tick()
+    refreshed = record(seat, "harness-state")
+    assert refreshed["writtenAtMs"] > seen["writtenAtMs"]         # the twin: a thread in sight is heartbeaten
+    session.on_frame({"method": "thread/status/changed",
+                      "params": {"threadId": "thread-1", "status": {"type": "systemError"}}})
+    assert record(seat, "harness-state") == refreshed             # unknown is never written
+    for _ in range(3):
+        session.clock.advance(due)
+        session.records.tick()
+    assert record(seat, "harness-state") == refreshed             # and never re-stamped

@@ -18,13 +18,17 @@ from support import run_st2
 pytestmark = pytest.mark.process
 
 
-def ledger(tmp_path: Path, catalog: Path, identity: str = "coder") -> dict | None:
+def ledger_path(tmp_path: Path, catalog: Path, identity: str = "coder") -> Path:
     from st2.runtime.scope import RuntimeScope
 
     from st2.runtime.resumable_session import SessionStore
 
     scope = RuntimeScope(Path(os.path.abspath(catalog)), HOST, tmp_path / "state" / "st2")
-    path = SessionStore.beside(scope.directory).directory / "delivery" / f"{HOST}.{identity}" / "delivery-ledger.json"
+    return SessionStore.beside(scope.directory).directory / "delivery" / f"{HOST}.{identity}" / "delivery-ledger.json"
+
+
+def ledger(tmp_path: Path, catalog: Path, identity: str = "coder") -> dict | None:
+    path = ledger_path(tmp_path, catalog, identity)
     try:
         return json.loads(path.read_text())
     except FileNotFoundError:
@@ -86,6 +90,32 @@ def test_an_approval_blocks_on_a_human_and_clears_when_resolved_in_the_pty(catal
         assert answers == [{"jsonrpc": "2.0", "id": 0, "result": {"decision": "accept"}}]
     finally:
         wrapper.stop()
+
+
+def test_the_pump_persists_every_attempt_before_its_turn_request_reaches_the_app_server(catalog, tmp_path) -> None:
+    # Observed from the other end of the transport: when each turn request arrives, the
+    # stand-in app-server reads the wrapper's ledger as it is on disk at that moment. Every
+    # correlation the request carries must already be there, at attempted — what a crash of the
+    # wrapper right then leaves behind, so the restarted pump holds instead of re-sending.
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path, env={"STANDIN_LEDGER": str(ledger_path(tmp_path, catalog))})
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the thread to be idle")
+        names = [write_message(seat, "first"), write_message(seat, "second")]
+        poll_for(lambda: all(phases(tmp_path, catalog).get(name) == "consumed" for name in names), "consumption")
+    finally:
+        wrapper.stop()
+    requests = [json.loads(line) for line in
+                (wrapper.standin_dir / "ledger-at-transport.jsonl").read_text().splitlines()]
+    carried = set()
+    for request in requests:
+        sent = correlations_in(request["text"])
+        assert sent and request["ledger"] is not None, request
+        on_disk = {entry["correlation"]: entry for entry in json.loads(request["ledger"])["entries"]}
+        assert {correlation: on_disk.get(correlation, {}).get("phase") for correlation in sent} == {
+            correlation: "attempted" for correlation in sent}, request
+        carried |= {on_disk[correlation]["filename"] for correlation in sent}
+    assert carried == set(names)
 
 
 def test_a_rejected_credential_reads_provider_auth_while_a_quota_failure_does_not(catalog, tmp_path) -> None:

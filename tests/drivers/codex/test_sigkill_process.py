@@ -4,12 +4,12 @@ stand-in app-server: no message ever reaches the model twice and every one is de
 from __future__ import annotations
 
 import os
-import random
 import signal
 import time
 
 import pytest
 from codex_support import Wrapper, make_seat, poll_for, write_message
+from support import FaultSeed
 
 from st2.drivers.codex.pump import correlations_in
 
@@ -41,28 +41,30 @@ def delivered_counts(wrapper: Wrapper) -> dict[str, int]:
 
 def test_sigkill_between_attempt_and_evidence_never_duplicates_and_never_loses(catalog, tmp_path) -> None:
     seat = make_seat(catalog)
-    chooser = random.Random(int(os.environ.get("ST2_SIGKILL_SEED", time.time_ns())))
-    names = []
-    wrapper = None
-    for round_number in range(ROUNDS):
-        # Mail keeps arriving; some turns take their input late, widening the window.
-        names.append(write_message(seat, f"task {round_number}", body=("FAKE_SLOW", "FAKE_LATE", "go")[round_number % 3]))
-        wrapper = Wrapper(catalog, tmp_path)
-        launches = wrapper.standin_dir / "launches"
-        before = len(launches.read_text().split()) if launches.exists() else 0
-        poll_for(lambda: launches.exists() and len(launches.read_text().split()) > before, "the app-server")
-        time.sleep(chooser.uniform(0.0, 0.8))  # the random kill point (not a wait for progress)
-        server = int(launches.read_text().split()[-1])
-        os.kill(wrapper.process.pid, signal.SIGKILL)
-        wrapper.process.wait(timeout=30)
-        wrapper.handle.close()
-        poll_for(lambda: not alive(server), "the app-server to die with its wrapper")
-    final = Wrapper(catalog, tmp_path)
-    try:
-        poll_for(lambda: set(delivered_counts(final)) >= {name[:-3] for name in names}, "every message delivered",
-                 timeout=60)
-    finally:
-        final.stop()
-    counts = delivered_counts(final)
-    assert {stem: count for stem, count in counts.items() if count != 1} == {}
-    assert sorted(counts) == sorted(name[:-3] for name in names)
+    seed = FaultSeed()
+    chooser = seed.random
+    with seed.reported():
+        names = []
+        wrapper = None
+        for round_number in range(ROUNDS):
+            # Mail keeps arriving; some turns take their input late, widening the window.
+            names.append(write_message(seat, f"task {round_number}", body=("FAKE_SLOW", "FAKE_LATE", "go")[round_number % 3]))
+            wrapper = Wrapper(catalog, tmp_path)
+            launches = wrapper.standin_dir / "launches"
+            before = len(launches.read_text().split()) if launches.exists() else 0
+            poll_for(lambda: launches.exists() and len(launches.read_text().split()) > before, "the app-server")
+            time.sleep(chooser.uniform(0.0, 0.8))  # the random kill point (not a wait for progress)
+            server = int(launches.read_text().split()[-1])
+            os.kill(wrapper.process.pid, signal.SIGKILL)
+            wrapper.process.wait(timeout=30)
+            wrapper.handle.close()
+            poll_for(lambda: not alive(server), "the app-server to die with its wrapper")
+        final = Wrapper(catalog, tmp_path)
+        try:
+            poll_for(lambda: set(delivered_counts(final)) >= {name[:-3] for name in names}, "every message delivered",
+                     timeout=60)
+        finally:
+            final.stop()
+        counts = delivered_counts(final)
+        assert {stem: count for stem, count in counts.items() if count != 1} == {}
+        assert sorted(counts) == sorted(name[:-3] for name in names)

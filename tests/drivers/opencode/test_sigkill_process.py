@@ -6,12 +6,12 @@ the session back, never by sending again."""
 from __future__ import annotations
 
 import os
-import random
 import signal
 import time
 
 import pytest
 from opencode_support import Wrapper, alive, make_seat, poll_for, write_message
+from support import FaultSeed
 
 from st2.delivery.batch import correlations_in
 
@@ -39,30 +39,32 @@ def settle_persisted(seat, wrapper: Wrapper) -> None:
 
 def test_sigkill_between_attempt_and_read_back_never_duplicates_and_never_loses(catalog, tmp_path) -> None:
     seat = make_seat(catalog)
-    chooser = random.Random(int(os.environ.get("ST2_SIGKILL_SEED", time.time_ns())))
-    names = []
-    env = {"STANDIN_PERSIST_DELAY": "0.6"}
-    for round_number in range(ROUNDS):
-        names.append(write_message(seat, f"task {round_number}", body=f"go {round_number}"))
-        wrapper = Wrapper(catalog, tmp_path, env=env)
-        before = len(wrapper.launches())
-        poll_for(lambda: len(wrapper.launches()) > before, "the server")
-        time.sleep(chooser.uniform(0.0, 1.5))  # the random kill point (not a wait for progress)
-        server = wrapper.launches()[-1]
-        os.kill(wrapper.process.pid, signal.SIGKILL)
-        wrapper.process.wait(timeout=30)
-        wrapper.handle.close()
-        poll_for(lambda: not alive(server), "the server to die with its wrapper")
-        settle_persisted(seat, wrapper)
-    final = Wrapper(catalog, tmp_path, env=env)
-    try:
-        def all_delivered() -> bool:
-            settle_persisted(seat, final)
-            return set(delivered_counts(final)) >= {name[:-3] for name in names}
+    seed = FaultSeed()
+    chooser = seed.random
+    with seed.reported():
+        names = []
+        env = {"STANDIN_PERSIST_DELAY": "0.6"}
+        for round_number in range(ROUNDS):
+            names.append(write_message(seat, f"task {round_number}", body=f"go {round_number}"))
+            wrapper = Wrapper(catalog, tmp_path, env=env)
+            before = len(wrapper.launches())
+            poll_for(lambda: len(wrapper.launches()) > before, "the server")
+            time.sleep(chooser.uniform(0.0, 1.5))  # the random kill point (not a wait for progress)
+            server = wrapper.launches()[-1]
+            os.kill(wrapper.process.pid, signal.SIGKILL)
+            wrapper.process.wait(timeout=30)
+            wrapper.handle.close()
+            poll_for(lambda: not alive(server), "the server to die with its wrapper")
+            settle_persisted(seat, wrapper)
+        final = Wrapper(catalog, tmp_path, env=env)
+        try:
+            def all_delivered() -> bool:
+                settle_persisted(seat, final)
+                return set(delivered_counts(final)) >= {name[:-3] for name in names}
 
-        poll_for(all_delivered, lambda: final.text()[-2000:], timeout=120)
-    finally:
-        final.stop()
-    counts = delivered_counts(final)
-    assert {stem: count for stem, count in counts.items() if count != 1} == {}
-    assert sorted(counts) == sorted(name[:-3] for name in names)
+            poll_for(all_delivered, lambda: final.text()[-2000:], timeout=120)
+        finally:
+            final.stop()
+        counts = delivered_counts(final)
+        assert {stem: count for stem, count in counts.items() if count != 1} == {}
+        assert sorted(counts) == sorted(name[:-3] for name in names)
