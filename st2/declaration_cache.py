@@ -141,9 +141,10 @@ class DeclarationCache:
     def open(cls, catalog_root: Path) -> DeclarationCache:
         """The cache of ``catalog_root`` as stored (empty when absent or malformed)."""
         from st2.catalog.layout import runtime_state_dir
-        from st2.catalog.runtime_home import catalog_digest
+        from st2.runtime.runtime_home import catalog_digest
+        from st2.runtime import layout
 
-        file = runtime_state_dir() / "cache" / f"declarations.{catalog_digest(catalog_root)}.json"
+        file = layout.declaration_cache(runtime_state_dir(), catalog_digest(catalog_root))
         fingerprint = parser_fingerprint()
         return cls(file, read_entries(file, fingerprint), fingerprint)
 

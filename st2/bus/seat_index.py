@@ -54,10 +54,11 @@ INDEX_LIMIT = 16 * 1024 * 1024
 def index_file(catalog):
     """Where ``catalog``'s index lives on this host (of ``catalog``'s kind: a str for a str)."""
     from st2.catalog.layout import runtime_state_text
-    from st2.catalog.runtime_home import catalog_digest
+    from st2.runtime.runtime_home import catalog_digest
     from st2.fs.paths import like
+    from st2.runtime import layout
 
-    return like(catalog, os.path.join(runtime_state_text(), "cache", f"seats.{catalog_digest(catalog)}.json"))
+    return like(catalog, layout.seat_index(runtime_state_text(), catalog_digest(catalog)))
 
 
 def fingerprint() -> str:

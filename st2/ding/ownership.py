@@ -223,7 +223,8 @@ class OwnershipStore:
 
 def store_for(catalog: Path, host: str, target: str, state_dir: Path | None = None) -> OwnershipStore:
     """The store in the catalog's runtime scope on this host (``<scope>/ding/<target>.json``)."""
+    from st2.runtime import layout
     from st2.runtime.scope import RuntimeScope
 
     scope = RuntimeScope(Path(os.path.abspath(catalog)), host, state_dir)
-    return OwnershipStore(scope.directory / "ding", scope.staging, target)
+    return OwnershipStore(layout.ding_ownership(scope.directory), scope.staging, target)

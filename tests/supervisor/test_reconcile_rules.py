@@ -18,7 +18,7 @@ from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.reconcile import Reconciler, Selection
 from st2.supervisor.restart_policy import Phase
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.backends.backend import LaunchError, Observation, RuntimeState, TaskSpec
 from st2.runtime.launch_record import LaunchRecord
 from st2.runtime.scope import RuntimeScope
 

@@ -61,8 +61,9 @@ def inject_extension(argv: list[str], extension: Path) -> list[str]:
 
 def diagnostics_path(runtime_id: str) -> Path:
     from st2.catalog.layout import runtime_state_dir
+    from st2.runtime import layout
 
-    return runtime_state_dir() / "channel" / f"{runtime_id}.log"
+    return layout.channel_log(runtime_state_dir(), runtime_id)
 
 
 class ChannelSession(ChildSession):

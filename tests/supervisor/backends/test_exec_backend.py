@@ -8,9 +8,9 @@ import time
 
 from support import poll_for
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import RuntimeState, TaskSpec
+from st2.supervisor.backends.backend import RuntimeState, TaskSpec
 from st2.process.identity import observe
-from st2.supervisor.runtime.process_group import group_alive, reap_children
+from st2.supervisor.backends.process_group import group_alive, reap_children
 
 pytestmark = pytest.mark.process
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 from st2.runtime.tmux import SESSION_NAME, client_argv
 from st2.clock import SYSTEM_CLOCK, Clock
-from st2.supervisor.runtime import transport
+from st2.supervisor.backends import transport
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.backends.backend import LaunchError, Observation, RuntimeState, TaskSpec
 from st2.process.identity import Liveness, ProcessIdentity, generation_id, liveness, observe
 from st2.runtime.launch_record import LaunchRecord
-from st2.supervisor.runtime.process_group import kill_group
+from st2.supervisor.backends.process_group import kill_group
 from st2.runtime.scope import RuntimeScope
 
 TMUX_TIMEOUT_SECONDS = 5.0

@@ -4,12 +4,20 @@ import pytest
 
 from st2.runtime import launch_record
 from st2.runtime.launch_record import LaunchRecord, MalformedRecord, parse
+from st2.runtime.scope import RuntimeScope
 
 RECORD = LaunchRecord(
     runtime_id="h.a", kind="exec", pid=42, start_time=1788000000.25,
     created_at="2026-08-29T10:40:00.250Z", generation_id="sha256:g", argv_digest="sha256:a",
     launched_at_ms=1788000000300, supervisor_pid=7, log="/c/logs/h.a.log",
 )
+
+
+@pytest.fixture
+def scope(tmp_path) -> RuntimeScope:
+    catalog = tmp_path / "c"
+    catalog.mkdir()
+    return RuntimeScope(catalog, "h", state_dir=tmp_path / "s")
 
 
 def test_launch_record_wire_shape_is_pinned():

@@ -21,13 +21,13 @@ import psutil
 
 from st2.clock import SYSTEM_CLOCK, Clock
 from st2.fs.log import open_log
-from st2.supervisor.runtime import transport
+from st2.supervisor.backends import transport
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.backends.backend import LaunchError, Observation, RuntimeState, TaskSpec
 from st2.process.identity import Liveness, ProcessIdentity, generation_id, liveness
 from st2.process.proc_stat import start_time_seconds
 from st2.runtime.launch_record import LaunchRecord
-from st2.supervisor.runtime.process_group import kill_group, reap_children
+from st2.supervisor.backends.process_group import kill_group, reap_children
 from st2.runtime.scope import RuntimeScope
 
 

@@ -10,11 +10,11 @@ import pytest
 
 from support import poll_for
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import LaunchError, RuntimeState, TaskSpec
+from st2.supervisor.backends.backend import LaunchError, RuntimeState, TaskSpec
 from st2.process.identity import observe
-from st2.supervisor.runtime.process_group import group_alive
+from st2.supervisor.backends.process_group import group_alive
 from st2.runtime.scope import RuntimeScope, socket_admission_error
-from st2.supervisor.runtime.tmux_backend import TmuxBackend, panes
+from st2.supervisor.backends.tmux_backend import TmuxBackend, panes
 
 
 @pytest.mark.process

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from st2.supervisor.runtime import transport
+from st2.supervisor.backends import transport
 
 
 def fake_user_manager(tmp_path: Path, monkeypatch) -> None:

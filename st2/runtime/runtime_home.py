@@ -27,6 +27,7 @@ from st2.catalog.layout import CONTROL_DIR, runtime_state_dir
 from st2.digest import sha256
 from st2.fs.atomic import write_all
 from st2.fs.read import RUNTIME_LIMIT, read_optional
+from st2.runtime import layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: a send reads catalog_digest, and pathlib costs it milliseconds
@@ -70,7 +71,7 @@ def read_pointer(catalog: Path, host: str) -> Path | None:
 def default_directory(catalog: Path, host: str, state_dir: Path | None = None) -> Path:
     """The scope directory of this environment when no pointer names one: the resolved-path
     digest's, or an existing legacy (literal-path digest) scope when only that one exists."""
-    base = (state_dir if state_dir is not None else runtime_state_dir()) / "scopes"
+    base = layout.scopes(state_dir if state_dir is not None else runtime_state_dir())
     resolved = base / catalog_digest(catalog) / host
     legacy = base / digest_of(os.path.abspath(catalog)) / host
     if legacy != resolved and not resolved.is_dir() and legacy.is_dir():
