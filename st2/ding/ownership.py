@@ -94,7 +94,7 @@ class Ownership:
 
 
 def new_token() -> str:
-    return os.urandom(6).hex()  # not secrets: it loads OpenSSL (st2/digest.py)
+    return os.urandom(6).hex()  # not secrets: it loads OpenSSL (st2/base/digest.py)
 
 
 def transition(state: Ownership, event: Event, *, head: Head | None = None,

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 from st2.catalog.layout import CatalogPaths
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, SessionWatch, Settings, socket_listening
 from st2.ding.ownership import OwnershipStore

@@ -11,6 +11,8 @@
 - :mod:`.resume` — resuming a seat's conversation across relaunches (the harness-neutral core).
 - :mod:`.session_probe` — whether a recorded PTY session is provably dead.
 - :mod:`.tmux` — the tmux client command line for a PTY task's own server.
+- :mod:`.declaration_cache` — what the roster and the bus take from a seat's declaration, and the
+  host-local cache of it.
 
 The supervisor writes here; the DING notifier, the roster and ``st2 validate`` read it without
 importing the supervisor.

@@ -24,7 +24,7 @@ import errno
 import os
 
 from st2.catalog.layout import CONTROL_DIR, runtime_state_dir
-from st2.digest import sha256
+from st2.base.digest import sha256
 from st2.fs.atomic import write_all
 from st2.fs.read import RUNTIME_LIMIT, read_optional
 from st2.runtime import layout
@@ -37,7 +37,7 @@ POINTER_PREFIX = "runtime-scope."
 
 
 def digest_of(path: str) -> str:
-    return sha256(path.encode()).hexdigest()[:12]  # st2.digest: no OpenSSL on the notifier's path
+    return sha256(path.encode()).hexdigest()[:12]  # st2.base.digest: no OpenSSL on the notifier's path
 
 
 def catalog_digest(catalog: Path) -> str:

@@ -90,7 +90,7 @@ def build_id() -> str:
 
 def _compute_build_id() -> str:
     import st2
-    from st2.digest import sha256
+    from st2.base.digest import sha256
 
     digest = sha256()
     for value in (sys.executable, os.path.dirname(os.path.abspath(st2.__file__)), st2.__version__,

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Mapping, TextIO
 
 from st2.catalog.location import CatalogLocation
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.declarations.model import RETIRED, SUSPENDED
 from st2.supervisor import holds, park, supervisor_record
 from st2.supervisor.catalog_view import CatalogView

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from st2.catalog.location import CatalogLocation
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.supervisor import holds, park
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.reconcile import Reconciler, Selection

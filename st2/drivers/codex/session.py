@@ -435,7 +435,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv
                 operator: str | None = None, clock=None) -> int:
     """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
     not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
 
     seat = resolve_seat(catalog, identity, "st2 codex-session")
     if seat is None:

@@ -755,7 +755,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list
     """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
     resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
     opencode cannot be started)."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
 
     if model is not None and split_model(model) is None:
         _say(f"--model {model!r} is not providerID/modelID")

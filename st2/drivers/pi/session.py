@@ -49,7 +49,7 @@ def hooks_directory(environment: dict[str, str]) -> Path:
     explicit = environment.get("ST_HOOKS")
     if explicit:
         return Path(explicit)
-    from st2.hook_assets import hooks_directory as packaged
+    from st2.drivers.hook_assets import hooks_directory as packaged
 
     return Path(packaged())
 

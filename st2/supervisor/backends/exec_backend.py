@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.fs.log import open_log
 from st2.supervisor.backends import transport
 from st2.runtime import launch_record

@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 
 from st2.runtime.tmux import SESSION_NAME, client_argv
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.supervisor.backends import transport
 from st2.runtime import launch_record
 from st2.supervisor.backends.backend import LaunchError, Observation, RuntimeState, TaskSpec

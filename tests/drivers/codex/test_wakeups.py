@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.catalog.seat_watch import SeatWatch
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
