@@ -274,10 +274,10 @@ def children(pid: int) -> list[int]:
 
 
 def service_rows(state: Path) -> list[dict]:
-    from st2.ding import service_wire
+    from st2.runtime import layout
     from st2.seathost import wire
 
-    for path in state.glob(f"st2/scopes/*/{HOST}/{service_wire.SOCKET_NAME}"):
+    for path in state.glob(f"st2/scopes/*/{HOST}/{layout.DING_SERVICE_SOCKET}"):
         try:
             return list(wire.request(path, {"op": "hello"}, timeout=5.0).get("serving") or ())
         except OSError:

@@ -405,10 +405,10 @@ def measure(plan: dict[str, str], alive: dict, supervisor: int, state: Path,
 
 def ding_service(state: Path) -> tuple[int | None, set[int]]:
     """The DING service's PID and the stub PIDs it serves (None and nothing when none answers)."""
-    from st2.ding import service_wire
+    from st2.runtime import layout
     from st2.seathost import wire
 
-    for path in state.glob(f"st2/scopes/*/{HOST}/{service_wire.SOCKET_NAME}"):
+    for path in state.glob(f"st2/scopes/*/{HOST}/{layout.DING_SERVICE_SOCKET}"):
         try:
             hello = wire.request(path, {"op": "hello"}, timeout=5.0)
         except OSError:
@@ -421,9 +421,10 @@ def host_roles(state: Path) -> dict[int, str]:
     """`` (seat host)`` and `` (zygote)`` by PID, from the seat host's ``hello``: the zygote
     (st2.seathost.zygote) carries the host's command line and environment, so it is counted
     with the host-level processes like the host itself."""
+    from st2.runtime import layout
     from st2.seathost import wire
 
-    for path in state.glob(f"st2/scopes/*/{HOST}/{wire.SOCKET_NAME}"):
+    for path in state.glob(f"st2/scopes/*/{HOST}/{layout.SEAT_HOST_SOCKET}"):
         try:
             hello = wire.request(path, {"op": "hello"}, timeout=5.0)
         except OSError:
@@ -542,7 +543,7 @@ def print_report(report: dict, anchor: float, seats: int) -> int:
 
 def teardown(scope: RuntimeScope, state: Path) -> None:
     """Kill whatever this run left (by recorded identity and socket only)."""
-    from st2.supervisor.runtime.process_group import kill_group
+    from st2.supervisor.backends.process_group import kill_group
 
     for runtime_id in launch_record.recorded_ids(scope):
         try:

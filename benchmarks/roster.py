@@ -104,7 +104,7 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.dirname(st2.__file__)], check=True)
         command = [sys.executable, "-m", "st2", "agents", "--json"]
         cache = state / "st2" / "cache"
-        time.sleep(2.1)  # past the cache's settle bound (st2.declaration_cache.SETTLE_NS): declarations are old
+        time.sleep(2.1)  # past the cache's settle bound (st2.runtime.declaration_cache.SETTLE_NS): declarations are old
         cold_bytes = timed(command, env)[2]
         if len(json.loads(cold_bytes)) != seats:
             raise SystemExit(f"expected {seats} rows")

@@ -43,14 +43,14 @@ REFRESH_TARGET_MS = 100.0
 IDLE_TARGET_PCT = 1.0
 CHANGES, IDLE_SECONDS = 20, 30.0
 SMOKE_SEATS, SMOKE_CHANGES, SMOKE_IDLE_SECONDS = 20, 3, 2.0
-SETTLE_SECONDS = 2.1  # past st2.declaration_cache.SETTLE_NS: the declarations are old enough to cache
+SETTLE_SECONDS = 2.1  # past st2.runtime.declaration_cache.SETTLE_NS: the declarations are old enough to cache
 
 
 async def first_frame(root: Path, environ: dict[str, str], seats: int, then=None) -> dict[str, float]:
     """Start the app the way `st2 top` does (the declaration cache opened first) and time it to its
     first frame, wall and CPU; then run ``then(app, pilot)`` (awaited) before it stops."""
     from st2.catalog.location import CatalogLocation
-    from st2.declaration_cache import DeclarationCache
+    from st2.runtime.declaration_cache import DeclarationCache
     from st2.top.app import TopApp
 
     started, cpu_started = time.perf_counter(), time.process_time()
@@ -143,7 +143,7 @@ def main() -> int:
         time.sleep(SETTLE_SECONDS)
         cold = fresh_first_frame(root, environ, seats)  # stores the cache
         warm_fresh = fresh_first_frame(root, environ, seats)
-        from st2.declaration_cache import DeclarationCache
+        from st2.runtime.declaration_cache import DeclarationCache
         from st2.roster.build import build_roster
 
         started = time.perf_counter()

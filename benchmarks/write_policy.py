@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from st2.clock import FakeClock  # noqa: E402
+from st2.base.clock import FakeClock  # noqa: E402
 from st2.records import harness_context  # noqa: E402
 from st2.records.harness_context import CompactionEdge, Reading, Writer  # noqa: E402
 

@@ -1,3 +1,50 @@
-"""st2 — supervise a fleet of coding-agent seats declared in a file catalog."""
+"""st2 — supervise a fleet of coding-agent seats declared in a file catalog.
+
+The root holds the entry layer only (the console script, ``python -m st2`` and the click-free
+dispatch that runs before click loads); every other module lives in the package of its layer,
+and the packages' imports form a DAG (tests/test_import_graph.py).
+
+- :mod:`.__main__` — ``python -m st2``: runs :func:`st2.entry.console`.
+- :mod:`.entry` — the `st2` console entry point.
+- :mod:`.fast_verbs` — verbs run without click when their argv has the common, well-formed shape.
+- :mod:`.hot_paths` — the hot-path dispatch table and its click-free dispatcher.
+- :mod:`.authoring` — catalog authoring: every st2 write path that changes a declaration or moves a
+  seat.
+- :mod:`.base` — the primitives every layer may import: standard library only, importing nothing of
+  st2.
+- :mod:`.bus` — the message bus: mail files in each seat's ``resources/inbox`` and
+  ``resources/archive``.
+- :mod:`.catalog` — the catalog on disk: its layout, discovery of seats and principals, names,
+  locations, and what a replication engine carries.
+- :mod:`.cli` — the click CLI: each verb in its own module, imported only when invoked.
+- :mod:`.declarations` — declarations: ``agent.kdl`` (and the catalog's own ``catalog.kdl``) into
+  validated models.
+- :mod:`.delivery` — native delivery shared by the pumps that drive a harness's own API (Codex
+  app-server, opencode server).
+- :mod:`.demo` — the bundled demo catalog: `shell` harness seats that need no model account.
+- :mod:`.ding` — DING: exactly-once, screen-verified mail notices into a seat's terminal.
+- :mod:`.doctor` — `st2 doctor`: advisories and failures about the catalog, its records and its
+  tasks.
+- :mod:`.drivers` — harness drivers: one package per harness (``st2.drivers.claude`` …).
+- :mod:`.events` — fleet events (`st2 events`): typed transitions of the fleet's observed state.
+- :mod:`.fs` — the filesystem seam: atomic publication, bounded reads, locks, logs, watches and the
+  OS-error line.
+- :mod:`.kit` — the delegation kit: its knobs, the cores of its hooks, the usage budget,
+  its gates and arms.
+- :mod:`.process` — reading live processes: one ``/proc/<pid>/stat`` parser for every part that
+  checks a PID.
+- :mod:`.records` — one module per replicated record kind (status, harness-state, harness-context,
+  driver diagnostic): schema, reader, writer.
+- :mod:`.roster` — the roster behind `st2 agents`.
+- :mod:`.runtime` — host-local runtime, below the supervisor: one catalog's scope and session store
+  on one host.
+- :mod:`.seathost` — the seat host: one host-level process per runtime scope that forks the per-seat
+  processes from frozen pages and serves every seat's inotify wake-ups.
+- :mod:`.service` — systemd integration: the user units rendered from ``units/`` and their
+  installation.
+- :mod:`.supervisor` — the supervisor: lower seat declarations to tasks and keep exactly those
+  running (docs/architecture.md §Flow: the supervisor pass).
+- :mod:`.top` — `st2 top`: a live fleet view.
+"""
 
 __version__ = "0.1.0"

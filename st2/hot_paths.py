@@ -15,13 +15,13 @@ import sys
 # subverb) and returns an exit status. Its module may import only the standard library and its
 # own record module.
 HOT_PATHS: dict[tuple[str, str], str] = {
-    ("usage", "verdict"): "st2.usage.verdict:main",
-    ("usage", "poll"): "st2.usage.poll:main",
-    ("usage", "trend"): "st2.usage.trend:main",
+    ("usage", "verdict"): "st2.kit.usage.verdict:main",
+    ("usage", "poll"): "st2.kit.usage.poll:main",
+    ("usage", "trend"): "st2.kit.usage.trend:main",
     ("hook", "budget-guard"): "st2.drivers.claude.hooks.budget_guard:main",
     ("hook", "subagent-stop-liveness"): "st2.drivers.claude.hooks.subagent_stop_liveness:main",
     ("hook", "dispatch-guard"): "st2.drivers.claude.hooks.dispatch_guard:main",
-    ("check", "producer-liveness"): "st2.delegation.producer_liveness:main",
+    ("check", "producer-liveness"): "st2.kit.delegation.producer_liveness:main",
     ("check", "gate-tamper"): "st2.kit.gate_tamper:main",
     ("driver", "claude-statusline"): "st2.drivers.claude.statusline:main",
     ("driver", "claude-observe"): "st2.drivers.claude.hooks.observe:main",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from support import dealt, run_st2
 
 

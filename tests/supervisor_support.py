@@ -20,7 +20,7 @@ from support import REPO, poll_for, run_st2, st2_env  # noqa: F401 (poll_for re-
 
 from st2.runtime import launch_record
 from st2.process.identity import observe
-from st2.supervisor.runtime.process_group import kill_group, reap_children
+from st2.supervisor.backends.process_group import kill_group, reap_children
 from st2.runtime.scope import RuntimeScope
 
 

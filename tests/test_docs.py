@@ -152,12 +152,12 @@ def test_a_package_missing_from_the_map_or_a_stale_row_is_found(tmp_path: Path) 
         (tmp_path / package / "__init__.py").write_text("")
     (tmp_path / "README.md").write_text(
         "# st2\n\n## Package map\n\n| package | purpose |\n|---|---|\n| `st2/bus/` | mail |\n"
-        "| `st2/validation.py`, `st2/kit/` | kit |\n| `st2/gone/` | removed |\n\n## Layout\n\n"
+        "| `st2/loose.py`, `st2/kit/` | kit |\n| `st2/gone/` | removed |\n\n## Layout\n\n"
         "| `st2/kit/foreign/` | not the map |\n")
     assert package_map_problems(tmp_path) == [
         "not in the package map: st2/kit/foreign/",
         "in the package map but not in the tree: st2/gone/",
-        "in the package map but not in the tree: st2/validation.py",
+        "in the package map but not in the tree: st2/loose.py",
     ]
 
 

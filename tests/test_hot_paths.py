@@ -27,7 +27,7 @@ pytestmark = pytest.mark.process
 # catalog-wide validation, declaration parsing).
 FORBIDDEN = (
     "click", "pydantic", "pydantic_core", "psutil", "filelock", "sdnotify", "inotify_simple", "ckdl",
-    "st2.cli", "st2.supervisor", "st2.ding", "st2.roster", "st2.doctor", "st2.authoring", "st2.validation",
+    "st2.cli", "st2.supervisor", "st2.ding", "st2.roster", "st2.doctor", "st2.authoring", "st2.authoring.validation",
     "st2.declarations", "st2.service", "st2.demo", "st2.delivery", "st2.bus.send", "st2.bus.envelope",
     "textual", "rich", "st2.top",  # the fleet view's UI: paid once, by `st2 top` alone
 )

@@ -5,7 +5,7 @@ defined in ``st2.hot_paths``, and ``st2.cli.VERBS``).
 
 Every import statement counts, including the ones inside functions: a lazy import is still a
 dependency. A node is a top-level part of ``st2`` (``st2.catalog``, ``st2.drivers``,
-``st2.clock``); the per-harness driver packages are one node with the driver registry.
+``st2.base.clock``); the per-harness driver packages are one node with the driver registry.
 """
 
 from __future__ import annotations

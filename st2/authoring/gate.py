@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
-from st2.validation import Overlay, validate_catalog
+from st2.authoring.validation import Overlay, validate_catalog
 from st2.declarations.diagnostics import ERROR, Diagnostic
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from st2.authoring import archive
 from st2.catalog.discovery import discover
 from st2.catalog.location import CatalogLocation
-from st2.validation import validate_catalog
+from st2.authoring.validation import validate_catalog
 from st2.declarations import load_agent
 
 SCHEMA = "st2.catalog-graph.v2"

@@ -35,7 +35,7 @@ from st2.authoring.transaction import BUNDLE_STAGE_PREFIX, authoring
 from st2.catalog.location import CatalogLocation
 from st2.catalog.names import seat_refusal
 from st2.declarations.agent import parse_agent
-from st2.digest import sha256
+from st2.base.digest import sha256
 from st2.fs.atomic import check_real_directories, fsync_directory, write_all
 
 HEX64 = re.compile(r"[0-9a-f]{64}")

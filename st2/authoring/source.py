@@ -16,7 +16,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from st2.digest import sha256
+from st2.base.digest import sha256
 from st2.fs.read import NotRegular, read_regular
 
 BUNDLE_DOMAIN = b"st2.agent-publish-bundle.v1\0"

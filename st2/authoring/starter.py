@@ -18,7 +18,7 @@ from st2.authoring.source import Captured
 from st2.authoring.source_edit import quote
 from st2.bus.principals import ensure_operator, operator_principal
 from st2.catalog.location import CatalogLocation
-from st2.digest import sha256
+from st2.base.digest import sha256
 from st2.drivers import SHELL, available_harnesses, owns_delivery
 
 

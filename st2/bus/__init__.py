@@ -6,11 +6,21 @@ same name; the archive file is the durable receipt that settles the message. Ide
 and stream events reserve a deterministic filename per key before publishing, so concurrent or
 crash-replayed publication yields exactly one message (docs/delivery.md §Exactly-once publication).
 
-Modules: :mod:`filename` (grammar), :mod:`envelope` (front matter, hostile-input rules),
-:mod:`publication` (exclusive atomic create), :mod:`mailbox` (list, read, archive receipts),
-:mod:`addressing` (who a recipient names), :mod:`send` (plain and idempotent sends),
-:mod:`sent` (the sender's ledger), :mod:`thread`, :mod:`principals`, :mod:`request`,
-:mod:`stream` (event ingress and its receipt ring), :mod:`boxes` (the name-only unread set and origin-timed activity the roster reads).
+- :mod:`.filename` — the message filename grammar.
+- :mod:`.envelope` — front matter and the hostile-input rules.
+- :mod:`.publication` — exclusive atomic create.
+- :mod:`.reservation` — deterministic reserved filenames for idempotent publication.
+- :mod:`.mailbox` — list, read, archive receipts.
+- :mod:`.boxes` — the name-only unread set and origin-timed activity the roster reads.
+- :mod:`.addressing` — who a recipient names.
+- :mod:`.seat_index` — the host-local index of a catalog's seats, so a send need not walk the catalog.
+- :mod:`.send` — plain and idempotent sends.
+- :mod:`.sent` — the sender's ledger.
+- :mod:`.thread` — ``st2 message thread``: a message and everything replying to it.
+- :mod:`.principals` — declared non-agent service principals as senders and recipients.
+- :mod:`.request` — idempotent service requests and their replies.
+- :mod:`.stream` — event ingress and its receipt ring.
+- :mod:`.guide` — the agent-facing bus guide (``st2 message guide``).
 """
 
 

@@ -81,7 +81,7 @@ def _seat_from_declaration(catalog: Path, host: str, identity: str, directory: P
     if cached is not None and cached[0] == signature:
         return cached[1]
     if not host_cache:  # opened on the first miss only: a long-running sender hits in memory
-        from st2.declaration_cache import DeclarationCache
+        from st2.runtime.declaration_cache import DeclarationCache
 
         host_cache.append(DeclarationCache.open(catalog))
     seat = _load_seat(host, identity, directory, host_cache[0].facts(str(declaration_path)))
@@ -90,7 +90,7 @@ def _seat_from_declaration(catalog: Path, host: str, identity: str, directory: P
 
 
 def _load_seat(host: str, identity: str, directory: Path, facts: dict) -> Seat | None:
-    """The fields the bus needs, from the declaration's facts (:mod:`st2.declaration_cache`,
+    """The fields the bus needs, from the declaration's facts (:mod:`st2.runtime.declaration_cache`,
     the shared loader's projection). A declaration that does not load is not a seat (``st2
     validate`` reports why)."""
     if not facts["loaded"]:
@@ -127,7 +127,7 @@ _READING: dict[str, list[Seat]] | None = None
 
 def seats(catalog: Path) -> list[Seat]:
     """Every seat the catalog declares (shared discovery), sorted by bus id. Declarations are
-    read through the host-local declaration cache (:mod:`st2.declaration_cache`), saved
+    read through the host-local declaration cache (:mod:`st2.runtime.declaration_cache`), saved
     afterwards when it learned anything. Inside :class:`OneReading`, a catalog already read
     is not read again."""
     return [_located(catalog, seat) for seat in _seats(catalog)]
@@ -169,7 +169,7 @@ def _read_seats(catalog: Path) -> list[Seat]:
     from pathlib import Path  # the walk's paths are Paths: a send that misses the index pays for them
 
     from st2.catalog.discovery import discover
-    from st2.declaration_cache import SETTLE_NS
+    from st2.runtime.declaration_cache import SETTLE_NS
 
     root = Path(catalog)
     listing = seat_index.listing_keys(str(root))  # before the walk: a change during it misses next time

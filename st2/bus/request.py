@@ -24,8 +24,8 @@ from st2.bus.publication import ensure_box, staging_directory
 from st2.bus.reservation import check_existing, deliver_reserved, payload_digest, read_reservation, reserve
 from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import RESOURCES
-from st2.clock import SYSTEM_CLOCK, Clock
-from st2.digest import sha256
+from st2.base.clock import SYSTEM_CLOCK, Clock
+from st2.base.digest import sha256
 from st2.records import decoding
 
 VERSION = 1

@@ -18,7 +18,7 @@ from st2.bus import BusError
 from st2.bus.filename import is_message_filename
 from st2.bus.mailbox import archive_of, inbox_of, read_raw
 from st2.bus.publication import DIRECTORY_MODE, publish_exclusive
-from st2.digest import sha256
+from st2.base.digest import sha256
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.records import decoding
 

@@ -25,17 +25,17 @@ st_ctime_ns)``, the declaration cache's key for its facts. Otherwise the catalog
 before, and the index stored again.
 
 The index is host-local input, so the hostile-input rules apply (as to
-:mod:`st2.declaration_cache`): it is read through :func:`st2.fs.read.read_bounded` (no FIFO
+:mod:`st2.runtime.declaration_cache`): it is read through :func:`st2.fs.read.read_bounded` (no FIFO
 wait, no symlink, bounded), decoded strictly and checked row by row, and anything malformed, a
 parser fingerprint that is not this st2's, or any key that does not match is a miss (a walk),
 never an error. It is stored only when the walk proves it: discovery reported nothing in the
 agents namespace (a stray entry or a seat directory without a declaration is walked every
 time), every declaration's stat was the same before and after its facts were taken, and every
-key — directories and declarations — is at least :data:`st2.declaration_cache.SETTLE_NS` old,
+key — directories and declarations — is at least :data:`st2.runtime.declaration_cache.SETTLE_NS` old,
 so a change within a filesystem's timestamp granularity of the walk is never served stale. It is
 published atomically (:func:`st2.fs.atomic.publish`); a failure to publish is ignored.
 
-Standard library only at import; above :mod:`st2.catalog` and :mod:`st2.declaration_cache`.
+Standard library only at import; above :mod:`st2.catalog` and :mod:`st2.runtime.declaration_cache`.
 """
 
 from __future__ import annotations
@@ -54,15 +54,16 @@ INDEX_LIMIT = 16 * 1024 * 1024
 def index_file(catalog):
     """Where ``catalog``'s index lives on this host (of ``catalog``'s kind: a str for a str)."""
     from st2.catalog.layout import runtime_state_text
-    from st2.catalog.runtime_home import catalog_digest
+    from st2.runtime.runtime_home import catalog_digest
     from st2.fs.paths import like
+    from st2.runtime import layout
 
-    return like(catalog, os.path.join(runtime_state_text(), "cache", f"seats.{catalog_digest(catalog)}.json"))
+    return like(catalog, layout.seat_index(runtime_state_text(), catalog_digest(catalog)))
 
 
 def fingerprint() -> str:
     """The declaration parser's fingerprint and this module's own (its format)."""
-    from st2.declaration_cache import parser_fingerprint
+    from st2.runtime.declaration_cache import parser_fingerprint
 
     try:
         status = os.stat(__file__)

@@ -21,7 +21,7 @@ from st2.bus.mailbox import archive_of, inbox_of
 from st2.bus.publication import ensure_box, publish_exclusive, staging_directory
 from st2.bus.reservation import check_existing, deliver_reserved, key_digest, payload_digest, reserve
 from st2.catalog.layout import RESOURCES
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.fs.atomic import sweep_orphans
 
 TYPE_CHECKING = False

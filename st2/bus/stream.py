@@ -28,7 +28,7 @@ from st2.bus.publication import DIRECTORY_MODE, MESSAGE_MODE, ensure_box, stagin
 from st2.bus.reservation import deliver_reserved, key_digest
 from st2.bus.send import MAX_KEY_CHARS, fresh_filename
 from st2.catalog.layout import CONTROL_DIR
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.fs.atomic import publish
 from st2.fs.lock import record_lock
 from st2.fs.read import RUNTIME_LIMIT, read_bounded

@@ -16,14 +16,14 @@ a directory discovery refuses. Standard library only.
 from __future__ import annotations
 
 from st2.catalog.engine_files import is_engine_file
-from st2.terminal_text import escaped
+from st2.base.terminal_text import escaped
 
 MAX_NAME = 128
 _WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
 
 shown = escaped
-"""``name`` safe to print (:func:`st2.terminal_text.escaped`)."""
+"""``name`` safe to print (:func:`st2.base.terminal_text.escaped`)."""
 
 
 def name_problem(name: str, kind: str) -> str | None:

@@ -1,5 +1,54 @@
 """The click CLI. Each verb lives in its own module and is imported only when invoked, so
-`st2 agents` does not pay for the supervisor, the bus or the usage poller."""
+`st2 agents` does not pay for the supervisor, the bus or the usage poller.
+
+- :mod:`.agent` — ``st2 agent …``: authoring one seat's declaration (parsing glue over
+  :mod:`st2.authoring`).
+- :mod:`.agents` — `st2 agents [--json] [--enrich] [--status S] [--identity HOST.IDENTITY] [--host
+  HOST]`.
+- :mod:`.attach` — ``st2 attach <identity>``: attach this terminal to a seat's tmux session.
+- :mod:`.catalog` — ``st2 catalog …``: archive, unarchive and observe the catalog, and print the
+  replication engine's rules.
+- :mod:`.check` — ``st2 check``: checks over records other processes write.
+- :mod:`.common` — options every catalog-reading verb shares.
+- :mod:`.demo` — `st2 demo`: st2's main job on the bundled demo catalog (shell seats, no model
+  account).
+- :mod:`.ding` — `st2 ding <runtime-id>` / `st2 ding --identity NAME` — parsing glue over
+  :func:`st2.ding.serve.serve`.
+- :mod:`.ding_service` — `st2 ding-service --scope-directory DIR` — parsing glue over
+  :class:`st2.ding.service.DingService`.
+- :mod:`.doctor` — `st2 doctor`: print advisories and failures; exit non-zero only on a failure.
+- :mod:`.down` — ``st2 down [identity…]``: the only command that kills tasks.
+- :mod:`.driver` — `st2 driver …`: harness wrappers and tools.
+- :mod:`.emit` — ``st2 emit <document>``: the kit's emitting arms (exit 0 document, 2 refusal; never
+  1).
+- :mod:`.event` — ``st2 event emit`` — stream ingress (:mod:`st2.bus.stream`).
+- :mod:`.events` — ``st2 events [--follow] [--since MS] [--host H] [--json]``.
+- :mod:`.hook` — ``st2 hook …``: the harness hooks.
+- :mod:`.kit` — the delegation kit's top-level verbs (``st2 model-verdict``, ``st2 foreign …``,
+  ``st2 kit …``).
+- :mod:`.ls` — `st2 ls [--json]`: the seats discovery finds, sorted by host and identity.
+- :mod:`.message` — ``st2 message send|reply|ls|sent|read|archive|thread`` — parsing glue over
+  :mod:`st2.bus`.
+- :mod:`.record` — `st2 record show <identity> [--raw]` — an operator's and a test's view of a
+  seat's four records.
+- :mod:`.request` — ``st2 request send|read|reply|status`` — idempotent service requests
+  (:mod:`st2.bus.request`).
+- :mod:`.seat_host` — `st2 seat-host --scope-directory DIR` — parsing glue over
+  :class:`st2.seathost.server.SeatHost`.
+- :mod:`.service` — `st2 service install|render`: parsing glue for the systemd user units
+  (st2.service.*).
+- :mod:`.status` — `st2 status [identity] [--set offline|available|busy|away|dnd]` — parsing glue
+  over :mod:`st2.records.status`.
+- :mod:`.tasks` — ``st2 tasks [--json]``: the read-only task inventory.
+- :mod:`.top` — ``st2 top [--once] [--host H] [--harness N] [--state S] [--text T] [--sort
+  COLUMN]``.
+- :mod:`.unpark` — ``st2 unpark <runtime-id>``: recover exactly one parked task.
+- :mod:`.up` — ``st2 up``: run the supervisor (parsing glue; the loop is
+  :mod:`st2.supervisor.loop`).
+- :mod:`.usage` — `st2 usage verdict|poll|trend`: parsing glue only.
+- :mod:`.validate` — `st2 validate [--strict] [--json]`: every problem in the catalog, one
+  diagnostic each.
+"""
 
 from __future__ import annotations
 

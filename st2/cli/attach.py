@@ -17,7 +17,7 @@ def attach(identity: str, location) -> None:
     from st2.runtime import launch_record
     from st2.runtime.launch_record import MalformedRecord
     from st2.runtime.scope import RuntimeScope
-    from st2.supervisor.runtime.tmux_backend import attach_argv
+    from st2.supervisor.backends.tmux_backend import attach_argv
 
     runtime_id = identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
     if not _declared(location, runtime_id):

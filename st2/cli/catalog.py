@@ -41,7 +41,7 @@ def catalog() -> None:
 def archive(identities: tuple[str, ...], all_retired: bool, dry_run: bool, as_json: bool, location) -> None:
     """Move retired seats byte-identically under .st2/archive/<host>/, each with a tombstone."""
     from st2.authoring.archive import ArchiveRefused, archive as archive_seats
-    from st2.clock import command_clock
+    from st2.base.clock import command_clock
 
     if bool(identities) == all_retired:
         raise click.UsageError("give --identity X (repeatable) or --all-retired")

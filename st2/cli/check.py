@@ -26,7 +26,7 @@ def check() -> None:
 def producer_liveness(path: str | None, record_key: str | None, pid: int | None) -> None:
     """Exit 0 when no launch record under PATH names a live producer, 1 when one does, 2 when a
     record does not parse or PATH cannot be read. PATH is one .run record or a directory."""
-    from st2.delegation import producer_liveness as core
+    from st2.kit.delegation import producer_liveness as core
 
     if record_key is not None:
         if path is not None:

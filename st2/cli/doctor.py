@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from st2.cli.common import catalog_options, exit_with
-from st2.clock import command_clock
+from st2.base.clock import command_clock
 
 
 @click.command("doctor")

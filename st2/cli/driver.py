@@ -138,7 +138,7 @@ def claude_statusline(words: tuple[str, ...]) -> None:
 def _replay_rows(harness: str, run_replay, capture: Path, identity: str, runtime_id: str | None,
                  location: CatalogLocation) -> None:
     """Resolve the seat (exit 2 with one line when it does not) and print each replayed write."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
 
     seat = _resolve_seat(harness, location, identity)
     if seat is None:
@@ -169,7 +169,7 @@ def _channel_replay(harness: str):
     @group.command("replay", help=f"Feed a captured {harness} channel (frames JSONL) through the consumer into the seat.")
     @_replay_options()
     def channel_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
-        from st2.clock import Clock
+        from st2.base.clock import Clock
         from st2.drivers.pi.replay import replay as run_replay
 
         seat = _resolve_seat(harness, location, identity)
@@ -213,7 +213,7 @@ def opencode() -> None:
 def opencode_replay(capture: Path, identity: str, runtime_id: str | None, providers: Path | None,
                     location: CatalogLocation) -> None:
     """Feed a captured SSE stream (event.sse) through the opencode producers into the seat's records."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
     from st2.drivers.opencode.replay import replay as run_replay
 
     seat = _resolve_seat("opencode", location, identity)

@@ -9,7 +9,7 @@ import json
 import click
 
 from st2.cli.common import CatalogLocation, catalog_options
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 from st2.records.placement import resolve_seat
 
 

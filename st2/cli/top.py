@@ -7,7 +7,7 @@ import sys
 import click
 
 from st2.cli.common import catalog_options
-from st2.clock import command_clock
+from st2.base.clock import command_clock
 
 SORTS = ["host", "agent", "presence", "desired", "observed", "context", "inbox", "oldest", "tasks"]
 
@@ -24,7 +24,7 @@ def top(once: bool, host_filter: str | None, harness: str | None, state: str | N
         sort: str | None, location) -> None:
     """A live fleet view: seats, tasks, the usage windows and the recent fleet events, refreshed
     as records change."""
-    from st2.declaration_cache import DeclarationCache
+    from st2.runtime.declaration_cache import DeclarationCache
     from st2.top.model import Filters, Fleet
     from st2.top.usage_view import read_usage
 

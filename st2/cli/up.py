@@ -39,7 +39,7 @@ def up(once: bool, interval: str, agent: str | None, task: str | None, materiali
     Stopping or killing `st2 up` never stops a task; only `st2 down` does."""
     if agent and task:
         raise click.UsageError("--agent and --task are exclusive")
-    from st2.clock import command_clock
+    from st2.base.clock import command_clock
     from st2.supervisor.loop import run
     from st2.supervisor.reconcile import Selection
 

@@ -19,7 +19,7 @@ from st2.cli.common import catalog_options, exit_with
 @catalog_options(must_exist=False)
 def validate(strict: bool, as_json: bool, location) -> None:
     """Check the catalog's layout and declarations without changing anything."""
-    from st2.validation import validate_catalog
+    from st2.authoring.validation import validate_catalog
 
     diagnostics = validate_catalog(location.root, location.host, strict=strict)
     if as_json:

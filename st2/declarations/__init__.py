@@ -4,7 +4,24 @@
 package imports only the standard library until a file is actually parsed (then ckdl), and its
 names are loaded on first use: importing :mod:`st2.declarations.diagnostics` (as discovery does)
 or :mod:`st2.declarations.model` does not load the parser, so a roster or a send whose
-declarations all come from the host-local cache (:mod:`st2.declaration_cache`) never pays for it.
+declarations all come from the host-local cache (:mod:`st2.runtime.declaration_cache`) never pays for it.
+
+- :mod:`.agent` — load one ``agent.kdl`` into an :class:`~st2.declarations.model.AgentDeclaration`.
+- :mod:`.catalog` — the catalog's own declaration, ``<catalog>/catalog.kdl``.
+- :mod:`.context` — the reporting context shared by the declaration validators.
+- :mod:`.durations` — duration strings as declarations and flags write them: ``500ms``, ``60s``,
+  ``5m``, ``2h``, ``7d``, or a bare integer meaning seconds.
+- :mod:`.event_kinds` — the closed vocabulary of fleet event kinds (``st2.fleet-event.v1``'s
+  ``kind``).
+- :mod:`.fields` — shape checks for single declaration fields: "exactly one string", "one boolean",
+  "strings only".
+- :mod:`.kdl_lexer` — a character-level KDL 2 lexer: whitespace, comments, line continuations,
+  strings (quoted, raw, multi-line), numbers, keywords and type annotations.
+- :mod:`.principal` — a declared non-agent service principal,
+  ``principals/<host>/<name>/principal.kdl``.
+- :mod:`.render` — ``render { … }``: ordered materialization operations, and ``resource`` bindings.
+- :mod:`.spans` — source positions for KDL 2 documents.
+- :mod:`.tasks` — ``pty``, ``exec`` and ``stream`` task blocks, and the agent's ``restart`` block.
 """
 
 from __future__ import annotations

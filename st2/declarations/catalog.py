@@ -4,7 +4,7 @@
         pty-root "/run/agents/pty"     // where PTY session sockets live (relative: under the catalog)
         archive-after "7d"             // retired seats are archived this long after retirement; "0" disables
         notify {                       // an operator hook over fleet events (`st2 events`); repeatable
-            on "blocked" "parked" "pause"      // the event kinds it runs for (st2.event_kinds)
+            on "blocked" "parked" "pause"      // the event kinds it runs for (st2.declarations.event_kinds)
             argv "notify-send" "st2"           // or: command "<sh>" — exactly one
             timeout "10s"                      // optional: killed (its process group) past this
             rate-limit "1m"                    // optional: at most one run per seat and kind per
@@ -171,7 +171,7 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
     from st2.declarations import fields
     from st2.declarations.context import NAME, argument
     from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
-    from st2.event_kinds import KINDS
+    from st2.declarations.event_kinds import KINDS
 
     field_path = ("catalog", "notify")
     fields.no_arguments(context, node, path, field_path)

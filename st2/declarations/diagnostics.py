@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from st2.terminal_text import escaped
+from st2.base.terminal_text import escaped
 
 SCHEMA = "st2.agent-spec-diagnostic.v1"
 
@@ -146,7 +146,7 @@ HELP_SEPARATOR = "\n  help: "
 
 
 printable = escaped
-"""A diagnostic's text safe to print (:func:`st2.terminal_text.escaped`)."""
+"""A diagnostic's text safe to print (:func:`st2.base.terminal_text.escaped`)."""
 
 
 def one_line(text: str) -> str:

@@ -1,2 +1,9 @@
 """Native delivery shared by the pumps that drive a harness's own API (Codex app-server, opencode
-server): the durable delivery ledger (:mod:`st2.delivery.ledger`) with one profile per harness."""
+server).
+
+- :mod:`.ledger` — the durable delivery ledger, with one profile per harness.
+- :mod:`.batch` — the bounded, escaped mail batch every native pump delivers (Codex turn input,
+  opencode prompt).
+- :mod:`.pump` — what every native delivery pump shares over its ledger
+  (:mod:`st2.delivery.ledger`).
+"""

@@ -31,7 +31,8 @@ phase its profile cannot observe, a negative beside positive durable evidence) r
 published atomically through :func:`st2.fs.atomic.publish`, owner-only (0600) in an owner-only
 directory, with its temp file in the session store's staging directory and never left behind.
 It lives beside the resumable-session record, not in the runtime scope, so a reboot keeps it
-(:func:`ledger_location`).
+(:func:`ledger_location`). A ledger an earlier build left in the runtime scope is carried
+there by :func:`carry_from_scope`, an explicit step each native session takes once at its start.
 
 This build never shipped the pre-ledger ``delivery-state.json``, so there is nothing to carry
 forward; the ``asserted`` attestation is kept on the wire (and honoured: it holds and authorizes
@@ -54,10 +55,10 @@ from typing import Iterable
 from st2.bus.filename import is_message_filename
 from st2.fs.atomic import ensure_directory, publish
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
+from st2.runtime import layout
 
 SCHEMA = "st2.delivery-ledger.v1"
-RECORD_NAME = "delivery-ledger.json"
-DIRECTORY_NAME = "delivery"
+RECORD_NAME = layout.DELIVERY_LEDGER
 MAX_ENTRIES = 4096
 """More entries than this is not a ledger any pump wrote (the unread set bounds it)."""
 
@@ -370,14 +371,18 @@ def ledger_location(scope_directory: Path, runtime_id: str) -> tuple[Path, Path]
     (a simulated one removes it): the ledger is what tells a rebooted seat that a consumed but
     unarchived message was delivered already, and what settles an attempt the crash caught
     against the resumed conversation — so it survives exactly as the record naming that
-    conversation does. A ledger an earlier build left at the scope's
-    ``delivery/<runtime-id>/delivery-ledger.json`` is carried here first (:func:`carry_forward`)."""
-    from st2.runtime.resumable_session import SessionStore
+    conversation does. Pure: nothing is read, moved or created."""
+    store = layout.session_store(Path(scope_directory))
+    return layout.delivery_ledger(store, runtime_id), layout.staging(store)
 
-    store = SessionStore.beside(Path(scope_directory))
-    path = store.directory / DIRECTORY_NAME / runtime_id / RECORD_NAME
-    carry_forward(Path(scope_directory) / DIRECTORY_NAME / runtime_id / RECORD_NAME, path, store.staging)
-    return path, store.staging
+
+def carry_from_scope(scope_directory: Path, runtime_id: str) -> None:
+    """The one-time migration a native session runs at its start, before it loads its ledger:
+    carry a ledger an earlier build left at the scope's
+    ``delivery/<runtime-id>/delivery-ledger.json`` to :func:`ledger_location` (:func:`carry_forward`).
+    Never raises; nothing to carry is a no-op."""
+    path, staging = ledger_location(scope_directory, runtime_id)
+    carry_forward(layout.delivery_ledger(Path(scope_directory), runtime_id), path, staging)
 
 
 def carry_forward(old: Path, path: Path, staging: Path) -> None:

@@ -109,6 +109,7 @@ class Demo:
     # pastes one notice for the planner's mail into the builder's terminal and presses Return
     # once the screen shows it sitting in the composer; declared `busy` does not defer it.
     def show_ding(self, timeout: float = 15.0) -> None:
+        from st2.runtime import layout
         from st2.runtime.scope import RuntimeScope
         from st2.runtime.tmux import SESSION_NAME, client_argv
 
@@ -116,7 +117,7 @@ class Demo:
         scope = RuntimeScope(self.root, DEMO_HOST, state_dir=Path(self.env["XDG_STATE_HOME"]) / "st2")
         socket = str(scope.socket("demo.builder"))
         self.echo(f"$ tmux -S {socket} capture-pane -p -t st2")
-        record = scope.directory / "ding" / "demo.builder.json"
+        record = layout.ding_ownership(scope.directory) / "demo.builder.json"
         deadline = time.monotonic() + timeout
         pane, settled = "", []
         while time.monotonic() < deadline:

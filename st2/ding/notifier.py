@@ -36,7 +36,7 @@ from typing import Callable
 
 from st2.bus.mailbox import list_inbox
 from st2.catalog.layout import SeatPaths
-from st2.clock import Clock
+from st2.base.clock import Clock
 from st2.ding import ownership
 from st2.ding.notice import BACKLOG_NOTICE, notice_text
 from st2.ding.ownership import (Event, Head, MalformedOwnership, Ownership, OwnershipStore, Phase,

@@ -94,7 +94,7 @@ class Ownership:
 
 
 def new_token() -> str:
-    return os.urandom(6).hex()  # not secrets: it loads OpenSSL (st2/digest.py)
+    return os.urandom(6).hex()  # not secrets: it loads OpenSSL (st2/base/digest.py)
 
 
 def transition(state: Ownership, event: Event, *, head: Head | None = None,
@@ -223,7 +223,8 @@ class OwnershipStore:
 
 def store_for(catalog: Path, host: str, target: str, state_dir: Path | None = None) -> OwnershipStore:
     """The store in the catalog's runtime scope on this host (``<scope>/ding/<target>.json``)."""
+    from st2.runtime import layout
     from st2.runtime.scope import RuntimeScope
 
     scope = RuntimeScope(Path(os.path.abspath(catalog)), host, state_dir)
-    return OwnershipStore(scope.directory / "ding", scope.staging, target)
+    return OwnershipStore(layout.ding_ownership(scope.directory), scope.staging, target)

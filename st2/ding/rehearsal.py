@@ -16,12 +16,13 @@ import tempfile
 from pathlib import Path
 
 from st2.catalog.layout import CatalogPaths
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, SessionWatch, Settings, socket_listening
 from st2.ding.ownership import OwnershipStore
 from st2.ding.terminal import Terminal
 from st2.drivers import delivery_owner
+from st2.runtime import layout
 
 class ScriptedTerminal(Terminal):
     """The rehearsal's terminal: every tmux client runs against a socket nobody serves (so the
@@ -51,8 +52,8 @@ def rehearse(passes: int = 3) -> None:
         harness, _ = declared_harness(seat.declaration)
         delivery_owner(seat.declaration)
         socket = str(directory / "no-terminal")
-        store = OwnershipStore(directory / "ding", directory / "staging", "h.rehearsal")
-        (directory / "staging").mkdir()
+        store = OwnershipStore(layout.ding_ownership(directory), layout.staging(directory), "h.rehearsal")
+        layout.staging(directory).mkdir()
         notifier = Notifier(seat, ScriptedTerminal(socket, timeout=1.0), store, adapters_for(harness), SYSTEM_CLOCK,
                             Settings(retry_backoff=0.0), log=lambda line: None)
         sessions = SessionWatch()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Callable
 
 from st2.catalog.layout import CatalogPaths, SeatPaths
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 from st2.ding.control_client import ControlPool
 from st2.ding.harness import adapters_for, declared_harness
 from st2.ding.notifier import Notifier, Settings, run

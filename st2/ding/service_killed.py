@@ -23,9 +23,9 @@ from pathlib import Path
 from st2.fs.atomic import publish
 from st2.fs.read import RUNTIME_LIMIT, read_optional
 from st2.records.decoding import Malformed, load_object, optional_number, unsigned
+from st2.runtime import layout
 
 SCHEMA = "st2.ding-service-killed.v1"
-NAME = "ding-service.killed"
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Killed:
 
 
 def path(scope_directory: Path) -> Path:
-    return Path(scope_directory) / NAME
+    return layout.ding_service_killed(Path(scope_directory))
 
 
 def write(scope_directory: Path, killed: Killed) -> Killed:

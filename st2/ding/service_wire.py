@@ -38,12 +38,9 @@ from pathlib import Path
 
 from st2.ding.notifier import Settings
 from st2.records.decoding import Malformed, load_object
+from st2.runtime import layout
 
 PROTOCOL = "st2.ding-service.v1"
-SOCKET_NAME = "ding-service.sock"
-LOCK_NAME = "ding-service.lock"
-START_LOCK_NAME = "ding-service.start.lock"
-SEAT_LOCKS = "ding-service"          # <scope>/ding-service/<target>.lock: one notifier per seat
 
 
 HEARTBEAT_SECONDS = 2.0           # a registered stub pings this often (idle cost: docs/memory.md §The DING service)
@@ -76,20 +73,20 @@ def service_line(line: bytes) -> dict | None:
 
 
 def socket_path(scope_directory: Path) -> Path:
-    return Path(scope_directory) / SOCKET_NAME
+    return layout.ding_service_socket(Path(scope_directory))
 
 
 def lock_path(scope_directory: Path) -> Path:
-    return Path(scope_directory) / LOCK_NAME
+    return layout.ding_service_lock(Path(scope_directory))
 
 
 def start_lock_path(scope_directory: Path) -> Path:
-    return Path(scope_directory) / START_LOCK_NAME
+    return layout.ding_service_start_lock(Path(scope_directory))
 
 
 def seat_lock_file(scope_directory: Path, target: str) -> Path:
     """Where :func:`seat_lock_path` is, without making its directory (for a reader)."""
-    return Path(scope_directory) / SEAT_LOCKS / f"{target}.lock"
+    return layout.ding_service_seat_lock(Path(scope_directory), target)
 
 
 def seat_lock_path(scope_directory: Path, target: str) -> Path:

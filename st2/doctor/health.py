@@ -24,7 +24,7 @@ from st2.doctor.findings import Finding, Severity
 from st2.supervisor import park, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.inventory import observe, orphans
-from st2.supervisor.runtime.backend import RuntimeState
+from st2.supervisor.backends.backend import RuntimeState
 from st2.runtime.scope import RuntimeScope
 
 FAILURE = Severity.FAILURE

@@ -9,6 +9,33 @@ generically and never branches on a harness.
 The registry below is explicit: a driver's expansion or screen grammar exists when it is named
 here, never because a module happens to import. Every lookup imports its module on first use, so
 a process pays only for the harness it serves (the DING notifier, the hot-path hooks).
+
+- :mod:`.anchor` — the slim anchor: what a Claude seat's wrapper process is while Claude runs (issue
+  19).
+- :mod:`.block` — the field grammar every typed driver block shares (``claude { … }``, ``codex { …
+  }`` …).
+- :mod:`.hook_assets` — where the harness-side assets (``claude-statusline.sh``, ``pi-channel.ts``,
+  ``omp-channel.ts`` …) are on this machine.
+- :mod:`.operator_line` — a line a human types in a native seat's PTY, sent as a bus message into
+  the seat's own inbox from its operator.
+- :mod:`.screen` — one observed terminal screen and what a harness adapter may conclude from it.
+- :mod:`.seat` — which seat a driver process serves.
+- :mod:`.session_anchor` — the full wrapper's side of the slim anchor (:mod:`st2.drivers.anchor`,
+  issue 19).
+- :mod:`.session_common` — what every harness session wrapper does the same way.
+- :mod:`.session_handoff` — the pane's side of a native seat's forked wrapper.
+- :mod:`.session_ids` — which strings each harness's own session store can name.
+- :mod:`.session_route` — the session wrappers' verbs without click, in the one shape the supervisor
+  launches them.
+- :mod:`.claude` — the Claude Code driver.
+- :mod:`.codex` — the Codex driver: ``codex app-server`` driven natively by ``st2 driver
+  codex-session``.
+- :mod:`.omp` — the omp driver: the omp TUI in the seat's PTY, observed through st2's channel
+  extension (``hooks/omp-channel.ts``).
+- :mod:`.opencode` — the opencode driver: ``opencode serve`` driven natively by ``st2 driver
+  opencode-session``.
+- :mod:`.pi` — the pi driver: the pi TUI in the seat's PTY, observed through st2's channel
+  extension.
 """
 
 from __future__ import annotations

@@ -439,7 +439,7 @@ def run_child_session(session_class, catalog, identity: str, runtime_id: str | N
                       clock=None) -> int:
     """A ``<harness>-session`` verb's core. Return the exit status (the harness's, or 2 when the
     seat does not resolve, 127 when the harness cannot be started)."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
     from st2.drivers import seat as seat_module
 
     try:

@@ -35,12 +35,12 @@ from pathlib import Path
 from st2.events import facets
 from st2.events.event import MAX_SEQ, FleetEvent, NotAnEvent, parse_line
 from st2.fs.read import JOURNAL_LIMIT, MIB, NotRegular, TooLarge, open_regular, read_after, read_optional
+from st2.runtime import layout
 
-DIRECTORY = "events"
-CURRENT = "journal"
-PREVIOUS = "journal.1"
-STATE = "state.json"
-NOTIFY_LOG = "notify.log"
+CURRENT = layout.EVENTS_CURRENT
+PREVIOUS = layout.EVENTS_PREVIOUS
+STATE = layout.EVENTS_STATE
+NOTIFY_LOG = layout.EVENTS_NOTIFY_LOG
 STATE_SCHEMA = "st2.fleet-event-state.v1"
 SEGMENT_BYTES = 1 * MIB
 STATE_LIMIT = 16 * MIB  # a 627-seat projection is ~200 KB
@@ -49,7 +49,7 @@ assert SEGMENT_BYTES < JOURNAL_LIMIT
 
 def directory_of(scope) -> Path:
     """The journal directory of a runtime scope (:class:`st2.runtime.scope.RuntimeScope`)."""
-    return scope.directory / DIRECTORY
+    return layout.events(scope.directory)
 
 
 def split_lines(data: bytes) -> tuple[list[bytes], int]:

@@ -4,7 +4,7 @@ the usage verdict, grouped so one seat's record write re-reads that seat alone.
 Groups: ``seat:<host>.<identity>`` (from :func:`st2.roster.build.seat_row`, the function the
 roster and ``st2 top`` build each row with), ``#parks`` (the supervisor's park reader,
 :func:`st2.supervisor.park.believed`, handed in: this package sits below the supervisor, per
-marker of this host's runtime scope) and ``#usage`` (:func:`st2.usage.verdict.verdict`, judged
+marker of this host's runtime scope) and ``#usage`` (:func:`st2.kit.usage.verdict.verdict`, judged
 as ``st2 top`` judges it: no refresh spawned, no sample appended).
 """
 
@@ -84,8 +84,8 @@ class FleetProjection:
         return best or ".".join(task.split(".")[:2])
 
     def usage(self, now_ms: int) -> dict[str, Facet]:
-        from st2.usage import knobs as knob_table
-        from st2.usage.verdict import verdict, verdict_word
+        from st2.kit.usage import knobs as knob_table
+        from st2.kit.usage.verdict import verdict, verdict_word
 
         line, _ = verdict([], self.environ, now_ms // 1000, io.StringIO(), refreshing=False, sampling=False)
         try:

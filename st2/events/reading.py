@@ -47,7 +47,7 @@ def print_once(location: CatalogLocation, show, errors: TextIO, park_reader=None
     else:
         errors.write(f"st2 events: no event journal for {location.host} (`st2 up` writes it); "
                      "showing only what the current records prove\n")
-    from st2.clock import command_clock
+    from st2.base.clock import command_clock
     from st2.events.projection import FleetProjection
 
     if park_reader is None:

@@ -30,10 +30,10 @@ from __future__ import annotations
 import os
 import sys
 
-from st2 import knobs as knob_table
-from st2.delegation.agent_definitions import front_matter
+from st2.kit import knobs as knob_table
+from st2.kit.delegation.agent_definitions import front_matter
 from st2.kit import gate_output
-from st2 import argv as argv_grammar
+from st2.kit import argv as argv_grammar
 
 GATE = "check-agent-tier-explicit"
 EMIT = "agent-tiers"

@@ -30,9 +30,9 @@ import os
 import subprocess
 import sys
 
-from st2 import knobs as knob_table
+from st2.kit import knobs as knob_table
 from st2.kit import gate_output, gate_registry
-from st2 import argv as argv_grammar
+from st2.kit import argv as argv_grammar
 
 GATE = "check-gate-tamper"
 MANIFEST = "st2-kit.lock"

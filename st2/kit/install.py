@@ -25,9 +25,9 @@ import os
 import sys
 from pathlib import Path
 
-from st2.digest import sha256
+from st2.base.digest import sha256
 from st2.kit import gate_registry
-from st2 import argv as argv_grammar
+from st2.kit import argv as argv_grammar
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DECLARATIONS = Path(__file__).resolve().parent / "checks"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import os
 import sys
 
-from st2 import knobs as knob_table
-from st2 import argv as argv_grammar
+from st2.kit import knobs as knob_table
+from st2.kit import argv as argv_grammar
 
 
 def roster_lines() -> list[str]:

@@ -8,7 +8,7 @@ the sessions dir, a dispatched session's ``subagents/`` included. The sessions d
 ``DELEGATION_KIT_SESSIONS_DIR``, empty meaning ``<config-home>/projects/<cwd-slug>``.
 
 Which model: the newest assistant record whose usage is not all zero
-(:mod:`st2.drivers.claude.transcript`), and that record's ``effort``.
+(:mod:`st2.kit.transcript`), and that record's ``effort``.
 
 The verdict: the id's classes are the bound classes whose value it matches. Bare: READ, exit
 0. With ``--expect E``: OK (exit 0) when it matches E or a class the roster ranks above E;
@@ -26,10 +26,10 @@ from __future__ import annotations
 import os
 import sys
 
-from st2 import knobs as knob_table
-from st2.delegation.knobs import model_matches
-from st2.drivers.claude import transcript
-from st2 import argv as argv_grammar
+from st2.kit import knobs as knob_table
+from st2.kit.delegation.knobs import model_matches
+from st2.kit import transcript
+from st2.kit import argv as argv_grammar
 
 USAGE = "usage: st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]"
 OFF_TIER = " — the session is not on its expected tier; stop before work that needs it and have it re-dispatched at that tier"

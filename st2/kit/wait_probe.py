@@ -36,8 +36,8 @@ import subprocess
 import sys
 import time
 
-from st2.delegation import checkout
-from st2.delegation.process_liveness import is_alive
+from st2.kit.delegation import checkout
+from st2.kit.delegation.process_liveness import is_alive
 
 ROSTER = (
     "usage: st2 check wait-probe <subcommand> [args]\n"

@@ -1,5 +1,4 @@
-"""Observed harness state: the ``harness-state`` record (docs/records.md
-§Harness state).
+"""Observed harness state: the ``harness-state`` record (docs/records.md §Harness state).
 
 The record is one JSON object, ``st2.harness-state.v1``, written by the owning session's driver
 processes (wrapper, channel, hooks). Field order on the wire::
@@ -14,18 +13,12 @@ none/permission/question/review. A future word decodes as ``unknown``, never as 
 Reading (:func:`read`, pure, in evaluation order). A missing record is ``None`` — no
 observation — and never ``unknown``. Otherwise ``unknown`` is derived, with a distinct reason:
 
-=================================================  ======================
-evidence                                           reason
-=================================================  ======================
-bytes that do not decode as a v1-shaped record     ``malformed-record``
-a schema other than ``st2.harness-state.v1``       ``unsupported-schema``
-``writtenAtMs`` more than 60 s in the future       ``future-skew``
-``writtenAtMs`` at least 15 min old                ``stale``
-a written ``unknown`` state                        ``literal-unknown``
-the relaunch claim's ``ended``/``superseded``      ``claimed``
-a live state naming no pty session (probe given)   ``unfenced-record``
-a live state whose pty session is provably dead    ``session-dead``
-=================================================  ======================
+``malformed-record`` (bytes that do not decode as a v1-shaped record), ``unsupported-schema``
+(a schema other than ``st2.harness-state.v1``), ``future-skew`` (``writtenAtMs`` more than 60 s
+ahead), ``stale`` (``writtenAtMs`` at least 15 min old), ``literal-unknown`` (a written
+``unknown`` state), ``claimed`` (the relaunch claim's ``ended``/``superseded``),
+``unfenced-record`` (a live state naming no pty session, a probe given) and ``session-dead`` (a
+live state whose pty session is provably dead).
 
 (``unreadable-record`` is the ninth, for a file that exists but cannot be read:
 :func:`read_file`.) An indeterminate probe answer downgrades nothing, and a fresh ``ended``

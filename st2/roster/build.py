@@ -7,7 +7,7 @@ from pathlib import Path
 
 from st2.catalog.discovery import diagnostic_host, discover
 from st2.runtime.session_probe import SessionProbe
-from st2.declaration_cache import DeclarationCache, load_facts
+from st2.runtime.declaration_cache import DeclarationCache, load_facts
 from st2.roster.row import RosterRow, build_row
 
 
@@ -34,7 +34,7 @@ def build_roster(catalog_root: Path, now_ms: int, *, enrich: bool = False,
     verb accepts. ``host`` is this host: its seats' live observed states are cross-checked against their PTY
     sessions' launch records; another host's seats are read as remote (:func:`build_row`).
     ``host_filter`` keeps only that host's seats (an explicit ``<host>.<identity>`` selector
-    still names its seat). ``cache`` (:class:`st2.declaration_cache.DeclarationCache`) serves
+    still names its seat). ``cache`` (:class:`st2.runtime.declaration_cache.DeclarationCache`) serves
     unchanged declarations' facts without a parse and is saved afterwards; without one every
     declaration is parsed."""
     found = discover(catalog_root)

@@ -79,7 +79,7 @@ INVALID = "invalid"  # desiredState of a seat whose declaration does not load
 
 def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], catalog_root: Path,
               now_ms: int, enrich: bool, liveness=None, remote: bool = False) -> RosterRow:
-    """One seat's row from its declaration's facts (:func:`st2.declaration_cache.facts_of`).
+    """One seat's row from its declaration's facts (:func:`st2.runtime.declaration_cache.facts_of`).
     ``liveness`` is the same-host PTY session probe (None for another host's seat: its records
     are judged by their own stamps alone). ``remote`` says the seat is another host's, so its
     files arrived by replication, whose engine rewrites mtimes: every record is judged by its

@@ -12,9 +12,9 @@ def agents(root: Path, host: str, *, as_json: bool, enrich: bool, status_filter:
     """Build the roster and print it through ``echo`` (``click.echo``'s signature): warnings on
     stderr, then the JSON or text roster; or, when ``identity_filter`` names no seat (and no
     status filter explains an empty roster), the error line. Return the exit status."""
-    from st2.clock import command_clock
+    from st2.base.clock import command_clock
     from st2.roster.build import build_roster
-    from st2.declaration_cache import DeclarationCache
+    from st2.runtime.declaration_cache import DeclarationCache
 
     now_ms = command_clock().wall_ms()
     rows, problems = build_roster(root, now_ms, enrich=enrich, status_filter=status_filter,

@@ -21,6 +21,7 @@ from pathlib import Path
 from st2.records.decoding import Malformed, load_object
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.process.identity import ProcessIdentity
+from st2.runtime import layout
 from st2.runtime.scope import RuntimeScope
 
 SCHEMA = "st2.launch-record.v1"
@@ -143,7 +144,7 @@ def write(scope: RuntimeScope, record: LaunchRecord) -> None:
 def tombstone(scope: RuntimeScope, runtime_id: str) -> Path:
     """``<scope>/stopped/<runtime-id>``: left where a launch record was removed, so a stopped
     task's session reads dead — never live on a harness record written after the stop."""
-    return scope.directory / "stopped" / runtime_id
+    return layout.stopped(scope.directory, runtime_id)
 
 
 def remove(scope: RuntimeScope, runtime_id: str) -> None:

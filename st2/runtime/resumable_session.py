@@ -50,10 +50,10 @@ from pathlib import Path
 from st2.fs.atomic import ensure_directory, ensure_real_directory, publish
 from st2.fs.read import RUNTIME_LIMIT, read_optional
 from st2.records.decoding import Malformed, load_object
+from st2.runtime import layout
 
 SCHEMA = "st2.resumable-session.v1"
 STOP_SCHEMA = "st2.session-stop.v1"
-STORE_DIRECTORY = "sessions"
 
 FRESH, RESUMING, RESUMED, FALLBACK = "fresh", "resuming", "resumed", "fallback"
 STARTS: tuple[str, ...] = (FRESH, RESUMING, RESUMED, FALLBACK)
@@ -110,14 +110,14 @@ class SessionStore(namedtuple("SessionStore", ("directory",))):
     def of(cls, catalog: Path, host: str, state_dir: Path | None = None) -> "SessionStore":
         """The store beside ``catalog``'s runtime scope on ``host``: the scope directory
         ``<base>/scopes/<digest>/<host>`` names ``<base>/sessions/<digest>/<host>``."""
-        from st2.catalog.runtime_home import scope_directory
+        from st2.runtime.runtime_home import scope_directory
 
         return cls.beside(scope_directory(Path(catalog), host, state_dir))
 
     @classmethod
     def beside(cls, scope: Path) -> "SessionStore":
         """The store beside the runtime scope directory ``scope`` (``<base>/scopes/<digest>/<host>``)."""
-        return cls(scope.parent.parent.parent / STORE_DIRECTORY / scope.parent.name / scope.name)
+        return cls(layout.session_store(scope))
 
     @classmethod
     def of_seat(cls, seat_directory: Path) -> "SessionStore":
@@ -126,17 +126,17 @@ class SessionStore(namedtuple("SessionStore", ("directory",))):
         return cls.of(seat_directory.parents[2], seat_directory.parent.name)
 
     def record(self, runtime_id: str) -> Path:
-        return self.directory / f"{runtime_id}.json"
+        return layout.session_record(self.directory, runtime_id)
 
     def stop_marker(self, runtime_id: str) -> Path:
-        return self.directory / f"{runtime_id}.down"
+        return layout.session_stop_marker(self.directory, runtime_id)
 
     def lock(self, runtime_id: str) -> Path:
-        return self.directory / f".{runtime_id}.json.lock"
+        return layout.session_lock(self.directory, runtime_id)
 
     @property
     def staging(self) -> Path:
-        return self.directory / "staging"
+        return layout.staging(self.directory)
 
     def ensure(self) -> None:
         ensure_directory(self.directory.parent, mode=0o700)

@@ -13,7 +13,7 @@
 
 The catalog digest keeps the prefix short (tmux sockets must fit the 104-byte ``sun_path``)
 while two catalogs on one host never share a channel. Which directory that is — the same from
-every environment and every path to the catalog — is :mod:`st2.catalog.runtime_home`'s rule.
+every environment and every path to the catalog — is :mod:`st2.runtime.runtime_home`'s rule.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from st2.catalog import runtime_home
-from st2.catalog.runtime_home import catalog_digest
 from st2.fs.atomic import ensure_directory, publish
+from st2.runtime import layout, runtime_home
+from st2.runtime.runtime_home import catalog_digest
 
 SCOPE_SCHEMA = "st2.runtime-scope.v1"
 # Portable sun_path size (macOS/BSD); Linux allows 108. The path plus its NUL must fit.
@@ -47,15 +47,15 @@ class RuntimeScope:
 
     @cached_property
     def tasks(self) -> Path:
-        return self.directory / "tasks"
+        return layout.tasks(self.directory)
 
     @cached_property
     def parks(self) -> Path:
-        return self.directory / "parks"
+        return layout.parks(self.directory)
 
     @cached_property
     def unpark_requests(self) -> Path:
-        return self.directory / "unpark"
+        return layout.unpark_requests(self.directory)
 
     @cached_property
     def pty_root(self) -> Path | None:
@@ -73,11 +73,11 @@ class RuntimeScope:
         directory per catalog, so catalogs sharing a root never share a socket), else ``s/``."""
         if self.pty_root is not None:
             return self.pty_root / catalog_digest(self.catalog)
-        return self.directory / "s"
+        return layout.sockets(self.directory)
 
     @cached_property
     def staging(self) -> Path:
-        return self.directory / "staging"
+        return layout.staging(self.directory)
 
     def launch_record(self, runtime_id: str) -> Path:
         return self.tasks / f"{runtime_id}.json"
@@ -111,7 +111,7 @@ class RuntimeScope:
                 self.__dict__["directory"] = claimed
         for directory in (self.tasks, self.parks, self.unpark_requests, self.sockets, self.staging):
             ensure_directory(directory, mode=0o700)
-        marker = self.directory / "scope.json"
+        marker = layout.scope_record(self.directory)
         if not marker.exists():
             body = {"schema": SCOPE_SCHEMA, "catalog": str(self.catalog), "host": self.host}
             self.publish(marker, json.dumps(body).encode() + b"\n")

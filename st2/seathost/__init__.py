@@ -65,4 +65,7 @@ Modules: :mod:`.wire` (socket, requests, fd passing), :mod:`.server` (the loop),
 supervisor's side), :mod:`.watch_client` (a per-seat process's side), :mod:`.keeper` (the keep registrations: the
 five-minute duties of every Claude wrapper while it is the slim anchor, which cannot import the
 record modules).
+
+- :mod:`.session_fork` — a native seat's session wrapper forked from the pre-imported seat host
+  (issue 19 items 1–2).
 """

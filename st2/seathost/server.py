@@ -73,7 +73,7 @@ class SeatHost:
         self.bound_inode: int | None = None
         self.peers: dict[int, int | None] = {}     # registration -> the registrant's pid
         self.drops = wire.DropLog(say)
-        from st2.clock import Clock
+        from st2.base.clock import Clock
 
         self.keeper = Keeper(Clock(), say)           # anchored session wrappers' periodic duties
 

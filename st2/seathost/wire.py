@@ -45,11 +45,9 @@ import time
 from pathlib import Path
 
 from st2.records.decoding import Malformed, load_object
+from st2.runtime import layout
 
 PROTOCOL = "st2.seat-host.v1"
-SOCKET_NAME = "seat-host.sock"
-LOCK_NAME = "seat-host.lock"
-LOG_NAME = "seat-host.log"
 LINE_LIMIT = 1 << 20          # a fork request carries a whole environment
 MAX_DESCRIPTORS = 5         # a fork-session request with a TUI anchor's reply pipe
 TIMEOUT_SECONDS = 5.0
@@ -72,11 +70,11 @@ class WireTimeout(WireError):
 
 
 def socket_path(scope_directory: Path) -> Path:
-    return Path(scope_directory) / SOCKET_NAME
+    return layout.seat_host_socket(Path(scope_directory))
 
 
 def lock_path(scope_directory: Path) -> Path:
-    return Path(scope_directory) / LOCK_NAME
+    return layout.seat_host_lock(Path(scope_directory))
 
 
 _BUILD: list[str] = []   # computed once per process (a forked child inherits it untouched)
@@ -92,7 +90,7 @@ def build_id() -> str:
 
 def _compute_build_id() -> str:
     import st2
-    from st2.digest import sha256
+    from st2.base.digest import sha256
 
     digest = sha256()
     for value in (sys.executable, os.path.dirname(os.path.abspath(st2.__file__)), st2.__version__,

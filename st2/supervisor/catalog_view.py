@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
-from st2.hook_assets import hooks_directory
+from st2.drivers.hook_assets import hooks_directory
 from st2.supervisor.lowering import SeatPlan, lower, st2_command, task_base_environment
 
 

@@ -4,11 +4,12 @@ operator asking for the declared tasks again)."""
 
 from __future__ import annotations
 
+from st2.runtime import layout
 from st2.runtime.scope import RuntimeScope
 
 
 def directory(scope: RuntimeScope):
-    return scope.directory / "holds"
+    return layout.holds(scope.directory)
 
 
 def hold(scope: RuntimeScope, runtime_id: str) -> None:

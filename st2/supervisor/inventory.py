@@ -20,11 +20,11 @@ from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.supervisor import park
 from st2.supervisor.catalog_view import read_catalog
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import Observation, RuntimeState
-from st2.supervisor.runtime.exec_backend import ExecBackend
+from st2.supervisor.backends.backend import Observation, RuntimeState
+from st2.supervisor.backends.exec_backend import ExecBackend
 from st2.runtime.launch_record import MalformedRecord
 from st2.runtime.scope import RuntimeScope
-from st2.supervisor.runtime.tmux_backend import TmuxBackend
+from st2.supervisor.backends.tmux_backend import TmuxBackend
 
 SCHEMA = "st2.task-inventory.v1"
 

@@ -19,7 +19,7 @@ from typing import TextIO
 from filelock import FileLock, Timeout
 
 from st2.catalog.location import CatalogLocation
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.fs.pipe import drain
 from st2.declarations.model import RETIRED
 from st2.supervisor import holds, supervisor_record

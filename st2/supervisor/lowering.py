@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from st2.hook_assets import hooks_directory
+from st2.drivers.hook_assets import hooks_directory
 from st2.declarations.model import DEFAULT_RESTART, RUNNING, AgentDeclaration, Restart
 
 # The supervisor's own service plumbing must not leak into tasks: a task that inherited

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Callable, Mapping, TextIO
 
 from st2.catalog.location import CatalogLocation
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.declarations.model import RETIRED, SUSPENDED
 from st2.supervisor import holds, park, supervisor_record
 from st2.supervisor.catalog_view import CatalogView
@@ -39,8 +39,8 @@ from st2.supervisor.materialize import MaterializationRefused, materialize
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
-from st2.supervisor.runtime.exec_backend import remove_logs
+from st2.supervisor.backends.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.backends.exec_backend import remove_logs
 from st2.runtime.launch_record import MalformedRecord
 from st2.runtime.scope import RuntimeScope
 
@@ -379,8 +379,8 @@ class Reconciler:
 
 def _real_backends(scope: RuntimeScope, location: CatalogLocation, clock: Clock,
                    say: Callable[[str], None] | None = None) -> dict[str, Backend]:
-    from st2.supervisor.runtime.exec_backend import ExecBackend
-    from st2.supervisor.runtime.tmux_backend import TmuxBackend
+    from st2.supervisor.backends.exec_backend import ExecBackend
+    from st2.supervisor.backends.tmux_backend import TmuxBackend
 
     command = st2_command()
     return {"exec": ExecBackend(scope, location.paths.logs, clock, seat_host=_seat_host(scope, location, command, say),
@@ -407,7 +407,7 @@ def _seat_host(scope: RuntimeScope, location: CatalogLocation, command: list[str
     if os.environ.get(SEAT_HOST_KNOB, "") == "off":
         return None
     from st2.seathost.client import SeatHostClient
-    from st2.supervisor.runtime import transport
+    from st2.supervisor.backends import transport
 
     return SeatHostClient(scope.directory, location.paths.logs / f"{location.host}.seat-host.log", command,
                           task_base_environment(), prefix=transport.prefix(f"{location.host}.seat-host"), say=say)

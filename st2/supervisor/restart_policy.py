@@ -6,7 +6,7 @@ seconds. Past that, mode ``delay`` waits until the oldest exit leaves the window
 parks the task. A task admission refuses (it could never start as declared, e.g. an unbindable
 session socket path) is REFUSED, not crash-counted, until admission passes again. Adoption of a
 live generation this supervisor did not start is its own event, distinct from a launch. Times are
-monotonic seconds from the :class:`~st2.clock.Clock`.
+monotonic seconds from the :class:`~st2.base.clock.Clock`.
 """
 
 from __future__ import annotations

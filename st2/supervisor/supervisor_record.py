@@ -10,13 +10,14 @@ import os
 from st2.records.decoding import load_object
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 from st2.process.identity import Liveness, ProcessIdentity, liveness, observe
+from st2.runtime import layout
 from st2.runtime.scope import RuntimeScope
 
 SCHEMA = "st2.supervisor.v1"
 
 
 def path(scope: RuntimeScope):
-    return scope.directory / "supervisor.json"
+    return layout.supervisor_record(scope.directory)
 
 
 def own_identity() -> ProcessIdentity:

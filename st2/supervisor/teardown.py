@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from st2.catalog.location import CatalogLocation
 from st2.supervisor import holds, park, supervisor_record
 from st2.runtime import launch_record
-from st2.supervisor.runtime.exec_backend import ExecBackend
+from st2.supervisor.backends.exec_backend import ExecBackend
 from st2.process.identity import Liveness, liveness
 from st2.runtime.launch_record import MalformedRecord
 from st2.runtime.scope import RuntimeScope
-from st2.supervisor.runtime.tmux_backend import TmuxBackend
+from st2.supervisor.backends.tmux_backend import TmuxBackend
 
 SUPERVISOR_STOP_SECONDS = 15.0
 

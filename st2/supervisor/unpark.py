@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from st2.catalog.location import CatalogLocation
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.supervisor import park
 from st2.runtime.scope import RuntimeScope
 

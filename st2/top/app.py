@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 
 from st2.catalog.layout import AGENTS_DIR
 from st2.catalog.location import CatalogLocation
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.runtime.scope import RuntimeScope
 from st2.top import actions
 from st2.top.events_view import RecentEvents

@@ -116,7 +116,7 @@ class Filters:
 
 class Fleet:
     """Every seat of a catalog, re-readable one seat at a time. ``cache`` (a
-    :class:`st2.declaration_cache.DeclarationCache`, as ``st2 agents`` keeps it) serves unchanged
+    :class:`st2.runtime.declaration_cache.DeclarationCache`, as ``st2 agents`` keeps it) serves unchanged
     declarations' facts without a parse, and is saved after each whole load."""
 
     def __init__(self, location: CatalogLocation, inventory_reader=None, cache=None) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from st2.catalog.layout import ARCHIVE, DECLARATION, INBOX, RESOURCES
 from st2.fs.watch import IGNORED, MutationWatch
+from st2.runtime.layout import EVENTS_CURRENT
 
 CATALOG_ROLE = "#catalog"
 TASKS_ROLE = "#tasks"
@@ -96,7 +97,7 @@ class FleetWatch:
             elif role == TASKS_ROLE:
                 changes.tasks = True
             elif role == EVENTS_ROLE:
-                changes.events = changes.events or name.startswith("journal")
+                changes.events = changes.events or name.startswith(EVENTS_CURRENT)  # journal, journal.1
             elif role == USAGE_ROLE:
                 if name in self.usage_names or mask & IGNORED:
                     changes.usage = True

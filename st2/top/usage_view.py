@@ -1,8 +1,8 @@
-"""The header's usage reading: both windows from the snapshot (:mod:`st2.usage.snapshot`), judged
-by the verdict rule (:func:`st2.usage.verdict.verdict`) with ``refreshing=False`` and
+"""The header's usage reading: both windows from the snapshot (:mod:`st2.kit.usage.snapshot`), judged
+by the verdict rule (:func:`st2.kit.usage.verdict.verdict`) with ``refreshing=False`` and
 ``sampling=False`` — a view never spawns the refresh command and never appends a sample — and
 the sparkline's recent 5-hour percentages from the usage history (``DELEGATION_KIT_USAGE_HISTORY``,
-its ``key=value`` lines read by :func:`st2.usage.history.fields_of`)."""
+its ``key=value`` lines read by :func:`st2.kit.usage.history.fields_of`)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import os
 from dataclasses import dataclass, field
 
 from st2.fs.read import HISTORY_LIMIT, read_bounded
-from st2.usage import history, knobs as knob_table, snapshot as usage_snapshot
-from st2.usage.verdict import verdict, verdict_word
+from st2.kit.usage import history, knobs as knob_table, snapshot as usage_snapshot
+from st2.kit.usage.verdict import verdict, verdict_word
 
 SPARK_HOURS = 6
 HISTORY_KNOB = "DELEGATION_KIT_USAGE_HISTORY"

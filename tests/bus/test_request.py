@@ -165,7 +165,7 @@ def test_a_crash_replayed_request_finishes_the_reserved_publication(bus_catalog:
 def test_the_bus_refuses_every_principal_declaration_validate_refuses(bus_catalog: Path, clock, text: str) -> None:
     """One reader for principal.kdl: a KDL 1 raw string, an unknown property or field is refused
     by the bus exactly as `st2 validate` refuses it, with validate's own diagnostic."""
-    from st2.validation import validate_catalog
+    from st2.authoring.validation import validate_catalog
 
     (bus_catalog / "principals/h1/svc/principal.kdl").write_text(text)
     diagnostics = [d for d in validate_catalog(bus_catalog, "h1") if d.source == "principals/h1/svc/principal.kdl"]

@@ -16,7 +16,7 @@ import pytest
 import st2.catalog.discovery as discovery
 from st2.bus import AmbiguousRecipient, BusError, seat_index
 from st2.bus.addressing import resolve_seat, seats
-from st2.declaration_cache import SETTLE_NS
+from st2.runtime.declaration_cache import SETTLE_NS
 
 
 @pytest.fixture

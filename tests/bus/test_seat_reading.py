@@ -11,7 +11,7 @@ import pytest
 
 from st2.bus import addressing
 from st2.catalog import discovery
-from st2.declaration_cache import SETTLE_NS
+from st2.runtime.declaration_cache import SETTLE_NS
 
 
 @pytest.fixture
@@ -43,7 +43,7 @@ def test_cached_seats_are_the_freshly_parsed_ones(seated: Path, tmp_path: Path, 
     assert addressing.seats(seated) == fresh  # parsed again, now stored
     assert list((tmp_path / "state").rglob("declarations.*.json"))
     monkeypatch.setattr(addressing, "_CACHE", {})
-    from st2 import declaration_cache
+    from st2.runtime import declaration_cache
 
     monkeypatch.setattr(declaration_cache, "load_facts", lambda path: pytest.fail(f"parsed {path}"))
     assert addressing.seats(seated) == fresh  # served from the host cache alone

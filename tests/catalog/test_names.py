@@ -93,7 +93,7 @@ def test_no_command_prints_a_raw_control_character_from_a_name(tmp_path: Path, c
 def test_validate_refuses_a_runtime_id_two_tasks_claim(catalog: Path) -> None:
     seat(catalog, "h", "x", '    argv "sh" "-c" "true"\n    ding\n')
     seat(catalog, "h", "x.ding")
-    from st2.validation import validate_catalog
+    from st2.authoring.validation import validate_catalog
 
     problems = [d for d in validate_catalog(catalog, "h") if d.code == "duplicate-task"]
     assert len(problems) == 2
@@ -105,6 +105,6 @@ def test_validate_refuses_a_runtime_id_two_tasks_claim(catalog: Path) -> None:
 def test_distinct_runtime_ids_pass_validate(catalog: Path) -> None:
     seat(catalog, "h", "x", '    argv "sh" "-c" "true"\n    ding\n')
     seat(catalog, "h", "x.dong")
-    from st2.validation import validate_catalog
+    from st2.authoring.validation import validate_catalog
 
     assert [d for d in validate_catalog(catalog, "h") if d.severity == "error"] == []

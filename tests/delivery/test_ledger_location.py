@@ -1,6 +1,8 @@
 """Where a native seat's delivery ledger lives (st2.delivery.ledger.ledger_location): in the
 session store beside the runtime scope, so a reboot — which makes the scope meaningless — keeps
-it; a ledger an earlier build left in the scope is carried there once, byte for byte."""
+it; a ledger an earlier build left in the scope is carried there once, byte for byte, by the
+explicit migration a session runs at its start (st2.delivery.ledger.carry_from_scope), never by
+the getter."""
 
 from __future__ import annotations
 
@@ -51,18 +53,20 @@ def test_a_ledger_left_in_the_scope_is_carried_once_byte_for_byte(tmp_path: Path
     scope = scope_of(tmp_path)
     data = L.encode(L.CODEX, RUNTIME_ID, RUNTIME_ID, [])
     old = old_ledger(scope, data)
+    L.carry_from_scope(scope, RUNTIME_ID)
     path, staging = L.ledger_location(scope, RUNTIME_ID)
     assert path.read_bytes() == data and not old.exists()
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600 and os.listdir(staging) == []
     # One in the store already wins; the scope's is stale and removed.
     stale = old_ledger(scope, b"{stale")
-    L.ledger_location(scope, RUNTIME_ID)
+    L.carry_from_scope(scope, RUNTIME_ID)
     assert path.read_bytes() == data and not stale.exists()
 
 
 def test_a_malformed_carried_ledger_is_quarantined_where_it_now_lives(tmp_path: Path) -> None:
     scope = scope_of(tmp_path)
     old_ledger(scope, b"{garbage")
+    L.carry_from_scope(scope, RUNTIME_ID)
     path, staging = L.ledger_location(scope, RUNTIME_ID)
     assert path.read_bytes() == b"{garbage"
     with pytest.raises(L.Quarantined):
@@ -83,5 +87,15 @@ def test_anything_but_a_regular_file_in_the_scope_is_left_alone(tmp_path: Path, 
         os.mkfifo(old)
     else:
         old.mkdir()
+    L.carry_from_scope(scope, RUNTIME_ID)
     path, _ = L.ledger_location(scope, RUNTIME_ID)
     assert not path.exists() and os.path.lexists(old)
+
+
+def test_the_getter_moves_nothing(tmp_path: Path) -> None:
+    scope = scope_of(tmp_path)
+    old = old_ledger(scope, L.encode(L.CODEX, RUNTIME_ID, RUNTIME_ID, []))
+    before = sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*"))
+    path, staging = L.ledger_location(scope, RUNTIME_ID)
+    assert sorted(str(path.relative_to(tmp_path)) for path in tmp_path.rglob("*")) == before
+    assert old.exists() and not path.exists() and not staging.exists()

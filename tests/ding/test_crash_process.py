@@ -13,7 +13,7 @@ from ding_support import (HOST, Notifier, Standin, make_seat, poll_for, typed_no
                           write_message)
 from support import FaultSeed
 from st2.catalog.layout import CatalogPaths
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 from st2.ding.harness import adapters_for
 from st2.ding.notice import PASTE_END, PASTE_START
 from st2.ding.notifier import Notifier as CoreNotifier

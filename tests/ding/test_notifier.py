@@ -8,7 +8,7 @@ import pytest
 
 from ding_support import make_seat, write_message
 from st2.catalog.layout import CatalogPaths
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.ding.harness import adapters_for
 from st2.ding.notifier import DELIVERY_RETRY_BACKOFF_SECONDS, Notifier, SessionWatch, Settings
 from st2.ding.ownership import OwnershipStore

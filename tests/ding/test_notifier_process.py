@@ -14,7 +14,7 @@ from ding_support import (Notifier, Standin, archive, make_seat, ownership_recor
                           write_message)
 from st2.ding.notice import PASTE_END, PASTE_START
 from st2.records import status as status_record
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 
 pytestmark = pytest.mark.process
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from st2.ding import service_killed
 from st2.ding.service_killed import Killed
+from st2.runtime import layout
 
 
 def test_the_record_round_trips_and_names_only_the_service_it_was_written_for(tmp_path) -> None:
@@ -18,7 +19,7 @@ def test_the_record_round_trips_and_names_only_the_service_it_was_written_for(tm
     assert not service_killed.names(killed, 123, 457)        # the PID reused by a later process
     assert not service_killed.names(None, 123, 456)
     assert killed.says() == "the DING service (pid 123) did not answer its heartbeat within 10s and was SIGKILLed by pid 789"
-    assert [entry.name for entry in tmp_path.iterdir()] == [service_killed.NAME]   # no temp file left
+    assert [entry.name for entry in tmp_path.iterdir()] == [layout.DING_SERVICE_KILLED]   # no temp file left
 
 
 def test_an_unreadable_record_reads_as_none(tmp_path) -> None:

@@ -109,7 +109,7 @@ def _residue(catalog: Path) -> list[str]:
 
 def _prepare(fleet: Fleet) -> str:
     """Every record in place; returns the filename of the message waiting in worker's inbox."""
-    from st2.clock import SYSTEM_CLOCK
+    from st2.base.clock import SYSTEM_CLOCK
     from st2.records import harness_context, harness_state
 
     seat = fleet.catalog / "agents" / "h" / "worker"

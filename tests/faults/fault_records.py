@@ -55,7 +55,7 @@ def _last_done(log: Path) -> int:
 
 
 def run(scale: float, base: Path, seed: int = 20261203) -> Verdict:
-    from st2.clock import SYSTEM_CLOCK
+    from st2.base.clock import SYSTEM_CLOCK
     from st2.records import harness_context, harness_state
 
     base = Path(base)

@@ -18,7 +18,7 @@ class StrictlyIncreasing:
     """The system clock, but each reading at least a millisecond past the previous one."""
 
     def __init__(self) -> None:
-        from st2.clock import SYSTEM_CLOCK
+        from st2.base.clock import SYSTEM_CLOCK
 
         self.clock = SYSTEM_CLOCK
         self.last = 0

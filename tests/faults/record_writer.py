@@ -20,7 +20,7 @@ def main() -> int:
     first, count, seq = int(first), int(count), int(seq)
     descriptor = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
 
-    from st2.clock import SYSTEM_CLOCK
+    from st2.base.clock import SYSTEM_CLOCK
     from st2.records import harness_context, harness_state, placement
 
     original = placement.publish_record

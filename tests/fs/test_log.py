@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from st2.delegation import stop_log
+from st2.kit.delegation import stop_log
 from st2.fs.log import append_line
-from st2.usage import history
+from st2.kit.usage import history
 
 
 def test_both_logs_append_whole_lines_owner_only(tmp_path: Path) -> None:

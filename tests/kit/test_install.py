@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kit_support import REPO, git, hermetic_environment, new_repository, run_st2
-from st2 import knobs
+from st2.kit import knobs
 
 pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 TEMPLATES = REPO / "st2" / "kit" / "templates"

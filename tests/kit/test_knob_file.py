@@ -7,7 +7,7 @@ import pytest
 from pathlib import Path
 
 from kit_support import hermetic_environment, run_st2
-from st2 import knobs
+from st2.kit import knobs
 
 pytestmark = pytest.mark.process
 

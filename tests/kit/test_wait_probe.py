@@ -95,7 +95,7 @@ def test_a_recorded_trial_with_the_real_wait_body(tmp_path, sandbox, predicate, 
     assert recorded.returncode == 0 and line.startswith(f"form=local predicate={predicate} producer_ms=1500 waiter_exit=0 ")
     assert line.endswith(f" class={expected}\n")
     assert (tmp_path / ".workflow" / "wait-primitive-evidence.txt").read_text() == line
-    from st2.delegation.process_liveness import is_alive
+    from st2.kit.delegation.process_liveness import is_alive
 
     while is_alive(pid):  # the producer ends on its own after its declared duration
         time.sleep(0.02)

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.records import harness_context, harness_state, status
 from support import poll_for, run_st2  # noqa: F401 (poll_for, run_st2 re-exported)
 from supervisor_support import Fleet

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from support import poll_for
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.fs.atomic import UnsafePublication, publish
 from st2.records import placement, status
 from support import REPO
@@ -24,7 +24,7 @@ STALLED_WRITER = textwrap.dedent(
     """
     import os, sys, time
     from pathlib import Path
-    from st2.clock import Clock
+    from st2.base.clock import Clock
     from st2.records import status
 
     marker = Path(sys.argv[2])

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.records import harness_context
 from support import compact
 

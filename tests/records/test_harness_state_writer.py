@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.records import harness_state
 from st2.records.harness_state import Writer, claim
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.clock import Clock
+from st2.base.clock import Clock
 from st2.records import harness_context, placement  # noqa: F401  (imported before fork)
 import st2.fs.lock  # noqa: F401,E402  (imported before fork: a child must not spend its life importing)
 from support import REPO
@@ -36,7 +36,7 @@ CONCURRENT_WRITER = textwrap.dedent(
     """
     import json, sys
     from pathlib import Path
-    from st2.clock import Clock
+    from st2.base.clock import Clock
     from st2.records.harness_context import CompactionEdge, Writer
 
     seat, index, count, log = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])

@@ -19,7 +19,7 @@ PROBE = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from st2.clock import Clock
+    from st2.base.clock import Clock
     from st2.records import driver_diagnostic, harness_context, harness_state, status
 
     seat = Path(sys.argv[1])

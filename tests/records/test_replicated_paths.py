@@ -11,7 +11,7 @@ import pytest
 from inotify_simple import INotify, flags
 
 from st2.catalog import layout
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.fs.atomic import publish
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 

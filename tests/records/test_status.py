@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.records import status
 from st2.records.status import RefreshOutcome
 

@@ -23,7 +23,7 @@ raise SystemExit(status)
 """
 
 FORBIDDEN_PREFIXES = ("pydantic", "psutil", "filelock", "sdnotify", "inotify_simple", "st2.supervisor",
-                      "st2.bus", "st2.usage", "st2.delegation", "st2.drivers", "st2.ding",
+                      "st2.bus", "st2.kit.usage", "st2.kit.delegation", "st2.drivers", "st2.ding",
                       "textual", "st2.top")
 # The bus's own name-only mail reader (the one unread set and activity rule), nothing heavier.
 ALLOWED_BUS = ("st2.bus", "st2.bus.boxes", "st2.bus.filename")

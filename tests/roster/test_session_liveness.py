@@ -111,7 +111,7 @@ def test_a_seat_st2_down_stopped_never_reads_live_again_until_relaunched(short_r
     # `st2 down` kills the seat and removes its launch record; a fresh `active` record written
     # after (the killed harness's last write, a stale writer) must read unknown(session-dead),
     # not obs:active for the next 15 minutes. A relaunch ends the tombstone.
-    from st2.clock import SYSTEM_CLOCK
+    from st2.base.clock import SYSTEM_CLOCK
 
     state, catalog = short_root / "state", short_root / "catalog"
     seat = catalog / "agents" / "h" / "w"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.records import driver_diagnostic
 from st2.runtime import resumable_session as records
 from st2.runtime import resume

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from st2.supervisor.runtime.exec_backend import ExecBackend
-from st2.supervisor.runtime.process_group import kill_group, reap_children
+from st2.supervisor.backends.exec_backend import ExecBackend
+from st2.supervisor.backends.process_group import kill_group, reap_children
 from st2.runtime.scope import RuntimeScope
-from st2.supervisor.runtime.tmux_backend import TmuxBackend
+from st2.supervisor.backends.tmux_backend import TmuxBackend
 
 
 @pytest.fixture

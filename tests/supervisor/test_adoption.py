@@ -11,7 +11,7 @@ import pytest
 from supervisor_support import RuntimeScope, poll_for
 from st2.runtime import launch_record
 from st2.process.identity import observe
-from st2.supervisor.runtime.process_group import kill_group
+from st2.supervisor.backends.process_group import kill_group
 from st2.runtime.scope import SUN_PATH_BYTES
 
 pytestmark = pytest.mark.process

@@ -6,9 +6,9 @@ import pytest
 
 from supervisor_support import poll_for
 from st2.doctor.health import supervisor_health, task_health
-from st2.supervisor.runtime.backend import RuntimeState, TaskSpec
-from st2.supervisor.runtime.exec_backend import ExecBackend
-from st2.supervisor.runtime.process_group import reap_children
+from st2.supervisor.backends.backend import RuntimeState, TaskSpec
+from st2.supervisor.backends.exec_backend import ExecBackend
+from st2.supervisor.backends.process_group import reap_children
 
 
 def lines(fleet):

@@ -1,5 +1,5 @@
 """One catalog directory on one host has exactly one fleet, whatever path or environment names
-it (st2/catalog/runtime_home.py): `st2 up` through a symlink or under another XDG_STATE_HOME
+it (st2/runtime/runtime_home.py): `st2 up` through a symlink or under another XDG_STATE_HOME
 launches nothing twice, `st2 down` from either stops the fleet, and a scope an older st2 keyed
 on the literal path keeps being found."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.catalog import runtime_home
+from st2.runtime import runtime_home
 from st2.runtime.scope import RuntimeScope
 from support import poll_for, run_st2, st2_env
 

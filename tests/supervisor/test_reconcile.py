@@ -12,7 +12,7 @@ import pytest
 
 from supervisor_support import Fleet, poll_for
 from st2.catalog.location import CatalogLocation
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.supervisor import holds, lowering
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.reconcile import Reconciler, Selection

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from st2.catalog.location import CatalogLocation
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.supervisor import holds, park
 from st2.supervisor.catalog_view import read_catalog
 from st2.supervisor.reconcile import Reconciler, Selection
 from st2.supervisor.restart_policy import Phase
 from st2.runtime import launch_record
-from st2.supervisor.runtime.backend import LaunchError, Observation, RuntimeState, TaskSpec
+from st2.supervisor.backends.backend import LaunchError, Observation, RuntimeState, TaskSpec
 from st2.runtime.launch_record import LaunchRecord
 from st2.runtime.scope import RuntimeScope
 

@@ -14,7 +14,7 @@ import st2
 from replacement_build import build_identity, replacement_build
 from supervisor_support import poll_for
 from st2.process.identity import observe
-from st2.supervisor.runtime.process_group import group_alive
+from st2.supervisor.backends.process_group import group_alive
 
 pytestmark = pytest.mark.process
 

@@ -14,7 +14,7 @@ import pytest
 
 from supervisor_support import poll_for
 from st2.catalog.location import CatalogLocation
-from st2.clock import SYSTEM_CLOCK
+from st2.base.clock import SYSTEM_CLOCK
 from st2.supervisor import loop
 from st2.supervisor.reconcile import Reconciler
 from st2.fs.watch import MUTATION_MASK

@@ -11,7 +11,7 @@ import pytest
 
 import top_fixture
 from st2.catalog.location import CatalogLocation
-from st2.clock import PinnedWallClock
+from st2.base.clock import PinnedWallClock
 from st2.events import journal
 from st2.events.event import FleetEvent
 from st2.fs.atomic import ensure_directory, publish

@@ -10,7 +10,7 @@ import pytest
 
 import top_fixture
 from st2.top.usage_view import SAMPLING_OFF, read_usage
-from st2.usage.verdict import verdict
+from st2.kit.usage.verdict import verdict
 
 
 def environment(tmp_path: Path) -> tuple[dict[str, str], Path]:

@@ -8,6 +8,9 @@ cursor row of any screen and so must never be dispatched against a TUI's screen.
 Claude Code, Codex, pi or omp gets positional dispatch over the TUI grammars. Any other harness
 (opencode) has no maintained screen grammar here: its adapter list is empty, every screen is unproven, and DING
 holds rather than types into a surface it cannot read.
+
+- :mod:`.shell` — the line composer of a plain terminal program (the demo ``shell`` seats,
+  line-oriented TUIs).
 """
 
 from __future__ import annotations

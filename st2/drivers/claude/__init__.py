@@ -11,6 +11,12 @@
 - :mod:`.settings` / :mod:`.expansion` — the ``claude { … }`` block's argv and rendered
   ``.claude/settings.local.json``.
 - :mod:`.replay` — ``st2 driver claude replay``: captured payloads through the same producers.
+- :mod:`.events` — Claude hook events → observed harness state and compaction edges.
+- :mod:`.payload` — the Claude status-line payload → one harness-context reading.
+- :mod:`.recording` — apply one Claude hook event, or one status-line payload, to a seat's records.
+- :mod:`.renderer` — the operator's downstream status-line renderer: resolution and one run.
+- :mod:`.seat` — which seat a Claude hook or tee writes to, and as which session.
+- :mod:`.statusline_arm` — ``st2 driver claude-statusline-arm [--identity I] [--catalog C]``.
 
 Standard library only at import time (hot paths import this package).
 """

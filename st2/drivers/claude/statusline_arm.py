@@ -100,7 +100,7 @@ def resolved_knobs(environ):
     """The knobs, resolved once per render; None when malformed (that costs the usage fallback
     and the inbox group, never the line)."""
     try:
-        from st2 import knobs
+        from st2.kit import knobs
 
         return knobs.resolve(environ)
     except Exception:
@@ -123,7 +123,7 @@ def windows(payload: dict, environ, config) -> list[tuple[str, float, int]]:
             return found
     if config is None:
         return found
-    from st2.usage import knobs, snapshot
+    from st2.kit.usage import knobs, snapshot
 
     reading = snapshot.read_file(knobs.usage_paths(config, environ).usage_file)
     if reading.outcome != snapshot.READ:
@@ -199,7 +199,7 @@ def render(payload, environ, options: dict[str, str], cwd: str, now: int) -> str
 
 def parse_arguments(argv: list[str]) -> dict[str, str]:
     """``--identity``/``--catalog`` values; raise ValueError for anything else."""
-    from st2 import argv as argv_grammar
+    from st2.kit import argv as argv_grammar
 
     _, options, positionals = argv_grammar.parse(argv, options=("--identity", "--catalog"))
     if positionals:

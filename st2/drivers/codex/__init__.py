@@ -10,6 +10,12 @@
 - :mod:`.pump` — the delivery pump over :mod:`st2.delivery.ledger` (Codex profile).
 - :mod:`.session` — the wrapper itself; :mod:`.transcript` — the human view in the PTY.
 - :mod:`.replay` — ``st2 driver codex replay``: captured frames through the same producers.
+- :mod:`.diagnostics` — what the Codex wrapper publishes on the driver-diagnostic boundaries.
+- :mod:`.human` — the human side of the Codex wrapper's PTY: what Codex is waiting for a person to
+  answer, and the keyboard grammar (:mod:`.transcript` documents it).
+- :mod:`.rehearsal` — a rehearsal of the Codex wrapper's code for the seat host to run once before
+  it freezes its heap.
+- :mod:`.screen` — the Codex TUI composer, located on the raw screen by its styled ``›`` prompt.
 """
 
 from __future__ import annotations

@@ -48,8 +48,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from st2.runtime import layout
+
 SCHEMA = "st2.codex-control-state.v1"
-RECORD_NAME = "control-state.json"
 
 
 class Phase(enum.Enum):
@@ -227,4 +228,4 @@ class ControlStore:
 
 
 def store_paths(scope_directory: Path, runtime_id: str) -> Path:
-    return Path(scope_directory) / "codex" / runtime_id / RECORD_NAME
+    return layout.codex_control_record(Path(scope_directory), runtime_id)

@@ -78,7 +78,7 @@ MESSAGE = "---\nfrom: h.rehearsal\nsubject: rehearsal\n---\nrehearsal\n"
 
 def rehearse() -> None:
     """Run one Codex wrapper session over a scratch seat; leave nothing behind. Never raises."""
-    from st2.clock import SYSTEM_CLOCK
+    from st2.base.clock import SYSTEM_CLOCK
     from st2.drivers.codex.session import CodexSession
     from st2.drivers.seat import Seat
 

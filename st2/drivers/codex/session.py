@@ -50,6 +50,7 @@ from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, 
                                         SessionRecords, adopt_predecessor_failure, die_with_parent, resolve_seat,
                                         say, version_gate)
 from st2.records import driver_diagnostic, harness_context
+from st2.runtime import layout
 
 TICK_SECONDS = 1.0
 REJECTION_BACKOFF_SECONDS = 15.0
@@ -72,7 +73,7 @@ class CodexSession(GroupServerSession):
                  operator: str | None = None, state_dir: Path | None = None,
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
                  stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
-        from st2.delivery.ledger import ledger_location
+        from st2.delivery.ledger import carry_from_scope, ledger_location
         from st2.runtime.scope import RuntimeScope
 
         if not codex_argv:
@@ -94,6 +95,7 @@ class CodexSession(GroupServerSession):
                                       prefix="st2 codex-session")
         scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
         self.control_path = control_module.store_paths(scope.directory, runtime_id)
+        carry_from_scope(scope.directory, runtime_id)  # the one-time migration, before the pump loads
         self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
                          runtime_id, log=self.note)
         self.scope_staging = scope.staging
@@ -138,7 +140,7 @@ class CodexSession(GroupServerSession):
         self.control_store = ControlStore(self.control_path, self.scope_staging, self.seat.agent, self.runtime_id,
                                           self.records.token)
         self.binding_to_resume = self.resume.begin(self.records.token)
-        stderr_path = self.control_path.parent / "app-server.stderr"
+        stderr_path = layout.codex_app_server_stderr(self.control_path)
         stderr_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             with open(stderr_path, "ab") as stderr:
@@ -433,7 +435,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv
                 operator: str | None = None, clock=None) -> int:
     """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
     not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
 
     seat = resolve_seat(catalog, identity, "st2 codex-session")
     if seat is None:

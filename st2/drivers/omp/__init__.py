@@ -5,6 +5,11 @@ omp has a hard launch gate by minor series (docs/drivers.md §omp): a patch insi
 no new evidence, while what a number means is a property of a build, pinned by the fixture over
 the capture of each build in :data:`MEASURED_CONTEXT_BUILDS` — every one of which the gate must
 admit (a build measured but refused would be evidence for a version the fleet can never run).
+
+- :mod:`.expansion` — the ``omp { … }`` driver block.
+- :mod:`.screen` — the omp TUI composer (omp 18.2.3, a pi fork, ``captures/omp/18.2.3/screens/``).
+- :mod:`.session` — ``st2 driver omp-session --identity I --runtime-id R -- omp …``: the omp
+  wrapper.
 """
 
 HARNESS = "omp"

@@ -10,6 +10,9 @@
   (:mod:`st2.delivery.ledger`, opencode profile: never releases).
 - :mod:`.session` — the wrapper itself (and its transcript view of the SSE stream).
 - :mod:`.replay` — ``st2 driver opencode replay``: captured SSE frames through the same producers.
+- :mod:`.attach_anchor` — opencode's own TUI in a forked wrapper's pane: run by the pane's
+  ``/bin/sh`` anchor (issue 19).
+- :mod:`.view` — the human view in an opencode seat's PTY.
 """
 
 from __future__ import annotations

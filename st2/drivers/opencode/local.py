@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from st2.fs.atomic import ensure_directory, publish
+from st2.runtime import layout
 
 SCHEMA = "st2.opencode-server.v1"
-DIRECTORY_NAME = "opencode"
-RECORD_NAME = "server.json"
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class LaunchState:
 
 
 def state_path(scope_directory: Path, runtime_id: str) -> Path:
-    return Path(scope_directory) / DIRECTORY_NAME / runtime_id / RECORD_NAME
+    return layout.opencode_server_record(Path(scope_directory), runtime_id)
 
 
 def write(path: Path, staging: Path, agent: str, runtime_id: str, state: LaunchState) -> None:

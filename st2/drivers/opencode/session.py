@@ -64,6 +64,7 @@ from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, 
                                         adopt_predecessor_failure, die_with_parent, exit_words, resolve_seat,
                                         say, version_gate)
 from st2.records import driver_diagnostic, harness_context
+from st2.runtime import layout
 
 EXIT_UNSUPPORTED = 78
 TICK_SECONDS = 1.0
@@ -163,7 +164,7 @@ class OpencodeSession(GroupServerSession):
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
                  stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
                  view: str = "attach") -> None:
-        from st2.delivery.ledger import ledger_location
+        from st2.delivery.ledger import carry_from_scope, ledger_location
         from st2.runtime.scope import RuntimeScope
 
         if not argv:
@@ -188,6 +189,7 @@ class OpencodeSession(GroupServerSession):
         self.view = View(self, catalog, seat, operator, stream)
         self.view_mode = view
         self.attached: subprocess.Popen | attach_anchor.AnchoredTui | None = None
+        carry_from_scope(scope.directory, runtime_id)  # the one-time migration, before the pump loads
         self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
                          runtime_id, log=self.note)
         self.context = ContextProducer()
@@ -242,7 +244,7 @@ class OpencodeSession(GroupServerSession):
         self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
                                                      self.records.token, self.clock)
         self.session_id = self.resume.begin(self.records.token)
-        self.server_log = self.state_path.parent / "serve.log"
+        self.server_log = layout.opencode_serve_log(self.state_path)
         self.server_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
             self.spawn()
@@ -753,7 +755,7 @@ def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list
     """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
     resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
     opencode cannot be started)."""
-    from st2.clock import Clock
+    from st2.base.clock import Clock
 
     if model is not None and split_model(model) is None:
         _say(f"--model {model!r} is not providerID/modelID")

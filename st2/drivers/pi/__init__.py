@@ -7,6 +7,7 @@
   harness-state.
 - :mod:`.expansion` — the ``pi { … }`` block's argv.
 - :mod:`.replay` — ``st2 driver pi replay``: captured frames through the same consumer.
+- :mod:`.screen` — the pi TUI composer (pi 0.73.1, ``captures/pi/0.73.1/screens/``).
 
 pi has no runtime version gate (docs/drivers.md §pi): what its numbers mean is pinned by the fixture over
 the capture of :data:`MEASURED_VERSION`, which is the build the lab installs and the extension smoke

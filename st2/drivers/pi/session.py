@@ -49,7 +49,7 @@ def hooks_directory(environment: dict[str, str]) -> Path:
     explicit = environment.get("ST_HOOKS")
     if explicit:
         return Path(explicit)
-    from st2.hook_assets import hooks_directory as packaged
+    from st2.drivers.hook_assets import hooks_directory as packaged
 
     return Path(packaged())
 
@@ -61,8 +61,9 @@ def inject_extension(argv: list[str], extension: Path) -> list[str]:
 
 def diagnostics_path(runtime_id: str) -> Path:
     from st2.catalog.layout import runtime_state_dir
+    from st2.runtime import layout
 
-    return runtime_state_dir() / "channel" / f"{runtime_id}.log"
+    return layout.channel_log(runtime_state_dir(), runtime_id)
 
 
 class ChannelSession(ChildSession):

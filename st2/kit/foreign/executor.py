@@ -27,9 +27,9 @@ import stat
 import subprocess
 import sys
 
-from st2 import argv as argv_grammar
+from st2.kit import argv as argv_grammar
 from st2.kit.foreign import clone, keyed_verdict, session
-from st2 import foreign_tables
+from st2.kit import foreign_tables
 from st2.fs.atomic import write_all
 from st2.fs.read import RUNTIME_LIMIT, TRANSCRIPT_LIMIT, NotRegular, TooLarge, read_bounded
 

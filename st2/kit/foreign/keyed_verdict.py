@@ -1,6 +1,6 @@
 """The keyed verdict (docs/kit.md §Keyed verdict): the usage rule over one foreign adapter's
 own snapshot, in the keyed order parse → long-axis pause → RESET-OK → short-axis pause →
-age-STALE → OK (:func:`st2.usage.verdict.judge` with ``order=KEYED``). No identity arm, no
+age-STALE → OK (:func:`st2.kit.usage.verdict.judge` with ``order=KEYED``). No identity arm, no
 history sample, no ``width=`` field.
 
 ``DELEGATION_KIT_FOREIGN_USAGE`` names the adapter's snapshot (the usage.txt contract, the
@@ -20,8 +20,8 @@ from __future__ import annotations
 import os
 import subprocess
 
-from st2 import foreign_tables
-from st2.usage import snapshot as usage_snapshot, verdict as usage_verdict
+from st2.kit import foreign_tables
+from st2.kit.usage import snapshot as usage_snapshot, verdict as usage_verdict
 
 OK, RESET_OK, PAUSE, STALE, OFF = "OK", "RESET-OK", "PAUSE", "STALE", "OFF"
 STATUS = {OK: 0, RESET_OK: 0, PAUSE: 1, STALE: 2, OFF: 2}

@@ -127,7 +127,7 @@ def offline_session(catalog: Path, tmp_path: Path, clock=None):
     """A :class:`CodexSession` over a fresh seat, started as far as its records (claim, context
     writer, control store) with a :class:`Sink` for a connection: its frame handling and
     delivery run in process, on ``clock`` (a FakeClock by default), with no app-server."""
-    from st2.clock import FakeClock
+    from st2.base.clock import FakeClock
     from st2.drivers.codex.control import ControlStore
     from st2.drivers.codex.session import CodexSession
     from st2.drivers.seat import Seat

@@ -126,7 +126,7 @@ def test_the_wrappers_0_171_0_wire_above_the_baseline_pins_the_number_and_the_wr
 
 
 def test_replaying_the_captured_wire_reproduces_the_live_record(tmp_path) -> None:
-    from st2.clock import FakeClock
+    from st2.base.clock import FakeClock
     from st2.drivers.codex.replay import replay
     from st2.drivers.seat import Seat
 

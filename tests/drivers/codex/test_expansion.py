@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.validation import validate_catalog
+from st2.authoring.validation import validate_catalog
 from st2.declarations import load_agent
 from st2.drivers import delivery_owner, owns_delivery
 from st2.drivers.codex import SUPPORTED_VERSIONS

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from support import start_seat_host
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 from st2.seathost.watch_client import SharedSeatWatch, open_seat_watch
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from opencode_support import make_seat
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.drivers.opencode.api import ApiError
 from st2.drivers.opencode.session import OpencodeSession
 from st2.drivers.seat import Seat

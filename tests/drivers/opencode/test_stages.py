@@ -11,7 +11,7 @@ from pathlib import Path
 
 from opencode_support import make_seat, write_message
 
-from st2.clock import Clock
+from st2.base.clock import Clock
 from st2.drivers.opencode.api import ApiError
 from st2.drivers.opencode import session as session_module
 from st2.drivers.opencode.session import OpencodeSession

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support_channel import make_seat
 
-from st2.clock import FakeClock
+from st2.base.clock import FakeClock
 from st2.drivers.pi.channel import ASKS, BLOCKED_ON, FRAME_LIMIT, READING_KEYS, STATES, Consumer, Malformed, decode
 from st2.records import harness_context
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.validation import validate_catalog
+from st2.authoring.validation import validate_catalog
 from st2.declarations import load_agent
 from st2.supervisor.lowering import lower
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from st2.usage import snapshot as usage_snapshot, verdict as usage_verdict
+from st2.kit.usage import snapshot as usage_snapshot, verdict as usage_verdict
 
 pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 

@@ -1,6 +1,6 @@
 """`st2 hook budget-guard`: the PreToolUse hook on the Agent matcher that prices every dispatch.
 
-It runs the usage verdict in process (the same :func:`st2.usage.verdict.verdict` the CLI
+It runs the usage verdict in process (the same :func:`st2.kit.usage.verdict.verdict` the CLI
 prints) and routes on its status:
 
 * PAUSE (1) → block: exit 2 with the verdict line plus its corrective on stderr, which the
@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import sys
 
-from st2.usage.verdict import verdict
+from st2.kit.usage.verdict import verdict
 
 NAME = "budget-guard"
 CORRECTIVE = (

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from st2.records import decoding
-from st2.delegation import agent_definitions, knobs
+from st2.kit.delegation import agent_definitions, knobs
 from st2.drivers.claude.hooks import output as hook_output
 
 NAME = "dispatch-guard"

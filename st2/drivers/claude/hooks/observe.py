@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"st2 claude-observe: {event}: the payload is not JSON; nothing recorded\n")
         return 0
     try:
-        from st2.clock import Clock
+        from st2.base.clock import Clock
 
         environ = os.environ
         seat = seat_module.resolve(seat_module.catalog_root(options.get("--catalog"), environ),

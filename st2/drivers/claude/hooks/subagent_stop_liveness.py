@@ -3,7 +3,7 @@
 Refuses a dispatched session's turn end (exit 2, reason on stderr) while a launch record under
 ``${GATE_SDK_TMP_DIR:-.tmp}`` names a live producer, or while the harness's task view shows a
 shell task the session launched still running. The reading is a spawned reader's exit class
-(:mod:`st2.delegation.reader_spawn`), mapped onto seven verdicts:
+(:mod:`st2.kit.delegation.reader_spawn`), mapped onto seven verdicts:
 
     reader exit 0 ............................ green        allow
     reader exit 1 ............................ red          refuse (live=yes)
@@ -14,12 +14,12 @@ shell task the session launched still running. The reading is a spawned reader's
     resolved reader the OS would not start ... unstarted    allow (spawn= carries the OS error)
 
 The task-view arm refuses beside any verdict and, like red and corrupt, ignores
-``stop_hook_active``. A harness helper's firing (:mod:`st2.delegation.task_view`) allows on
+``stop_hook_active``. A harness helper's firing (:mod:`st2.kit.delegation.task_view`) allows on
 every arm. ``records`` and ``runs`` come from the hook's own ``*.run`` listing, taken after the
 reader ran; they name a diagnosis, never decide a refusal. An unparseable payload costs the log
 its event, session and keys columns and the task-view arm, and leaves the verdict exact.
 
-One line per firing is appended to ``DELEGATION_KIT_STOP_LOG`` (:mod:`st2.delegation.stop_log`).
+One line per firing is appended to ``DELEGATION_KIT_STOP_LOG`` (:mod:`st2.kit.delegation.stop_log`).
 No hook JSON is written, except the knob-fault decline: a malformed delegation knob writes a
 ``systemMessage`` so the operator learns this turn end went unguarded, and allows.
 """
@@ -32,9 +32,9 @@ from collections.abc import Mapping
 from collections import namedtuple
 
 from st2.records import decoding
-from st2.clock import SYSTEM_CLOCK, Clock
+from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.drivers.claude.hooks import output as hook_output
-from st2.delegation import checkout, knobs, launch_record, reader_spawn, stop_log, task_view
+from st2.kit.delegation import checkout, knobs, launch_record, reader_spawn, stop_log, task_view
 
 NAME = "subagent-stop-liveness"
 REFUSING_VERDICTS = ("red", "corrupt", "unresolved")

@@ -1,0 +1,7 @@
+"""The primitives every layer may import: standard library only, importing nothing of st2.
+
+- :mod:`.clock` — the time seam: wall milliseconds stamp records, monotonic seconds measure durations.
+- :mod:`.digest` — SHA-256 without loading OpenSSL.
+- :mod:`.terminal_text` — text safe to print to a terminal: the one escaping rule for names,
+  diagnostics, records and log lines that st2 prints.
+"""

@@ -1,0 +1,228 @@
+"""Where everything lives in one catalog's host-local runtime. Every reader derives its paths here.
+
+Host-local state sits under the runtime state directory (:func:`st2.catalog.layout.runtime_state_dir`,
+``$XDG_STATE_HOME/st2``) and is never replicated::
+
+    scopes/<catalog-digest>/<host>/          the runtime scope (:mod:`st2.runtime.scope`)
+        scope.json                           names the catalog and host
+        tasks/<runtime-id>.json              launch records
+        parks/<runtime-id>.json              park markers
+        unpark/<runtime-id>.json             unpark requests
+        s/<runtime-id>                       tmux sockets (unless the catalog declares a pty-root)
+        staging/                             staging for atomic publication in the scope
+        stopped/<runtime-id>                 tombstones of removed launch records
+        holds/<runtime-id>                   holds written by ``st2 down``
+        supervisor.json                      the supervisor running the scope
+        ding/<target>.json                   DING ownership records
+        events/journal, journal.1,           the fleet event journal and its delivery state
+              state.json, notify.log
+        seat-host.sock, seat-host.lock       the seat host's socket and its lock
+        ding-service.sock, .lock,            the DING service's socket, lock, start lock,
+          .start.lock, .killed               and the record of its last kill
+        ding-service/<target>.lock           one notifier per seat
+        opencode/<runtime-id>/server.json    an opencode seat's server record (+ serve.log)
+        codex/<runtime-id>/control-state.json  a codex seat's control state (+ app-server.stderr)
+        delivery/<runtime-id>/delivery-ledger.json  where earlier builds kept the delivery ledger
+    sessions/<catalog-digest>/<host>/        the session store (survives a reboot, unlike the scope)
+        <runtime-id>.json, <runtime-id>.down,   resumable-session records, stop markers, their locks
+          .<runtime-id>.json.lock
+        staging/                             staging for atomic publication in the store
+        delivery/<runtime-id>/delivery-ledger.json  delivery ledgers
+    cache/declarations.<catalog-digest>.json the declaration cache
+    cache/seats.<catalog-digest>.json        the seat index
+    channel/<runtime-id>.log                 a pi seat's extension channel diagnostics
+
+Nothing else in st2 spells these names (``tests/runtime/test_layout.py`` scans for them). The
+functions take and return the caller's own paths (a ``Path`` gives ``Path``s). Standard library
+only, and no pathlib import: hot paths import this.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: the paths below are the caller's own
+    from pathlib import Path
+
+# Under the runtime state directory.
+SCOPES = "scopes"
+SESSIONS = "sessions"
+CACHE = "cache"
+CHANNEL = "channel"
+
+# In the runtime scope.
+SCOPE_RECORD = "scope.json"
+TASKS = "tasks"
+PARKS = "parks"
+UNPARK = "unpark"
+SOCKETS = "s"
+STAGING = "staging"              # also in the session store
+STOPPED = "stopped"
+HOLDS = "holds"
+SUPERVISOR_RECORD = "supervisor.json"
+DING_OWNERSHIP = "ding"
+EVENTS = "events"
+EVENTS_CURRENT = "journal"
+EVENTS_PREVIOUS = "journal.1"
+EVENTS_STATE = "state.json"
+EVENTS_NOTIFY_LOG = "notify.log"
+SEAT_HOST_SOCKET = "seat-host.sock"
+SEAT_HOST_LOCK = "seat-host.lock"
+DING_SERVICE_SOCKET = "ding-service.sock"
+DING_SERVICE_LOCK = "ding-service.lock"
+DING_SERVICE_START_LOCK = "ding-service.start.lock"
+DING_SERVICE_KILLED = "ding-service.killed"
+DING_SERVICE_SEAT_LOCKS = "ding-service"
+OPENCODE = "opencode"
+OPENCODE_SERVER_RECORD = "server.json"
+OPENCODE_SERVE_LOG = "serve.log"
+CODEX = "codex"
+CODEX_CONTROL_RECORD = "control-state.json"
+CODEX_APP_SERVER_STDERR = "app-server.stderr"
+
+# In the session store (and, from earlier builds, the scope).
+DELIVERY = "delivery"
+DELIVERY_LEDGER = "delivery-ledger.json"
+
+NAMES: tuple[str, ...] = (
+    SCOPES, SESSIONS, CACHE, CHANNEL, SCOPE_RECORD, TASKS, PARKS, UNPARK, SOCKETS, STAGING, STOPPED, HOLDS,
+    SUPERVISOR_RECORD, DING_OWNERSHIP, EVENTS, EVENTS_CURRENT, EVENTS_PREVIOUS, EVENTS_STATE, EVENTS_NOTIFY_LOG,
+    SEAT_HOST_SOCKET, SEAT_HOST_LOCK, DING_SERVICE_SOCKET, DING_SERVICE_LOCK, DING_SERVICE_START_LOCK,
+    DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
+    CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER,
+)
+"""Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
+
+
+# The runtime state directory's children.
+def scopes(state: Path) -> Path:
+    return state / SCOPES
+
+
+def declaration_cache(state: Path, digest: str) -> Path:
+    return state / CACHE / f"declarations.{digest}.json"
+
+
+def seat_index(state: str, digest: str) -> str:
+    """The seat index, as text (its readers keep the caller's kind of path)."""
+    return os.path.join(state, CACHE, f"seats.{digest}.json")
+
+
+def channel_log(state: Path, runtime_id: str) -> Path:
+    return state / CHANNEL / f"{runtime_id}.log"
+
+
+def session_store(scope: Path) -> Path:
+    """The session store beside the scope directory ``<state>/scopes/<digest>/<host>``:
+    ``<state>/sessions/<digest>/<host>``."""
+    return scope.parent.parent.parent / SESSIONS / scope.parent.name / scope.name
+
+
+# The runtime scope's files, from its directory.
+def scope_record(scope: Path) -> Path:
+    return scope / SCOPE_RECORD
+
+
+def tasks(scope: Path) -> Path:
+    return scope / TASKS
+
+
+def parks(scope: Path) -> Path:
+    return scope / PARKS
+
+
+def unpark_requests(scope: Path) -> Path:
+    return scope / UNPARK
+
+
+def sockets(scope: Path) -> Path:
+    return scope / SOCKETS
+
+
+def staging(directory: Path) -> Path:
+    """The staging directory of the scope or of the session store ``directory``."""
+    return directory / STAGING
+
+
+def stopped(scope: Path, runtime_id: str) -> Path:
+    return scope / STOPPED / runtime_id
+
+
+def holds(scope: Path) -> Path:
+    return scope / HOLDS
+
+
+def supervisor_record(scope: Path) -> Path:
+    return scope / SUPERVISOR_RECORD
+
+
+def ding_ownership(scope: Path) -> Path:
+    return scope / DING_OWNERSHIP
+
+
+def events(scope: Path) -> Path:
+    return scope / EVENTS
+
+
+def seat_host_socket(scope: Path) -> Path:
+    return scope / SEAT_HOST_SOCKET
+
+
+def seat_host_lock(scope: Path) -> Path:
+    return scope / SEAT_HOST_LOCK
+
+
+def ding_service_socket(scope: Path) -> Path:
+    return scope / DING_SERVICE_SOCKET
+
+
+def ding_service_lock(scope: Path) -> Path:
+    return scope / DING_SERVICE_LOCK
+
+
+def ding_service_start_lock(scope: Path) -> Path:
+    return scope / DING_SERVICE_START_LOCK
+
+
+def ding_service_killed(scope: Path) -> Path:
+    return scope / DING_SERVICE_KILLED
+
+
+def ding_service_seat_lock(scope: Path, target: str) -> Path:
+    return scope / DING_SERVICE_SEAT_LOCKS / f"{target}.lock"
+
+
+def opencode_server_record(scope: Path, runtime_id: str) -> Path:
+    return scope / OPENCODE / runtime_id / OPENCODE_SERVER_RECORD
+
+
+def opencode_serve_log(server_record: Path) -> Path:
+    return server_record.parent / OPENCODE_SERVE_LOG
+
+
+def codex_control_record(scope: Path, runtime_id: str) -> Path:
+    return scope / CODEX / runtime_id / CODEX_CONTROL_RECORD
+
+
+def codex_app_server_stderr(control_record: Path) -> Path:
+    return control_record.parent / CODEX_APP_SERVER_STDERR
+
+
+# The session store's files, from its directory.
+def session_record(store: Path, runtime_id: str) -> Path:
+    return store / f"{runtime_id}.json"
+
+
+def session_stop_marker(store: Path, runtime_id: str) -> Path:
+    return store / f"{runtime_id}.down"
+
+
+def session_lock(store: Path, runtime_id: str) -> Path:
+    return store / f".{runtime_id}.json.lock"
+
+
+def delivery_ledger(directory: Path, runtime_id: str) -> Path:
+    """``<directory>/delivery/<runtime-id>/delivery-ledger.json``: in the session store where the
+    ledger lives, or in the scope where earlier builds left it."""
+    return directory / DELIVERY / runtime_id / DELIVERY_LEDGER
