@@ -25,6 +25,7 @@ def preload() -> None:
     import st2.ding.notice  # noqa: F401
     import st2.ding.notifier  # noqa: F401
     import st2.ding.route  # noqa: F401
+    import st2.front.table  # noqa: F401
     import st2.ding.ownership  # noqa: F401
     import st2.ding.serve  # noqa: F401
     import st2.ding.service  # noqa: F401
@@ -43,19 +44,16 @@ def preload() -> None:
 
 def run_forked_session(words: list[str]) -> int:
     """A forked session wrapper's entry (:mod:`st2.seathost.session_fork`): ``words`` are the
-    pane's, which :mod:`st2.drivers.session_route` recognized before handing them off; run them
-    through that route without handing off again (70 if they are no longer recognized)."""
-    from st2 import fast_verbs
-    from st2.drivers import session_handoff, session_route
+    pane's, which the front door's table recognized before handing them off; run them through
+    its session rows, as the seat host's fork (no handing off again; 70 if they are no longer
+    recognized)."""
+    from st2.drivers import session_handoff
+    from st2.front.table import FORKED_SESSION, route
     from st2.seathost import session_fork
 
     if session_fork.replies:   # the pane anchor runs a TUI on request, answering on descriptor 4
         session_handoff.adopt_channel(session_fork.STATUS_FD, session_fork.REPLY_FD)
-    verb = fast_verbs.verb_at(words)
-    root = fast_verbs.parse_options(words[:verb], fast_verbs.ROOT_OPTIONS, (), 0) if verb is not None else None
-    status = None
-    if root is not None and words[verb] == "driver":
-        status = session_route.run(words, verb, root[0], hand_off=False)
+    status = route(words, FORKED_SESSION)
     return 70 if status is None else status
 
 
@@ -88,7 +86,7 @@ def preload_native_wrappers() -> None:
     import st2.drivers.session_common  # noqa: F401
     import st2.drivers.session_handoff  # noqa: F401
     import st2.drivers.session_route  # noqa: F401
-    import st2.fast_verbs  # noqa: F401
+    import st2.front.table  # noqa: F401
     import st2.fs.lock  # noqa: F401
     import st2.records.driver_diagnostic  # noqa: F401
     import st2.records.harness_context  # noqa: F401
@@ -102,11 +100,11 @@ def preload_native_wrappers() -> None:
 
 
 def entry(words: list[str]) -> int:
-    """What a forked process runs: ``st2 ding`` in the supervisor's shape without click
-    (:mod:`st2.ding.route`), everything else through the click CLI."""
-    from st2.ding import route
+    """What a forked process runs: ``st2 ding`` in the supervisor's shape without click (the
+    front door's :data:`st2.front.table.FORKED` rows), everything else through the click CLI."""
+    from st2.front.table import FORKED, route
 
-    status = route.run(words)
+    status = route(words, FORKED)
     if status is not None:
         return status
     from st2.cli import run

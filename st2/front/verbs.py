@@ -1,127 +1,26 @@
-"""Verbs run without click when their argv has the common, well-formed shape.
+"""The cores of ``st2 message send`` and ``st2 agents`` on the click-free route
+(:mod:`st2.front.table`), for words already read in the shape their click commands accept.
 
 Agents send mail many times an hour, and importing click and the CLI tree costs ``st2 message
 send`` as much as the send itself (measured in benchmarks/hot_paths.py), and ``st2 agents`` a
-tenth of its 627-seat roster (benchmarks/roster.py). :func:`run` recognizes
-``st2 [--catalog C] [--host H] message send [TO] [options]`` and ``st2 [--catalog C] [--host H]
-agents [options]`` where every word is one the click command accepts spelled one plain way
-(``--name value``, ``--name=value``, ``-m value``, the flags), no option repeats, no value or
-positional starts with ``-`` and stdout and stderr are UTF-8. Anything else — ``--help``,
-``--``, an unknown or abbreviated option, a ``--priority`` or ``--status`` outside its choices,
-a catalog that is not a directory, a sender or recipient that does not
-resolve, an ``--identity`` naming no seat, an OS error while the roster reads — returns None
-before anything is printed or sent, and :mod:`st2.entry` runs the click CLI instead, which
-prints its own usage or error exactly as before. Otherwise the verb is the click command's
-(:func:`st2.cli.message.send_command`, :func:`st2.cli.agents.agents`): the same calls, the same
-output bytes (text holding an escape is echoed by click itself, which strips ANSI sequences off
-a terminal), a send's failures rendered through the same click exception (imported only then),
-so stdout, stderr and the exit status are byte-identical whichever route ran
-(tests/bus/test_fast_send.py and tests/roster/test_fast_agents.py compare them).
+tenth of its 627-seat roster (benchmarks/roster.py). A catalog that is not a directory, a sender
+or recipient that does not resolve, an ``--identity`` naming no seat, an OS error while the
+roster reads before it printed anything: each returns None before anything is printed or sent,
+and the click CLI runs the words instead, printing its own usage or error exactly as before.
+Otherwise the verb is the click command's (:func:`st2.cli.message.send_command`,
+:func:`st2.cli.agents.agents`): the same calls, the same output bytes (text holding an escape
+is echoed by click itself, which strips ANSI sequences off a terminal), a send's failures
+rendered through the same click exception (imported only then), so stdout, stderr and the exit
+status are byte-identical whichever route ran (tests/bus/test_fast_send.py and
+tests/roster/test_fast_agents.py compare them).
 
-Standard library only at import; the bus or the roster is imported when its verb is recognized.
+Standard library only at import; the bus or the roster is imported when its verb runs.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-
-ROOT_OPTIONS = ("--catalog", "--host")
-SEND_OPTIONS = ("--to-id", "-m", "--message", "--subject", "--in-reply-to", "--tags", "--priority",
-                "--idempotency-key", "--as", "--catalog", "--host")
-SEND_FLAGS = ("--json",)
-ALIASES = {"-m": "--message"}
-PRIORITIES = ("low", "normal", "high")
-
-
-def parse_options(words: list[str], options: tuple[str, ...], flags: tuple[str, ...],
-                  positionals: int) -> tuple[dict[str, str], set[str], list[str]] | None:
-    """``(option values, flags seen, positionals)`` of ``words`` in the plain spellings, or None
-    when any word is outside them (the caller then defers to click)."""
-    values: dict[str, str] = {}
-    seen: set[str] = set()
-    bare: list[str] = []
-    index = 0
-    while index < len(words):
-        word = words[index]
-        index += 1
-        if not word.startswith("-"):
-            bare.append(word)
-            continue
-        if word in flags:
-            if word in seen:
-                return None
-            seen.add(word)
-            continue
-        name, equals, value = word.partition("=")
-        if name not in options or (equals and not name.startswith("--")):
-            return None
-        if not equals:
-            if index >= len(words):
-                return None
-            value = words[index]
-            index += 1
-        name = ALIASES.get(name, name)
-        if name in values or value.startswith("-"):
-            return None
-        values[name] = value
-    if len(bare) > positionals:
-        return None
-    return values, seen, bare
-
-
-AGENTS_OPTIONS = ("--status", "--identity", "--catalog", "--host")
-AGENTS_FLAGS = ("--json", "--enrich")
-
-
-def utf8(stream) -> bool:
-    return (getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8"
-
-
-def verb_at(words: list[str]) -> int | None:
-    """The index of the verb: the first word that is no root option or its value."""
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word in ROOT_OPTIONS:
-            index += 2
-        elif word.startswith(tuple(option + "=" for option in ROOT_OPTIONS)):
-            index += 1
-        elif word.startswith("-"):
-            return None
-        else:
-            return index
-    return None
-
-
-def run(words: list[str]) -> int | None:
-    """Run ``words`` (the argv after ``st2``) when it is a recognized fast verb; None otherwise."""
-    verb = verb_at(words)
-    if verb is None or not (utf8(sys.stdout) and utf8(sys.stderr)):
-        return None
-    root = parse_options(words[:verb], ROOT_OPTIONS, (), 0)
-    if root is None:
-        return None
-    if words[verb] == "driver":
-        from st2.drivers import session_route
-
-        return session_route.run(words, verb, root[0])
-    if words[verb] == "agents":
-        parsed = parse_options(words[verb + 1:], AGENTS_OPTIONS, AGENTS_FLAGS, 0)
-        from st2.records.status import PRESENCES
-
-        if parsed is None or parsed[0].get("--status", "unknown") not in PRESENCES:
-            return None
-        return agents(words, root[0], parsed[0], parsed[1])
-    if words[verb + 1: verb + 2] != ["send"] or words[verb] != "message":
-        return None
-    send = parse_options(words[verb + 2:], SEND_OPTIONS, SEND_FLAGS, 1)
-    if send is None:
-        return None
-    values, flags, bare = send
-    if values.get("--priority", "normal") not in PRIORITIES:
-        return None
-    return message_send(words, root[0], values, "--json" in flags, bare[0] if bare else None)
 
 
 def echo(text: str, *, err: bool = False) -> None:
@@ -147,9 +46,12 @@ def location_of(root_values: dict[str, str], values: dict[str, str]):
     return (root, resolve_host(values.get("--host") or root_values.get("--host"))) if os.path.isdir(root) else None
 
 
-def agents(words: list[str], root_values: dict[str, str], values: dict[str, str], flags: set[str]) -> int | None:
-    """:func:`st2.cli.agents.agents` for already parsed options (both run :func:`st2.roster.verb.agents`)."""
+def agents(call) -> int | None:
+    """:func:`st2.cli.agents.agents` for a :class:`st2.front.table.Call` (both run
+    :func:`st2.roster.verb.agents`)."""
     from st2.roster.verb import agents as print_roster
+
+    words, root_values, values, flags = call.words, call.root, call.parsed.values, call.parsed.flags
 
     location = location_of(root_values, values)
     if location is None:
@@ -182,14 +84,16 @@ class Printed:
         echo(text, err=err)
 
 
-def message_send(words: list[str], root_values: dict[str, str], values: dict[str, str], as_json: bool,
-                 to: str | None) -> int | None:
-    """The send of :func:`st2.cli.message.send_command` for already parsed options, reading the
-    catalog's seats once (:class:`st2.bus.addressing.OneReading`) as that command does."""
+def message_send(call) -> int | None:
+    """The send of :func:`st2.cli.message.send_command` for a :class:`st2.front.table.Call`,
+    reading the catalog's seats once (:class:`st2.bus.addressing.OneReading`) as that command
+    does."""
     from st2.bus.addressing import OneReading
 
+    parsed = call.parsed
     with OneReading():
-        return _message_send(words, root_values, values, as_json, to)
+        return _message_send(call.words, call.root, parsed.values, "--json" in parsed.flags,
+                             parsed.positionals[0] if parsed.positionals else None)
 
 
 def _message_send(words: list[str], root_values: dict[str, str], values: dict[str, str], as_json: bool,
