@@ -129,7 +129,8 @@ def parse(words: list[str], shape: Shape) -> Parsed:
 KIT_ARM = dict(positionals=None, escape=True, repeats=True, dash_values=True, lone_dash=True)
 
 
-def parse_kit(argv: list[str], flags: tuple[str, ...] = (), options: tuple[str, ...] = ()) -> tuple[set[str], dict[str, str], list[str]]:
+def parse_kit(argv: list[str], flags: tuple[str, ...] = (),
+              options: tuple[str, ...] = ()) -> tuple[set[str], dict[str, str], list[str]]:
     """The kit arms' grammar: any positionals, ``--`` ending option processing, repeats (the
     last value wins) and dash-led values allowed, ``-`` a positional. Return (flags seen,
     option values, positionals). Raise :class:`ShapeRefusal`."""

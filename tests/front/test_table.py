@@ -52,11 +52,13 @@ def differences(shape: Shape, command: click.Command, left_to_click: set[str] = 
         else:
             spellings, kind = click_options[name]
             if spellings != shape_options[name]:
-                found.append(f"{name}: spelled {sorted(spellings)} by click, {sorted(shape_options[name])} by the shape")
+                found.append(f"{name}: spelled {sorted(spellings)} by click, "
+                             f"{sorted(shape_options[name])} by the shape")
             choices = shape.choices.get(name)
             choices = tuple(choices() if callable(choices) else choices or ())
             if tuple(getattr(kind, "choices", ())) != choices:
-                found.append(f"{name}: choices {list(getattr(kind, 'choices', ()))} in click, {list(choices)} in the shape")
+                found.append(f"{name}: choices {list(getattr(kind, 'choices', ()))} in click, "
+                             f"{list(choices)} in the shape")
             if (kind == click.FLOAT) != (name in shape.numbers):
                 found.append(f"{name}: a number on one side only")
     for flag in sorted(set(shape.flags) ^ click_flags):

@@ -74,8 +74,8 @@ class Traced:
         self.log = directory / f"{name}.log"
         with open(self.log, "ab") as handle:
             self.process = subprocess.Popen([sys.executable, "-c", TRACE, str(self.report), entry, str(scope), *words],
-                                            stdin=stdin, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=directory,
-                                            start_new_session=True)
+                                            stdin=stdin, stdout=handle, stderr=subprocess.STDOUT, env=env,
+                                            cwd=directory, start_new_session=True)
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
@@ -131,7 +131,8 @@ def ding_runs(tmp_path_factory) -> list[set[str]]:
     served.mkdir()
     env = environment(base, catalog)
     # `st2 ding <agent>` is how the supervisor launches it (st2/supervisor/lowering.py).
-    traced = [Traced(base, "stub-alone", "entry", alone, ["ding", "h.ann", "--poll-interval", "0.2", "--trace-progress"], env),
+    traced = [Traced(base, "stub-alone", "entry", alone,
+                     ["ding", "h.ann", "--poll-interval", "0.2", "--trace-progress"], env),
               Traced(base, "service", "entry", served, ["ding-service", "--scope-directory", str(served)], env)]
     try:
         from st2.ding import service_wire
