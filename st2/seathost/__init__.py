@@ -33,7 +33,7 @@ only blocks in a read stays under 1 MiB private. Each seat's DING task is now a 
 (:mod:`st2.ding.stub`) forked here exactly as the notifier was — the same separate process,
 launch record, log and signals — that hands its loop to the scope's DING service
 (:mod:`st2.ding.service`, one process, forked from this host on the first stub's request, one
-thread per seat) and blocks; parsed without click (:mod:`st2.ding.route`), since click's parse
+thread per seat) and blocks; parsed without click (:mod:`st2.front.table`), since click's parse
 alone dirtied ~1 MiB of a stub. If the service dies, each stub serves its seat itself, loudly.
 Measured at 100 shell seats (``benchmarks/fleet_memory.py --seats 100 --mix shell``, same
 machine, one after another): forked notifiers as before 4.51 MiB per seat (notifier 4.46 MiB);
