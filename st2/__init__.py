@@ -1,13 +1,10 @@
 """st2 — supervise a fleet of coding-agent seats declared in a file catalog.
 
-The root holds the entry layer only (the console script, ``python -m st2`` and the click-free
-dispatch that runs before click loads); every other module lives in the package of its layer,
+The root holds the entry layer only (the console script and ``python -m st2``); every other module lives in the package of its layer,
 and the packages' imports form a DAG (tests/test_import_graph.py).
 
 - :mod:`.__main__` — ``python -m st2``: runs :func:`st2.entry.console`.
 - :mod:`.entry` — the `st2` console entry point.
-- :mod:`.fast_verbs` — verbs run without click when their argv has the common, well-formed shape.
-- :mod:`.hot_paths` — the hot-path dispatch table and its click-free dispatcher.
 - :mod:`.authoring` — catalog authoring: every st2 write path that changes a declaration or moves a
   seat.
 - :mod:`.base` — the primitives every layer may import: standard library only, importing nothing of
@@ -27,6 +24,8 @@ and the packages' imports form a DAG (tests/test_import_graph.py).
   tasks.
 - :mod:`.drivers` — harness drivers: one package per harness (``st2.drivers.claude`` …).
 - :mod:`.events` — fleet events (`st2 events`): typed transitions of the fleet's observed state.
+- :mod:`.front` — the click-free front door: one argv-shape parser and one table of verb, accepted
+  shape and core, tried before click loads.
 - :mod:`.fs` — the filesystem seam: atomic publication, bounded reads, locks, logs, watches and the
   OS-error line.
 - :mod:`.kit` — the delegation kit: its knobs, the cores of its hooks, the usage budget,

@@ -2,10 +2,10 @@
 
 Hot paths (the status-line tee, harness hooks, `usage verdict`) run hundreds of times an hour
 per seat, so they are recognized from ``sys.argv`` and dispatched before anything imports
-click or pydantic (the table, ``HOT_PATHS``, and :func:`dispatch` live in :mod:`st2.hot_paths`).
-``st2 message send`` in its common well-formed shape runs without click too
-(:mod:`st2.fast_verbs`, byte-identical output). Every other verb goes through the click CLI in
-:mod:`st2.cli`.
+click or pydantic; ``st2 message send``, ``st2 agents`` and the session wrappers in their
+common well-formed shapes run without click too (byte-identical output). All of them are rows
+of the click-free front door's one table (:mod:`st2.front.table`; ``HOT_PATHS`` is its hot
+paths). Every other command line goes through the click CLI in :mod:`st2.cli`.
 
 :func:`console` is the process entry (the console script and ``python -m st2``). After a verb
 of those two click-free routes returns, it flushes stdout and stderr and ends the process with
@@ -20,18 +20,14 @@ from __future__ import annotations
 
 import sys
 
-from st2.hot_paths import HOT_PATHS, dispatch
+from st2.front.table import HOT_PATHS, route
 
 __all__ = ["HOT_PATHS", "console", "main"]  # st2.entry.HOT_PATHS is the table docs/architecture.md §Hot paths names
 
 
 def _route(words: list[str]) -> tuple[int, bool]:
     """Run ``words``; return the exit status and whether a click-free route ran them."""
-    if len(words) >= 2 and (words[0], words[1]) in HOT_PATHS:
-        return dispatch(words[0], words[1], words[2:]), True
-    from st2 import fast_verbs
-
-    status = fast_verbs.run(words)
+    status = route(words)
     if status is not None:
         return status, True
     from st2.cli import run

@@ -1,7 +1,9 @@
 """st2's import graph reads as the architecture: the packages under ``st2/`` form a DAG, and no
 module reaches one of st2's own packages through an ``except ImportError`` fallback or an
 importlib string, except the two lazy dispatch tables docs/architecture.md §Hot paths names (``st2.entry.HOT_PATHS``,
-defined in ``st2.hot_paths``, and ``st2.cli.VERBS``).
+the hot paths of the front door's table ``st2.front.table.ROUTES``, and ``st2.cli.VERBS``) and
+the seat host's preload manifests (``st2.seathost.preload``, data a test checks against a traced
+run of the forked entries).
 
 Every import statement counts, including the ones inside functions: a lazy import is still a
 dependency. A node is a top-level part of ``st2`` (``st2.catalog``, ``st2.drivers``,
@@ -16,7 +18,7 @@ from pathlib import Path
 from support import REPO
 
 PACKAGE = REPO / "st2"
-LAZY_DISPATCH_TABLES = {"st2/hot_paths.py", "st2/cli/__init__.py"}
+LAZY_DISPATCH_TABLES = {"st2/front/table.py", "st2/cli/__init__.py", "st2/seathost/preload.py"}
 
 
 def module_name(path: Path, root: Path) -> tuple[str, bool]:

@@ -121,7 +121,7 @@ omp_session = _channel_session("omp")
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_observe(words: tuple[str, ...]) -> None:
     """Apply one Claude hook event (payload on stdin) to the seat's records (hot path)."""
-    from st2.hot_paths import dispatch
+    from st2.front.table import dispatch
 
     exit_with(dispatch("driver", "claude-observe", list(words)))
 
@@ -130,7 +130,7 @@ def claude_observe(words: tuple[str, ...]) -> None:
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_statusline(words: tuple[str, ...]) -> None:
     """The status-line tee: record the reading, then run the operator's renderer (hot path)."""
-    from st2.hot_paths import dispatch
+    from st2.front.table import dispatch
 
     exit_with(dispatch("driver", "claude-statusline", list(words)))
 

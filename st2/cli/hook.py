@@ -20,7 +20,7 @@ def hook() -> None:
 
 def _forwarder(subverb: str, summary: str) -> click.Command:
     def callback(words: tuple[str, ...]) -> None:
-        from st2.hot_paths import dispatch
+        from st2.front.table import dispatch
 
         exit_with(dispatch("hook", subverb, list(words)))
 

@@ -20,7 +20,7 @@ class RawCommand(click.Command):
     ``--`` prints the command's help and runs nothing, as for every other verb."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        from st2.hot_paths import asks_for_help
+        from st2.front.table import asks_for_help
 
         if asks_for_help(args):  # `--help` before any `--` is help and runs nothing
             click.echo(ctx.get_help())
@@ -37,7 +37,7 @@ def usage() -> None:
 @usage.command(cls=RawCommand)
 def verdict(words: tuple[str, ...]) -> None:
     """[--] [usage-file [credentials-file]]: OK/RESET-OK exit 0, PAUSE 1, STALE 2."""
-    from st2.hot_paths import dispatch
+    from st2.front.table import dispatch
 
     exit_with(dispatch("usage", "verdict", list(words)))
 
@@ -45,7 +45,7 @@ def verdict(words: tuple[str, ...]) -> None:
 @usage.command(cls=RawCommand)
 def poll(words: tuple[str, ...]) -> None:
     """[--timeout SECONDS]: one poll cycle of the usage endpoint into usage.txt (fail-soft)."""
-    from st2.hot_paths import dispatch
+    from st2.front.table import dispatch
 
     exit_with(dispatch("usage", "poll", list(words)))
 
@@ -53,6 +53,6 @@ def poll(words: tuple[str, ...]) -> None:
 @usage.command(cls=RawCommand)
 def trend(words: tuple[str, ...]) -> None:
     """[--] [history-file]: the footprint trend over the sample history (exit 0 or 2)."""
-    from st2.hot_paths import dispatch
+    from st2.front.table import dispatch
 
     exit_with(dispatch("usage", "trend", list(words)))

@@ -1,16 +1,17 @@
-"""The session wrappers' verbs without click, in the one shape the supervisor launches them.
+"""The core of the session wrappers' verbs on the click-free route (:mod:`st2.front.table`),
+in the one shape the supervisor launches them.
 
 A seat's wrapper is its PTY task's own interpreter for the seat's whole life, so what it imports
 is paid per seat: the click CLI tree costs a live Claude wrapper 1.8 MiB PSS (13.7 against
-11.9 MiB, ten of each side by side; benchmarks/fleet_memory.py measures the fleet). :func:`run` recognizes exactly the argv the driver blocks lower to
-(``st2 [--catalog C] [--host H] driver <harness>-session --identity I [--runtime-id R]
-[--model M] [--operator P] [--view V] -- <harness argv…>``, each option at most once, spelled
-``--name value``, only the options that verb takes, no value starting with ``-``, a non-empty
-harness argv after ``--``, and a catalog that is a directory) and runs the verb's core with the
-same arguments the click command would pass; anything else returns None before anything runs,
-and the click CLI handles it exactly as before. The verbs print nothing of their own, so the
-output is the core's either way; the exit status is the core's, an OS error escaping it is the
-click CLI's one line and exit 74.
+11.9 MiB, ten of each side by side; benchmarks/fleet_memory.py measures the fleet). The front
+door's table recognizes exactly the argv the driver blocks lower to (``st2 [--catalog C] [--host
+H] driver <harness>-session --identity I [--runtime-id R] [--model M] [--operator P] [--view V]
+-- <harness argv…>``, each option at most once, spelled ``--name value``, only the options that
+verb takes, no value starting with ``-``, a non-empty harness argv after ``--``) and :func:`run`
+runs the verb's core with the same arguments the click command would pass when the catalog is a
+directory; anything else is left to the click CLI, which handles it exactly as before. The verbs
+print nothing of their own, so the output is the core's either way; the exit status is the
+core's, an OS error escaping it is the click CLI's one line and exit 74.
 
 Standard library only at import.
 """
@@ -19,63 +20,25 @@ from __future__ import annotations
 
 import os
 
-COMMON = ("--identity", "--runtime-id", "--catalog", "--host")
-OPTIONS = {
-    "claude-session": COMMON,
-    "pi-session": COMMON,
-    "omp-session": COMMON,
-    "codex-session": COMMON + ("--operator",),
-    "opencode-session": COMMON + ("--model", "--operator", "--view"),
-}
-VIEWS = ("attach", "transcript")
-
-
-def parse(words: list[str], options: tuple[str, ...]) -> tuple[dict[str, str], list[str]] | None:
-    """``(option values, harness argv)`` of ``<options…> -- <argv…>``, or None outside the shape."""
-    values: dict[str, str] = {}
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word == "--":
-            argv = words[index + 1:]
-            return (values, argv) if argv else None
-        if word not in options or word in values or index + 1 >= len(words):
-            return None
-        value = words[index + 1]
-        if value.startswith("-"):
-            return None
-        values[word] = value
-        index += 2
-    return None
-
-
-def run(words: list[str], verb: int, root_values: dict[str, str], hand_off: bool = True) -> int | None:
-    """Run ``words`` (the argv after ``st2``, its verb ``driver`` at ``verb``) when it is a
-    session verb in the launched shape; None otherwise. A native wrapper in a PTY is first
-    handed to the scope's seat host (:mod:`st2.drivers.session_handoff`: this process then
-    becomes the pane's anchor and never returns) unless ``hand_off`` is False (the forked
-    wrapper itself)."""
-    name = words[verb + 1] if verb + 1 < len(words) else None
-    if name not in OPTIONS:
-        return None
-    parsed = parse(words[verb + 2:], OPTIONS[name])
-    if parsed is None:
-        return None
-    values, argv = parsed
-    if "--identity" not in values or values.get("--view", "attach") not in VIEWS:
-        return None
+def run(call) -> int | None:
+    """Run the session verb ``call.verb`` (a :class:`st2.front.table.Call` in the launched
+    shape); None, with nothing run, when its catalog is not a directory. A native wrapper in a
+    PTY is first handed to the scope's seat host (:mod:`st2.drivers.session_handoff`: this
+    process then becomes the pane's anchor and never returns) unless the seat host forked this
+    process (``call.forked``: the wrapper itself)."""
+    name, words, values = call.verb[1], call.words, call.parsed.values
     from st2.catalog.location import resolve_catalog_root
 
-    root = resolve_catalog_root(values.get("--catalog") or root_values.get("--catalog")
+    root = resolve_catalog_root(values.get("--catalog") or call.root.get("--catalog")
                                 or os.environ.get("CATALOG") or None)
     if not root.is_dir():
         return None
-    if hand_off:
+    if not call.forked:
         from st2.drivers.session_handoff import hand_off as hand_to_seat_host
 
         hand_to_seat_host(name, root, values, words)
     try:
-        return _core(name, root, values, argv)
+        return _core(name, root, values, call.parsed.tail)
     except OSError as error:
         import sys
 

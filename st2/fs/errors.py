@@ -1,6 +1,6 @@
 """One line for an OS error no verb handled (disk full, inodes exhausted, read-only, quota, a
 path the machine refused): the verb, the operation, the path, the reason. Standard library only,
-so the click CLI and the click-free verbs (:mod:`st2.fast_verbs`) print the same line."""
+so the click CLI and the click-free verbs (:mod:`st2.front.verbs`) print the same line."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ Each arm is an ``st2`` verb; the README's "Delegation kit" section maps arm to v
 table, the hooks' cores and the usage budget are standard library only (hot paths import them).
 
 - :mod:`.agent_tiers` — the tier binding projected into agent definitions.
-- :mod:`.argv` — the kit arms' one argv grammar.
+- :mod:`.arm_knobs` — the resolved knobs for a kit arm, or its findings printed one per line.
 - :mod:`.foreign_tables` — the foreign adapter tables, read from resolved knobs, and their table
   validator (the DELEGATION_KIT_FOREIGN_* rows).
 - :mod:`.gate_output` — st2's gate library: the gate output contract every st2 gate speaks.

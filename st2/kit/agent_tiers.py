@@ -33,7 +33,8 @@ import sys
 from st2.kit import knobs as knob_table
 from st2.kit.delegation.agent_definitions import front_matter
 from st2.kit import gate_output
-from st2.kit import argv as argv_grammar
+import st2.front as argv_grammar
+from st2.kit.arm_knobs import resolve_knobs
 
 GATE = "check-agent-tier-explicit"
 EMIT = "agent-tiers"
@@ -138,7 +139,7 @@ def expected(definition: Definition, bound: dict[str, tuple[str, str | None]]) -
 
 
 def _parse(argv: list[str], flags: tuple[str, ...]) -> tuple[set[str], str | None]:
-    seen, _, positional = argv_grammar.parse(argv, flags)
+    seen, _, positional = argv_grammar.parse_kit(argv, flags)
     if len(positional) > 1:
         raise argv_grammar.ShapeRefusal(f"unexpected argument: {positional[1]}")
     return seen, (positional[0] if positional else None)
@@ -150,7 +151,7 @@ def _setup(argv, flags, environ, err, name, usage):
     except ValueError as error:
         err.write(f"{name}: {error}\n{usage}\n")
         return None
-    config = argv_grammar.resolve_knobs(environ, err, name)
+    config = resolve_knobs(environ, err, name)
     if config is None:
         return None
     return seen, directory or config.scalar("DELEGATION_KIT_AGENT_DIR"), config

@@ -32,7 +32,7 @@ import sys
 
 from st2.kit import knobs as knob_table
 from st2.kit import gate_output, gate_registry
-from st2.kit import argv as argv_grammar
+from st2.kit.arm_knobs import resolve_knobs
 
 GATE = "check-gate-tamper"
 MANIFEST = "st2-kit.lock"
@@ -175,7 +175,7 @@ def run(argv: list[str], environ=None, cwd: str | None = None, out=None, err=Non
     except ValueError as error:
         err.write(f"{GATE}: {error}\n{USAGE}\n")
         return gate_output.UNREADABLE
-    config = argv_grammar.resolve_knobs(environ, err, GATE)
+    config = resolve_knobs(environ, err, GATE)
     if config is None:
         return gate_output.UNREADABLE
     gate_globs = _expanded(config.indexed("DELEGATION_KIT_GATE_FILES"), environ)

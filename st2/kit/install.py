@@ -27,7 +27,7 @@ from pathlib import Path
 
 from st2.base.digest import sha256
 from st2.kit import gate_registry
-from st2.kit import argv as argv_grammar
+import st2.front as argv_grammar
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 DECLARATIONS = Path(__file__).resolve().parent / "checks"
@@ -105,7 +105,7 @@ def init(argv: list[str], environ=None, cwd: str | None = None, out=None, err=No
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
-        _, _, operands = argv_grammar.parse(argv)
+        _, _, operands = argv_grammar.parse_kit(argv)
         if len(operands) > 1:
             raise argv_grammar.ShapeRefusal(f"unexpected argument: {operands[1]}")
     except argv_grammar.ShapeRefusal as refusal:

@@ -17,7 +17,8 @@ import os
 import sys
 
 from st2.kit import knobs as knob_table
-from st2.kit import argv as argv_grammar
+import st2.front as argv_grammar
+from st2.kit.arm_knobs import resolve_knobs
 
 
 def roster_lines() -> list[str]:
@@ -34,7 +35,7 @@ def roster(argv: list[str], out=None, err=None) -> int:
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
-        _, _, positionals = argv_grammar.parse(argv)
+        _, _, positionals = argv_grammar.parse_kit(argv)
         if positionals:
             raise argv_grammar.ShapeRefusal(f"unexpected argument: {positionals[0]}")
     except argv_grammar.ShapeRefusal as refusal:
@@ -50,7 +51,7 @@ def values(argv: list[str], environ=None, out=None, err=None) -> int:
     err = sys.stderr if err is None else err
     usage = "usage: st2 emit knob-values [--] <NAME>"
     try:
-        _, _, positionals = argv_grammar.parse(argv)
+        _, _, positionals = argv_grammar.parse_kit(argv)
         if len(positionals) != 1:
             raise argv_grammar.ShapeRefusal("takes exactly one knob name")
     except argv_grammar.ShapeRefusal as refusal:
@@ -61,7 +62,7 @@ def values(argv: list[str], environ=None, out=None, err=None) -> int:
     if knob is None:
         err.write(f"knob-values: {name} is not a knob of the table (st2 emit knob-roster lists them)\n")
         return 2
-    config = argv_grammar.resolve_knobs(environ, err, "knob-values")
+    config = resolve_knobs(environ, err, "knob-values")
     if config is None:
         return 2
     if knob.indexed:

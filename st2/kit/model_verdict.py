@@ -29,7 +29,7 @@ import sys
 from st2.kit import knobs as knob_table
 from st2.kit.delegation.knobs import model_matches
 from st2.kit import transcript
-from st2.kit import argv as argv_grammar
+import st2.front as argv_grammar
 
 USAGE = "usage: st2 model-verdict [--expect <class>] [--] [<transcript.jsonl | session8>]"
 OFF_TIER = " — the session is not on its expected tier; stop before work that needs it and have it re-dispatched at that tier"
@@ -38,7 +38,7 @@ STATUS = {"READ": 0, "OK": 0, "BELOW": 1, "UNBOUND": 1, "UNKNOWN": 2}
 
 
 def parse_arguments(argv: list[str]) -> tuple[str | None, str | None]:
-    _, values, operands = argv_grammar.parse(argv, options=("--expect",))
+    _, values, operands = argv_grammar.parse_kit(argv, options=("--expect",))
     if len(operands) > 1:
         raise argv_grammar.ShapeRefusal(f"unexpected second operand: {operands[1]}")
     return values.get("--expect"), (operands[0] if operands else None)

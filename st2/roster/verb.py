@@ -1,5 +1,5 @@
 """The body of ``st2 agents``, shared by the click command (:mod:`st2.cli.agents`) and its
-click-free route (:mod:`st2.fast_verbs`), so both print the same bytes by construction."""
+click-free route (:mod:`st2.front.verbs`), so both print the same bytes by construction."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`st2 message send` without click (st2/fast_verbs.py) is byte-identical to the click command:
+"""`st2 message send` without click (st2/front/table.py, st2/front/verbs.py) is byte-identical to
+the click command:
 each argv runs through the real entry point and through the click CLI alone (st2.cli.run), on
 identical copies of one catalog, and stdout, stderr, exit status and every file written must
 match (the generated message filenames, time plus random suffix, normalized). The recognized

@@ -29,8 +29,8 @@ from pathlib import Path
 from st2.seathost import fork
 fork.FORKED = True                     # what the seat host's fork sets in its child
 fork.HOST_SCOPE = Path(sys.argv[1])
-from st2.ding.route import run
-sys.exit(run(["ding", "h.ann", "--socket", sys.argv[2], "--poll-interval", "0.2", "--trace-progress"]))
+from st2.front.table import FORKED, route
+sys.exit(route(["ding", "h.ann", "--socket", sys.argv[2], "--poll-interval", "0.2", "--trace-progress"], FORKED))
 """
 
 

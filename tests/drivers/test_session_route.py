@@ -1,5 +1,5 @@
-"""The session wrappers' click-free route (st2/drivers/session_route.py): exactly the launched
-shape runs without click, with the click route's exit status and output; every other shape is
+"""The session wrappers' click-free route (their rows of st2/front/table.py, their core
+st2/drivers/session_route.py): exactly the launched shape runs without click, with the click route's exit status and output; every other shape is
 left to click."""
 
 from __future__ import annotations
@@ -11,15 +11,25 @@ import sys
 import pytest
 
 from support import REPO
-from st2.drivers.session_route import OPTIONS, parse
+from st2.front import ShapeRefusal, parse as parse_shape
+from st2.front.table import ROUTES
+
+def parse(words: list[str], harness: str) -> tuple[dict[str, str], list[str]] | None:
+    """``(option values, harness argv)`` of a session verb's words, or None outside its shape."""
+    try:
+        parsed = parse_shape(words, ROUTES[("driver", f"{harness}-session")].shape)
+    except ShapeRefusal:
+        return None
+    return parsed.values, parsed.tail
+
 
 LAUNCHED = ["--identity", "h.x", "--runtime-id", "h.x", "--", "claude", "--model", "m"]
 
 
 def test_the_launched_shape_parses_and_nothing_else_does():
-    assert parse(LAUNCHED, OPTIONS["claude-session"]) == (
+    assert parse(LAUNCHED, "claude") == (
         {"--identity": "h.x", "--runtime-id": "h.x"}, ["claude", "--model", "m"])
-    assert parse(["--identity", "h.x", "--operator", "op", "--", "codex", "app-server"], OPTIONS["codex-session"])
+    assert parse(["--identity", "h.x", "--operator", "op", "--", "codex", "app-server"], "codex")
     for words in (["--identity=h.x", "--", "claude"],            # another spelling
                   ["--identity", "h.x", "--identity", "h.y", "--", "claude"],   # a repeat
                   ["--identity", "h.x", "--"],                    # no harness argv
@@ -27,7 +37,7 @@ def test_the_launched_shape_parses_and_nothing_else_does():
                   ["--identity", "-x", "--", "claude"],           # a value like an option
                   ["--identity", "h.x", "--operator", "op", "--", "claude"],    # not claude's option
                   ["--help"]):
-        assert parse(words, OPTIONS["claude-session"]) is None, words
+        assert parse(words, "claude") is None, words
 
 
 def run_entry(words: list[str], environment: dict) -> tuple[int, str, bool]:

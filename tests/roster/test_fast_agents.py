@@ -1,4 +1,5 @@
-"""`st2 agents` without click (st2/fast_verbs.py) is byte-identical to the click command: each
+"""`st2 agents` without click (st2/front/table.py, st2/front/verbs.py) is byte-identical to the
+click command: each
 argv runs through the real entry point and through the click CLI alone (st2.cli.run) on the same
 catalog path, each with a fresh declaration cache, and stdout, stderr and exit status must match
 exactly. The recognized shapes must really skip the click CLI; every other shape falls back."""

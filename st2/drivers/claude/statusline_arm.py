@@ -199,9 +199,9 @@ def render(payload, environ, options: dict[str, str], cwd: str, now: int) -> str
 
 def parse_arguments(argv: list[str]) -> dict[str, str]:
     """``--identity``/``--catalog`` values; raise ValueError for anything else."""
-    from st2.kit import argv as argv_grammar
+    import st2.front as argv_grammar
 
-    _, options, positionals = argv_grammar.parse(argv, options=("--identity", "--catalog"))
+    _, options, positionals = argv_grammar.parse_kit(argv, options=("--identity", "--catalog"))
     if positionals:
         raise ValueError(f"unexpected argument: {positionals[0]}")
     return options

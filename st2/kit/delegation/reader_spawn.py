@@ -157,7 +157,7 @@ def _fork_st2(words: tuple[str, ...], environment: dict[str, str]) -> int:
                                              open(2, "w", closefd=False))
         os.environ.clear()
         os.environ.update(environment)
-        from st2.hot_paths import dispatch  # what st2.entry runs for these words
+        from st2.front.table import dispatch  # what st2.entry runs for these words
 
         status = dispatch(words[0], words[1], list(words[2:]))
     except SystemExit as exit:

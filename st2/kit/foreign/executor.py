@@ -27,7 +27,8 @@ import stat
 import subprocess
 import sys
 
-from st2.kit import argv as argv_grammar
+import st2.front as argv_grammar
+from st2.kit.arm_knobs import resolve_knobs
 from st2.kit.foreign import clone, keyed_verdict, session
 from st2.kit import foreign_tables
 from st2.fs.atomic import write_all
@@ -76,7 +77,7 @@ class Context:
 
 
 def _context(environ, cwd: str, err, name: str):
-    config = argv_grammar.resolve_knobs(environ, err, name)
+    config = resolve_knobs(environ, err, name)
     if config is None:
         return None
     tables = foreign_tables.read(config.arrays, config.indexed("DELEGATION_KIT_TIER_CLASSES"))
@@ -228,7 +229,7 @@ def run(argv: list[str], environ=None, cwd: str | None = None, out=None, err=Non
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     try:
-        seen, values, operands = argv_grammar.parse(argv, ("--budget",), ("--mode", "--class", "--key"))
+        seen, values, operands = argv_grammar.parse_kit(argv, ("--budget",), ("--mode", "--class", "--key"))
         if "--budget" in seen:
             if values:
                 raise argv_grammar.ShapeRefusal(f"--budget takes no {' or '.join(sorted(values))}")
@@ -361,7 +362,7 @@ def _shape(tree: str, before: str, mode: str) -> str | None:
 def _session_command(argv: list[str], shape: str, usage: str, environ, cwd, err):
     """The operands and context of a resume or close, or None after a refusal on ``err``."""
     try:
-        _, _, operands = argv_grammar.parse(argv)
+        _, _, operands = argv_grammar.parse_kit(argv)
         if len(operands) != len(shape.split()):
             raise argv_grammar.ShapeRefusal(f"takes {shape}, not {len(operands)} operand(s)")
         if key_problem(operands[0]):
