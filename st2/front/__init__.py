@@ -13,7 +13,8 @@ A :class:`Shape` names the words a verb accepts after its verb words: value opti
 options whose value must be a plain decimal number, options whose value must be one of a few
 choices, options that must be given, positionals (``leading`` ones first, then up to
 ``positionals`` anywhere), and what ``--`` means (a required, non-empty ``tail`` of words passed
-on untouched; an ``escape`` after which every word is a positional; or, with neither, a word
+on untouched; an ``escape`` after which every word is a positional (``escape="first"``: only
+when ``--`` is the first word after the leading ones); or, with neither, a word
 outside the shape). Unless a shape allows ``repeats`` an option or flag given twice is outside
 it; unless it allows ``dash_values`` so is a value starting with ``-``; a dash-led word naming no
 option is outside it (``-`` itself a positional only where ``lone_dash``).
@@ -91,7 +92,7 @@ def parse(words: list[str], shape: Shape) -> Parsed:
             if not tail:
                 raise ShapeRefusal("nothing after --")
             break
-        elif word == "--" and shape.escape:
+        elif word == "--" and (shape.escape is True or (shape.escape == "first" and index == shape.leading + 1)):
             escaped = True
         elif word in shape.flags:
             if word in flags and not shape.repeats:

@@ -40,6 +40,7 @@ import os
 import sys
 import time
 
+from st2.front import Shape, ShapeRefusal, parse
 from st2.fs.read import SNAPSHOT_LIMIT, read_bounded
 from st2.kit.usage import history, knobs as knob_table, snapshot as usage_snapshot
 
@@ -67,25 +68,20 @@ JUDGED_PAUSE_7D = "pause-7d"
 JUDGED_CLEAR = "clear"
 
 
-class ShapeRefusal(Exception):
-    """The argv is not ``[--] [usage-file [credentials-file]]``."""
+ARGUMENTS = Shape(positionals=2, escape="first")  # ``[--] [usage-file [credentials-file]]``
 
 
 def parse_arguments(args: list[str]) -> tuple[str | None, str | None]:
-    """Return the (usage-file, credentials-file) positionals. A dash-led word names no option
-    here (there are none), so it is refused unless ``--`` came first; so is a third word."""
-    words = list(args)
-    if words and words[0] == "--":
-        words = words[1:]
-    else:
-        for word in words:
-            if word.startswith("-"):
-                raise ShapeRefusal(
-                    f"usage-verdict: unrecognized option: {word} — "
-                    'a path beginning with "-" is passed after a "--" separator'
-                )
-    if len(words) > 2:
-        raise ShapeRefusal(f"usage-verdict: unexpected argument: {words[2]}")
+    """Return the (usage-file, credentials-file) positionals of :data:`ARGUMENTS`. A dash-led
+    word names no option here (there are none), so it is refused unless ``--`` came first; so
+    is a third word. Raise :class:`ShapeRefusal` with the verb's one-line message."""
+    try:
+        words = parse(list(args), ARGUMENTS).positionals
+    except ShapeRefusal as refusal:
+        reason = str(refusal)
+        if reason.startswith("unrecognized option:"):
+            reason += ' — a path beginning with "-" is passed after a "--" separator'
+        raise ShapeRefusal(f"usage-verdict: {reason}") from None
     return (words[0] if words else None, words[1] if len(words) > 1 else None)
 
 
