@@ -222,7 +222,7 @@ def _read_knob_file(environ: Mapping[str, str], findings: list[str]) -> tuple[st
 
 
 def _retired_configuration(path: str, environ: Mapping[str, str], findings: list[str]) -> None:
-    """The refusals of a configuration st2 no longer reads: a shell config left beside the knob
+    """The refusals of a configuration st2 does not read: a shell config left beside the knob
     file, and a non-empty file named by the retired ``DELEGATION_KIT_CONFIG_FILE``. Either would
     otherwise be silently ignored, so a value the operator set would not hold."""
     directory = os.path.dirname(path)
