@@ -2,12 +2,12 @@
 seat's notifier loop to the scope's DING service (:mod:`st2.ding.service`) and blocks on the
 connection.
 
-The stub is the task: the seat host forks it as every per-seat process (own session and
-process group, the launch record's PID, the task's log as stdout and stderr), so adoption,
-``st2 tasks --json``, ``st2 down <seat>`` and restarts treat it as any other task. It asks for a
-service of its own build (one of another build is retired, never used), starting one through
-the seat host when none answers (one stub at a time, under ``ding-service.start.lock``), and
-registers with its log descriptor and its parsed settings (:mod:`st2.ding.service_wire`):
+The stub is the task: the seat host forks it as it forks every per-seat process (own session and
+process group, the launch record's PID, the task's log as stdout and stderr), so adoption, ``st2
+tasks --json``, ``st2 down <seat>`` and restarts treat it as any other task. It asks for a service
+of its own build (one of another build is retired, never used), starting one through the seat host
+when none answers (one stub at a time, under ``ding-service.start.lock``), and registers with its
+log descriptor and its parsed settings (:mod:`st2.ding.service_wire`):
 
 - SIGTERM or SIGINT: it sends ``stop``, waits for the loop's ``exit`` and exits with it;
 - its SIGKILL: the service sees the connection end and stops the seat's thread;
