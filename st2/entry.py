@@ -7,13 +7,13 @@ common well-formed shapes run without click too (byte-identical output). All of 
 of the click-free front door's one table (:mod:`st2.front.table`; ``HOT_PATHS`` is its hot
 paths). Every other command line goes through the click CLI in :mod:`st2.cli`.
 
-:func:`console` is the process entry (the console script and ``python -m st2``). After a verb
-of those two click-free routes returns, it flushes stdout and stderr and ends the process with
-``os._exit``: the interpreter's finalization (tearing down every module the verb loaded) cost a
-firing about 3 ms, a third of a bare ``python -c pass`` (benchmarks/hot_paths.py). It does so
-only when the exit would do nothing else: no ``atexit`` handler registered (logging, for one,
-registers its shutdown) and no other thread running; a flush that fails (a closed pipe) takes the
-ordinary exit too, which reports it as before. The exit status is the same either way.
+:func:`console` is the process entry (the console script and ``python -m st2``). After a verb of
+those two click-free routes returns, it flushes stdout and stderr and ends the process with
+``os._exit``, skipping the interpreter's finalization (tearing down every module the verb loaded;
+what that costs a firing: docs/memory.md §Third pass: no pathlib, no finalization). It does so only
+when the exit would do nothing else: no ``atexit`` handler registered (logging, for one, registers
+its shutdown) and no other thread running; a flush that fails (a closed pipe) takes the ordinary
+exit too, which reports it. The exit status is the same either way.
 """
 
 from __future__ import annotations

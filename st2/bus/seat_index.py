@@ -3,10 +3,10 @@ catalog.
 
 Resolving a recipient must prove it unique among every seat (a bare identity or a declared
 ``address`` may name any of them), so :func:`st2.bus.addressing.seats` needs every seat's id,
-address, desired state and streams. Walking 627 seats (strict discovery, then the declaration
-cache) cost a send more than the rest of its work (benchmarks/hot_paths.py); this index serves
-the same list while nothing the walk saw has changed. One file per catalog,
-``<runtime state>/cache/seats.<catalog digest>.json`` (``st2.seat-index.v1``)::
+address, desired state and streams. Walking the catalog for them (strict discovery, then the
+declaration cache) would cost a send more than the rest of its work at fleet scale (docs/memory.md
+§Both install kinds); this index serves the same list while nothing the walk saw has changed. One
+file per catalog, ``<runtime state>/cache/seats.<catalog digest>.json`` (``st2.seat-index.v1``)::
 
     {"schema":"st2.seat-index.v1","parser":<fingerprint>,
      "directories":[[<relative path>,dev,ino,mtime_ns,ctime_ns],…],
@@ -16,13 +16,12 @@ the same list while nothing the walk saw has changed. One file per catalog,
 discovery found, in its order, with its declaration's ``lstat`` identity and the bus's facts
 of it (``[id, address, desiredState, [streams…]]``, null for a declaration that does not load).
 
-It is served only when it proves the walk would find the same: every listed directory is
-still a real directory with the same ``(st_dev, st_ino, st_mtime_ns, st_ctime_ns)`` — adding,
-removing, renaming or retyping an entry changes its directory's mtime and ctime, so the entries
-discovery judges (their names, their kinds) are the indexed ones — and every seat's
-``agent.kdl`` is still a regular file with the same ``(st_dev, st_ino, st_size, st_mtime_ns,
-st_ctime_ns)``, the declaration cache's key for its facts. Otherwise the catalog is walked, as
-before, and the index stored again.
+It is served only when it proves the walk would find the same: every listed directory is still a
+real directory with the same ``(st_dev, st_ino, st_mtime_ns, st_ctime_ns)`` — adding, removing,
+renaming or retyping an entry changes its directory's mtime and ctime, so the entries discovery
+judges (their names, their kinds) are the indexed ones — and every seat's ``agent.kdl`` is still a
+regular file with the same ``(st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns)``, the declaration
+cache's key for its facts. Otherwise the catalog is walked and the index stored again.
 
 The index is host-local input, so the hostile-input rules apply (as to
 :mod:`st2.runtime.declaration_cache`): it is read through :func:`st2.fs.read.read_bounded` (no FIFO

@@ -43,10 +43,9 @@ def preload_native_wrappers() -> None:
     """Import what a forked Codex or opencode session wrapper runs
     (:data:`st2.seathost.preload.SESSION_WRAPPERS`; :mod:`st2.seathost.session_fork`), then
     rehearse a whole Codex session. The host runs this at its first ``fork-session``
-    request, not at its start: measured with ``benchmarks/fleet_memory.py --seats 20 --mix
-    shell``, a DING stub forked from a host that had run it was 3.69–3.78 MiB PSS against 3.48
-    (its new objects land in the holes the rehearsal left in shared pages), so a fleet without
-    native seats never pays it."""
+    request, not at its start: a DING stub forked from a host that had run it costs more (its new
+    objects land in the holes the rehearsal left in shared pages), so a fleet without native seats
+    never pays it (docs/memory.md §Native wrappers forked onto their pane's terminal)."""
     from st2.seathost.preload import SESSION_WRAPPERS, import_all
 
     import_all(SESSION_WRAPPERS)

@@ -39,7 +39,7 @@ DRIVER_HARNESSES = ("claude", "codex", "pi", "omp", "opencode")
 RENDER_ONLY_FIELDS = ("harness", "model", "persona", "permissions", "transport", "strategy")
 RENDER_OPERATIONS = ("copy", "file", "json-upsert", "ensure-line", "git-exclude")
 JSON_ARRAY_MODES = ("union", "replace")
-# ``resume "last" | "never"`` (issue 24): the words of st2.runtime.resume's policies, restated here
+# ``resume "last" | "never"``: the words of st2.runtime.resume's policies, restated here
 # because the declaration model imports nothing of the runtime.
 RESUME_POLICIES = ("last", "never")
 DEFAULT_RESUME = "last"

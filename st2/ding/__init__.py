@@ -1,8 +1,9 @@
 """DING: exactly-once, screen-verified mail notices into a seat's terminal (docs/delivery.md §DING).
 
-``notice`` builds the frame, ``screen`` and ``harness`` read a captured pane, ``ownership`` is
-the persisted delivery state machine, ``terminal`` talks to the seat's own tmux server,
-``watch`` wakes on inbox/status mutations, and ``notifier`` is the loop behind ``st2 ding``.
+``notice`` builds the frame, ``harness`` names the screen grammars that read a captured pane
+(:mod:`st2.drivers.screen`), ``ownership`` is the persisted delivery state machine, ``terminal``
+talks to the seat's own tmux server, and ``notifier`` is the loop behind ``st2 ding``, woken by
+the seat's watch (:mod:`st2.seathost.watch_client`) on inbox and status mutations.
 
 - :mod:`.control_client` — a seat's tmux server spoken to through one kept control-mode client
   instead of one spawned client per command list.

@@ -5,8 +5,8 @@ Python 3.11 specializes bytecode in place the first times it runs, and a forked 
 the first to run a code object copies its pages. The seat host therefore runs the notifier's
 start-up and pass paths once over a seat of its own in a temporary directory (one unread message,
 a terminal socket nobody serves, so every screen is unproven and the notice is held — nothing
-is ever typed anywhere), and removes the directory. Measured with benchmarks/fleet_memory.py:
-a forked notifier's private memory drops by about a third.
+is ever typed anywhere), and removes the directory (what the rehearsal saves a forked notifier:
+docs/memory.md §Per-seat memory and inotify at fleet scale).
 """
 
 from __future__ import annotations

@@ -2,15 +2,16 @@
 the supervisor launches it, for the stubs the seat host forks (:mod:`st2.ding.stub`).
 
 A forked child pays for every object it touches: CPython writes each one's reference count, so
-each touched object copies its whole page out of the seat host's shared, frozen heap. Running
-click's parser over the CLI tree dirtied ~1 MiB of a stub's pages (measured per step with
-``/proc/self/smaps_rollup``), a fifth of what the stub costs. The front door's table recognizes
+each touched object copies its whole page out of the seat host's shared, frozen heap, and
+click's parser over the CLI tree touches many (what it costs a stub: docs/memory.md §The DING
+service). The front door's table recognizes
 exactly ``ding <runtime-id>`` followed by any of ``--socket S``, ``--poll-interval N``,
 ``--retry-backoff N``, ``--catalog C``, ``--host H`` (each at most once, ``--name value``, a
 plain decimal number where a number is taken, no value starting with ``-``) and
 ``--trace-progress``; :func:`run` then runs :func:`core`, the same call the click command makes,
 when ``ST2_DING_TRACE_PROGRESS`` is unset or ``1`` and the catalog is a directory. Anything else
-is left to the click CLI, which handles it exactly as before.
+is left to the click CLI, which runs the same :func:`core` for a well-formed command line and
+prints its own usage or error for any other.
 
 Standard library only at import.
 """
@@ -35,7 +36,7 @@ def core(root, host: str, target: str, socket: str | None, settings) -> int:
 def as_stub() -> bool:
     """Forked by the seat host (and not ``ST2_DING_SERVICE=off``): this task is a stub whose
     loop the scope's DING service runs (:mod:`st2.ding.stub`). A spawned ``st2 ding`` serves
-    its seat itself, as it always did."""
+    its seat itself."""
     from st2.seathost import fork
 
     return fork.FORKED and os.environ.get("ST2_DING_SERVICE", "on") != "off"

@@ -1,20 +1,15 @@
 """The DING service: ONE host-level process per runtime scope that runs every seat's notifier
 loop, each in its own thread, on behalf of the seat's stub (:mod:`st2.ding.stub`).
 
-Why (issue 19, ``benchmarks/fleet_memory.py``): a notifier forked from the seat host still
-dirties ~4.6 MiB of its inherited pages as it runs (refcounts, allocator arenas, libpython's
-data), while a forked child that only blocks in a read costs 0.84 MiB private. So each seat's
-notifier task stays its own small process — the stub, forked by the seat host exactly as the
-notifier was, with its own session, launch record, log and signals — and the loop itself runs
-here, where the interpreter's own pages are paid once for every seat. Measured at 100 shell
-seats: 3.29 MiB of st2 per seat (stub 3.16 MiB, this service 10.60 MiB for all 100, i.e. ~0.1
-MiB per seat's thread), against 4.51 MiB with each notifier forked whole.
-Delivery latency through it (``benchmarks/ding_fleet.py``, inbox rename to the notice on the
-seat's screen) at 627 seats: p50 43 ms one message at a time against 40 ms with every seat serving
-itself; a burst to 20 seats is bounded by the machine (tmux clients, the ownership record's fsyncs),
-each tmux client spawned here costing more with this process's descriptors (a spawned child
-copies and closes the whole table before ``exec``: ~1.9 against ~1.3 ms a client at 5000;
-docs/memory.md §The DING service).
+Why one process for every seat's loop: a notifier forked from the seat host copies a page out
+of the host's shared, frozen heap for every object whose reference count it writes as it runs,
+while a forked child that only blocks in a read keeps nearly all its pages shared. So each
+seat's notifier task is its own small process — the stub, forked by the seat host as every
+per-seat process is, with its own session, launch record, log and signals — and the loop itself
+runs here, where the interpreter's own pages are paid once for every seat. Each tmux client
+spawned from here would copy this process's whole descriptor table before ``exec``, so the
+service spawns its clients through :mod:`st2.ding.spawner`'s helpers. (What this costs per seat,
+and the delivery latency through it: docs/memory.md §The DING service.)
 
 Started on demand: the first stub that finds no service asks the seat host to fork
 ``st2 ding-service`` (pre-imported, frozen pages; the host itself stays single-threaded). It
@@ -26,11 +21,11 @@ gives each seat thread a modest stack.
 
 Per seat (:class:`SeatThread`): the thread waits for any earlier thread of the same seat to end
 (a stub SIGKILLed mid-pass is restarted while its old pass finishes: never two notifiers of one
-seat at once), then takes the seat's lock (``<scope>/ding-service/<target>.lock``, held by every
-notifier this design starts, across processes — a retired service's thread or a stub serving
-itself included), builds the seat's :class:`st2.ding.notifier.Notifier` with
-:func:`st2.ding.serve.prepare`, its lines going to the stub's log descriptor, and runs the
-unchanged :func:`st2.ding.notifier.run` loop with a shared seat watch
+seat at once), then takes the seat's lock (``<scope>/ding-service/<target>.lock``, held across processes by
+whatever runs a seat's loop — a thread of this service or of a retired one, or a stub serving
+itself), builds the seat's :class:`st2.ding.notifier.Notifier` with
+:func:`st2.ding.serve.prepare`, its lines going to the stub's log descriptor, and runs
+:func:`st2.ding.notifier.run`, the loop a stub serving itself runs, with a shared seat watch
 (:class:`st2.seathost.watch_client.SharedSeatWatch`: no inotify instance of its own). The stub's
 ``stop`` line (its SIGTERM) or its connection ending (its SIGKILL) sets the thread's stop flag
 and writes its wake pipe; the loop's status (0 stopped or session gone, 70 for an exception,

@@ -1,19 +1,15 @@
 """Short client processes spawned from small helpers that hold no descriptor table.
 
 Every process a big one spawns starts as a copy of its descriptor table, which the child then
-closes before ``exec`` (CPython: ``vfork`` and ``close_range``). The DING service holds ~8
-descriptors per seat (5026 at 627 seats), so each tmux client it spawned cost its table's copy:
-measured on the loaded 2-core machine, a capture client took 11 ms from a process holding 5000
-descriptors against 3.9 ms from a small one. So the service forks :data:`HELPERS` helper(s) at
-its start (a handful of descriptors each), and every tmux client of its seats is spawned by one
-of them, in turn.
+closes before ``exec`` (CPython: ``vfork`` and ``close_range``), so a spawn costs more the more
+descriptors its spawner holds; the DING service holds several per seat. So the service forks
+:data:`HELPERS` helper(s) at its start (a handful of descriptors each), and every tmux client of
+its seats is spawned by one of them, in turn.
 
 Each helper, and each client it spawns, runs in a session of its own, because Linux's autogroup
 scheduler (``/proc/sys/kernel/sched_autogroup_enabled``) shares the CPU between sessions, not
 processes: the service is one session for every seat, where each self-serving notifier is a
-session per seat. Measured under load 8-18 on the 2-core machine, 20 threads spawning 6 capture
-clients each took 446-691 ms with the clients in the spawner's session and 256-266 ms with each
-in its own.
+session per seat. (What each of the two costs a delivery: docs/memory.md §The DING service.)
 
 The protocol, over one ``SOCK_SEQPACKET`` socketpair per helper (one datagram per request, so
 threads never interleave): a request is ``{"argv": [...], "timeout": seconds}`` with ONE
@@ -33,8 +29,9 @@ spawns the client itself.
 SECOND descriptor, the stream socket that becomes the client's stdin and stdout): the helper
 answers ``{"pid": n | null}`` and reaps the client when it ends. Only a helper starts one;
 :func:`end` asks it to terminate one it started (``{"end": pid}``), and when its service is gone
-(SIGKILL included) the helper terminates every client it attached before it ends: a control-mode tmux client whose peer died while the server was writing to it is
-never let go by tmux 3.3a (its unwritable output keeps the client "not done"), so the client's
+(SIGKILL included) the helper terminates every client it attached before it ends: a
+control-mode tmux client whose peer died while the server was writing to it is never let go by
+tmux 3.3a (its unwritable output keeps the client "not done"), so the client's
 own process must end for the server to drop it.
 """
 
@@ -59,8 +56,8 @@ _turn = itertools.count()
 
 
 def start(count: int = HELPERS) -> list[int]:
-    """Fork ``count`` helpers (call it while this process is single-threaded); their pids. None
-    forked (an error) leaves every client spawned here, as before."""
+    """Fork ``count`` helpers (call it while this process is single-threaded); their pids. With
+    none forked (an error), :func:`run` spawns every client itself."""
     while len(_helpers) < count:
         try:
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)

@@ -2,12 +2,12 @@
 seat's notifier loop to the scope's DING service (:mod:`st2.ding.service`) and blocks on the
 connection.
 
-The stub is the task: the seat host forked it exactly as it forked the notifier (own session
-and process group, the launch record's PID, the task's log as stdout and stderr), so adoption,
-``st2 tasks --json``, ``st2 down <seat>`` and restarts see what they always saw. It asks for a
-service of its own build (one of another build is retired, never used), starting one through
-the seat host when none answers (one stub at a time, under ``ding-service.start.lock``), and
-registers with its log descriptor and its parsed settings (:mod:`st2.ding.service_wire`):
+The stub is the task: the seat host forks it as it forks every per-seat process (own session and
+process group, the launch record's PID, the task's log as stdout and stderr), so adoption, ``st2
+tasks --json``, ``st2 down <seat>`` and restarts treat it as any other task. It asks for a service
+of its own build (one of another build is retired, never used), starting one through the seat host
+when none answers (one stub at a time, under ``ding-service.start.lock``), and registers with its
+log descriptor and its parsed settings (:mod:`st2.ding.service_wire`):
 
 - SIGTERM or SIGINT: it sends ``stop``, waits for the loop's ``exit`` and exits with it;
 - its SIGKILL: the service sees the connection end and stops the seat's thread;
@@ -25,7 +25,7 @@ registers with its log descriptor and its parsed settings (:mod:`st2.ding.servic
   ``benchmarks/fleet_memory.py`` counts it. So does a stub that can get no service at start
   (socket path past the sun_path bound, no seat host, a refused fork), once.
 
-Whatever runs a seat's loop in this design — a service thread or a stub serving itself — holds
+Whatever runs a seat's loop — a service thread or a stub serving itself — holds
 the seat's lock (:func:`st2.ding.service_wire.seat_lock_path`) for the whole loop, so two never
 run at once.
 
@@ -48,8 +48,8 @@ death at any instant (:mod:`st2.ding.ownership`). A SIGCONT that comes later fin
 The next stub to register (a restarted task, a new seat) starts a fresh service through the
 seat host as at first; stubs already serving themselves stay so until they are restarted. The
 bound (10 s; a ping every 2 s, so a stop is acted on 8-12 s after it comes) is far above a loaded
-service's answer time: a false kill costs every seat a whole notifier's memory. Measured at 100
-shell seats, the pings cost the service 0.2 and the stubs together 0.8 percent of one core.
+service's answer time: a false kill costs every seat a whole notifier's memory. (What the pings
+cost, and the time from a stop to the next notice: docs/memory.md §The DING service.)
 """
 
 from __future__ import annotations

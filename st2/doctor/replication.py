@@ -1,4 +1,4 @@
-"""Doctor's replication advisories (issue 21, docs/records.md §Placement and replicated paths): a catalog
+"""Doctor's replication advisories (docs/records.md §Placement and replicated paths): a catalog
 ``.stignore`` that disagrees with ``st2 catalog sync-rules --format syncthing``, and every
 conflict copy a replication engine left (readers ignore it; validate refuses one of a
 declaration). No correctness property depends on replication, so every finding here is an

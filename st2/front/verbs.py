@@ -1,18 +1,17 @@
 """The cores of ``st2 message send`` and ``st2 agents`` on the click-free route
 (:mod:`st2.front.table`), for words already read in the shape their click commands accept.
 
-Agents send mail many times an hour, and importing click and the CLI tree costs ``st2 message
-send`` as much as the send itself (measured in benchmarks/hot_paths.py), and ``st2 agents`` a
-tenth of its 627-seat roster (benchmarks/roster.py). A catalog that is not a directory, a sender
-or recipient that does not resolve, an ``--identity`` naming no seat, an OS error while the
-roster reads before it printed anything: each returns None before anything is printed or sent,
-and the click CLI runs the words instead, printing its own usage or error exactly as before.
-Otherwise the verb is the click command's (:func:`st2.cli.message.send_command`,
-:func:`st2.cli.agents.agents`): the same calls, the same output bytes (text holding an escape
-is echoed by click itself, which strips ANSI sequences off a terminal), a send's failures
-rendered through the same click exception (imported only then), so stdout, stderr and the exit
-status are byte-identical whichever route ran (tests/bus/test_fast_send.py and
-tests/roster/test_fast_agents.py compare them).
+Agents send mail many times an hour, and importing click and the CLI tree would cost ``st2 message
+send`` about as much as the send itself (docs/memory.md §Roster, mail and hook latency at fleet
+scale). A catalog that is not a directory, a sender or recipient that does not resolve, an
+``--identity`` naming no seat, an OS error while the roster reads before it printed anything: each
+returns None before anything is printed or sent, and the click CLI runs the words instead, printing
+its own usage or error. Otherwise the verb is the click command's
+(:func:`st2.cli.message.send_command`, :func:`st2.cli.agents.agents`): the same calls, the same
+output bytes (text holding an escape is echoed by click itself, which strips ANSI sequences off a
+terminal), a send's failures rendered through the same click exception (imported only then), so
+stdout, stderr and the exit status are byte-identical whichever route ran
+(tests/bus/test_fast_send.py and tests/roster/test_fast_agents.py compare them).
 
 Standard library only at import; the bus or the roster is imported when its verb runs.
 """

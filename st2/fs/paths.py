@@ -1,13 +1,10 @@
 """Path arithmetic that keeps its caller's kind of path, so hot paths never import pathlib.
 
-``pathlib``'s import (with ``urllib.parse``, ``ipaddress``, ``fnmatch`` and ``ntpath`` behind it)
-cost a per-firing command about 4.8 ms of CPU in a wheel install, half a bare ``python -c pass``
-(``python -c "import json"`` 17.8 ms against ``"import json, pathlib"`` 22.6 ms; the
-hot-path ratios, before and after, are in docs/memory.md §Third pass: no pathlib, no finalization and
-benchmarks/hot_paths.py), so the modules hot paths import compute with ``os.path`` on ``str``
-and hand back a path of the kind they were given: a hot path passes ``str`` and gets ``str``; a
-caller passing a :class:`pathlib.Path` gets the ``Path`` it always got. Standard library only,
-and not pathlib.
+Importing ``pathlib`` (with ``urllib.parse``, ``ipaddress``, ``fnmatch`` and ``ntpath`` behind it)
+costs a per-firing command a large share of a bare interpreter start (docs/memory.md §Third pass:
+no pathlib, no finalization), so the modules hot paths import compute with ``os.path`` on ``str``
+and hand back a path of the kind they were given: a caller passing ``str`` gets ``str``; a caller
+passing a :class:`pathlib.Path` gets a ``Path``. Standard library only, and not pathlib.
 """
 
 from __future__ import annotations

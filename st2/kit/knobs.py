@@ -15,12 +15,11 @@ Where a value comes from, first match wins:
   ``STOP_LOG``, ``REQUIRE_TIER`` and ``AGENT_DIR`` an empty environment value reads as unset (the
   delegation hooks always read them so);
 - an indexed knob: the knob file's ``NAME[] = element`` lines, which replace the default whole,
-  then the default. In general an indexed knob has no environment spelling. st2 had shipped one
-  for five delegation knobs (one element per line of the variable's value); it is kept for the
-  three that no gate reads (``LIVENESS_CMD``, ``READONLY_TYPES``, ``MUTATING_TYPES``: set
-  non-empty, it replaces the file's value whole) and is gone for ``TIER_CLASSES`` and
-  ``TIER_MODEL``, which the freshness gate check-agent-tier-explicit reads: a per-session
-  override would red that gate against an unchanged tree, so those two are file-only.
+  then the default. An indexed knob has no environment spelling, except the three that no gate
+  reads (``LIVENESS_CMD``, ``READONLY_TYPES``, ``MUTATING_TYPES``): one element per line of the
+  variable's value, which, set non-empty, replaces the file's value whole. ``TIER_CLASSES`` and
+  ``TIER_MODEL`` are file-only because the freshness gate check-agent-tier-explicit reads them:
+  a per-session override would red that gate against an unchanged tree.
 
 The knob file is ``$DELEGATION_KIT_KNOB_FILE`` when set (it must then exist), else
 ``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Beside it, a
@@ -222,7 +221,7 @@ def _read_knob_file(environ: Mapping[str, str], findings: list[str]) -> tuple[st
 
 
 def _retired_configuration(path: str, environ: Mapping[str, str], findings: list[str]) -> None:
-    """The refusals of a configuration st2 no longer reads: a shell config left beside the knob
+    """The refusals of a configuration st2 does not read: a shell config left beside the knob
     file, and a non-empty file named by the retired ``DELEGATION_KIT_CONFIG_FILE``. Either would
     otherwise be silently ignored, so a value the operator set would not hold."""
     directory = os.path.dirname(path)

@@ -49,7 +49,7 @@ RECOVERY_INDETERMINATE = "replaceWithValidRecordOrClearOnStageRecovery"
 DRIVERS: tuple[str, ...] = ("opencode", "claude", "codex", "pi", "omp")
 # Projection order, earliest boundary first: the four gates st2 owns, then the rejected
 # credential (the cause), then the delivery and read-back symptoms it produces.
-# ``resume`` (issue 24) is the relaunch's resume of the recorded harness session, refused.
+# ``resume`` is the relaunch's resume of the recorded harness session, refused.
 STAGES: tuple[str, ...] = ("versionGate", "apiGate", "sse", "seed", "resume", "providerAuth", "delivery",
                            "readBack")
 SOURCES: tuple[str, ...] = (

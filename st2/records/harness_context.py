@@ -30,8 +30,8 @@ There is no ``unknown`` on this axis and no path from an absence to a number. Th
 independent of ``harness-state``. The reader imports only the standard library.
 
 The record types are namedtuple classes, not dataclasses: the status-line tee and the Claude
-hooks import this module on every firing, and dataclasses (with inspect, ast, dis, tokenize)
-and typing cost more than the rest of such a firing (benchmarks/hot_paths.py). Each keeps a
+hooks import this module on every firing, where importing dataclasses (with inspect, ast, dis,
+tokenize) and typing is not affordable (docs/memory.md §Both install kinds). Each keeps a
 dataclass's constructor, field names, defaults, ``repr`` and immutability.
 """
 

@@ -84,8 +84,8 @@ class Record(namedtuple("Record", (
         "incarnation", "seq", "since_ms", "written_at_ms", "transitions"))):
     """The decoded record, before any derivation. ``reason``, ``exit`` and ``pty_session`` are
     str | None, ``seq``, ``since_ms``, ``written_at_ms`` and ``transitions`` ints, the rest strs.
-    (A namedtuple class, not a dataclass: hooks import this module on every firing, and
-    dataclasses and typing cost more than the firing's own work; benchmarks/hot_paths.py.)"""
+    (A namedtuple class, not a dataclass: hooks import this module on every firing, where
+    dataclasses and typing are not affordable; docs/memory.md §Both install kinds.)"""
 
     __slots__ = ()
 

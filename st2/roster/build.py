@@ -12,7 +12,7 @@ from st2.roster.row import RosterRow, build_row
 
 
 class Problem(str):
-    """One problem line (a ``str``, printed as before) that knows the host whose subtree it
+    """One problem line (a ``str``, printed as its text) that knows the host whose subtree it
     concerns (None: the catalog's own), so Doctor can tell this host's from a remote one."""
 
     host: str | None = None

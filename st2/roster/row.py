@@ -50,7 +50,7 @@ class RosterRow:
     last_activity_ms: float | None = None
     inbox: int = 0
     harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
-    session: SessionRecord | None = None  # --enrich: this host's resumable-session record (issue 24)
+    session: SessionRecord | None = None  # --enrich: this host's resumable-session record
 
 
 def _read_bytes(path: str) -> bytes | None:

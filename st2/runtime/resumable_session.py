@@ -1,5 +1,6 @@
 """The resumable-session record: which harness session a seat's incarnation runs, as its driver
-observed it, so a relaunch after a crash or a reboot resumes that conversation (issue 24).
+observed it, so a relaunch after a crash or a reboot resumes that conversation (docs/records.md
+§Resumable session).
 
 Where: host-local durable state, **not** the runtime scope. The runtime scope
 (``<state>/st2/scopes/<digest>/<host>/``, :mod:`st2.runtime.scope`) holds what a reboot makes

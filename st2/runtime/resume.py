@@ -1,4 +1,5 @@
-"""Resuming a seat's conversation across relaunches: the harness-neutral core (issue 24).
+"""Resuming a seat's conversation across relaunches: the harness-neutral core
+(docs/records.md §Resumable session).
 
 The record is :mod:`st2.runtime.resumable_session` (where it lives and why, its wire shape).
 This module is the machine over it and the small API every driver uses:

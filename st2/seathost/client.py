@@ -1,12 +1,12 @@
 """The supervisor's side of the seat host: keep one running for the scope, and fork through it.
 
 :meth:`SeatHostClient.fork` is what the exec backend calls for a forkable task (a DING
-notifier). It makes sure a host of this very build answers (``hello``); a host of another build
+task). It makes sure a host of this very build answers (``hello``); a host of another build
 (a replaced binary) is asked to ``retire`` and a new one is started, so a fork never runs old
 code; a host that is gone (SIGKILLed, crashed) is started again. The host is started like every
 task: its own session (and scope, where systemd is reachable), never the supervisor's group.
-When no host can be had, ``fork`` returns None and the caller spawns the task directly as it
-always did, after saying so once (a host that does not come up is retried after
+When no host can be had, ``fork`` returns None and the caller spawns the task directly,
+after saying so once (a host that does not come up is retried after
 :data:`RETRY_SECONDS`, never on every launch).
 """
 

@@ -1,4 +1,4 @@
-"""A native seat's session wrapper forked from the pre-imported seat host (issue 19 items 1–2).
+"""A native seat's session wrapper forked from the pre-imported seat host.
 
 A Codex or opencode wrapper (``st2 driver codex-session`` / ``opencode-session``) needs no
 controlling terminal: its harness is a headless server, and what the wrapper needs of the pane
@@ -18,7 +18,7 @@ terminal) and the wrapper's end of the anchor's status socket; the answer ``{"pi
   for the host's other children reaches it, and it never acquires the pane's terminal as a
   controlling terminal (reads, writes, termios and ``TIOCGWINSZ`` work on the descriptor all
   the same; the wrappers use neither SIGWINCH nor SIGINT, which the terminal would send to the
-  pane's foreground group: the anchor ignores ^C exactly as the wrapper's own handler did);
+  pane's foreground group: the anchor ignores ^C, as a wrapper in the pane does);
 - the terminal as 0/1/2 with fresh ``sys.stdin/stdout/stderr`` over them in the pane's encoding
   (line-buffered on a terminal, as the interpreter would open them), the status socket as
   descriptor 3, no descriptor of the host's, the pane's working directory, umask and whole
@@ -28,7 +28,7 @@ terminal) and the wrapper's end of the anchor's status socket; the answer ``{"pi
   SIGKILL, a killed pane) the kernel sends the wrapper SIGTERM and its ordinary stop path runs
   (the server's group stopped, the ``ended`` record written) — never an orphan wrapper
   outliving its task. An anchor already gone when the child starts is the same SIGTERM;
-- the wrapper core unchanged (the host's ``session_entry``,
+- the same wrapper core a wrapper in the pane runs (the host's ``session_entry``,
   :func:`st2.cli.seat_host.run_forked_session`); just before it ends, ``status N`` and a
   newline on descriptor 3, which the anchor exits with.
 

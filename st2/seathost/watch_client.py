@@ -1,11 +1,11 @@
 """A seat's wake-ups through the seat host's shared inotify instance, for the DING notifier and
 the native delivery pumps.
 
-:func:`open_seat_watch` is how a per-seat process gets its watch: registered with the scope's
-seat host when one answers (:class:`SharedSeatWatch`, no inotify instance of its own), else a
-private :class:`st2.catalog.seat_watch.SeatWatch` as before; a private watch that cannot get an
-instance (``max_user_instances`` exhausted) is inert, and that is said out loud — the process
-then wakes on its timer alone, never silently.
+:func:`open_seat_watch` is how a per-seat process gets its watch: registered with the scope's seat
+host when one answers (:class:`SharedSeatWatch`, no inotify instance of its own), else a private
+:class:`st2.catalog.seat_watch.SeatWatch` (an inotify instance of its own); a private watch that
+cannot get an instance (``max_user_instances`` exhausted) is inert, and that is said out loud — the
+process then wakes on its timer alone, never silently.
 
 A :class:`SharedSeatWatch` hands the host the write end of a pipe it keeps the read end of
 (:meth:`fileno`, stable for the process's life, so a caller's selector stays valid across host

@@ -1,13 +1,14 @@
 """The zygote: the seat host's one child that does nothing but fork the per-seat processes.
 
-Why (issue 19): the host keeps working after every fork (requests, every seat's inotify events,
-the keeper's timers), and each page it writes after a fork stops being shared with the children
-forked before. So right after ``gc.freeze()`` the host forks this quiet copy of itself, and
-forwards every ``fork`` and ``fork-session`` request (:mod:`.wire`) to it over a socketpair:
-the same JSON line, the same descriptors (``SCM_RIGHTS``). The zygote forks the child exactly
-as the host did (:func:`st2.seathost.fork.serve`, :func:`st2.seathost.session_fork.serve`: its
-own session and process group, the PID and start ticks answered unchanged), answers, and blocks
-in its next read; it touches few pages, so its children keep sharing the frozen ones.
+Why a separate forker: the host keeps working after every fork (requests, every seat's inotify
+events, the keeper's timers), and each page it writes after a fork stops being shared with the
+children forked before. So right after ``gc.freeze()`` the host forks this quiet copy of itself, and
+forwards every ``fork`` and ``fork-session`` request (:mod:`.wire`) to it over a socketpair: the
+same JSON line, the same descriptors (``SCM_RIGHTS``). The zygote forks the child with the host's
+own child code (:func:`st2.seathost.fork.serve`, :func:`st2.seathost.session_fork.serve`: its own
+session and process group; the answer holds the child's PID and start ticks), answers, and blocks in
+its next read; it touches few pages, so its children keep sharing the frozen ones (what this buys
+per seat: docs/memory.md §The DING service).
 
 Contract of the child side (:func:`serve`, never returns): descriptor 3 is its end of the
 socketpair, 0–2 the host's (the host's log), nothing else of the host's stays open; SIGCHLD

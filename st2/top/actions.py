@@ -114,7 +114,7 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
 
 
 def session_text(session) -> str:
-    """The detail pane's session line (issue 24) from the seat's resumable-session record
+    """The detail pane's session line from the seat's resumable-session record
     (:class:`st2.runtime.resumable_session.SessionRecord`, or None): how the current harness
     session began — ``fresh``, ``resuming``, ``resumed`` or ``fallback`` — its id, and the ids a
     resume lost."""

@@ -6,10 +6,10 @@ malformed one is refused by both with the same findings.
 Where a value comes from (:mod:`st2.kit.knobs` owns the whole statement): a scalar knob (stop log,
 require tier, agent dir) is the environment under its own name (empty reads as unset), then the
 knob file, then the default. An indexed knob (liveness command, the two rosters, tier classes,
-tier binding) is its knob-file ``NAME[] = element`` lines, replacing the default whole; st2's
-earlier environment spelling, one element per line of the variable's value, is kept for the
-liveness command and the two rosters (set non-empty, it replaces the file's value whole) and is
-gone for the tier classes and binding, which the freshness gate reads.
+tier binding) is its knob-file ``NAME[] = element`` lines, replacing the default whole; the
+liveness command and the two rosters also take an environment spelling, one element per line of
+the variable's value (set non-empty, it replaces the file's value whole), while the tier classes
+and binding, which the freshness gate reads, are file-only.
 
 The validator checks the whole table at once: a malformed knob is a broken machine, and a
 broken machine gates nothing. The dispatch guard turns a fault into loud non-enforcement of

@@ -1,18 +1,17 @@
 """Resolving and running the turn-end hook's liveness reader as a bounded child.
 
-The reading is a child process's exit class, for the default reader exactly as for an
-override: one code path, so every row of the verdict table is true of both. The default (an
-empty ``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself: a child forked from this
-process (the running binary, present by definition) that runs ``st2 check producer-liveness
-<run-dir>`` through the same hot-path dispatch ``st2``'s entry point takes and exits with its
-status. Forking skips a second interpreter start, which was half the hook's cost
-(benchmarks/hot_paths.py). Its argv, the one
-the refusal prints, is the equivalent exec, ``PYTHONPATH=<st2's root> <python> -S -P -m st2
+The reading is a child process's exit class, for the default reader exactly as for an override: one
+code path, so every row of the verdict table is true of both. The default (an empty
+``DELEGATION_KIT_LIVENESS_CMD``) is the running st2 itself: a child forked from this process (the
+running binary, present by definition) that runs ``st2 check producer-liveness <run-dir>`` through
+the same hot-path dispatch ``st2``'s entry point takes and exits with its status. Forking skips a
+second interpreter start (what that saves the hook: docs/memory.md §Both install kinds). Its argv,
+the one the refusal prints, is the equivalent exec, ``PYTHONPATH=<st2's root> <python> -S -P -m st2
 check producer-liveness <run-dir>``, re-runnable by hand: ``-S`` skips the site machinery (the
 reader needs the standard library and st2 alone), so ``PYTHONPATH`` names where this st2 was
-imported from. An override is an argv, one element per line, spawned directly with no
-shell and the run dir appended; it resolves only when its first element is executable (a path
-carrying a separator has the execute bit, a bare name is found on PATH), else to no reader.
+imported from. An override is an argv, one element per line, spawned directly with no shell and the
+run dir appended; it resolves only when its first element is executable (a path carrying a separator
+has the execute bit, a bare name is found on PATH), else to no reader.
 
 The child runs in its own session with both streams discarded, under a wait bound applied
 unconditionally: a hung reader is killed (its whole process group) and reads as an error, never

@@ -8,7 +8,7 @@ A forkable task (``st2 ding …``, see :data:`FORKABLE_VERBS`) is forked by the 
 process in its own session and group, with the same log, directory and environment, recorded
 in the same launch record (PID, start time, generation, argv digest of the declared argv) — only
 its pages are shared. Without a seat host (``ST2_SEAT_HOST=off``, or none comes up) it is
-spawned as before.
+spawned like every other task.
 """
 
 from __future__ import annotations
