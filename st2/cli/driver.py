@@ -104,11 +104,10 @@ def _channel_session(harness: str):
     @click.argument("harness_argv", nargs=-1, type=click.UNPROCESSED, required=True)
     @catalog_options
     def session(identity: str, runtime_id: str | None, harness_argv: tuple[str, ...], location: CatalogLocation) -> None:
-        if harness == "pi":
-            from st2.drivers.pi.session import run_session
-        else:
-            from st2.drivers.omp.session import run_session
-        exit_with(run_session(location.root, identity, runtime_id, list(harness_argv)))
+        from st2.drivers import driver_module
+
+        exit_with(driver_module(harness, "session").run_session(location.root, identity, runtime_id,
+                                                               list(harness_argv)))
 
     return session
 

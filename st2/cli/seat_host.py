@@ -46,11 +46,11 @@ def run_forked_session(words: list[str]) -> int:
     pane's, which :mod:`st2.drivers.session_route` recognized before handing them off; run them
     through that route without handing off again (70 if they are no longer recognized)."""
     from st2 import fast_verbs
-    from st2.drivers import session_handoff, session_route
+    from st2.drivers import pane_anchor, session_route
     from st2.seathost import session_fork
 
     if session_fork.replies:   # the pane anchor runs a TUI on request, answering on descriptor 4
-        session_handoff.adopt_channel(session_fork.STATUS_FD, session_fork.REPLY_FD)
+        pane_anchor.adopt_channel(session_fork.STATUS_FD, session_fork.REPLY_FD)
     verb = fast_verbs.verb_at(words)
     root = fast_verbs.parse_options(words[:verb], fast_verbs.ROOT_OPTIONS, (), 0) if verb is not None else None
     status = None
@@ -86,6 +86,7 @@ def preload_native_wrappers() -> None:
     import st2.drivers.opencode.session  # noqa: F401
     import st2.drivers.seat  # noqa: F401
     import st2.drivers.session_common  # noqa: F401
+    import st2.drivers.pane_anchor  # noqa: F401
     import st2.drivers.session_handoff  # noqa: F401
     import st2.drivers.session_route  # noqa: F401
     import st2.fast_verbs  # noqa: F401

@@ -18,167 +18,11 @@ state discipline", "Agent-declared presence"), shared by the Claude, Codex and o
 
 from __future__ import annotations
 
-import enum
 import signal
-import sys
-from typing import Callable
 
-from st2.records import harness_state, status
-
-HEARTBEAT_CHECK_SECONDS = 30.0
-STOP_GRACE_SECONDS = 2.0
-"""Below the supervisor's 3 s stop escalation, so the wrapper's own cover lands first."""
-
-
-class Phase(enum.Enum):
-    STARTING = "starting"
-    RUNNING = "running"
-    STOPPING = "stopping"
-    ENDED = "ended"
-
-
-# Allowed edges, named: a wrapper asks transition() and never assigns a phase directly.
-EDGES = {
-    (Phase.STARTING, "spawned"): Phase.RUNNING,       # STARTING -> RUNNING
-    (Phase.STARTING, "spawn-failed"): Phase.ENDED,    # STARTING -> ENDED (exit 127)
-    (Phase.RUNNING, "stop-requested"): Phase.STOPPING,  # RUNNING -> STOPPING
-    (Phase.RUNNING, "reaped"): Phase.ENDED,           # RUNNING -> ENDED
-    (Phase.STOPPING, "reaped"): Phase.ENDED,          # STOPPING -> ENDED
-    (Phase.STOPPING, "grace-expired"): Phase.ENDED,   # STOPPING -> ENDED (escalation cover)
-}
-
-
-def transition(phase: Phase, event: str) -> Phase:
-    """The one transition function. Raise ValueError for an edge the machine does not have."""
-    try:
-        return EDGES[(phase, event)]
-    except KeyError:
-        raise ValueError(f"no edge from {phase.value} on {event!r}") from None
-
-
-def returncode_status(returncode: int) -> int:
-    """The wrapper's own exit status for the provider's return code (128 + n for signal n)."""
-    return 128 - returncode if returncode < 0 else returncode
-
-
-def say(prefix: str, message: str) -> None:
-    """Diagnostics go to stderr, which is the PTY; once the terminal is gone that may fail."""
-    try:
-        sys.stderr.write(f"{prefix}: {message}\n")
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-
-
-class SessionRecords:
-    """One session's claim, presence, heartbeat and terminal record over a seat directory."""
-
-    def __init__(self, seat_directory, agent: str, harness: str, runtime_id: str, clock,
-                 prefix: str = "st2 session") -> None:
-        self.seat_directory = seat_directory
-        self.agent = agent
-        self.harness = harness
-        self.runtime_id = runtime_id
-        self.clock = clock
-        self.prefix = prefix
-        self.token: str | None = None
-        self.seq: int | None = None
-        self.writer: harness_state.Writer | None = None
-        self.refresh_seconds = status.STATUS_REFRESH_MS / 1000
-        self._next_presence = 0.0
-        self._next_heartbeat = 0.0
-
-    def claim(self) -> harness_state.Writer:
-        """Make the relaunch claim and refresh presence; return this session's state writer."""
-        self.token = harness_state.session_token()
-        self.seq = harness_state.claim(self.seat_directory, self.agent, self.harness, self.token, self.clock)
-        self.writer = harness_state.Writer(self.seat_directory, self.agent, self.harness, self.clock,
-                                           pty_session=self.runtime_id, incarnation=self.token,
-                                           claimed_seq=self.seq)
-        self.refresh_presence()
-        self._schedule()
-        return self.writer
-
-    def adopt(self, token: str, seq: int) -> harness_state.Writer:
-        """Take over the session a predecessor image of this process claimed (the slim anchor's
-        way back, :mod:`st2.drivers.session_anchor`): the same token and sequence, no new claim."""
-        self.token, self.seq = token, seq
-        self.writer = harness_state.Writer(self.seat_directory, self.agent, self.harness, self.clock,
-                                           pty_session=self.runtime_id, incarnation=token, claimed_seq=seq)
-        self._schedule()
-        return self.writer
-
-    def _schedule(self) -> None:
-        now = self.clock.monotonic()
-        self._next_presence = now + self.refresh_seconds
-        self._next_heartbeat = now + HEARTBEAT_CHECK_SECONDS
-
-    @property
-    def next_presence(self) -> float:
-        """When (monotonic seconds) the next presence refresh is due."""
-        return self._next_presence
-
-    def refresh_now(self) -> None:
-        """Both five-minute duties at once (the anchor found no seat host to serve them)."""
-        self.refresh_presence()
-        self._heartbeat()
-        self._schedule()
-
-    def refresh_presence(self) -> None:
-        try:
-            status.refresh(self.seat_directory, self.clock)
-        except Exception as error:  # presence is best effort; the session goes on
-            say(self.prefix, f"presence refresh failed: {error}")
-
-    def tick(self) -> None:
-        """Call while — and only while — the provider lives: presence every five minutes, the
-        observed-state heartbeat when its refresh is due."""
-        now = self.clock.monotonic()
-        if now >= self._next_presence:
-            self.refresh_presence()
-            self._next_presence = now + self.refresh_seconds
-        if now >= self._next_heartbeat:
-            self._heartbeat()
-            self._next_heartbeat = now + HEARTBEAT_CHECK_SECONDS
-
-    def _heartbeat(self) -> None:
-        try:
-            self.writer.heartbeat()
-        except Exception as error:
-            say(self.prefix, f"observed-state heartbeat failed: {error}")
-
-    def ended(self, returncode: int) -> None:
-        """The terminal record with the real exit (``exit 0``, ``signal 15``)."""
-        self.writer.ended(harness_state.exit_description(returncode))
-
-
-def stop_with_cover(child, records: SessionRecords, clock, grace: float, terminate: Callable[[], None],
-                    kill: Callable[[], None]) -> tuple[int, bool]:
-    """Stop ``child`` (a Popen-like object): ``terminate()``, wait ``grace`` seconds for the reap,
-    else write the ``signal 9`` cover, ``kill()``, reap, and rewrite from the reap if it differs.
-    Return the child's return code and whether the grace expired (the lifecycle's edge)."""
-    try:
-        terminate()
-    except OSError:
-        pass
-    deadline = clock.monotonic() + grace
-    while clock.monotonic() < deadline:
-        returncode = child.poll()
-        if returncode is not None:
-            records.ended(returncode)
-            return returncode, False
-        clock.sleep(0.05)
-    cover = -signal.SIGKILL
-    records.ended(cover)
-    try:
-        kill()
-    except OSError:
-        pass
-    returncode = child.wait()
-    if returncode != cover:
-        records.ended(returncode)
-    return returncode, True
-
+from st2.drivers.lifecycle import (HEARTBEAT_CHECK_SECONDS, STOP_GRACE_SECONDS, EDGES, Phase, SessionRecords,  # noqa: F401
+                                   replay_writers, returncode_status, say, stop_with_cover,
+                                   transition)
 
 POLL_SECONDS = 0.25
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
@@ -333,6 +177,29 @@ class ChildSession:
         self._fall_back()
         return True
 
+    product = None
+    """The harness's name in the version gate's refusal (default: the harness word)."""
+
+    def probe_version(self) -> tuple[str | None, str | None]:
+        """``(version, None)`` from the harness's ``--version``, or ``(None, why not)``; asked
+        only when the driver's package declares a ``VERSION_GATE``."""
+        raise NotImplementedError
+
+    def gate(self) -> bool:
+        """The launch gate (:mod:`st2.drivers.version_gate`) when the driver's package declares
+        one: False after the refusal is published and said."""
+        from st2.drivers import package
+
+        driver = package(self.harness)
+        if getattr(driver, "VERSION_GATE", None) is None:
+            return True
+        from st2.drivers.version_gate import gate_package
+
+        version, problem = self.probe_version()
+        _, ok = gate_package(driver, self.seat.directory, self.clock, version, problem, self.product or self.harness,
+                             f"st2 {self.label}")
+        return ok
+
     def start(self) -> None:
         self.records.claim()
         self.spawn(self._begin_resume())
@@ -375,8 +242,13 @@ class ChildSession:
             self._step("spawned")
 
     def run(self) -> int:
-        """Run until the harness is reaped; return the wrapper's exit status."""
+        """Run until the harness is reaped; return the wrapper's exit status (the version gate's
+        :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED` when it refuses the harness)."""
         if self.phase is Phase.STARTING:
+            if not self.gate():
+                from st2.drivers.version_gate import EXIT_UNSUPPORTED
+
+                return EXIT_UNSUPPORTED
             self.start()
         while True:
             returncode = self.child.poll()
@@ -488,49 +360,6 @@ def exit_words(returncode: int) -> str:
     return f"signal {-returncode}" if returncode < 0 else f"exit {returncode}"
 
 
-def adopt_predecessor_failure(publisher, seat_directory, driver: str, clock) -> None:
-    """A predecessor's published failure of this driver stands until its own stage recovers
-    here: a rejected credential until a turn reaches its ordinary end, a delivery failure until a
-    prompt is accepted, a version refusal until this probe finds a supported build."""
-    import json
-
-    from st2.records import driver_diagnostic
-
-    path = seat_directory / driver_diagnostic.RECORD_NAME
-    found = driver_diagnostic.read_file(path, clock.wall_ms())
-    if found.status != driver_diagnostic.FAILURE or found.driver != driver:
-        return
-    try:
-        publisher.failures[found.stage] = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return
-
-
-def version_gate(seat_directory, driver: str, clock, version: str | None, problem: str | None,
-                 supported: tuple[str, ...], product: str, prefix: str, adopt=None):
-    """The exact-version launch gate a native wrapper runs before it starts its harness:
-    ``(publisher, ok)``, the ``versionGate`` stage published (probe failed / unsupported) or
-    cleared, and the refusal said on the PTY naming both versions. ``adopt`` (e.g.
-    :func:`adopt_predecessor_failure`) takes over a predecessor's record before the verdict."""
-    from st2.records import driver_diagnostic
-
-    support = "supported" if version in supported else ("unsupported" if version else "unknown")
-    publisher = driver_diagnostic.Publisher(seat_directory, driver, clock, producer_version=version, support=support)
-    if adopt is not None:
-        adopt(publisher, seat_directory, driver, clock)
-    if version is None:
-        publisher.publish("versionGate", "versionProbeFailed", "versionProbe")
-        say(prefix, f"{problem}; refusing to drive it (supported: {', '.join(supported)})")
-        return publisher, False
-    if version not in supported:
-        publisher.publish("versionGate", "unsupportedVersion", "versionProbe")
-        say(prefix, f"{product} {version} is not a supported version (supported: {', '.join(supported)}); "
-                    "refusing to drive it")
-        return publisher, False
-    publisher.clear("versionGate")
-    return publisher, True
-
-
 class GroupServerSession:
     """The lifecycle half every native wrapper whose harness is a server in its own process group
     shares (Codex app-server, opencode serve): signal handlers that only enqueue, the named
@@ -601,18 +430,6 @@ class GroupServerSession:
                                                 self._terminate_group, kill)
         self._step("grace-expired" if escalated else "reaped")
         return returncode_status(returncode)
-
-
-def replay_writers(seat, harness: str, clock, runtime_id: str | None = None):
-    """A replay's relaunch claim over ``seat`` and its two writers under the claimed token:
-    ``(harness_state.Writer, harness_context.Writer)`` — the same records the live wrapper writes."""
-    from st2.records import harness_context
-
-    token = harness_state.session_token()
-    seq = harness_state.claim(seat.directory, seat.agent, harness, token, clock)
-    state_writer = harness_state.Writer(seat.directory, seat.agent, harness, clock,
-                                        pty_session=runtime_id or seat.agent, incarnation=token, claimed_seq=seq)
-    return state_writer, harness_context.Writer(seat.directory, seat.agent, harness, token, clock)
 
 
 def keyboard_lines(pending: bytes, data: bytes, limit: int = 64 * 1024) -> tuple[list[str], bytes]:

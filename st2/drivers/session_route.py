@@ -12,21 +12,20 @@ and the click CLI handles it exactly as before. The verbs print nothing of their
 output is the core's either way; the exit status is the core's, an OS error escaping it is the
 click CLI's one line and exit 74.
 
-Standard library only at import.
+The verbs and the options each takes come from the driver table (:func:`st2.drivers.session_verbs`:
+``<harness>-session`` with the common options and the driver package's ``SESSION_OPTIONS``).
+
+Standard library and the driver table (its light packages) only at import.
 """
 
 from __future__ import annotations
 
 import os
 
-COMMON = ("--identity", "--runtime-id", "--catalog", "--host")
-OPTIONS = {
-    "claude-session": COMMON,
-    "pi-session": COMMON,
-    "omp-session": COMMON,
-    "codex-session": COMMON + ("--operator",),
-    "opencode-session": COMMON + ("--model", "--operator", "--view"),
-}
+from st2 import drivers
+
+COMMON = drivers.COMMON_SESSION_OPTIONS
+OPTIONS = drivers.session_verbs()
 VIEWS = ("attach", "transcript")
 
 
@@ -86,24 +85,6 @@ def run(words: list[str], verb: int, root_values: dict[str, str], hand_off: bool
 
 
 def _core(name: str, root, values: dict[str, str], argv: list[str]) -> int:
-    identity, runtime_id = values["--identity"], values.get("--runtime-id")
-    if name == "claude-session":
-        from st2.drivers.claude.session import run_session
-
-        return run_session(root, identity, runtime_id, argv)
-    if name == "pi-session":
-        from st2.drivers.pi.session import run_session
-
-        return run_session(root, identity, runtime_id, argv)
-    if name == "omp-session":
-        from st2.drivers.omp.session import run_session
-
-        return run_session(root, identity, runtime_id, argv)
-    if name == "codex-session":
-        from st2.drivers.codex.session import run_session
-
-        return run_session(root, identity, runtime_id, argv, operator=values.get("--operator"))
-    from st2.drivers.opencode.session import run_session
-
-    return run_session(root, identity, runtime_id, argv, model=values.get("--model"),
-                       operator=values.get("--operator"), view=values.get("--view", "attach"))
+    harness = drivers.session_harness(name)
+    extra = {option: value for option, value in values.items() if option not in COMMON}
+    return drivers.run_session(harness, root, values["--identity"], values.get("--runtime-id"), argv, extra)

@@ -1,9 +1,9 @@
 """``st2 driver codex-session --identity I --runtime-id R [--operator P] -- codex app-server …``:
 the Codex wrapper, the command inside a Codex seat's PTY task.
 
-1. Version gate: ``<codex> --version`` must name a :data:`SUPPORTED_VERSIONS` build; otherwise a
+1. Version gate: ``<codex> --version`` must name a :data:`st2.drivers.codex.SUPPORTED_VERSIONS` build; otherwise a
    ``versionGate`` driver-diagnostic (naming the found version; the PTY line names both) and exit
-   :data:`EXIT_UNSUPPORTED` without starting the app-server.
+   :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED` without starting the app-server.
 2. The relaunch claim (harness-state claim, harness-context removed), presence, then
    ``codex app-server`` over stdio in its own process group (dies with the wrapper:
    ``PR_SET_PDEATHSIG``), ``initialize`` → ``initialized`` → ``thread/resume`` of the thread the
@@ -35,7 +35,8 @@ import sys
 from collections import deque
 from pathlib import Path
 
-from st2.drivers.codex import HARNESS, SUPPORTED_VERSIONS
+import st2.drivers.codex as package
+from st2.drivers.codex import HARNESS
 from st2.drivers.codex import control as control_module
 from st2.drivers.codex import server_requests
 from st2.drivers.codex.context import ContextProducer
@@ -47,8 +48,8 @@ from st2.drivers.codex.rpc import Connection, FrameLog, FrameTooLarge, Malformed
 from st2.drivers.codex.transcript import Transcript
 from st2.drivers.seat import Seat
 from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
-                                        SessionRecords, adopt_predecessor_failure, die_with_parent, resolve_seat,
-                                        say, version_gate)
+                                        SessionRecords, die_with_parent, resolve_seat, say)
+from st2.drivers.version_gate import EXIT_UNSUPPORTED, gate_package
 from st2.records import driver_diagnostic, harness_context
 
 TICK_SECONDS = 1.0
@@ -58,7 +59,6 @@ long before the retry, so a persistently refusing app-server cannot spin the pum
 FRAME_LOG_ENV = "ST2_CODEX_FRAME_LOG"
 """A path: every frame each way is appended there as ``{"dir": "in"|"out", "msg": …}`` — the
 capture ``st2 driver codex replay`` reads (how the lab makes its fixtures)."""
-EXIT_UNSUPPORTED = 78
 
 
 def _say(message: str) -> None:
@@ -126,9 +126,8 @@ class CodexSession(GroupServerSession):
     # --- start -----------------------------------------------------------------------------
     def gate(self) -> bool:
         version, problem = probe_version(self.codex_argv[0], self.environment)
-        self.diagnostics, ok = version_gate(self.seat.directory, HARNESS, self.clock, version, problem,
-                                            SUPPORTED_VERSIONS, "codex-cli", "st2 codex-session",
-                                            adopt=adopt_predecessor_failure)
+        self.diagnostics, ok = gate_package(package, self.seat.directory, self.clock, version, problem,
+                                            "codex-cli", "st2 codex-session")
         return ok
 
     def start(self) -> None:

@@ -3,13 +3,18 @@
 
 omp has a hard launch gate by minor series (seed 000 §omp): a patch inside an admitted minor costs
 no new evidence, while what a number means is a property of a build, pinned by the fixture over
-the capture of each build in :data:`MEASURED_CONTEXT_BUILDS` — every one of which the gate must
+the capture of each build in :data:`MEASURED_VERSIONS` — every one of which the gate must
 admit (a build measured but refused would be evidence for a version the fleet can never run).
+A refused build is the same ``versionGate`` driver-diagnostic and exit status every gate has
+(:mod:`st2.drivers.version_gate`).
 """
 
 HARNESS = "omp"
-SUPPORTED_OMP_MINORS = ("18.2",)
-MEASURED_CONTEXT_BUILDS = ("18.2.3",)
+VERSION_GATE = "minor"
+SUPPORTED_VERSIONS = ("18.2",)
+MEASURED_VERSIONS = ("18.2.3",)
+SESSION_OPTIONS: tuple[str, ...] = ()
+SCREEN_GRAMMAR = "Omp"
 
 # DING types notices into the omp TUI: the driver delivers nothing natively (DESIGN §8).
 OWNS_DELIVERY = False

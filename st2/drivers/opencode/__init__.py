@@ -19,7 +19,15 @@ HARNESS = "opencode"
 OWNS_DELIVERY = True
 """An opencode seat is delivered by its wrapper's pump only: ``ding`` is refused and DING holds it."""
 
+VERSION_GATE = "exact"
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.18.33",)
 """The exact opencode builds the wrapper drives. Every number the producers publish was measured on
 these (captures/opencode/1.18.33/); any other build is refused with a ``versionGate``
 driver-diagnostic rather than driven on a guess."""
+MEASURED_VERSIONS: tuple[str, ...] = ("1.18.33",)
+SESSION_OPTIONS = ("--model", "--operator", "--view")
+SCREEN_GRAMMAR = None
+"""opencode has no maintained screen grammar: DING holds on its seat (it owns its delivery)."""
+TUI_VIEW = "attach"
+"""The ``--view`` in which the pane runs opencode's own TUI: a wrapper the seat host forks has its
+pane anchor run it (:data:`.attach_anchor.ANCHOR`, :func:`st2.drivers.tui_anchor`)."""

@@ -1,15 +1,15 @@
 """``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] -- opencode serve``:
 the opencode wrapper, the command inside an opencode seat's PTY task.
 
-1. Version gate: ``<opencode> --version`` must name a :data:`SUPPORTED_VERSIONS` build, else a
-   ``versionGate`` driver-diagnostic and exit :data:`EXIT_UNSUPPORTED` without serving.
+1. Version gate: ``<opencode> --version`` must name a :data:`st2.drivers.opencode.SUPPORTED_VERSIONS` build, else a
+   ``versionGate`` driver-diagnostic and exit :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED` without serving.
 2. The relaunch claim (harness-state claim, harness-context removed) and presence, then
    ``opencode serve --hostname 127.0.0.1 --port 0`` in its own process group, dying with the wrapper
    (``PR_SET_PDEATHSIG``), with a fresh ``OPENCODE_SERVER_PASSWORD``. No request goes out before
    the server prints its "listening" line (1.18.33 leaves a request in that gap unanswered); the
    port it names and the password are kept in host-local state (:mod:`.local`) only.
 3. apiGate: ``GET /doc`` must offer every route the wrapper calls (:data:`.api.REQUIRED_PATHS`);
-   else an ``apiGate`` diagnostic and exit :data:`EXIT_UNSUPPORTED`. The first answer may take the
+   else an ``apiGate`` diagnostic and exit :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED`. The first answer may take the
    instance's whole bootstrap (5–40 s on two cores), so it is retried to a deadline.
 4. The window from ``GET /config/providers``; the session the resume core names
    (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded session after a crash or a
@@ -49,7 +49,8 @@ import threading
 from collections import deque
 from pathlib import Path
 
-from st2.drivers.opencode import HARNESS, SUPPORTED_VERSIONS
+import st2.drivers.opencode as package
+from st2.drivers.opencode import HARNESS
 from st2.drivers.opencode import attach_anchor, local
 from st2.drivers.opencode.api import ApiError, Client, Malformed, SseParser, api_problem, probe_version
 from st2.drivers.opencode.context import ContextProducer, credential_rejected
@@ -61,11 +62,10 @@ from st2.drivers.seat import Seat
 from st2.drivers.session_ids import is_opencode_session_id
 from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
                                         SessionRecords,
-                                        adopt_predecessor_failure, die_with_parent, exit_words, resolve_seat,
-                                        say, version_gate)
+                                        die_with_parent, exit_words, resolve_seat, say)
+from st2.drivers.version_gate import EXIT_UNSUPPORTED, gate_package
 from st2.records import driver_diagnostic, harness_context
 
-EXIT_UNSUPPORTED = 78
 TICK_SECONDS = 1.0
 LISTEN_TIMEOUT_SECONDS = 180.0
 API_TIMEOUT_SECONDS = 180.0
@@ -232,9 +232,8 @@ class OpencodeSession(GroupServerSession):
     # --- start -----------------------------------------------------------------------------
     def gate(self) -> bool:
         version, problem = probe_version(self.argv[0], self.environment)
-        self.diagnostics, ok = version_gate(self.seat.directory, HARNESS, self.clock, version, problem,
-                                            SUPPORTED_VERSIONS, "opencode", "st2 opencode-session",
-                                            adopt=adopt_predecessor_failure)
+        self.diagnostics, ok = gate_package(package, self.seat.directory, self.clock, version, problem,
+                                            "opencode", "st2 opencode-session")
         return ok
 
     def start(self) -> None:

@@ -9,12 +9,16 @@
 - :mod:`.replay` — ``st2 driver pi replay``: captured frames through the same consumer.
 
 pi has no runtime version gate (seed 000 §pi): what its numbers mean is pinned by the fixture over
-the capture of :data:`MEASURED_VERSION`, which is the build the lab installs and the extension smoke
+the capture of :data:`MEASURED_VERSIONS`' one build, which is the build the lab installs and the extension smoke
 type-checks and runs against (tests pin the three to one literal).
 """
 
 HARNESS = "pi"
-MEASURED_VERSION = "0.73.1"
+MEASURED_VERSIONS = ("0.73.1",)
 
 # DING types notices into the pi TUI: the driver delivers nothing natively (DESIGN §8).
 OWNS_DELIVERY = False
+VERSION_GATE = None
+SUPPORTED_VERSIONS: tuple[str, ...] = ()
+SESSION_OPTIONS: tuple[str, ...] = ()
+SCREEN_GRAMMAR = "Pi"
