@@ -83,12 +83,16 @@ def preload_native_wrappers() -> None:
     import st2.delivery.ledger  # noqa: F401
     import st2.delivery.pump  # noqa: F401
     import st2.drivers.codex.session  # noqa: F401
+    import st2.drivers.human_desk  # noqa: F401
+    import st2.drivers.lifecycle  # noqa: F401
+    import st2.drivers.native_session  # noqa: F401
     import st2.drivers.opencode.session  # noqa: F401
     import st2.drivers.seat  # noqa: F401
-    import st2.drivers.session_common  # noqa: F401
     import st2.drivers.pane_anchor  # noqa: F401
+    import st2.drivers.resume_hold  # noqa: F401
     import st2.drivers.session_handoff  # noqa: F401
     import st2.drivers.session_route  # noqa: F401
+    import st2.drivers.version_gate  # noqa: F401
     import st2.fast_verbs  # noqa: F401
     import st2.fs.lock  # noqa: F401
     import st2.records.driver_diagnostic  # noqa: F401

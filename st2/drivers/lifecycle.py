@@ -7,6 +7,7 @@
   token, which also removes ``harness-context``), the five-minute presence refresh and the
   observed-state heartbeat, both only while the provider lives, and the terminal ``ended``
   record carrying the real exit.
+- :func:`install_stop_handlers`: SIGTERM/SIGHUP only enqueue, ^C is the harness's.
 - :func:`stop_with_cover`: the stop path — signal the provider, give it a grace, and past the
   grace write ``ended``/``signal 9`` *before* the SIGKILL (nothing can be written after a kill of
   a whole group), then rewrite from the reap if the real status differs.
@@ -24,6 +25,7 @@ from st2.records import harness_state, status
 HEARTBEAT_CHECK_SECONDS = 30.0
 STOP_GRACE_SECONDS = 2.0
 """Below the supervisor's 3 s stop escalation, so the wrapper's own cover lands first."""
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Phase(enum.Enum):
@@ -55,6 +57,10 @@ def transition(phase: Phase, event: str) -> Phase:
 def returncode_status(returncode: int) -> int:
     """The wrapper's own exit status for the provider's return code (128 + n for signal n)."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def exit_words(returncode: int) -> str:
+    return f"signal {-returncode}" if returncode < 0 else f"exit {returncode}"
 
 
 def say(prefix: str, message: str) -> None:
@@ -186,3 +192,23 @@ def replay_writers(seat, harness: str, clock, runtime_id: str | None = None):
     state_writer = harness_state.Writer(seat.directory, seat.agent, harness, clock,
                                         pty_session=runtime_id or seat.agent, incarnation=token, claimed_seq=seq)
     return state_writer, harness_context.Writer(seat.directory, seat.agent, harness, token, clock)
+
+
+def resolve_seat(catalog, identity: str, prefix: str):
+    """The seat a wrapper verb serves, or None after saying why on the PTY (the verb exits 2)."""
+    from st2.drivers import seat as seat_module
+
+    try:
+        return seat_module.resolve(catalog, identity)
+    except seat_module.SeatNotFound as error:
+        say(prefix, str(error))
+        return None
+
+
+def install_stop_handlers(enqueue) -> None:
+    """SIGTERM and SIGHUP only record (``enqueue(number, frame)``; the loop acts). ^C reaches the
+    whole foreground group; it is the harness's key, never the wrapper's end: a Python handler
+    (not SIG_IGN, which exec would pass on) keeps the wrapper running."""
+    for number in STOP_SIGNALS:
+        signal.signal(number, enqueue)
+    signal.signal(signal.SIGINT, lambda number, frame: None)

@@ -188,6 +188,6 @@ def _exec_anchor(anchor_end: socket.socket, pid: int, pending: list[int], script
 
 
 def _say(prefix: str, message: str) -> None:
-    from st2.drivers.session_common import say
+    from st2.drivers.lifecycle import say
 
     say(prefix, message)

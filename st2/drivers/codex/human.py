@@ -41,7 +41,7 @@ class HumanDesk:
         return True
 
     def on_keyboard(self, data: bytes) -> None:
-        from st2.drivers.session_common import keyboard_lines
+        from st2.drivers.human_desk import keyboard_lines
 
         lines, self._keyboard = keyboard_lines(self._keyboard, data)
         for line in lines:

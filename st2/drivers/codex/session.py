@@ -7,7 +7,7 @@ the Codex wrapper, the command inside a Codex seat's PTY task.
 2. The relaunch claim (harness-state claim, harness-context removed), presence, then
    ``codex app-server`` over stdio in its own process group (dies with the wrapper:
    ``PR_SET_PDEATHSIG``), ``initialize`` → ``initialized`` → ``thread/resume`` of the thread the
-   resume core names (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded
+   resume core names (:class:`~st2.drivers.resume_hold.ResumeHold`: the seat's recorded
    thread after a crash or a reboot, none after ``st2 down`` or with ``resume "never"``), else
    ``thread/start``; the thread id either answer carries is recorded for the next relaunch. A
    refused resume (0.171.0: ``-32600 no rollout found for thread id …``) is the one fallback —
@@ -21,7 +21,7 @@ the Codex wrapper, the command inside a Codex seat's PTY task.
    its answer (:mod:`.server_requests`); the pump delivers when the thread is idle (turn/start)
    or has exactly one live turn (turn/steer).
 4. SIGTERM/SIGHUP: the app-server's process group gets SIGTERM, a grace, then the ``signal 9``
-   cover and SIGKILL (:func:`st2.drivers.session_common.stop_with_cover`); the terminal ``ended``
+   cover and SIGKILL (:func:`st2.drivers.lifecycle.stop_with_cover`); the terminal ``ended``
    carries the real exit. An app-server that exits on its own ends the session the same way.
 """
 
@@ -47,8 +47,9 @@ from st2.drivers.codex.pump import Pump
 from st2.drivers.codex.rpc import Connection, FrameLog, FrameTooLarge, Malformed
 from st2.drivers.codex.transcript import Transcript
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
-                                        SessionRecords, die_with_parent, resolve_seat, say)
+from st2.drivers.lifecycle import STOP_GRACE_SECONDS, Phase as Lifecycle, SessionRecords, resolve_seat, say
+from st2.drivers.native_session import GroupServerSession, die_with_parent
+from st2.drivers.resume_hold import ResumeHold
 from st2.drivers.version_gate import EXIT_UNSUPPORTED, gate_package
 from st2.records import driver_diagnostic, harness_context
 
@@ -110,7 +111,7 @@ class CodexSession(GroupServerSession):
         self.desk = HumanDesk(self, catalog, seat, operator)
         from st2.drivers.session_ids import is_uuid
 
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir,
+        self.resume = ResumeHold(seat, runtime_id, HARNESS, clock, self.note, state_dir,
                                  accepts=is_uuid)  # a Codex thread id is a UUID
         self.binding_to_resume: str | None = None
         self.watch = None

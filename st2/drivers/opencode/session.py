@@ -12,7 +12,7 @@ the opencode wrapper, the command inside an opencode seat's PTY task.
    else an ``apiGate`` diagnostic and exit :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED`. The first answer may take the
    instance's whole bootstrap (5–40 s on two cores), so it is retried to a deadline.
 4. The window from ``GET /config/providers``; the session the resume core names
-   (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded session after a crash or a
+   (:class:`~st2.drivers.resume_hold.ResumeHold`: the seat's recorded session after a crash or a
    reboot, none after ``st2 down`` or with ``resume "never"``) when ``GET /session/{id}`` finds it,
    else a new one (``POST /session``), recorded for the next relaunch. A definite "not here"
    (1.18.33: ``404 NotFoundError``) is the one fallback — the ``resume`` diagnostic, the id kept as
@@ -60,9 +60,9 @@ from st2.drivers.opencode.pump import Pump
 from st2.drivers.opencode.view import View
 from st2.drivers.seat import Seat
 from st2.drivers.session_ids import is_opencode_session_id
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
-                                        SessionRecords,
-                                        die_with_parent, exit_words, resolve_seat, say)
+from st2.drivers.lifecycle import STOP_GRACE_SECONDS, Phase as Lifecycle, SessionRecords, exit_words, resolve_seat, say
+from st2.drivers.native_session import GroupServerSession, die_with_parent
+from st2.drivers.resume_hold import ResumeHold
 from st2.drivers.version_gate import EXIT_UNSUPPORTED, gate_package
 from st2.records import driver_diagnostic, harness_context
 
@@ -198,7 +198,7 @@ class OpencodeSession(GroupServerSession):
         self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir,
+        self.resume = ResumeHold(seat, runtime_id, HARNESS, clock, self.note, state_dir,
                                  accepts=is_opencode_session_id)
         self.bound = False
         self._next_bind = 0.0

@@ -99,7 +99,7 @@ class View:
 
     # --- the keyboard ------------------------------------------------------------------------
     def on_keyboard(self, data: bytes) -> None:
-        from st2.drivers.session_common import keyboard_lines
+        from st2.drivers.human_desk import keyboard_lines
 
         lines, self._keyboard = keyboard_lines(self._keyboard, data)
         for line in lines:

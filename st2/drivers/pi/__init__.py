@@ -1,7 +1,7 @@
 """The pi driver: the pi TUI in the seat's PTY, observed through st2's channel extension.
 
 - :mod:`.session` — ``st2 driver pi-session``: the wrapper (shared lifecycle in
-  :mod:`st2.drivers.session_common`) that injects ``hooks/pi-channel.ts`` with ``-e`` and reads its frames
+  :mod:`st2.drivers.child_session`) that injects ``hooks/pi-channel.ts`` with ``-e`` and reads its frames
   from an inherited pipe.
 - :mod:`.channel` — the frame decoder and consumer (shared with omp) into harness-context and
   harness-state.

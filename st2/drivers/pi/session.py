@@ -3,7 +3,7 @@ inside a pi seat's PTY task (seed 000 §pi; seed 004 §D; seed 003 "Agent-declar
 
 The lifecycle machine, the relaunch claim, the five-minute presence heartbeat, the observed-state
 re-stamp, the terminal ``ended`` and the stop path's escalation cover are the harness-neutral
-:mod:`st2.drivers.session_common`, exactly as the Claude and Codex wrappers use them. What the
+:mod:`st2.drivers.lifecycle` and :mod:`st2.drivers.child_session`, exactly as the Claude wrapper uses them. What the
 channel adds:
 
 - The wrapper injects st2's extension into the harness argv (``pi -e <hooks>/pi-channel.ts …``,
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from st2.drivers.pi import HARNESS
 from st2.drivers.pi.channel import Consumer, DiagnosticLog
-from st2.drivers.session_common import ChildSession, run_child_session
+from st2.drivers.child_session import ChildSession, run_child_session
 from st2.records import harness_context
 
 CHANNEL_FD_ENV = "ST2_CHANNEL_FD"
@@ -190,5 +190,5 @@ class ChannelSession(ChildSession):
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], clock=None,
                 session_class=ChannelSession) -> int:
-    """The ``<harness>-session`` verb's core (:func:`st2.drivers.session_common.run_child_session`)."""
+    """The ``<harness>-session`` verb's core (:func:`st2.drivers.child_session.run_child_session`)."""
     return run_child_session(session_class, catalog, identity, runtime_id, argv, clock)
