@@ -41,15 +41,11 @@ import queue
 import re
 import secrets
 import selectors
-import signal
 import socket
 import subprocess
-import sys
 import threading
-from collections import deque
 from pathlib import Path
 
-import st2.drivers.opencode as package
 from st2.drivers.opencode import HARNESS
 from st2.drivers.opencode import attach_anchor, local
 from st2.drivers.opencode.api import ApiError, Client, Malformed, SseParser, api_problem, probe_version
@@ -58,15 +54,12 @@ from st2.drivers.opencode.expansion import split_model
 from st2.drivers.opencode.observed import Observed
 from st2.drivers.opencode.pump import Pump
 from st2.drivers.opencode.view import View
+from st2.drivers.lifecycle import STOP_GRACE_SECONDS, exit_words, say
+from st2.drivers.native_session import AGAIN, NativeServerSession, die_with_parent, run_native_session
 from st2.drivers.seat import Seat
 from st2.drivers.session_ids import is_opencode_session_id
-from st2.drivers.lifecycle import STOP_GRACE_SECONDS, Phase as Lifecycle, SessionRecords, exit_words, resolve_seat, say
-from st2.drivers.native_session import GroupServerSession, die_with_parent
-from st2.drivers.resume_hold import ResumeHold
-from st2.drivers.version_gate import EXIT_UNSUPPORTED, gate_package
-from st2.records import driver_diagnostic, harness_context
+from st2.drivers.version_gate import EXIT_UNSUPPORTED
 
-TICK_SECONDS = 1.0
 LISTEN_TIMEOUT_SECONDS = 180.0
 API_TIMEOUT_SECONDS = 180.0
 CALL_SECONDS = 15.0
@@ -156,50 +149,30 @@ class EventStream(threading.Thread):
             failures += 1
 
 
-class OpencodeSession(GroupServerSession):
+class OpencodeSession(NativeServerSession):
+    harness = HARNESS
+    label = "opencode-session"
     server_name = "opencode serve"
+    product = "opencode"
+    pump_class = Pump
 
     def __init__(self, seat: Seat, runtime_id: str, argv: list[str], clock, catalog: Path, model: str | None = None,
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
                  stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
                  view: str = "attach") -> None:
-        from st2.delivery.ledger import ledger_location
-        from st2.runtime.scope import RuntimeScope
-
-        if not argv:
-            raise ValueError("no opencode argv after --")
-        self.seat = seat
-        self.runtime_id = runtime_id
-        self.argv = list(argv)
-        self.clock = clock
-        self.catalog = Path(catalog)
-        self.model = split_model(model) if model else None
-        self.environment = dict(os.environ if environment is None else environment)
-        self.stdin_fd = stdin_fd
-        self.stop_grace = stop_grace
-        self.lifecycle = Lifecycle.STARTING
-        self.requests: deque[int] = deque()
-        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
-                                      prefix="st2 opencode-session")
-        scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
-        self.staging = scope.staging
-        self.scope_directory = scope.directory
-        self.state_path = local.state_path(scope.directory, runtime_id)
         self.view = View(self, catalog, seat, operator, stream)
+        super().__init__(seat, runtime_id, argv, clock, catalog, operator, state_dir, environment, stdin_fd,
+                         stop_grace)
+        self.desk = self.view
+        self.model = split_model(model) if model else None
+        self.state_path = local.state_path(self.scope_directory, runtime_id)
         self.view_mode = view
         self.attached: subprocess.Popen | attach_anchor.AnchoredTui | None = None
-        self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
-                         runtime_id, log=self.note)
         self.context = ContextProducer()
         self.observed = Observed()
         self._published = None
-        self.diagnostics: driver_diagnostic.Publisher | None = None
-        self.context_writer: harness_context.Writer | None = None
-        self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
-        self.resume = ResumeHold(seat, runtime_id, HARNESS, clock, self.note, state_dir,
-                                 accepts=is_opencode_session_id)
         self.bound = False
         self._next_bind = 0.0
         self.password = secrets.token_hex(16)
@@ -207,15 +180,13 @@ class OpencodeSession(GroupServerSession):
         self.stream: EventStream | None = None
         self.connected = False
         self.restarts = 0
-        self.inbox_dirty = True
         self.awaiting_read_back = False
         self._turn_seen = False
         self._next_read_back = 0.0
         self._sent_at = 0.0
-        self._next_audit = 0.0
-        self._wake_read, self._wake_write = os.pipe()
-        os.set_blocking(self._wake_write, False)
-        os.set_blocking(self._wake_read, False)
+
+    def accepts_session_id(self, session_id: str) -> bool:
+        return is_opencode_session_id(session_id)
 
     # --- small helpers ---------------------------------------------------------------------
     def note(self, message: str) -> None:
@@ -230,17 +201,11 @@ class OpencodeSession(GroupServerSession):
             self.note(f"host-local state write failed: {error}")
 
     # --- start -----------------------------------------------------------------------------
-    def gate(self) -> bool:
-        version, problem = probe_version(self.argv[0], self.environment)
-        self.diagnostics, ok = gate_package(package, self.seat.directory, self.clock, version, problem,
-                                            "opencode", "st2 opencode-session")
-        return ok
+    def probe_version(self) -> tuple[str | None, str | None]:
+        return probe_version(self.argv[0], self.environment)
 
     def start(self) -> None:
-        self.records.claim()
-        self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
-                                                     self.records.token, self.clock)
-        self.session_id = self.resume.begin(self.records.token)
+        self.session_id = self.begin_session()
         self.server_log = self.state_path.parent / "serve.log"
         self.server_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -277,13 +242,6 @@ class OpencodeSession(GroupServerSession):
         selectors_.close()
         self._drain_wake()
         return not self.requests and self.child.poll() is None
-
-    def _drain_wake(self) -> None:
-        try:
-            while os.read(self._wake_read, 4096):
-                pass
-        except (BlockingIOError, OSError):
-            pass
 
     def wait_listening(self) -> bool:
         deadline = self.clock.monotonic() + LISTEN_TIMEOUT_SECONDS
@@ -504,10 +462,8 @@ class OpencodeSession(GroupServerSession):
 
     # --- delivery --------------------------------------------------------------------------
     def deliver(self) -> None:
+        self.audit()
         now = self.clock.monotonic()
-        if now >= self._next_audit:
-            self.inbox_dirty = True
-            self._next_audit = now + 30.0
         if self.pump.ambiguous():
             if now >= self._next_read_back:
                 self.read_back()
@@ -573,21 +529,9 @@ class OpencodeSession(GroupServerSession):
             self.inbox_dirty = True
 
     # --- the loop --------------------------------------------------------------------------
-    def run(self) -> int:
-        if not self.gate():
-            return EXIT_UNSUPPORTED
-        previous_wakeup = signal.set_wakeup_fd(self._wake_write)
-        try:
-            if self.lifecycle is Lifecycle.STARTING:
-                self.start()
-            problem = self.serve()
-            if problem is not None:
-                return problem
-            return self._loop()
-        finally:
-            if self.stream is not None:
-                self.stream.stop()
-            signal.set_wakeup_fd(previous_wakeup)
+    def finish(self) -> None:
+        if self.stream is not None:
+            self.stream.stop()
 
     def serve(self) -> int | None:
         """Bring the spawned server into service (listening, apiGate, window, session, stream);
@@ -708,64 +652,35 @@ class OpencodeSession(GroupServerSession):
             self.attached.terminate()
         return super()._stop()
 
-    def _loop(self) -> int:
-        from st2.seathost.watch_client import open_seat_watch
-
-        watch = open_seat_watch(self.seat.directory, self.scope_directory, self.note)
-        selector = selectors.DefaultSelector()
-        selector.register(self._wake_read, selectors.EVENT_READ, "wake")
-        self.register_inputs(selector, watch)
+    def loop_started(self, selector) -> None:
         self.attach()
         if self.attached is not None and self.stdin_fd is not None:
             selector.unregister(self.stdin_fd)   # the keyboard is the attached TUI's
-        while True:
-            if self.detached() and self.stdin_fd is not None:
-                selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
-            if self.requests:
-                self.requests.clear()
-                return self._stop()
-            returncode = self.child.poll()
-            if returncode is not None:
-                was_attached = self.attached is not None and self.attached.poll() is None
-                problem = self.restart(returncode)
-                if problem is not None:
-                    return problem
-                if was_attached and self.attached is None and self.stdin_fd is not None:
-                    selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
-                continue
-            for key, _ in selector.select(TICK_SECONDS):
-                if key.data == "wake":
-                    self._drain_wake()
-                elif key.data == "watch":
-                    if watch.drain():
-                        self.inbox_dirty = True
-                elif key.data == "keyboard":
-                    self.read_keyboard(selector, self.view.on_keyboard)
-            self._take_events()
-            watch.keepalive()
-            if self.child.poll() is None:
-                self.records.tick()
-                self.deliver()
+
+    def before_select(self, selector):
+        if self.detached() and self.stdin_fd is not None:
+            selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
+        returncode = self.child.poll()
+        if returncode is None:
+            return None
+        was_attached = self.attached is not None and self.attached.poll() is None
+        problem = self.restart(returncode)
+        if problem is not None:
+            return problem
+        if was_attached and self.attached is None and self.stdin_fd is not None:
+            selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
+        return AGAIN
+
+    def after_select(self) -> None:
+        self._take_events()
+
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], model: str | None = None,
                 operator: str | None = None, clock=None, view: str = "attach") -> int:
-    """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
-    resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
-    opencode cannot be started)."""
-    from st2.clock import Clock
-
+    """The ``opencode-session`` verb's core (:func:`st2.drivers.native_session.run_native_session`;
+    2 too when the model is not providerID/modelID)."""
     if model is not None and split_model(model) is None:
         _say(f"--model {model!r} is not providerID/modelID")
         return 2
-    seat = resolve_seat(catalog, identity, "st2 opencode-session")
-    if seat is None:
-        return 2
-    session = OpencodeSession(seat, runtime_id or seat.agent, argv, clock or Clock(), catalog, model=model,
-                              operator=operator, view=view,
-                              stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
-    session.install_signal_handlers()
-    try:
-        return session.run()
-    except OSError as error:
-        _say(f"{error}")
-        return 127
+    return run_native_session(OpencodeSession, catalog, identity, runtime_id, argv, clock, model=model,
+                              operator=operator, view=view)
