@@ -21,10 +21,12 @@ the opencode wrapper, the command inside an opencode seat's PTY task.
    ``GET /event`` on its own thread,
    reconnecting with backoff. Every (re)connect seeds the observed state from ``GET
    /session/status``, ``GET /permission`` and ``GET /question`` before any delta is trusted.
-5. One loop over the event queue, the inbox watch, the keyboard and the signal pipe: events feed
-   the transcript, the context producer (harness-context), the observed state (harness-state) and
+5. One loop (:class:`st2.drivers.native_session.NativeServerSession`'s) over the event queue
+   (:mod:`.event_stream`), the inbox watch, the keyboard and the signal pipe: events feed the
+   transcript, the context producer (harness-context), the observed state (harness-state) and
    providerAuth (the assistant message's typed error only); the pump (:mod:`.pump`) delivers when
-   the bound session is idle and reads each delivery back.
+   the bound session is idle and reads each delivery back (:mod:`.read_back`). The pane runs
+   opencode's own TUI meanwhile (:mod:`.attached_tui`) unless ``--view transcript``.
 6. SIGTERM/SIGHUP: the server's group gets SIGTERM, a grace, then the ``signal 9`` cover and
    SIGKILL; the terminal ``ended`` carries the real exit. A server that exits ends the session.
 
@@ -41,18 +43,19 @@ import queue
 import re
 import secrets
 import selectors
-import socket
 import subprocess
-import threading
 from pathlib import Path
 
 from st2.drivers.opencode import HARNESS
 from st2.drivers.opencode import attach_anchor, local
-from st2.drivers.opencode.api import ApiError, Client, Malformed, SseParser, api_problem, probe_version
+from st2.drivers.opencode.api import ApiError, Client, Malformed, api_problem, probe_version
+from st2.drivers.opencode.attached_tui import AttachedTui
+from st2.drivers.opencode.event_stream import BACKOFF_SECONDS, CALL_SECONDS, EventStream
 from st2.drivers.opencode.context import ContextProducer, credential_rejected
 from st2.drivers.opencode.expansion import split_model
 from st2.drivers.opencode.observed import Observed
 from st2.drivers.opencode.pump import Pump
+from st2.drivers.opencode.read_back import REBIND_SECONDS, ReadBackDelivery
 from st2.drivers.opencode.view import View
 from st2.drivers.lifecycle import STOP_GRACE_SECONDS, exit_words, say
 from st2.drivers.native_session import AGAIN, NativeServerSession, die_with_parent, run_native_session
@@ -62,94 +65,18 @@ from st2.drivers.version_gate import EXIT_UNSUPPORTED
 
 LISTEN_TIMEOUT_SECONDS = 180.0
 API_TIMEOUT_SECONDS = 180.0
-CALL_SECONDS = 15.0
-BACKOFF_SECONDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-READ_BACK_SECONDS = 1.0
 MAX_RESTARTS = 5
-QUIET_SECONDS = 30.0
-"""A prompt call this server took (or may have taken: no answer) is settled against its history
-only once the session has run its turn and gone idle, or has stayed idle this long after the
-call; before that a missing correlation keeps holding. A predecessor's server is gone, so its
-history is complete at once."""
 _LISTENING = re.compile(rb"server listening on http://([0-9.]+):([0-9]+)")
 """opencode's session ids (1.18.33: ``ses_`` and 26 base-62 characters)."""
 FOUND, MISSING, UNREACHABLE = "found", "missing", "unreachable"
 BIND_RETRY_SECONDS = 2.0
-REBIND_SECONDS = 30.0
-"""A resume the server could not answer is asked again this often, delivery holding meanwhile."""
 
 
 def _say(message: str) -> None:
     say("st2 opencode-session", message)
 
 
-class EventStream(threading.Thread):
-    """``GET /event`` on its own connection; every outcome goes to ``inbox`` as ``("connected",)``,
-    ``("event", e)`` or ``("down", reason)``, and a byte to ``wake`` (the loop's pipe). Reconnects
-    with :data:`BACKOFF_SECONDS` until :meth:`stop`."""
-
-    def __init__(self, client: Client, inbox: queue.Queue, wake: int) -> None:
-        super().__init__(daemon=True)
-        self.client = client
-        self.inbox = inbox
-        self.wake = wake
-        self.stopping = threading.Event()
-        self._sock = None
-
-    def _put(self, item) -> None:
-        self.inbox.put(item)
-        try:
-            os.write(self.wake, b"e")
-        except OSError:
-            pass
-
-    def stop(self) -> None:
-        self.stopping.set()
-        sock = self._sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def run(self) -> None:
-        failures = 0
-        while not self.stopping.is_set():
-            connection = self.client.connection(timeout=CALL_SECONDS)
-            connected = False
-            try:
-                # Our own socket: http.client drops its reference once a response reads to close.
-                connection.sock = self._sock = socket.create_connection((self.client.host, self.client.port),
-                                                                        timeout=CALL_SECONDS)
-                connection.request("GET", "/event", headers={**self.client.headers, "Accept": "text/event-stream"})
-                response = connection.getresponse()
-                if response.status != 200:
-                    raise OSError(f"HTTP {response.status}")
-                self._sock.settimeout(None)  # a quiet stream is not a failure; stop() shuts it down
-                parser = SseParser()
-                connected = True
-                failures = 0
-                self._put(("connected",))
-                while not self.stopping.is_set():
-                    chunk = response.read1(65536)
-                    if not chunk:
-                        break
-                    for event in parser.feed(chunk):
-                        self._put(("event", event))
-                reason = "sseDisconnected"
-            except Exception:  # any failure of the stream is one reconnect
-                reason = "sseDisconnected" if connected else "sseConnectFailed"
-            finally:
-                connection.close()
-                self._sock = None
-            if self.stopping.is_set():
-                return
-            self._put(("down", reason))
-            self.stopping.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)])
-            failures += 1
-
-
-class OpencodeSession(NativeServerSession):
+class OpencodeSession(AttachedTui, ReadBackDelivery, NativeServerSession):
     harness = HARNESS
     label = "opencode-session"
     server_name = "opencode serve"
@@ -460,75 +387,6 @@ class OpencodeSession(NativeServerSession):
         if info.get("sessionID") == self.session_id:
             self._turn_seen = True
 
-    # --- delivery --------------------------------------------------------------------------
-    def deliver(self) -> None:
-        self.audit()
-        now = self.clock.monotonic()
-        if self.pump.ambiguous():
-            if now >= self._next_read_back:
-                self.read_back()
-            return
-        if not self.bound and now >= self._next_bind:
-            self._next_bind = now + REBIND_SECONDS
-            self.bind()   # the pane keeps the transcript view: the TUI attaches only at serve
-        if not (self.inbox_dirty and self.connected and self.bound and self.observed.idle()):
-            return
-        self.inbox_dirty = False
-        batch = self.pump.next_batch(self.session_id)
-        if batch is None:
-            return
-        body: dict = {"parts": [{"type": "text", "text": batch.text}]}
-        if self.model is not None:
-            body["model"] = {"providerID": self.model[0], "modelID": self.model[1]}
-        try:
-            self.client.post(f"/session/{self.session_id}/prompt_async", body)
-        except ApiError as error:
-            if error.status is not None and 400 <= error.status < 500:
-                self.pump.transport_answer(batch, accepted=False)
-                self.diagnostics.publish("delivery", "deliveryRejected", "promptTransport")
-                self.note(f"the prompt was refused ({error}); one new attempt is allowed")
-            else:  # no definite answer: the server may still take it; read back, never re-send
-                self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
-                self.note(f"the prompt call got no answer ({error}); it holds until read back")
-                self.awaiting_read_back = True
-                self._turn_seen = False
-                self._sent_at = now
-            self._next_read_back = now + READ_BACK_SECONDS
-            return
-        self.pump.transport_answer(batch, accepted=True)
-        self.diagnostics.clear("delivery")
-        self.awaiting_read_back = True
-        self._turn_seen = False
-        self._sent_at = now
-        self._next_read_back = now + 0.2
-        self.note(f"delivered {len(batch.filenames)} message(s)")
-
-    def read_back(self) -> None:
-        """Read the bound sessions' histories back; a predecessor's binding (or ours once the turn
-        our prompt started has ended) is complete, so a missing correlation there is ``absent``."""
-        self._next_read_back = self.clock.monotonic() + READ_BACK_SECONDS
-        for binding in sorted(self.pump.bindings()):
-            try:
-                messages = self.client.get(f"/session/{binding}/message")
-            except ApiError as error:
-                self.diagnostics.publish("readBack", "readBackUnavailable", "messageReadBack")
-                self.note(f"read-back of session {binding} failed ({error}); the deliveries hold")
-                continue
-            ours = binding == self.session_id and self.awaiting_read_back
-            quiet = self.clock.monotonic() - self._sent_at >= QUIET_SECONDS and self.observed.idle()
-            complete = not ours or (self._turn_seen and self.observed.idle()) or quiet
-            persisted, absent = self.pump.read_back(binding, messages, complete)
-            if persisted:
-                self.diagnostics.clear("readBack")
-                self.note(f"read back {len(persisted)} delivered message(s): persisted")
-            if absent:
-                self.diagnostics.publish("readBack", "notDurable", "messageReadBack")
-                self.note(f"{len(absent)} delivery(ies) not in the session's history; one new attempt is allowed")
-        if not self.pump.ambiguous():
-            self.awaiting_read_back = False
-            self.inbox_dirty = True
-
-    # --- the loop --------------------------------------------------------------------------
     def finish(self) -> None:
         if self.stream is not None:
             self.stream.stop()
@@ -584,20 +442,6 @@ class OpencodeSession(NativeServerSession):
                 self.view.held = False
         return problem
 
-    def _end_attached(self) -> bool:
-        """Stop an attached TUI that is still running (bounded; killed past the bound). True when
-        one was running, so the caller attaches a new one."""
-        if self.attached is None or self.attached.poll() is not None:
-            return False
-        self.attached.terminate()
-        try:
-            self.attached.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.attached.kill()
-            self.attached.wait()
-        self.attached = None
-        return True
-
     def _wait_quietly(self, seconds: float) -> bool:
         deadline = self.clock.monotonic() + seconds
         while self.clock.monotonic() < deadline:
@@ -613,49 +457,6 @@ class OpencodeSession(NativeServerSession):
             except queue.Empty:
                 return
             self.on_item(item)
-
-    # --- opencode's own TUI in the PTY ------------------------------------------------------
-    def attach(self) -> None:
-        """Run ``opencode attach`` on the served session as the pane's foreground child (same
-        process group as the pane process, so a signal to the PTY's group reaches it), while the
-        stream, producers and pump go on here; the transcript is held until it exits. A wrapper
-        the seat host forked asks its pane anchor to run it (:mod:`.attach_anchor`); one that is
-        the pane process runs it itself."""
-        if self.view_mode != "attach" or self.attached is not None or not self.bound \
-                or self.client is None or self.stdin_fd is None or not os.isatty(self.stdin_fd):
-            return
-        argv = [self.argv[0], "attach", f"http://127.0.0.1:{self.client.port}", "--session", self.session_id]
-        try:
-            if attach_anchor.anchor_channel() is not None:   # forked by the seat host: the pane anchor runs it
-                self.attached = attach_anchor.start(self.client.port, self.session_id, self.password)
-            else:
-                self.attached = subprocess.Popen(argv, stdin=self.stdin_fd,
-                                                 env={**self.environment, "OPENCODE_SERVER_PASSWORD": self.password})
-        except OSError as error:
-            self.note(f"cannot attach opencode's TUI ({error.strerror or error}); the transcript view follows")
-            self.view_mode = "transcript"
-            return
-        self.view.held = True
-
-    def detached(self) -> bool:
-        """True once the attached TUI has exited (the transcript view takes the pane back)."""
-        if self.attached is None or self.attached.poll() is None:
-            return False
-        returncode, self.attached = self.attached.returncode, None
-        self.view_mode = "transcript"
-        self.view.held = False
-        self.note(f"opencode's TUI exited ({exit_words(returncode)}); the transcript view follows — /help")
-        return True
-
-    def _stop(self) -> int:
-        if self.attached is not None and self.attached.poll() is None:
-            self.attached.terminate()
-        return super()._stop()
-
-    def loop_started(self, selector) -> None:
-        self.attach()
-        if self.attached is not None and self.stdin_fd is not None:
-            selector.unregister(self.stdin_fd)   # the keyboard is the attached TUI's
 
     def before_select(self, selector):
         if self.detached() and self.stdin_fd is not None:
