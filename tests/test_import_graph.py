@@ -7,8 +7,9 @@ table's lookups (``st2.drivers``, over the rows of ``st2.harnesses``).
 Every import statement counts, including the ones inside functions: a lazy import is still a
 dependency. A node is a top-level part of ``st2`` (``st2.catalog``, ``st2.drivers``,
 ``st2.clock``); the per-harness driver packages are one node with the driver table. Inside
-``st2.drivers`` the modules form a DAG too, and a shared module there (``st2/drivers/*.py``) reaches
-a driver package (``st2/drivers/<harness>/``) only through the table's lookups.
+``st2.drivers`` the modules form a DAG too, a shared module there (``st2/drivers/*.py``, a shared
+package such as ``st2/drivers/channel/``) reaches a driver package (``st2/drivers/<harness>/``)
+only through the table's lookups, and no driver package imports another's.
 """
 
 from __future__ import annotations
@@ -213,24 +214,31 @@ def test_the_module_cycle_check_names_a_cycle_inside_a_package(tmp_path: Path) -
     assert cycles(module_graph(root, "st2.drivers")) == []
 
 
-def reaches_into_a_driver(root: Path) -> list[str]:
-    """Imports in a shared driver module (``st2/drivers/*.py`` but the table, ``__init__``) of a
-    driver package or anything in it."""
+def driver_of(module: str, drivers: tuple[str, ...]) -> str | None:
+    """The harness whose driver package ``module`` is in (``st2.drivers.<harness>…``), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[2] in drivers else None
+
+
+def reaches_into_a_driver(root: Path, drivers: tuple[str, ...]) -> list[str]:
+    """Imports of a driver package (``st2/drivers/<harness>/``, ``drivers`` naming the harnesses)
+    from a shared driver module (``st2/drivers/*.py`` or a shared package) but the table
+    (``st2/drivers/__init__.py``), and from another driver's package."""
     graph = module_graph(root, "st2.drivers")
     problems = []
     for source, edges in sorted(graph.items()):
-        if source.count(".") != 2 or source == "st2.drivers":
-            continue  # a driver package's own module, or the table
-        path = root / "drivers" / f"{source.rsplit('.', 1)[1]}.py"
-        if not path.is_file():
-            continue  # a driver package's __init__
+        if source == "st2.drivers":
+            continue  # the table
+        own = driver_of(source, drivers)
         problems.extend(f"{source} -> {target} at {where}" for target, where in sorted(edges.items())
-                        if target.count(".") >= 2 and (root / "drivers" / target.split(".")[2]).is_dir())
+                        if driver_of(target, drivers) not in (None, own))
     return problems
 
 
 def test_a_shared_driver_module_reaches_a_driver_package_only_through_the_table() -> None:
-    assert reaches_into_a_driver(PACKAGE) == []
+    from st2.harnesses import names
+
+    assert reaches_into_a_driver(PACKAGE, names()) == []
 
 
 def test_the_reach_check_fires(tmp_path: Path) -> None:
@@ -239,9 +247,14 @@ def test_the_reach_check_fires(tmp_path: Path) -> None:
     for relative, source in {"__init__.py": "", "drivers/__init__.py": "def p():\n    import st2.drivers.h\n",
                              "drivers/h/__init__.py": "", "drivers/h/session.py": "",
                              "drivers/route.py": "def f():\n    from st2.drivers.h.session import run\n",
-                             "drivers/lifecycle.py": "from st2.drivers import route\n"}.items():
+                             "drivers/lifecycle.py": "from st2.drivers import route\n",
+                             "drivers/g/__init__.py": "", "drivers/g/session.py": "from st2.drivers.h import session\n",
+                             "drivers/h/expansion.py": "from st2.drivers.h import session\nimport st2.drivers.lifecycle\n",
+                             }.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(source)
-    assert reaches_into_a_driver(root) == [
+    assert reaches_into_a_driver(root, ("g", "h")) == [
+        "st2.drivers.g.session -> st2.drivers.h.session at st2/drivers/g/session.py:1",
         "st2.drivers.route -> st2.drivers.h.session at st2/drivers/route.py:2"]
 
 

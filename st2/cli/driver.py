@@ -169,7 +169,7 @@ def _channel_replay(harness: str):
     @_replay_options()
     def channel_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
         from st2.clock import Clock
-        from st2.drivers.pi.replay import replay as run_replay
+        from st2.drivers.channel.replay import replay as run_replay
 
         seat = _resolve_seat(harness, location, identity)
         if seat is None:

@@ -1,5 +1,5 @@
 """The omp driver: the omp TUI in the seat's PTY, observed through st2's channel extension
-(``hooks/omp-channel.ts``, the same wire and consumer as pi's: :mod:`st2.drivers.pi.channel`).
+(``hooks/omp-channel.ts``, the same wire and consumer as pi's: :mod:`st2.drivers.channel`).
 
 omp has a hard launch gate by minor series (seed 000 §omp): a patch inside an admitted minor costs
 no new evidence, while what a number means is a property of a build, pinned by the fixture over

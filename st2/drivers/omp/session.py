@@ -1,5 +1,5 @@
 """``st2 driver omp-session --identity I --runtime-id R -- omp …``: the omp wrapper. The channel
-session (:class:`st2.drivers.pi.session.ChannelSession`) with omp's extension, behind the launch
+session (:class:`st2.drivers.channel.session.ChannelSession`) with omp's extension, behind the launch
 gate every gating driver runs (:mod:`st2.drivers.version_gate`, policy ``minor`` over
 :data:`st2.drivers.omp.SUPPORTED_VERSIONS`): ``<omp> --version`` must name a build of an admitted
 minor series, else the ``versionGate`` driver-diagnostic, one line on the terminal, and exit
@@ -12,9 +12,9 @@ import re
 import subprocess
 from pathlib import Path
 
+from st2.drivers.channel.session import ChannelSession
+from st2.drivers.channel.session import run_session as run_channel_session
 from st2.drivers.omp import HARNESS
-from st2.drivers.pi.session import ChannelSession
-from st2.drivers.pi.session import run_session as run_channel_session
 
 VERSION_PROBE_TIMEOUT_SECONDS = 30.0
 _VERSION = re.compile(r"(?<![\d.])(\d+)\.(\d+)\.(\d+)(?![\d.])")
@@ -60,5 +60,5 @@ class OmpSession(ChannelSession):
 
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], clock=None) -> int:
-    """The ``omp-session`` verb's core (see :func:`st2.drivers.pi.session.run_session`)."""
+    """The ``omp-session`` verb's core (:func:`st2.drivers.child_session.run_child_session`)."""
     return run_channel_session(catalog, identity, runtime_id, argv, clock, OmpSession)

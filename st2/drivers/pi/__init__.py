@@ -1,12 +1,11 @@
 """The pi driver: the pi TUI in the seat's PTY, observed through st2's channel extension.
 
-- :mod:`.session` — ``st2 driver pi-session``: the wrapper (shared lifecycle in
-  :mod:`st2.drivers.child_session`) that injects ``hooks/pi-channel.ts`` with ``-e`` and reads its frames
-  from an inherited pipe.
-- :mod:`.channel` — the frame decoder and consumer (shared with omp) into harness-context and
-  harness-state.
-- :mod:`.expansion` — the ``pi { … }`` block's argv.
-- :mod:`.replay` — ``st2 driver pi replay``: captured frames through the same consumer.
+- :mod:`.session` — ``st2 driver pi-session``: the channel wrapper
+  (:mod:`st2.drivers.channel.session`, shared with omp) that injects ``hooks/pi-channel.ts`` with
+  ``-e`` and reads its frames from an inherited pipe (:mod:`st2.drivers.channel.frames`).
+- :mod:`.expansion` — the ``pi { … }`` block's argv (:mod:`st2.drivers.channel.expansion`).
+- ``st2 driver pi replay`` is :mod:`st2.drivers.channel.replay`: captured frames through the same
+  consumer.
 
 pi has no runtime version gate (seed 000 §pi): what its numbers mean is pinned by the fixture over
 the capture of :data:`MEASURED_VERSIONS`' one build, which is the build the lab installs and the extension smoke

@@ -18,7 +18,7 @@ from support import poll_for
 from support_channel import REPO, make_seat, record
 
 from st2.drivers import lifecycle
-from st2.drivers.pi.session import ChannelSession
+from st2.drivers.pi.session import PiSession
 from st2.records import status
 
 POLL_TIMEOUT = 30.0
@@ -168,7 +168,7 @@ def test_presence_heartbeats_every_five_minutes_only_while_pi_lives(catalog, clo
             self.polls += 1
             return 0 if self.polls > 11 * 60 * 4 else None  # 11 simulated minutes of 0.25 s ticks
 
-    run = ChannelSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
+    run = PiSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
     monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: Child())
     stamps = []
     real_refresh = status.refresh
@@ -195,7 +195,7 @@ def test_frames_left_in_the_pipe_when_the_harness_exits_land_before_ended(catalo
         def poll(self):
             return 0
 
-    run = ChannelSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
+    run = PiSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
     monkeypatch.setattr(subprocess, "Popen", ExitedAtOnce)
     assert run.run() == 0
     assert record(seat, "harness-context")["usedTokens"] == 11442
