@@ -165,19 +165,11 @@ class ChildSession:
         raise NotImplementedError
 
     def gate(self) -> bool:
-        """The launch gate (:mod:`st2.drivers.version_gate`) when the driver's package declares
-        one: False after the refusal is published and said."""
-        from st2.drivers import package
+        """The launch gate (:func:`st2.drivers.version_gate.gate_session`) when the driver's package
+        declares one: False after the refusal is published and said."""
+        from st2.drivers.version_gate import gate_session
 
-        driver = package(self.harness)
-        if getattr(driver, "VERSION_GATE", None) is None:
-            return True
-        from st2.drivers.version_gate import gate_package
-
-        version, problem = self.probe_version()
-        _, ok = gate_package(driver, self.seat.directory, self.clock, version, problem, self.product or self.harness,
-                             f"st2 {self.label}")
-        return ok
+        return gate_session(self)[1]
 
     def start(self) -> None:
         self.records.claim()

@@ -146,12 +146,11 @@ class NativeServerSession:
 
     # ------------------------------------------------------------------ the wrapper
     def gate(self) -> bool:
-        from st2.drivers import package
-        from st2.drivers.version_gate import gate_package
+        """The launch gate (:func:`st2.drivers.version_gate.gate_session`); its publisher is the
+        session's diagnostics from here on."""
+        from st2.drivers.version_gate import gate_session
 
-        version, problem = self.probe_version()
-        self.diagnostics, ok = gate_package(package(self.harness), self.seat.directory, self.clock, version, problem,
-                                            self.product, f"st2 {self.label}")
+        self.diagnostics, ok = gate_session(self)
         return ok
 
     def begin_session(self) -> str | None:

@@ -74,8 +74,18 @@ def version_gate(seat_directory, driver: str, clock, version: str | None, proble
     return publisher, True
 
 
-def gate_package(package, seat_directory, clock, version: str | None, problem: str | None, product: str,
-                 prefix: str, adopt=adopt_predecessor_failure):
-    """:func:`version_gate` under the policy and versions ``package`` (a driver package) declares."""
-    return version_gate(seat_directory, package.HARNESS, clock, version, problem, package.SUPPORTED_VERSIONS,
-                        product, prefix, adopt=adopt, policy=package.VERSION_GATE)
+def gate_session(session):
+    """A wrapper's launch gate, run the same way for every wrapper: ``(publisher, ok)`` under the
+    policy and versions its driver's package declares, the version from ``session.probe_version()``
+    (``(version, None)`` or ``(None, why not)``), the refusal naming ``session.product`` (or the
+    harness) on the PTY as ``st2 <session.label>``. A driver that declares no gate: ``(None, True)``,
+    nothing probed."""
+    from st2.drivers import package
+
+    driver = package(session.harness)
+    if getattr(driver, "VERSION_GATE", None) is None:
+        return None, True
+    version, problem = session.probe_version()
+    return version_gate(session.seat.directory, driver.HARNESS, session.clock, version, problem,
+                        driver.SUPPORTED_VERSIONS, session.product or session.harness, f"st2 {session.label}",
+                        policy=driver.VERSION_GATE)
