@@ -82,14 +82,12 @@ def preload_native_wrappers() -> None:
     import st2.delivery.batch  # noqa: F401
     import st2.delivery.ledger  # noqa: F401
     import st2.delivery.pump  # noqa: F401
-    import st2.drivers.codex.session  # noqa: F401
     import st2.drivers.human_desk  # noqa: F401
     import st2.drivers.lifecycle  # noqa: F401
     import st2.drivers.native_session  # noqa: F401
-    import st2.drivers.opencode.session  # noqa: F401
-    import st2.drivers.seat  # noqa: F401
     import st2.drivers.pane_anchor  # noqa: F401
     import st2.drivers.resume_hold  # noqa: F401
+    import st2.drivers.seat  # noqa: F401
     import st2.drivers.session_handoff  # noqa: F401
     import st2.drivers.session_route  # noqa: F401
     import st2.drivers.version_gate  # noqa: F401
@@ -101,7 +99,11 @@ def preload_native_wrappers() -> None:
     import st2.records.placement  # noqa: F401
     import st2.runtime.resumable_session  # noqa: F401
     import st2.runtime.resume  # noqa: F401
+    from st2 import drivers
     from st2.drivers.codex.rehearsal import rehearse as rehearse_codex
+
+    for verb in drivers.native_session_verbs():   # every native wrapper's session module
+        drivers.driver_module(drivers.session_harness(verb), "session")
 
     rehearse_codex()
 
