@@ -45,6 +45,7 @@ CONTRACT: tuple[str, ...] = (
     "MEASURED_VERSIONS",  # the builds whose numbers the fixtures pin; a gate admits every one
     "SESSION_OPTIONS",    # the ``<harness>-session`` verb's options beyond the common four
     "SCREEN_GRAMMAR",     # the class name of the DING screen grammar in ``<package>.screen``, or None
+    "SESSION_HELP",       # the summary of ``st2 driver <harness>-session --help``
 )
 """The constants every driver package declares."""
 

@@ -38,3 +38,5 @@ VERSION_GATE = None
 SUPPORTED_VERSIONS: tuple[str, ...] = ()
 SESSION_OPTIONS: tuple[str, ...] = ()
 SCREEN_GRAMMAR = "Claude"
+SESSION_HELP = "Run `claude …` (after --) in this PTY as the seat's session."
+"""``st2 driver claude-session --help``'s summary."""

@@ -29,3 +29,5 @@ MEASURED_VERSIONS: tuple[str, ...] = ("0.171.0",)
 """The builds the context arithmetic (the 12,000-token baseline function) was verified on."""
 SESSION_OPTIONS = ("--operator",)
 SCREEN_GRAMMAR = "Codex"
+SESSION_HELP = "Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."
+"""``st2 driver codex-session --help``'s summary."""

@@ -18,3 +18,5 @@ SCREEN_GRAMMAR = "Omp"
 
 # DING types notices into the omp TUI: the driver delivers nothing natively (DESIGN §8).
 OWNS_DELIVERY = False
+SESSION_HELP = "Run `omp …` (after --) in this PTY with st2's channel extension injected."
+"""``st2 driver omp-session --help``'s summary."""

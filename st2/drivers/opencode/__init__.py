@@ -31,3 +31,5 @@ SCREEN_GRAMMAR = None
 TUI_VIEW = "attach"
 """The ``--view`` in which the pane runs opencode's own TUI: a wrapper the seat host forks has its
 pane anchor run it (:data:`.attach_anchor.ANCHOR`, :func:`st2.drivers.tui_anchor`)."""
+SESSION_HELP = "Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."
+"""``st2 driver opencode-session --help``'s summary."""

@@ -21,3 +21,5 @@ VERSION_GATE = None
 SUPPORTED_VERSIONS: tuple[str, ...] = ()
 SESSION_OPTIONS: tuple[str, ...] = ()
 SCREEN_GRAMMAR = "Pi"
+SESSION_HELP = "Run `pi …` (after --) in this PTY with st2's channel extension injected."
+"""``st2 driver pi-session --help``'s summary."""

@@ -9,3 +9,4 @@ SUPPORTED_VERSIONS = ("6.0",)
 MEASURED_VERSIONS = ("6.0.1",)
 SESSION_OPTIONS = ("--operator",)
 SCREEN_GRAMMAR = "Sixth"
+SESSION_HELP = "Run `sixth …` (after --) as the seat's session."
