@@ -126,8 +126,8 @@ def test_every_list_of_harnesses_derives_from_the_table_with_its_pinned_text() -
 @pytest.mark.process
 def test_a_sixth_harness_is_one_row_and_one_package(tmp_path: Path) -> None:
     """A test-only driver (tests/drivers/sixth_driver) registered by one row: the declaration
-    model, the record readers, the validation text, the wrapper route, the screen dispatch and
-    the delivery owners all take it, and it passes the same contract check."""
+    model, the record readers, the validation text, the wrapper route and the click verb, the
+    screen dispatch and the delivery owners all take it, and it passes the same contract check."""
     agent = tmp_path / "agent.kdl"
     agent.write_text('agent "worker" {\n    sixth { }\n}\n')
     script = f"""
@@ -142,6 +142,7 @@ from st2.declarations.diagnostics import CODES
 from st2.declarations.model import DRIVER_HARNESSES
 from st2.drivers import session_route
 from st2.records import driver_diagnostic, harness_context
+from st2.cli.driver import driver
 import test_registry
 declaration, diagnostics = load_agent({str(agent)!r})
 expanded = drivers.expand_driver_blocks(declaration, "h", ["st2"])
@@ -151,7 +152,9 @@ print(json.dumps({{
     "text": CODES["driver-block-invalid"], "argv": expanded.argv, "status": status,
     "options": session_route.OPTIONS["sixth-session"], "native": drivers.native_session_verbs(),
     "grammars": [grammar.name for grammar in drivers.screen_grammars()],
-    "offered": drivers.available_harnesses(), "contract": test_registry.contract_problems("sixth")}}))
+    "offered": drivers.available_harnesses(), "contract": test_registry.contract_problems("sixth"),
+    "cli": sorted(option for parameter in driver.commands["sixth-session"].params
+                  for option in getattr(parameter, "opts", ()) if option.startswith("--"))}}))
 """
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO)
     assert result.returncode == 0, result.stderr
@@ -165,4 +168,5 @@ print(json.dumps({{
         "options": ["--identity", "--runtime-id", "--catalog", "--host", "--operator"],
         "native": ["codex-session", "opencode-session", "sixth-session"],
         "grammars": ["codex", "pi", "omp", "claude", "sixth"],
-        "offered": ["shell", *PINNED_ORDER, "sixth"], "contract": []}
+        "offered": ["shell", *PINNED_ORDER, "sixth"], "contract": [],
+        "cli": ["--catalog", "--host", "--identity", "--operator", "--runtime-id"]}
