@@ -1,13 +1,17 @@
 """st2's import graph reads as the architecture: the packages under ``st2/`` form a DAG, and no
 module reaches one of st2's own packages through an ``except ImportError`` fallback or an
-importlib string, except the two lazy dispatch tables docs/architecture.md §Hot paths names (``st2.entry.HOT_PATHS``,
-the hot paths of the front door's table ``st2.front.table.ROUTES``, and ``st2.cli.VERBS``) and
-the seat host's preload manifests (``st2.seathost.preload``, data a test checks against a traced
-run of the forked entries).
+importlib string, except the lazy dispatch tables docs/architecture.md §Hot paths names
+(``st2.entry.HOT_PATHS``, the hot paths of the front door's table ``st2.front.table.ROUTES``,
+and ``st2.cli.VERBS``), the seat host's preload manifests (``st2.seathost.preload``, data a test
+checks against a traced run of the forked entries) and the driver table's lookups
+(``st2.drivers``, over the rows of ``st2.base.harnesses``).
 
 Every import statement counts, including the ones inside functions: a lazy import is still a
 dependency. A node is a top-level part of ``st2`` (``st2.catalog``, ``st2.drivers``,
-``st2.base.clock``); the per-harness driver packages are one node with the driver registry.
+``st2.base``); the per-harness driver packages are one node with the driver table. Inside
+``st2.drivers`` the modules form a DAG too, a shared module there (``st2/drivers/*.py``, a shared
+package such as ``st2/drivers/channel/``) reaches a driver package (``st2/drivers/<harness>/``)
+only through the table's lookups, and no driver package imports another's.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from pathlib import Path
 from support import REPO
 
 PACKAGE = REPO / "st2"
-LAZY_DISPATCH_TABLES = {"st2/front/table.py", "st2/cli/__init__.py", "st2/seathost/preload.py"}
+LAZY_DISPATCH_TABLES = {"st2/front/table.py", "st2/cli/__init__.py", "st2/seathost/preload.py", "st2/drivers/__init__.py"}
 
 
 def module_name(path: Path, root: Path) -> tuple[str, bool]:
@@ -152,6 +156,108 @@ def test_the_cycle_check_names_a_cycle_it_is_shown(tmp_path: Path) -> None:
         "st2.low -> st2.high at st2/low/x.py:1)")
     (root / "low" / "x.py").write_text("")
     assert cycles(package_graph(root)) == []
+
+
+def module_graph(root: Path, inside: str) -> dict[str, dict[str, str]]:
+    """The module-level graph inside package ``inside`` (``st2.drivers``): ``{module: {imported
+    module: "file:line"}}``. ``from P import X`` is an edge to ``P.X`` when that is a module of the
+    tree, else to ``P``; importing a module's own ancestor package is no edge (Python runs a
+    package's ``__init__`` before any of its modules)."""
+    modules = {module_name(path, root)[0]: path for path in sorted(root.rglob("*.py"))}
+    graph: dict[str, dict[str, str]] = {}
+    for source, path in modules.items():
+        if source != inside and not source.startswith(inside + "."):
+            continue
+        edges = graph.setdefault(source, {})
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        name, is_package = module_name(path, root)
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_package else name.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    parent = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    parent = node.module or ""
+                targets = [f"{parent}.{alias.name}" if f"{parent}.{alias.name}" in modules else parent
+                           for alias in node.names]
+            for target in targets:
+                if target not in modules or not (target == inside or target.startswith(inside + ".")):
+                    continue
+                if target == source or source.startswith(target + "."):
+                    continue
+                edges.setdefault(target, f"{path.relative_to(root.parent)}:{node.lineno}")
+    return graph
+
+
+def test_the_modules_inside_st2_drivers_have_no_cycle() -> None:
+    graph = module_graph(PACKAGE, "st2.drivers")
+    assert "st2.drivers.session_route" in graph and "st2.drivers.opencode.session" in graph
+    assert [describe(graph, cycle) for cycle in cycles(graph)] == []
+
+
+def test_the_module_cycle_check_names_a_cycle_inside_a_package(tmp_path: Path) -> None:
+    root = tmp_path / "st2"
+    (root / "drivers" / "h").mkdir(parents=True)
+    for relative, source in {"__init__.py": "", "drivers/__init__.py": "", "drivers/h/__init__.py": "",
+                             "drivers/shared.py": "def f():\n    from st2.drivers.h.anchor import A\n",
+                             "drivers/h/anchor.py": "from st2.drivers.shared import f\nfrom st2.drivers import h\n"
+                             }.items():
+        (root / relative).write_text(source)
+    graph = module_graph(root, "st2.drivers")
+    assert [describe(graph, cycle) for cycle in cycles(graph)] == [
+        "st2.drivers.h.anchor -> st2.drivers.shared -> st2.drivers.h.anchor  "
+        "(st2.drivers.h.anchor -> st2.drivers.shared at st2/drivers/h/anchor.py:1; "
+        "st2.drivers.shared -> st2.drivers.h.anchor at st2/drivers/shared.py:2)"]
+    (root / "drivers" / "shared.py").write_text("")
+    assert cycles(module_graph(root, "st2.drivers")) == []
+
+
+def driver_of(module: str, drivers: tuple[str, ...]) -> str | None:
+    """The harness whose driver package ``module`` is in (``st2.drivers.<harness>…``), or None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[2] in drivers else None
+
+
+def reaches_into_a_driver(root: Path, drivers: tuple[str, ...]) -> list[str]:
+    """Imports of a driver package (``st2/drivers/<harness>/``, ``drivers`` naming the harnesses)
+    from a shared driver module (``st2/drivers/*.py`` or a shared package) but the table
+    (``st2/drivers/__init__.py``), and from another driver's package."""
+    graph = module_graph(root, "st2.drivers")
+    problems = []
+    for source, edges in sorted(graph.items()):
+        if source == "st2.drivers":
+            continue  # the table
+        own = driver_of(source, drivers)
+        problems.extend(f"{source} -> {target} at {where}" for target, where in sorted(edges.items())
+                        if driver_of(target, drivers) not in (None, own))
+    return problems
+
+
+def test_a_shared_driver_module_reaches_a_driver_package_only_through_the_table() -> None:
+    from st2.base.harnesses import names
+
+    assert reaches_into_a_driver(PACKAGE, names()) == []
+
+
+def test_the_reach_check_fires(tmp_path: Path) -> None:
+    root = tmp_path / "st2"
+    (root / "drivers" / "h").mkdir(parents=True)
+    for relative, source in {"__init__.py": "", "drivers/__init__.py": "def p():\n    import st2.drivers.h\n",
+                             "drivers/h/__init__.py": "", "drivers/h/session.py": "",
+                             "drivers/route.py": "def f():\n    from st2.drivers.h.session import run\n",
+                             "drivers/lifecycle.py": "from st2.drivers import route\n",
+                             "drivers/g/__init__.py": "", "drivers/g/session.py": "from st2.drivers.h import session\n",
+                             "drivers/h/expansion.py": "from st2.drivers.h import session\nimport st2.drivers.lifecycle\n",
+                             }.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(source)
+    assert reaches_into_a_driver(root, ("g", "h")) == [
+        "st2.drivers.g.session -> st2.drivers.h.session at st2/drivers/g/session.py:1",
+        "st2.drivers.route -> st2.drivers.h.session at st2/drivers/route.py:2"]
 
 
 def own_package_fallbacks(path: Path, root: Path = REPO) -> list[str]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from st2.cli.common import CatalogLocation, catalog_options, exit_with
+from st2.drivers import SESSION_OPTION_CHOICES
 
 
 IDENTITY = click.option("--identity", required=True,
@@ -52,69 +53,51 @@ def driver() -> None:
     """Harness drivers: the wrapper inside a seat's PTY, its hooks and tools."""
 
 
-@driver.command("claude-session", context_settings={"ignore_unknown_options": True})
-@IDENTITY
-@click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
-@click.argument("claude_argv", nargs=-1, type=click.UNPROCESSED, required=True)
-@catalog_options
-def claude_session(identity: str, runtime_id: str | None, claude_argv: tuple[str, ...], location: CatalogLocation) -> None:
-    """Run `claude …` (after --) in this PTY as the seat's session."""
-    from st2.drivers.claude.session import run_session
-
-    exit_with(run_session(location.root, identity, runtime_id, list(claude_argv)))
+# The options a driver's wrapper verb may add to the common ones (its package's SESSION_OPTIONS).
+SESSION_OPTIONS = {
+    "--model": click.option("--model", default=None, help="providerID/modelID every delivered prompt names."),
+    "--operator": click.option("--operator", default=None,
+                               help="The declared principal a line typed in the PTY is sent as."),
+    "--view": click.option("--view", type=click.Choice(list(SESSION_OPTION_CHOICES["--view"])), default="attach", show_default=True,
+                           help="The pane: opencode's own TUI attached to the session, or the wrapper's transcript."),
+}
 
 
-@driver.command("codex-session", context_settings={"ignore_unknown_options": True})
-@IDENTITY
-@click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
-@click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
-@click.argument("codex_argv", nargs=-1, type=click.UNPROCESSED, required=True)
-@catalog_options
-def codex_session(identity: str, runtime_id: str | None, operator: str | None, codex_argv: tuple[str, ...],
-                  location: CatalogLocation) -> None:
-    """Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."""
-    from st2.drivers.codex.session import run_session
+def _session_verb(harness: str):
+    """``st2 driver <harness>-session``: the driver's wrapper verb, with the options its package
+    declares, running the same core the launched shape runs (:func:`st2.drivers.run_session`)."""
+    from st2.drivers import package
 
-    exit_with(run_session(location.root, identity, runtime_id, list(codex_argv), operator=operator))
+    driver_package = package(harness)
+    decorators = (driver.command(f"{harness}-session", context_settings={"ignore_unknown_options": True},
+                                 help=driver_package.SESSION_HELP),
+                  IDENTITY,
+                  click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's)."),
+                  *(SESSION_OPTIONS[option] for option in driver_package.SESSION_OPTIONS),
+                  click.argument("harness_argv", nargs=-1, type=click.UNPROCESSED, required=True,
+                                 metavar=f"{harness.upper()}_ARGV..."),
+                  catalog_options)
 
+    def session(identity: str, runtime_id: str | None, harness_argv: tuple[str, ...], location: CatalogLocation,
+                **options) -> None:
+        from st2.drivers import run_session
 
-@driver.command("opencode-session", context_settings={"ignore_unknown_options": True})
-@IDENTITY
-@click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
-@click.option("--model", default=None, help="providerID/modelID every delivered prompt names.")
-@click.option("--operator", default=None, help="The declared principal a line typed in the PTY is sent as.")
-@click.option("--view", type=click.Choice(["attach", "transcript"]), default="attach", show_default=True,
-              help="The pane: opencode's own TUI attached to the session, or the wrapper's transcript.")
-@click.argument("opencode_argv", nargs=-1, type=click.UNPROCESSED, required=True)
-@catalog_options
-def opencode_session(identity: str, runtime_id: str | None, model: str | None, operator: str | None,
-                     view: str, opencode_argv: tuple[str, ...], location: CatalogLocation) -> None:
-    """Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."""
-    from st2.drivers.opencode.session import run_session
+        given = {f"--{name.replace('_', '-')}": value for name, value in options.items()}
+        exit_with(run_session(harness, location.root, identity, runtime_id, list(harness_argv), given))
 
-    exit_with(run_session(location.root, identity, runtime_id, list(opencode_argv), model=model, operator=operator,
-                          view=view))
-
-
-def _channel_session(harness: str):
-    @driver.command(f"{harness}-session", context_settings={"ignore_unknown_options": True},
-                    help=f"Run `{harness} …` (after --) in this PTY with st2's channel extension injected.")
-    @IDENTITY
-    @click.option("--runtime-id", default=None, help="The PTY task's runtime id (default: the seat's).")
-    @click.argument("harness_argv", nargs=-1, type=click.UNPROCESSED, required=True)
-    @catalog_options
-    def session(identity: str, runtime_id: str | None, harness_argv: tuple[str, ...], location: CatalogLocation) -> None:
-        if harness == "pi":
-            from st2.drivers.pi.session import run_session
-        else:
-            from st2.drivers.omp.session import run_session
-        exit_with(run_session(location.root, identity, runtime_id, list(harness_argv)))
-
+    for decorator in reversed(decorators):
+        session = decorator(session)
     return session
 
 
-pi_session = _channel_session("pi")
-omp_session = _channel_session("omp")
+def _session_verbs() -> None:
+    from st2.base.harnesses import names
+
+    for harness in names():
+        _session_verb(harness)
+
+
+_session_verbs()
 
 
 @driver.command("claude-observe", context_settings={"ignore_unknown_options": True, "help_option_names": []})
@@ -170,7 +153,7 @@ def _channel_replay(harness: str):
     @_replay_options()
     def channel_replay(capture: Path, identity: str, runtime_id: str | None, location: CatalogLocation) -> None:
         from st2.base.clock import Clock
-        from st2.drivers.pi.replay import replay as run_replay
+        from st2.drivers.channel.replay import replay as run_replay
 
         seat = _resolve_seat(harness, location, identity)
         if seat is None:

@@ -29,12 +29,12 @@ def run_forked_session(words: list[str]) -> int:
     pane's, which the front door's table recognized before handing them off; run them through
     its session rows, as the seat host's fork (no handing off again; 70 if they are no longer
     recognized)."""
-    from st2.drivers import session_handoff
+    from st2.drivers import pane_anchor
     from st2.front.table import FORKED_SESSION, route
     from st2.seathost import session_fork
 
     if session_fork.replies:   # the pane anchor runs a TUI on request, answering on descriptor 4
-        session_handoff.adopt_channel(session_fork.STATUS_FD, session_fork.REPLY_FD)
+        pane_anchor.adopt_channel(session_fork.STATUS_FD, session_fork.REPLY_FD)
     status = route(words, FORKED_SESSION)
     return 70 if status is None else status
 
@@ -49,7 +49,11 @@ def preload_native_wrappers() -> None:
     from st2.seathost.preload import SESSION_WRAPPERS, import_all
 
     import_all(SESSION_WRAPPERS)
+    from st2 import drivers
     from st2.drivers.codex.rehearsal import rehearse as rehearse_codex
+
+    for verb in drivers.native_session_verbs():   # every native wrapper's session module
+        drivers.driver_module(drivers.session_harness(verb), "session")
 
     rehearse_codex()
 

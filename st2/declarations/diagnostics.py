@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from st2.base import harnesses
 from st2.base.terminal_text import escaped
 
 SCHEMA = "st2.agent-spec-diagnostic.v1"
@@ -67,7 +68,7 @@ CODES: dict[str, str] = {
     "catalog-entry-unsafe-name": "a host, identity or principal name that is not one safe path component",
     "catalog-unreadable": "a catalog directory could not be listed",
     "declaration-not-regular": "agent.kdl or principal.kdl is not a regular non-symlink file",
-    "driver-block-invalid": "a typed driver block (claude, codex, pi, omp, opencode) its driver cannot expand",
+    "driver-block-invalid": f"a typed driver block ({', '.join(harnesses.names())}) its driver cannot expand",
     "dangling-supervisor": "`supervisor` names no seat in this catalog",
     "templates-invalid": "_templates breaks its bounds (depth, count, size) or holds a symlink or special file",
     "diagnostics-truncated": "more problems than one file lists; the rest are counted",

@@ -19,6 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping, NamedTuple
 
+from st2.base import harnesses
+
 EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 NAME_MAX_CHARS = 160
@@ -34,7 +36,7 @@ DESIRED_STATES = (RUNNING, SUSPENDED, RETIRED)
 TASK_KINDS = ("pty", "exec", "stream")
 LIFECYCLES = ("service", "adopt-only")
 RESTART_MODES = ("delay", "fail")
-DRIVER_HARNESSES = ("claude", "codex", "pi", "omp", "opencode")
+DRIVER_HARNESSES = harnesses.names()  # the typed driver blocks, in the table's order (st2.base.harnesses)
 # Fields the original treats as render-only: accepted, kept, never acted on by the runner.
 RENDER_ONLY_FIELDS = ("harness", "model", "persona", "permissions", "transport", "strategy")
 RENDER_OPERATIONS = ("copy", "file", "json-upsert", "ensure-line", "git-exclude")

@@ -1,7 +1,7 @@
 """The slim anchor: what a Claude seat's wrapper process is while Claude runs (issue 19).
 
 The wrapper (``st2 driver claude-session``, :mod:`st2.drivers.claude.session` over
-:class:`st2.drivers.session_common.ChildSession`) must stay the PTY task's own process and
+:class:`st2.drivers.child_session.ChildSession`) must stay the PTY task's own process and
 Claude's parent for the seat's whole life, so it cannot be forked from a shared parent; a
 resident interpreter that imports the record modules costs 7.2 MiB PSS and even ``os`` +
 ``signal`` cost 3.96 MiB. So once the full wrapper has claimed the session, decided the resume

@@ -1,5 +1,5 @@
 """The full wrapper's side of the slim anchor (:mod:`st2.drivers.anchor`, issue 19): when a
-:class:`~st2.drivers.session_common.ChildSession` whose driver sets ``anchors`` has its harness
+:class:`~st2.drivers.child_session.ChildSession` whose driver sets ``anchors`` has its harness
 running, it ``exec``\\ s into the anchor, and the anchor ``exec``\\ s back here with what
 happened. Only the Claude wrapper anchors (pi and omp read a channel continuously, the native
 wrappers serve a protocol: they stay resident).

@@ -33,14 +33,16 @@ kills the anchor, which the wrapper hears as the anchor's death — the same sto
 
 An opencode seat in the view that runs opencode's own TUI (the default) is handed off too: the
 TUI needs the pane as its controlling terminal, which no forked wrapper can give a child, so
-the anchor is :data:`st2.drivers.opencode.attach_anchor.ANCHOR` (this prologue, and the TUI run
-on the wrapper's request), with a reply pipe beside the socket (descriptor 4 on both sides,
-:class:`AnchorChannel`). Not handed off, running in this process exactly as before: a stdin
+the anchor is the driver's own (:func:`st2.drivers.tui_anchor`: opencode's
+:mod:`st2.drivers.opencode.attach_anchor`, the same prologue and the TUI run on the wrapper's
+request), with a reply pipe beside the socket (descriptor 4 on both sides,
+:class:`st2.drivers.pane_anchor.AnchorChannel`). Not handed off, running in this process exactly as
+before: a stdin
 that is no terminal (a test's pipe, a replay), ``ST2_SEAT_HOST=off``, and — said once on the
 PTY — a socket path past the kernel's bound or no seat host of this build answering.
 
-Standard library and :mod:`st2.seathost.wire` only until it falls back (then the wrapper's own
-modules).
+Standard library, :mod:`st2.seathost.wire` and the driver table's light packages only until it
+falls back (then the wrapper's own modules).
 """
 
 from __future__ import annotations
@@ -50,17 +52,11 @@ import signal
 import socket
 import sys
 
+from st2.drivers.pane_anchor import ANCHOR_PROLOGUE
+
 ANCHOR_NAME = "st2-session-anchor"
 """``$0`` of the anchor, so ``/proc/<pid>/cmdline`` names it (the benchmark and tests find the
 forked wrapper's PID right after it)."""
-ANCHOR_PROLOGUE = (
-    'w=$1\n'
-    'trap \'s=1; kill -TERM "$w" 2>/dev/null\' TERM\n'
-    'trap \'s=1; kill -HUP "$w" 2>/dev/null\' HUP\n'
-    "trap '' INT\n"
-    'case $2 in TERM|HUP) kill -"$2" "$w" 2>/dev/null;; esac\n'
-)
-"""Every pane anchor's start: the relay traps, ^C ignored, a stop signal from the hand-off relayed."""
 ANCHOR = (
     ANCHOR_PROLOGUE +
     'while :; do\n'
@@ -78,81 +74,19 @@ ANCHOR = (
 descriptor 3 its end of the status socket. A trap interrupts ``read``; the loop then reads
 again, so only end of stream (no trap ran) or a status line ends it."""
 SHELL = "/bin/sh"
-KILLED_STATUS = 137
 SEAT_HOST_KNOB = "ST2_SEAT_HOST"
 SUN_PATH_LINUX = 108
-HANDED_OFF_VERBS = ("codex-session", "opencode-session")
 FORK_TIMEOUT_SECONDS = 30.0
 """The host answers one request at a time, and its first ``fork-session`` first preloads the
 wrappers (:func:`st2.cli.seat_host.preload_native_wrappers`): a fleet's panes starting at once
 queue behind it. A wrapper forked after this gave up hears its anchor's end closed and stops."""
 
 
-ANSWER_SECONDS = 5.0
-"""How long a forked wrapper waits for its pane anchor's answer to one request."""
-_channel: "AnchorChannel | None" = None
-
-
-def adopt_channel(request_fd: int, reply_fd: int) -> None:
-    """Called in a forked wrapper whose pane anchor answers requests (one on ``reply_fd``)."""
-    global _channel
-    _channel = AnchorChannel(request_fd, reply_fd)
-
-
-def anchor_channel() -> "AnchorChannel | None":
-    """This forked wrapper's channel to a pane anchor that answers requests, or None."""
-    return _channel
-
-
-class AnchorChannel:
-    """Requests to the pane anchor as lines on the status socket, each answered with one line on
-    the reply pipe. The anchor never writes the socket, so the wrapper's end still becomes
-    readable (its SIGTERM, :mod:`st2.seathost.session_fork`) only when the anchor's end closes.
-    A request left unanswered breaks the channel: a late answer could pass for the next one's."""
-
-    def __init__(self, request_fd: int, reply_fd: int) -> None:
-        self.request_fd, self.reply_fd = request_fd, reply_fd
-        self.pending = b""
-        self.broken = False
-
-    def ask(self, line: str, seconds: float = ANSWER_SECONDS) -> str | None:
-        """Send one request line and return the anchor's one-line answer (None: no answer in
-        ``seconds`` or the anchor is gone)."""
-        if self.broken:
-            return None
-        self.broken = True
-        try:
-            os.write(self.request_fd, line.encode() + b"\n")
-        except OSError:
-            return None
-        import select
-        import time
-
-        deadline = time.monotonic() + seconds
-        while b"\n" not in self.pending:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            try:
-                ready, _, _ = select.select([self.reply_fd], [], [], left)
-                if not ready:
-                    return None
-                chunk = os.read(self.reply_fd, 4096)
-            except InterruptedError:
-                continue
-            except OSError:
-                return None
-            if not chunk:
-                return None
-            self.pending += chunk
-        line, _, self.pending = self.pending.partition(b"\n")
-        self.broken = False
-        return line.decode(errors="replace")
-
-
 def eligible(name: str, values: dict[str, str]) -> bool:
     """Whether this wrapper verb is handed to the seat host at all."""
-    if name not in HANDED_OFF_VERBS or os.environ.get(SEAT_HOST_KNOB, "") == "off":
+    from st2.drivers import native_session_verbs
+
+    if name not in native_session_verbs() or os.environ.get(SEAT_HOST_KNOB, "") == "off":
         return False
     if "." not in values.get("--identity", ""):
         return False
@@ -191,9 +125,11 @@ def hand_off(name: str, root, values: dict[str, str], words: list[str]) -> None:
                 for number in (signal.SIGTERM, signal.SIGHUP)}
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, lambda number, frame: None)
     anchor_end, wrapper_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    # A view that runs opencode's own TUI: the anchor runs it (it needs the pane as its
-    # controlling terminal), asked on the status socket and answering on this pipe.
-    tui = name == "opencode-session" and values.get("--view", "attach") == "attach"
+    # A view that runs the harness's own TUI (opencode's): the anchor runs it (it needs the pane
+    # as its controlling terminal), asked on the status socket and answering on this pipe.
+    from st2.drivers import tui_anchor
+
+    tui = tui_anchor(name, values)
     replies = os.pipe() if tui else None
     descriptors = (0, 1, 2, wrapper_end.fileno()) + ((replies[0],) if replies else ())
     umask = os.umask(0o077)
@@ -222,9 +158,7 @@ def hand_off(name: str, root, values: dict[str, str], words: list[str]) -> None:
             os.kill(os.getpid(), number)
         return
     if replies:
-        from st2.drivers.opencode.attach_anchor import ANCHOR as TUI_ANCHOR
-
-        _exec_anchor(anchor_end, pid, pending, TUI_ANCHOR, [words[words.index("--") + 1]], replies[1])
+        _exec_anchor(anchor_end, pid, pending, tui, [words[words.index("--") + 1]], replies[1])
     _exec_anchor(anchor_end, pid, pending, ANCHOR)
 
 
@@ -254,6 +188,6 @@ def _exec_anchor(anchor_end: socket.socket, pid: int, pending: list[int], script
 
 
 def _say(prefix: str, message: str) -> None:
-    from st2.drivers.session_common import say
+    from st2.drivers.lifecycle import say
 
     say(prefix, message)

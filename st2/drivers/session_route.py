@@ -13,12 +13,33 @@ directory; anything else is left to the click CLI, which handles it exactly as b
 print nothing of their own, so the output is the core's either way; the exit status is the
 core's, an OS error escaping it is the click CLI's one line and exit 74.
 
-Standard library only at import.
+The verbs and the options each takes come from the driver table (:func:`st2.drivers.session_verbs`:
+``<harness>-session`` with the common options and the driver package's ``SESSION_OPTIONS``).
+
+Standard library and the driver table (its light packages) only at import.
 """
 
 from __future__ import annotations
 
 import os
+
+from st2 import drivers
+
+COMMON = drivers.COMMON_SESSION_OPTIONS
+
+
+def routes() -> dict:
+    """The front door's rows (:class:`st2.front.table.Route`) of every driver's wrapper verb
+    (:func:`st2.drivers.session_verbs`): the launched shape, with the options the driver's package
+    declares and their choices (:data:`st2.drivers.SESSION_OPTION_CHOICES`), run by :func:`run`."""
+    from st2.front.table import CONSOLE, FORKED_SESSION, Route, session
+
+    return {("driver", verb): Route(session(*options[len(COMMON):],
+                                            choices={option: drivers.SESSION_OPTION_CHOICES[option] for option in options
+                                                     if option in drivers.SESSION_OPTION_CHOICES} or None),
+                                    "st2.drivers.session_route:run", (CONSOLE, FORKED_SESSION))
+            for verb, options in drivers.session_verbs().items()}
+
 
 def run(call) -> int | None:
     """Run the session verb ``call.verb`` (a :class:`st2.front.table.Call` in the launched
@@ -49,24 +70,6 @@ def run(call) -> int | None:
 
 
 def _core(name: str, root, values: dict[str, str], argv: list[str]) -> int:
-    identity, runtime_id = values["--identity"], values.get("--runtime-id")
-    if name == "claude-session":
-        from st2.drivers.claude.session import run_session
-
-        return run_session(root, identity, runtime_id, argv)
-    if name == "pi-session":
-        from st2.drivers.pi.session import run_session
-
-        return run_session(root, identity, runtime_id, argv)
-    if name == "omp-session":
-        from st2.drivers.omp.session import run_session
-
-        return run_session(root, identity, runtime_id, argv)
-    if name == "codex-session":
-        from st2.drivers.codex.session import run_session
-
-        return run_session(root, identity, runtime_id, argv, operator=values.get("--operator"))
-    from st2.drivers.opencode.session import run_session
-
-    return run_session(root, identity, runtime_id, argv, model=values.get("--model"),
-                       operator=values.get("--operator"), view=values.get("--view", "attach"))
+    harness = drivers.session_harness(name)
+    extra = {option: value for option, value in values.items() if option not in COMMON}
+    return drivers.run_session(harness, root, values["--identity"], values.get("--runtime-id"), argv, extra)

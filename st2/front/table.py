@@ -90,18 +90,29 @@ ROUTES: dict[tuple[str, ...], Route] = {
     ("agents",): Route(Shape(("--status", "--identity") + CATALOG, ("--json", "--enrich"),
                              choices={"--status": presences}),
                        "st2.front.verbs:agents"),
-    ("driver", "claude-session"): Route(session(), "st2.drivers.session_route:run", (CONSOLE, FORKED_SESSION)),
-    ("driver", "pi-session"): Route(session(), "st2.drivers.session_route:run", (CONSOLE, FORKED_SESSION)),
-    ("driver", "omp-session"): Route(session(), "st2.drivers.session_route:run", (CONSOLE, FORKED_SESSION)),
-    ("driver", "codex-session"): Route(session("--operator"), "st2.drivers.session_route:run",
-                                       (CONSOLE, FORKED_SESSION)),
-    ("driver", "opencode-session"): Route(session("--model", "--operator", "--view",
-                                                  choices={"--view": ("attach", "transcript")}),
-                                          "st2.drivers.session_route:run", (CONSOLE, FORKED_SESSION)),
     ("ding",): Route(Shape(("--socket", "--poll-interval", "--retry-backoff") + CATALOG, ("--trace-progress",),
                            numbers=("--poll-interval", "--retry-backoff"), leading=1, equals=False),
                      "st2.ding.route:run", (FORKED,)),
 }
+
+# The wrapper verbs' rows come from the driver table, built by this function (named by string
+# like every core, so the front door never imports the drivers until a wrapper verb is routed).
+SESSION_ROWS = "st2.drivers.session_route:routes"
+
+
+def session_routes() -> dict[tuple[str, ...], Route]:
+    """``st2 driver <harness>-session`` for every row of the driver table (:data:`SESSION_ROWS`)."""
+    module_name, function_name = SESSION_ROWS.split(":")
+    return getattr(__import__(module_name, fromlist=[function_name]), function_name)()
+
+
+def row_for(key: tuple[str, ...]) -> Route | None:
+    """The table's row for verb words ``key``; a wrapper verb's from the driver table."""
+    row = ROUTES.get(key)
+    if row is None and len(key) == 2 and key[0] == "driver" and key[1].endswith("-session"):
+        row = session_routes().get(key)
+    return row
+
 
 # (verb, subverb) -> "module:function" of every hot path; each core takes the words after the
 # subverb and returns an exit status.
@@ -168,7 +179,7 @@ def route(words: list[str], door: str = CONSOLE) -> int | None:
     if verb is None or (door == CONSOLE and not (utf8(sys.stdout) and utf8(sys.stderr))):
         return None
     key = tuple(words[verb:verb + 2])
-    row = ROUTES.get(key)
+    row = row_for(key)
     if row is None:
         key = key[:1]
         row = ROUTES.get(key)

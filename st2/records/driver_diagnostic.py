@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from st2.base import harnesses
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
@@ -46,7 +47,8 @@ ABSENT, FAILURE, INDETERMINATE = "absent", "failure", "indeterminate"
 RECOVERY_ABSENT = "publishFailureOrClearOnStageRecovery"
 RECOVERY_INDETERMINATE = "replaceWithValidRecordOrClearOnStageRecovery"
 
-DRIVERS: tuple[str, ...] = ("opencode", "claude", "codex", "pi", "omp")
+DRIVERS: tuple[str, ...] = harnesses.names()
+"""The ``driver`` words a record may carry: every driver's (:mod:`st2.base.harnesses`)."""
 # Projection order, earliest boundary first: the four gates st2 owns, then the rejected
 # credential (the cause), then the delivery and read-back symptoms it produces.
 # ``resume`` is the relaunch's resume of the recorded harness session, refused.

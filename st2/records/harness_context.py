@@ -41,6 +41,7 @@ import math
 import os
 from collections import namedtuple
 
+from st2.base import harnesses
 from st2.catalog import layout
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import decoding
@@ -77,7 +78,8 @@ HARNESS_CONTEXT_HEARTBEAT_MS = 300 * 1000
 """The longest interval between writes while a fresh reading is available. Equal in value to the
 harness-state refresh on purpose, but its own constant."""
 
-HARNESSES: tuple[str, ...] = ("claude", "codex", "pi", "omp", "opencode")
+HARNESSES: tuple[str, ...] = harnesses.names()
+"""The ``harness`` words a record may carry: every driver's (:mod:`st2.base.harnesses`)."""
 TRIGGERS: tuple[str, ...] = ("manual", "auto", "threshold", "overflow", "idle", "unknown")
 
 

@@ -10,7 +10,7 @@ This module is the machine over it and the small API every driver uses:
     shape (:mod:`st2.drivers.session_ids`): a recorded id it refuses is never resumed (anything
     that can write the record can write any id there), nor is a record naming another seat. ``store`` is
     ``SessionStore.of_seat(seat_directory)`` (or ``SessionStore.of(catalog, host)``); ``policy``
-    is the seat's declared ``resume`` word (``st2.drivers.session_common.resume_policy``). Under
+    is the seat's declared ``resume`` word (``st2.drivers.resume_hold.resume_policy``). Under
     the record's lock it decides (:func:`decide`) and publishes this incarnation's record,
     consumes ``st2 down``'s stop marker, clears a predecessor's ``resume`` diagnostic, and returns
     the plan: ``binding.start`` (:class:`Start`) and ``binding.resume_id`` (the harness session
@@ -30,7 +30,7 @@ This module is the machine over it and the small API every driver uses:
     refusal raises :class:`AlreadyFellBack`, never a loop. A harness answering a resume with
     another session id is the same fallback (:func:`observe` records it).
 
-The PTY wrappers get all of this from ``st2.drivers.session_common.ChildSession`` by setting
+The PTY wrappers get all of this from ``st2.drivers.child_session.ChildSession`` by setting
 ``resumes = True`` and overriding ``resume_argv`` (and ``resume_unavailable`` where a harness would
 open a missing session as a new one).
 

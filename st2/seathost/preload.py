@@ -4,7 +4,8 @@ once in the host before it forks so every child shares those pages instead of im
 :data:`DING` is what a forked DING stub runs (the front door's ``ding`` row, or the click route
 for any other spelling), the stub serving its seat itself, and the DING service: the notifier,
 its screen grammars and watch. :data:`SESSION_WRAPPERS` is what a forked Codex or opencode
-session wrapper runs, its lazily imported paths included; the host imports it at its first
+session wrapper runs, its lazily imported paths included (each native driver's own session module
+is added from the driver table by the host's preload); the host imports it at its first
 ``fork-session`` request only (:mod:`st2.seathost.server`), so a fleet without native seats
 never pays it. Each is checked against the ``sys.modules`` of a traced run of the same entries
 (tests/seathost/test_preload.py): a module the run imports and the preload does not, or a
@@ -56,12 +57,14 @@ SESSION_WRAPPERS: tuple[str, ...] = (
     "st2.delivery.batch",
     "st2.delivery.ledger",
     "st2.delivery.pump",
-    "st2.drivers.codex.session",
-    "st2.drivers.opencode.session",
+    "st2.drivers.human_desk",
+    "st2.drivers.lifecycle",
+    "st2.drivers.native_session",
+    "st2.drivers.pane_anchor",
+    "st2.drivers.resume_hold",
     "st2.drivers.seat",
-    "st2.drivers.session_common",
-    "st2.drivers.session_handoff",
     "st2.drivers.session_route",
+    "st2.drivers.version_gate",
     "st2.fs.lock",
     "st2.records.driver_diagnostic",
     "st2.records.harness_context",

@@ -232,15 +232,14 @@ def test_a_driver_block_its_driver_cannot_expand_is_reported_at_the_block(catalo
 
 def test_a_driver_block_for_a_harness_without_a_driver_is_an_error_naming_it(catalog: Path, tmp_path: Path,
                                                                              monkeypatch) -> None:
-    """Until a harness's driver lands (st2.drivers.EXPANDING_HARNESSES) its typed block would be
+    """Until a harness's driver lands (a row of st2.base.harnesses.DRIVERS) its typed block would be
     silently ignored at launch; validate refuses it at the block, naming the harness. Every
     harness the declaration model knows has landed now, so a registry without opencode's
     expansion stands in for one that has not."""
     import st2.drivers
-    from st2.drivers import EXPANDING_HARNESSES
     from st2.declarations.model import DRIVER_HARNESSES
 
-    assert [harness for harness in DRIVER_HARNESSES if harness not in EXPANDING_HARNESSES] == []
+    assert [harness for harness in DRIVER_HARNESSES if st2.drivers.expansion(harness) is None] == []
     landed = st2.drivers.expansion
     monkeypatch.setattr(st2.drivers, "expansion", lambda harness: None if harness == "opencode" else landed(harness))
     write_seats(catalog, {"o": 'agent "o" {\n    argv "opencode"\n    opencode { }\n}\n'})

@@ -12,12 +12,12 @@ import pytest
 
 from support import REPO
 from st2.front import ShapeRefusal, parse as parse_shape
-from st2.front.table import ROUTES
+from st2.front.table import row_for
 
 def parse(words: list[str], harness: str) -> tuple[dict[str, str], list[str]] | None:
     """``(option values, harness argv)`` of a session verb's words, or None outside its shape."""
     try:
-        parsed = parse_shape(words, ROUTES[("driver", f"{harness}-session")].shape)
+        parsed = parse_shape(words, row_for(("driver", f"{harness}-session")).shape)
     except ShapeRefusal:
         return None
     return parsed.values, parsed.tail

@@ -11,7 +11,7 @@ import click
 
 from st2.cli import cli
 from st2.front import Shape
-from st2.front.table import RAW, ROOT, ROUTES
+from st2.front.table import RAW, ROOT, ROUTES, session_routes
 
 # Options of a click command that its row's shape deliberately leaves to click. The supervisor
 # launches a DING task by runtime id, never by --identity; `st2 --version` is click's.
@@ -73,7 +73,7 @@ def differences(shape: Shape, command: click.Command, left_to_click: set[str] = 
 
 
 def test_every_parsed_row_takes_the_words_its_click_command_takes() -> None:
-    parsed = {verb: row for verb, row in ROUTES.items() if row.shape is not RAW}
+    parsed = {verb: row for verb, row in {**ROUTES, **session_routes()}.items() if row.shape is not RAW}
     assert {("message", "send"), ("agents",), ("ding",), ("driver", "claude-session")} <= set(parsed)
     problems = {verb: differences(row.shape, click_command(verb), LEFT_TO_CLICK.get(verb, set()))
                 for verb, row in parsed.items()}

@@ -210,6 +210,6 @@ def test_the_session_wrappers_manifest_is_what_a_forked_wrapper_imports(session_
 
 
 def test_the_session_wrappers_check_fires_on_a_missing_and_on_an_unused_entry(session_runs) -> None:
-    short = tuple(name for name in SESSION_WRAPPERS if name != "st2.drivers.opencode.session") + ("st2.top",)
+    short = tuple(name for name in SESSION_WRAPPERS if name != "st2.drivers.session_route") + ("st2.top",)
     found = findings(short, session_runs, preloaded(DING, short))
-    assert "st2.drivers.opencode.session" in found["missing"] and found["unused"] == ["st2.top"]
+    assert "st2.drivers.session_route" in found["missing"] and found["unused"] == ["st2.top"]

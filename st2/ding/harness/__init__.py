@@ -16,11 +16,11 @@ holds rather than types into a surface it cannot read.
 from __future__ import annotations
 
 from st2.ding.harness.shell import Shell
-from st2.drivers import SCREEN_GRAMMAR_HARNESSES, screen_grammar
+from st2.drivers import screen_grammar, screen_grammars
 
 SHELL = "shell"
 # Every driver's TUI grammar, in positional dispatch order (a row tie resolves to the later one).
-TUI_ADAPTERS = tuple(screen_grammar(harness) for harness in SCREEN_GRAMMAR_HARNESSES)
+TUI_ADAPTERS = screen_grammars()
 
 
 def adapters_for(harness: str | None) -> tuple:

@@ -35,4 +35,14 @@ SESSION_SEQ_ENV = "ST2_CLAUDE_SESSION_SEQ"
 # The Claude Code builds whose payload arithmetic the fixtures pin (captures/claude-code/<v>/):
 # 2.1.197 from the lab tier (interactive TUI against the fake model server) and 2.1.328 from the
 # shared live captures.
-VERIFIED_VERSIONS = ("2.1.197", "2.1.328")
+MEASURED_VERSIONS = ("2.1.197", "2.1.328")
+
+# The driver's contract (st2.base.harnesses.CONTRACT). Claude Code has no launch gate: the hooks and
+# the status line read whatever build runs, and the fixtures pin what its numbers mean.
+OWNS_DELIVERY = False  # DING types notices into the Claude Code TUI
+VERSION_GATE = None
+SUPPORTED_VERSIONS: tuple[str, ...] = ()
+SESSION_OPTIONS: tuple[str, ...] = ()
+SCREEN_GRAMMAR = "Claude"
+SESSION_HELP = "Run `claude …` (after --) in this PTY as the seat's session."
+"""``st2 driver claude-session --help``'s summary."""

@@ -40,8 +40,8 @@ import sys
 from pathlib import Path
 
 from st2.drivers.claude import HARNESS, RUNTIME_ID_ENV, SESSION_ENV, SESSION_SEQ_ENV
-from st2.drivers.session_common import (POLL_SECONDS, STOP_GRACE_SECONDS, ChildSession, Phase, returncode_status,
-                                        run_child_session, transition)
+from st2.drivers.child_session import POLL_SECONDS, ChildSession, run_child_session
+from st2.drivers.lifecycle import STOP_GRACE_SECONDS, Phase, returncode_status, transition
 
 
 def _st2_bin_directory() -> str | None:

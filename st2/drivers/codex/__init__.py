@@ -25,10 +25,15 @@ HARNESS = "codex"
 OWNS_DELIVERY = True
 """A codex seat is delivered by its pump only: ``ding`` is refused on it and DING holds it."""
 
+VERSION_GATE = "exact"
 SUPPORTED_VERSIONS: tuple[str, ...] = ("0.171.0",)
 """The exact codex-cli builds the wrapper drives. Every number the producers publish and every
 server-request answer was measured on these (captures/codex/0.171.0/); any other build is refused
 with a ``versionGate`` driver-diagnostic rather than driven on a guess."""
 
-CONTEXT_VERIFIED_VERSION = "0.171.0"
-"""The build the context arithmetic (the 12,000-token baseline function) was verified on."""
+MEASURED_VERSIONS: tuple[str, ...] = ("0.171.0",)
+"""The builds the context arithmetic (the 12,000-token baseline function) was verified on."""
+SESSION_OPTIONS = ("--operator",)
+SCREEN_GRAMMAR = "Codex"
+SESSION_HELP = "Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."
+"""``st2 driver codex-session --help``'s summary."""

@@ -18,7 +18,7 @@ from st2.drivers.codex import control as control_module
 from st2.drivers.codex.context import ContextProducer
 from st2.drivers.codex.control import ControlState, Event
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import replay_writers
+from st2.drivers.lifecycle import replay_writers
 
 
 def frames(capture: Path) -> Iterator[dict]:

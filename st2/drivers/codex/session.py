@@ -1,13 +1,13 @@
 """``st2 driver codex-session --identity I --runtime-id R [--operator P] -- codex app-server …``:
 the Codex wrapper, the command inside a Codex seat's PTY task.
 
-1. Version gate: ``<codex> --version`` must name a :data:`SUPPORTED_VERSIONS` build; otherwise a
+1. Version gate: ``<codex> --version`` must name a :data:`st2.drivers.codex.SUPPORTED_VERSIONS` build; otherwise a
    ``versionGate`` driver-diagnostic (naming the found version; the PTY line names both) and exit
-   :data:`EXIT_UNSUPPORTED` without starting the app-server.
+   :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED` without starting the app-server.
 2. The relaunch claim (harness-state claim, harness-context removed), presence, then
    ``codex app-server`` over stdio in its own process group (dies with the wrapper:
    ``PR_SET_PDEATHSIG``), ``initialize`` → ``initialized`` → ``thread/resume`` of the thread the
-   resume core names (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded
+   resume core names (:class:`~st2.drivers.resume_hold.ResumeHold`: the seat's recorded
    thread after a crash or a reboot, none after ``st2 down`` or with ``resume "never"``), else
    ``thread/start``; the thread id either answer carries is recorded for the next relaunch. A
    refused resume (0.171.0: ``-32600 no rollout found for thread id …``) is the one fallback —
@@ -21,7 +21,7 @@ the Codex wrapper, the command inside a Codex seat's PTY task.
    its answer (:mod:`.server_requests`); the pump delivers when the thread is idle (turn/start)
    or has exactly one live turn (turn/steer).
 4. SIGTERM/SIGHUP: the app-server's process group gets SIGTERM, a grace, then the ``signal 9``
-   cover and SIGKILL (:func:`st2.drivers.session_common.stop_with_cover`); the terminal ``ended``
+   cover and SIGKILL (:func:`st2.drivers.lifecycle.stop_with_cover`); the terminal ``ended``
    carries the real exit. An app-server that exits on its own ends the session the same way.
 """
 
@@ -29,13 +29,10 @@ from __future__ import annotations
 
 import os
 import selectors
-import signal
 import subprocess
-import sys
-from collections import deque
 from pathlib import Path
 
-from st2.drivers.codex import HARNESS, SUPPORTED_VERSIONS
+from st2.drivers.codex import HARNESS
 from st2.drivers.codex import control as control_module
 from st2.drivers.codex import server_requests
 from st2.drivers.codex.context import ContextProducer
@@ -46,100 +43,70 @@ from st2.drivers.codex.pump import Pump
 from st2.drivers.codex.rpc import Connection, FrameLog, FrameTooLarge, Malformed
 from st2.drivers.codex.transcript import Transcript
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
-                                        SessionRecords, adopt_predecessor_failure, die_with_parent, resolve_seat,
-                                        say, version_gate)
-from st2.records import driver_diagnostic, harness_context
+from st2.drivers.lifecycle import STOP_GRACE_SECONDS, say
+from st2.drivers.native_session import NativeServerSession, die_with_parent, run_native_session
 from st2.runtime import layout
 
-TICK_SECONDS = 1.0
 REJECTION_BACKOFF_SECONDS = 15.0
 """After Codex refuses a turn request (a negative receipt: the retry is authorized), wait this
 long before the retry, so a persistently refusing app-server cannot spin the pump."""
 FRAME_LOG_ENV = "ST2_CODEX_FRAME_LOG"
 """A path: every frame each way is appended there as ``{"dir": "in"|"out", "msg": …}`` — the
 capture ``st2 driver codex replay`` reads (how the lab makes its fixtures)."""
-EXIT_UNSUPPORTED = 78
 
 
 def _say(message: str) -> None:
     say("st2 codex-session", message)
 
 
-class CodexSession(GroupServerSession):
+class CodexSession(NativeServerSession):
+    harness = HARNESS
+    label = "codex-session"
     server_name = "codex app-server"
+    product = "codex-cli"
+    pump_class = Pump
 
     def __init__(self, seat: Seat, runtime_id: str, codex_argv: list[str], clock, catalog: Path,
                  operator: str | None = None, state_dir: Path | None = None,
                  environment: dict | None = None, stdin_fd: int | None = 0, stream=None,
                  stop_grace: float = STOP_GRACE_SECONDS, frame_log=None) -> None:
-        from st2.delivery.ledger import carry_from_scope, ledger_location
-        from st2.runtime.scope import RuntimeScope
-
-        if not codex_argv:
-            raise ValueError("no codex argv after --")
-        self.seat = seat
-        self.runtime_id = runtime_id
-        self.codex_argv = list(codex_argv)
-        self.clock = clock
-        self.catalog = Path(catalog)
-        self.operator = operator
-        self.environment = dict(os.environ if environment is None else environment)
-        self.stdin_fd = stdin_fd
-        self.stop_grace = stop_grace
-        self.frame_log = frame_log
         self.transcript = Transcript(stream)
-        self.lifecycle = Lifecycle.STARTING
-        self.requests: deque[int] = deque()
-        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
-                                      prefix="st2 codex-session")
-        scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
-        self.control_path = control_module.store_paths(scope.directory, runtime_id)
-        carry_from_scope(scope.directory, runtime_id)  # the one-time migration, before the pump loads
-        self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
-                         runtime_id, log=self.note)
-        self.scope_staging = scope.staging
-        self.scope_directory = scope.directory
+        super().__init__(seat, runtime_id, codex_argv, clock, catalog, operator, state_dir, environment, stdin_fd,
+                         stop_grace)
+        self.codex_argv = self.argv
+        self.frame_log = frame_log
+        self.scope_staging = self.staging
+        self.control_path = control_module.store_paths(self.scope_directory, runtime_id)
         self.control = ControlState()
         self._published: ControlState | None = None
         self.context = ContextProducer()
-        self.diagnostics: driver_diagnostic.Publisher | None = None
-        self.context_writer: harness_context.Writer | None = None
         self.control_store: ControlStore | None = None
-        self.child: subprocess.Popen | None = None
         self.connection: Connection | None = None
         self.purposes: dict[int, str] = {}
         self.desk = HumanDesk(self, catalog, seat, operator)
+        self.binding_to_resume: str | None = None
+        self.resuming = False
+        self._retry_at = 0.0
+        self._server_closed = False
+
+    def accepts_session_id(self, session_id: str) -> bool:
+        """A Codex thread id is a UUID."""
         from st2.drivers.session_ids import is_uuid
 
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir,
-                                 accepts=is_uuid)  # a Codex thread id is a UUID
-        self.binding_to_resume: str | None = None
-        self.watch = None
-        self.resuming = False
-        self.inbox_dirty = True
-        self._next_audit = 0.0
-        self._retry_at = 0.0
+        return is_uuid(session_id)
 
     # --- small helpers ---------------------------------------------------------------------
     def note(self, message: str) -> None:
         self.transcript.say(f"st2: {message}")
 
     # --- start -----------------------------------------------------------------------------
-    def gate(self) -> bool:
-        version, problem = probe_version(self.codex_argv[0], self.environment)
-        self.diagnostics, ok = version_gate(self.seat.directory, HARNESS, self.clock, version, problem,
-                                            SUPPORTED_VERSIONS, "codex-cli", "st2 codex-session",
-                                            adopt=adopt_predecessor_failure)
-        return ok
+    def probe_version(self) -> tuple[str | None, str | None]:
+        return probe_version(self.codex_argv[0], self.environment)
 
     def start(self) -> None:
-        writer = self.records.claim()
-        self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
-                                                     self.records.token, self.clock)
+        self.binding_to_resume = self.begin_session()
         self.control_store = ControlStore(self.control_path, self.scope_staging, self.seat.agent, self.runtime_id,
                                           self.records.token)
-        self.binding_to_resume = self.resume.begin(self.records.token)
         stderr_path = layout.codex_app_server_stderr(self.control_path)
         stderr_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -157,7 +124,6 @@ class CodexSession(GroupServerSession):
         self.purposes[self.connection.request("initialize", {
             "clientInfo": {"name": "st2", "title": "st2", "version": "0.1"},
             "capabilities": {"experimentalApi": True}})] = "initialize"
-        del writer
 
     # --- protocol --------------------------------------------------------------------------
     def _publish_state(self) -> None:
@@ -336,10 +302,8 @@ class CodexSession(GroupServerSession):
     def deliver(self) -> None:
         """Deliver the next batch when the inbox may have changed (a watch wake-up, a turn
         boundary, a transport answer, or the 30 s audit) and the thread accepts input."""
+        self.audit()
         now = self.clock.monotonic()
-        if now >= self._next_audit:
-            self.inbox_dirty = True
-            self._next_audit = now + 30.0
         if not self.inbox_dirty or self.connection is None or self.control.thread_id is None or now < self._retry_at:
             return
         current, _ = control_module.phase(self.control)
@@ -369,52 +333,29 @@ class CodexSession(GroupServerSession):
         self.note(f"delivered {len(batch.filenames)} message(s)")
 
     # --- the loop --------------------------------------------------------------------------
-    def run(self) -> int:
-        from st2.seathost.watch_client import open_seat_watch
-
-        if not self.gate():
-            return EXIT_UNSUPPORTED
-        if self.lifecycle is Lifecycle.STARTING:
-            self.start()
-        self.watch = open_seat_watch(self.seat.directory, self.scope_directory, self.note)
-        wake_read, wake_write = os.pipe()
-        os.set_blocking(wake_write, False)
-        previous_wakeup = signal.set_wakeup_fd(wake_write)
-        selector = selectors.DefaultSelector()
+    def register_sources(self, selector) -> None:
         selector.register(self.connection.read_fd, selectors.EVENT_READ, "server")
-        selector.register(wake_read, selectors.EVENT_READ, "signal")
-        self.register_inputs(selector, self.watch)
-        try:
-            while True:
-                if self.requests:
-                    self.requests.clear()
-                    return self._stop()
-                returncode = self.child.poll()
-                if returncode is not None and self._server_closed:
-                    return self._end(returncode)
-                for key, _ in selector.select(TICK_SECONDS):
-                    if key.data == "server":
-                        self._read_server(selector)
-                    elif key.data == "signal":
-                        os.read(wake_read, 512)
-                    elif key.data == "watch":
-                        if self.watch.drain():
-                            self.inbox_dirty = True
-                    elif key.data == "keyboard":
-                        self.read_keyboard(selector, self.desk.on_keyboard)
-                self.watch.keepalive()
-                if self.child.poll() is None and not self._server_closed:
-                    self.records.tick()
-                    self.deliver()
-                elif self._server_closed:
-                    returncode = self.child.wait()
-                    return self._end(returncode)
-        finally:
-            signal.set_wakeup_fd(previous_wakeup)
-            os.close(wake_read)
-            os.close(wake_write)
 
-    _server_closed = False
+    def before_select(self, selector):
+        returncode = self.child.poll()
+        if returncode is not None and self._server_closed:
+            return self._end(returncode)
+        return None
+
+    def on_ready(self, data, selector) -> None:
+        self._read_server(selector)
+
+    def after_tick(self):
+        if self.child.poll() is None and not self._server_closed:
+            self.records.tick()
+            self.deliver()
+        elif self._server_closed:
+            return self._end(self.child.wait())
+        return None
+
+    def finish(self) -> None:
+        os.close(self._wake_read)
+        os.close(self._wake_write)
 
     def _read_server(self, selector) -> None:
         try:
@@ -433,23 +374,8 @@ class CodexSession(GroupServerSession):
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, codex_argv: list[str],
                 operator: str | None = None, clock=None) -> int:
-    """The ``codex-session`` verb's core: the exit status (the app-server's; 2 when the seat does
-    not resolve; 78 for an unsupported Codex; 127 when codex cannot be started)."""
-    from st2.base.clock import Clock
-
-    seat = resolve_seat(catalog, identity, "st2 codex-session")
-    if seat is None:
-        return 2
-    frame_log = None
+    """The ``codex-session`` verb's core (:func:`st2.drivers.native_session.run_native_session`),
+    every frame logged to :data:`FRAME_LOG_ENV`'s path when it is set."""
     capture = os.environ.get(FRAME_LOG_ENV)
-    if capture:
-        frame_log = FrameLog(Path(capture))
-    session = CodexSession(seat, runtime_id or seat.agent, codex_argv, clock or Clock(), catalog, operator=operator,
-                           stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None,
-                           frame_log=frame_log)
-    session.install_signal_handlers()
-    try:
-        return session.run()
-    except OSError as error:
-        _say(f"{error}")
-        return 127
+    return run_native_session(CodexSession, catalog, identity, runtime_id, codex_argv, clock, operator=operator,
+                              frame_log=FrameLog(Path(capture)) if capture else None)

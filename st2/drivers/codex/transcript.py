@@ -17,15 +17,10 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from st2.drivers.human_desk import clean
+
 HELP = ("st2: type a line to send it to this seat as the operator; /approve [id], /decline [id], "
         "/answer <text> resolve what Codex asks; /help shows this")
-
-
-def clean(text: Any, limit: int = 2000) -> str:
-    """Printable text only (a tab and newline survive as a space), bounded."""
-    value = str(text) if text is not None else ""
-    value = "".join(ch if ch.isprintable() else " " for ch in value.replace("\t", " ").replace("\n", " "))
-    return value if len(value) <= limit else value[:limit] + "…"
 
 
 def _object(value: Any) -> dict:

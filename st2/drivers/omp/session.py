@@ -1,8 +1,9 @@
-"""``st2 driver omp-session --identity I --runtime-id R -- omp …``: the omp wrapper. The pi
-wrapper's channel session (:class:`st2.drivers.pi.session.ChannelSession`) with omp's extension,
-behind the launch gate: ``<omp> --version`` must name a build of an admitted minor series
-(:data:`st2.drivers.omp.SUPPORTED_OMP_MINORS`), else the seat is refused before omp starts — one
-line on the terminal, the terminal record ``ended`` / ``exit 2``, exit status 2.
+"""``st2 driver omp-session --identity I --runtime-id R -- omp …``: the omp wrapper. The channel
+session (:class:`st2.drivers.channel.session.ChannelSession`) with omp's extension, behind the launch
+gate every gating driver runs (:mod:`st2.drivers.version_gate`, policy ``minor`` over
+:data:`st2.drivers.omp.SUPPORTED_VERSIONS`): ``<omp> --version`` must name a build of an admitted
+minor series, else the ``versionGate`` driver-diagnostic, one line on the terminal, and exit
+:data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED` before omp starts.
 """
 
 from __future__ import annotations
@@ -11,17 +12,12 @@ import re
 import subprocess
 from pathlib import Path
 
-from st2.drivers.omp import HARNESS, SUPPORTED_OMP_MINORS
-from st2.drivers.pi.session import ChannelSession
-from st2.drivers.pi.session import run_session as run_channel_session
+from st2.drivers.channel.session import ChannelSession
+from st2.drivers.channel.session import run_session as run_channel_session
+from st2.drivers.omp import HARNESS
 
 VERSION_PROBE_TIMEOUT_SECONDS = 30.0
 _VERSION = re.compile(r"(?<![\d.])(\d+)\.(\d+)\.(\d+)(?![\d.])")
-GATE_REFUSED = 2
-
-
-class GateRefused(Exception):
-    """The omp build is outside every admitted minor series (or says no version)."""
 
 
 def parse_version(text: str) -> str | None:
@@ -30,18 +26,17 @@ def parse_version(text: str) -> str | None:
     return ".".join(match.groups()) if match else None
 
 
-def admitted(version: str | None) -> bool:
-    """Whether ``version`` belongs to an admitted minor series."""
-    return version is not None and ".".join(version.split(".")[:2]) in SUPPORTED_OMP_MINORS
-
-
-def probe_version(argv0: str, environment: dict[str, str]) -> str | None:
+def probe_version(argv0: str, environment: dict[str, str]) -> tuple[str | None, str | None]:
+    """``(version, None)`` from ``<argv0> --version``, or ``(None, why not)``."""
     try:
         result = subprocess.run([argv0, "--version"], capture_output=True, text=True, env=environment,
                                 timeout=VERSION_PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_version(result.stdout + "\n" + result.stderr)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return None, f"cannot run {argv0} --version: {error}"
+    version = parse_version(result.stdout + "\n" + result.stderr)
+    if version is None:
+        return None, f"{argv0} --version printed no omp version (exit {result.returncode})"
+    return version, None
 
 
 class OmpSession(ChannelSession):
@@ -60,23 +55,10 @@ class OmpSession(ChannelSession):
 
         return omp_sessions_directories(self.environment, os.getcwd())
 
-    def start(self) -> None:
-        version = probe_version(self.argv[0], dict(self.environment))
-        if not admitted(version):
-            raise GateRefused(f"omp {version or '(no version)'} is outside the admitted minor series "
-                              f"({', '.join(SUPPORTED_OMP_MINORS)}); refusing to launch")
-        super().start()
-
-    def run(self) -> int:
-        try:
-            return super().run()
-        except GateRefused as refusal:
-            self.say(str(refusal))
-            self.records.claim()  # the seat's record says this session ended, refused, not what ran before
-            self.records.ended(GATE_REFUSED)
-            return GATE_REFUSED
+    def probe_version(self) -> tuple[str | None, str | None]:
+        return probe_version(self.argv[0], dict(self.environment))
 
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], clock=None) -> int:
-    """The ``omp-session`` verb's core (see :func:`st2.drivers.pi.session.run_session`)."""
+    """The ``omp-session`` verb's core (:func:`st2.drivers.child_session.run_child_session`)."""
     return run_channel_session(catalog, identity, runtime_id, argv, clock, OmpSession)

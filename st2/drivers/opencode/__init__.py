@@ -3,6 +3,9 @@
 - :mod:`.expansion` — the ``opencode { … }`` block → the canonical PTY task's argv.
 - :mod:`.api` — the loopback HTTP client (basic auth with the launch's password), the SSE frame
   parser, the version probe and the apiGate check of the OpenAPI document.
+- :mod:`.event_stream` — ``GET /event`` on its own thread, handed to the wrapper's loop.
+- :mod:`.attached_tui` — opencode's own TUI in the pane while the wrapper serves.
+- :mod:`.read_back` — delivery with durable read-back from the session's history.
 - :mod:`.local` — host-local launch state (port, password, bound session), never in the catalog.
 - :mod:`.context` — harness-context from ``message.updated`` over ``GET /config/providers``.
 - :mod:`.observed` — harness-state from session status and the pending permissions/questions.
@@ -22,7 +25,17 @@ HARNESS = "opencode"
 OWNS_DELIVERY = True
 """An opencode seat is delivered by its wrapper's pump only: ``ding`` is refused and DING holds it."""
 
+VERSION_GATE = "exact"
 SUPPORTED_VERSIONS: tuple[str, ...] = ("1.18.33",)
 """The exact opencode builds the wrapper drives. Every number the producers publish was measured on
 these (captures/opencode/1.18.33/); any other build is refused with a ``versionGate``
 driver-diagnostic rather than driven on a guess."""
+MEASURED_VERSIONS: tuple[str, ...] = ("1.18.33",)
+SESSION_OPTIONS = ("--model", "--operator", "--view")
+SCREEN_GRAMMAR = None
+"""opencode has no maintained screen grammar: DING holds on its seat (it owns its delivery)."""
+TUI_VIEW = "attach"
+"""The ``--view`` in which the pane runs opencode's own TUI: a wrapper the seat host forks has its
+pane anchor run it (:data:`.attach_anchor.ANCHOR`, :func:`st2.drivers.tui_anchor`)."""
+SESSION_HELP = "Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."
+"""``st2 driver opencode-session --help``'s summary."""

@@ -4,7 +4,8 @@ A default opencode seat (``view "attach"``) shows ``opencode attach`` on the ser
 The TUI needs the pane as its controlling terminal and its process group as the terminal's
 foreground group (raw mode, SIGWINCH on a resize), which a wrapper forked by the seat host
 (its own session, :mod:`st2.seathost.session_fork`) cannot give a child. So the pane anchor
-runs it: :data:`ANCHOR` is :data:`st2.drivers.session_handoff.ANCHOR` with two requests the
+runs it: :data:`ANCHOR` is :data:`st2.drivers.session_handoff.ANCHOR` (its prologue,
+:data:`st2.drivers.pane_anchor.ANCHOR_PROLOGUE`) with two requests the
 wrapper may send on the status socket (descriptor 3), each answered with one line on a pipe
 (descriptor 4; the anchor never writes descriptor 3, whose readability — its end closing — is
 the wrapper's SIGTERM):
@@ -36,7 +37,7 @@ import signal
 import subprocess
 import time
 
-from st2.drivers.session_handoff import ANCHOR_PROLOGUE, KILLED_STATUS, AnchorChannel, anchor_channel
+from st2.drivers.pane_anchor import ANCHOR_PROLOGUE, KILLED_STATUS, AnchorChannel, anchor_channel
 
 
 ANCHOR = (

@@ -19,7 +19,7 @@ from st2.drivers.opencode.api import Malformed, events_of
 from st2.drivers.opencode.context import ContextProducer
 from st2.drivers.opencode.observed import Observed
 from st2.drivers.seat import Seat
-from st2.drivers.session_common import replay_writers
+from st2.drivers.lifecycle import replay_writers
 
 
 def providers_answer(path: Path) -> dict:

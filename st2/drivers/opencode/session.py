@@ -1,18 +1,18 @@
 """``st2 driver opencode-session --identity I --runtime-id R [--model P/M] [--operator P] -- opencode serve``:
 the opencode wrapper, the command inside an opencode seat's PTY task.
 
-1. Version gate: ``<opencode> --version`` must name a :data:`SUPPORTED_VERSIONS` build, else a
-   ``versionGate`` driver-diagnostic and exit :data:`EXIT_UNSUPPORTED` without serving.
+1. Version gate: ``<opencode> --version`` must name a :data:`st2.drivers.opencode.SUPPORTED_VERSIONS` build, else a
+   ``versionGate`` driver-diagnostic and exit :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED` without serving.
 2. The relaunch claim (harness-state claim, harness-context removed) and presence, then
    ``opencode serve --hostname 127.0.0.1 --port 0`` in its own process group, dying with the wrapper
    (``PR_SET_PDEATHSIG``), with a fresh ``OPENCODE_SERVER_PASSWORD``. No request goes out before
    the server prints its "listening" line (1.18.33 leaves a request in that gap unanswered); the
    port it names and the password are kept in host-local state (:mod:`.local`) only.
 3. apiGate: ``GET /doc`` must offer every route the wrapper calls (:data:`.api.REQUIRED_PATHS`);
-   else an ``apiGate`` diagnostic and exit :data:`EXIT_UNSUPPORTED`. The first answer may take the
+   else an ``apiGate`` diagnostic and exit :data:`~st2.drivers.version_gate.EXIT_UNSUPPORTED`. The first answer may take the
    instance's whole bootstrap (5–40 s on two cores), so it is retried to a deadline.
 4. The window from ``GET /config/providers``; the session the resume core names
-   (:class:`~st2.drivers.session_common.ResumeHold`: the seat's recorded session after a crash or a
+   (:class:`~st2.drivers.resume_hold.ResumeHold`: the seat's recorded session after a crash or a
    reboot, none after ``st2 down`` or with ``resume "never"``) when ``GET /session/{id}`` finds it,
    else a new one (``POST /session``), recorded for the next relaunch. A definite "not here"
    (1.18.33: ``404 NotFoundError``) is the one fallback — the ``resume`` diagnostic, the id kept as
@@ -21,10 +21,12 @@ the opencode wrapper, the command inside an opencode seat's PTY task.
    ``GET /event`` on its own thread,
    reconnecting with backoff. Every (re)connect seeds the observed state from ``GET
    /session/status``, ``GET /permission`` and ``GET /question`` before any delta is trusted.
-5. One loop over the event queue, the inbox watch, the keyboard and the signal pipe: events feed
-   the transcript, the context producer (harness-context), the observed state (harness-state) and
+5. One loop (:class:`st2.drivers.native_session.NativeServerSession`'s) over the event queue
+   (:mod:`.event_stream`), the inbox watch, the keyboard and the signal pipe: events feed the
+   transcript, the context producer (harness-context), the observed state (harness-state) and
    providerAuth (the assistant message's typed error only); the pump (:mod:`.pump`) delivers when
-   the bound session is idle and reads each delivery back.
+   the bound session is idle and reads each delivery back (:mod:`.read_back`). The pane runs
+   opencode's own TUI meanwhile (:mod:`.attached_tui`) unless ``--view transcript``.
 6. SIGTERM/SIGHUP: the server's group gets SIGTERM, a grace, then the ``signal 9`` cover and
    SIGKILL; the terminal ``ended`` carries the real exit. A server that exits ends the session.
 
@@ -41,167 +43,64 @@ import queue
 import re
 import secrets
 import selectors
-import signal
-import socket
 import subprocess
-import sys
-import threading
-from collections import deque
 from pathlib import Path
 
-from st2.drivers.opencode import HARNESS, SUPPORTED_VERSIONS
+from st2.drivers.opencode import HARNESS
 from st2.drivers.opencode import attach_anchor, local
-from st2.drivers.opencode.api import ApiError, Client, Malformed, SseParser, api_problem, probe_version
+from st2.drivers.opencode.api import ApiError, Client, Malformed, api_problem, probe_version
+from st2.drivers.opencode.attached_tui import AttachedTui
+from st2.drivers.opencode.event_stream import BACKOFF_SECONDS, CALL_SECONDS, EventStream
 from st2.drivers.opencode.context import ContextProducer, credential_rejected
 from st2.drivers.opencode.expansion import split_model
 from st2.drivers.opencode.observed import Observed
 from st2.drivers.opencode.pump import Pump
+from st2.drivers.opencode.read_back import REBIND_SECONDS, ReadBackDelivery
 from st2.drivers.opencode.view import View
+from st2.drivers.lifecycle import STOP_GRACE_SECONDS, exit_words, say
+from st2.drivers.native_session import AGAIN, NativeServerSession, die_with_parent, run_native_session
 from st2.drivers.seat import Seat
 from st2.drivers.session_ids import is_opencode_session_id
-from st2.drivers.session_common import (STOP_GRACE_SECONDS, GroupServerSession, Phase as Lifecycle, ResumeHold,
-                                        SessionRecords,
-                                        adopt_predecessor_failure, die_with_parent, exit_words, resolve_seat,
-                                        say, version_gate)
-from st2.records import driver_diagnostic, harness_context
+from st2.drivers.version_gate import EXIT_UNSUPPORTED
 from st2.runtime import layout
 
-EXIT_UNSUPPORTED = 78
-TICK_SECONDS = 1.0
 LISTEN_TIMEOUT_SECONDS = 180.0
 API_TIMEOUT_SECONDS = 180.0
-CALL_SECONDS = 15.0
-BACKOFF_SECONDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-READ_BACK_SECONDS = 1.0
 MAX_RESTARTS = 5
-QUIET_SECONDS = 30.0
-"""A prompt call this server took (or may have taken: no answer) is settled against its history
-only once the session has run its turn and gone idle, or has stayed idle this long after the
-call; before that a missing correlation keeps holding. A predecessor's server is gone, so its
-history is complete at once."""
 _LISTENING = re.compile(rb"server listening on http://([0-9.]+):([0-9]+)")
 """opencode's session ids (1.18.33: ``ses_`` and 26 base-62 characters)."""
 FOUND, MISSING, UNREACHABLE = "found", "missing", "unreachable"
 BIND_RETRY_SECONDS = 2.0
-REBIND_SECONDS = 30.0
-"""A resume the server could not answer is asked again this often, delivery holding meanwhile."""
 
 
 def _say(message: str) -> None:
     say("st2 opencode-session", message)
 
 
-class EventStream(threading.Thread):
-    """``GET /event`` on its own connection; every outcome goes to ``inbox`` as ``("connected",)``,
-    ``("event", e)`` or ``("down", reason)``, and a byte to ``wake`` (the loop's pipe). Reconnects
-    with :data:`BACKOFF_SECONDS` until :meth:`stop`."""
-
-    def __init__(self, client: Client, inbox: queue.Queue, wake: int) -> None:
-        super().__init__(daemon=True)
-        self.client = client
-        self.inbox = inbox
-        self.wake = wake
-        self.stopping = threading.Event()
-        self._sock = None
-
-    def _put(self, item) -> None:
-        self.inbox.put(item)
-        try:
-            os.write(self.wake, b"e")
-        except OSError:
-            pass
-
-    def stop(self) -> None:
-        self.stopping.set()
-        sock = self._sock
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def run(self) -> None:
-        failures = 0
-        while not self.stopping.is_set():
-            connection = self.client.connection(timeout=CALL_SECONDS)
-            connected = False
-            try:
-                # Our own socket: http.client drops its reference once a response reads to close.
-                connection.sock = self._sock = socket.create_connection((self.client.host, self.client.port),
-                                                                        timeout=CALL_SECONDS)
-                connection.request("GET", "/event", headers={**self.client.headers, "Accept": "text/event-stream"})
-                response = connection.getresponse()
-                if response.status != 200:
-                    raise OSError(f"HTTP {response.status}")
-                self._sock.settimeout(None)  # a quiet stream is not a failure; stop() shuts it down
-                parser = SseParser()
-                connected = True
-                failures = 0
-                self._put(("connected",))
-                while not self.stopping.is_set():
-                    chunk = response.read1(65536)
-                    if not chunk:
-                        break
-                    for event in parser.feed(chunk):
-                        self._put(("event", event))
-                reason = "sseDisconnected"
-            except Exception:  # any failure of the stream is one reconnect
-                reason = "sseDisconnected" if connected else "sseConnectFailed"
-            finally:
-                connection.close()
-                self._sock = None
-            if self.stopping.is_set():
-                return
-            self._put(("down", reason))
-            self.stopping.wait(BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)])
-            failures += 1
-
-
-class OpencodeSession(GroupServerSession):
+class OpencodeSession(AttachedTui, ReadBackDelivery, NativeServerSession):
+    harness = HARNESS
+    label = "opencode-session"
     server_name = "opencode serve"
+    product = "opencode"
+    pump_class = Pump
 
     def __init__(self, seat: Seat, runtime_id: str, argv: list[str], clock, catalog: Path, model: str | None = None,
                  operator: str | None = None, state_dir: Path | None = None, environment: dict | None = None,
                  stdin_fd: int | None = 0, stream=None, stop_grace: float = STOP_GRACE_SECONDS,
                  view: str = "attach") -> None:
-        from st2.delivery.ledger import carry_from_scope, ledger_location
-        from st2.runtime.scope import RuntimeScope
-
-        if not argv:
-            raise ValueError("no opencode argv after --")
-        self.seat = seat
-        self.runtime_id = runtime_id
-        self.argv = list(argv)
-        self.clock = clock
-        self.catalog = Path(catalog)
-        self.model = split_model(model) if model else None
-        self.environment = dict(os.environ if environment is None else environment)
-        self.stdin_fd = stdin_fd
-        self.stop_grace = stop_grace
-        self.lifecycle = Lifecycle.STARTING
-        self.requests: deque[int] = deque()
-        self.records = SessionRecords(seat.directory, seat.agent, HARNESS, runtime_id, clock,
-                                      prefix="st2 opencode-session")
-        scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
-        self.staging = scope.staging
-        self.scope_directory = scope.directory
-        self.state_path = local.state_path(scope.directory, runtime_id)
         self.view = View(self, catalog, seat, operator, stream)
+        super().__init__(seat, runtime_id, argv, clock, catalog, operator, state_dir, environment, stdin_fd,
+                         stop_grace)
+        self.desk = self.view
+        self.model = split_model(model) if model else None
+        self.state_path = local.state_path(self.scope_directory, runtime_id)
         self.view_mode = view
         self.attached: subprocess.Popen | attach_anchor.AnchoredTui | None = None
-        carry_from_scope(scope.directory, runtime_id)  # the one-time migration, before the pump loads
-        self.pump = Pump(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
-                         runtime_id, log=self.note)
         self.context = ContextProducer()
         self.observed = Observed()
         self._published = None
-        self.diagnostics: driver_diagnostic.Publisher | None = None
-        self.context_writer: harness_context.Writer | None = None
-        self.child: subprocess.Popen | None = None
         self.client: Client | None = None
         self.session_id: str | None = None
-        self.resume = ResumeHold(catalog, seat, runtime_id, HARNESS, clock, self.note, state_dir,
-                                 accepts=is_opencode_session_id)
         self.bound = False
         self._next_bind = 0.0
         self.password = secrets.token_hex(16)
@@ -209,15 +108,13 @@ class OpencodeSession(GroupServerSession):
         self.stream: EventStream | None = None
         self.connected = False
         self.restarts = 0
-        self.inbox_dirty = True
         self.awaiting_read_back = False
         self._turn_seen = False
         self._next_read_back = 0.0
         self._sent_at = 0.0
-        self._next_audit = 0.0
-        self._wake_read, self._wake_write = os.pipe()
-        os.set_blocking(self._wake_write, False)
-        os.set_blocking(self._wake_read, False)
+
+    def accepts_session_id(self, session_id: str) -> bool:
+        return is_opencode_session_id(session_id)
 
     # --- small helpers ---------------------------------------------------------------------
     def note(self, message: str) -> None:
@@ -232,18 +129,11 @@ class OpencodeSession(GroupServerSession):
             self.note(f"host-local state write failed: {error}")
 
     # --- start -----------------------------------------------------------------------------
-    def gate(self) -> bool:
-        version, problem = probe_version(self.argv[0], self.environment)
-        self.diagnostics, ok = version_gate(self.seat.directory, HARNESS, self.clock, version, problem,
-                                            SUPPORTED_VERSIONS, "opencode", "st2 opencode-session",
-                                            adopt=adopt_predecessor_failure)
-        return ok
+    def probe_version(self) -> tuple[str | None, str | None]:
+        return probe_version(self.argv[0], self.environment)
 
     def start(self) -> None:
-        self.records.claim()
-        self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, HARNESS,
-                                                     self.records.token, self.clock)
-        self.session_id = self.resume.begin(self.records.token)
+        self.session_id = self.begin_session()
         self.server_log = layout.opencode_serve_log(self.state_path)
         self.server_log.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
@@ -280,13 +170,6 @@ class OpencodeSession(GroupServerSession):
         selectors_.close()
         self._drain_wake()
         return not self.requests and self.child.poll() is None
-
-    def _drain_wake(self) -> None:
-        try:
-            while os.read(self._wake_read, 4096):
-                pass
-        except (BlockingIOError, OSError):
-            pass
 
     def wait_listening(self) -> bool:
         deadline = self.clock.monotonic() + LISTEN_TIMEOUT_SECONDS
@@ -505,92 +388,9 @@ class OpencodeSession(GroupServerSession):
         if info.get("sessionID") == self.session_id:
             self._turn_seen = True
 
-    # --- delivery --------------------------------------------------------------------------
-    def deliver(self) -> None:
-        now = self.clock.monotonic()
-        if now >= self._next_audit:
-            self.inbox_dirty = True
-            self._next_audit = now + 30.0
-        if self.pump.ambiguous():
-            if now >= self._next_read_back:
-                self.read_back()
-            return
-        if not self.bound and now >= self._next_bind:
-            self._next_bind = now + REBIND_SECONDS
-            self.bind()   # the pane keeps the transcript view: the TUI attaches only at serve
-        if not (self.inbox_dirty and self.connected and self.bound and self.observed.idle()):
-            return
-        self.inbox_dirty = False
-        batch = self.pump.next_batch(self.session_id)
-        if batch is None:
-            return
-        body: dict = {"parts": [{"type": "text", "text": batch.text}]}
-        if self.model is not None:
-            body["model"] = {"providerID": self.model[0], "modelID": self.model[1]}
-        try:
-            self.client.post(f"/session/{self.session_id}/prompt_async", body)
-        except ApiError as error:
-            if error.status is not None and 400 <= error.status < 500:
-                self.pump.transport_answer(batch, accepted=False)
-                self.diagnostics.publish("delivery", "deliveryRejected", "promptTransport")
-                self.note(f"the prompt was refused ({error}); one new attempt is allowed")
-            else:  # no definite answer: the server may still take it; read back, never re-send
-                self.diagnostics.publish("delivery", "deliveryUnavailable", "promptTransport")
-                self.note(f"the prompt call got no answer ({error}); it holds until read back")
-                self.awaiting_read_back = True
-                self._turn_seen = False
-                self._sent_at = now
-            self._next_read_back = now + READ_BACK_SECONDS
-            return
-        self.pump.transport_answer(batch, accepted=True)
-        self.diagnostics.clear("delivery")
-        self.awaiting_read_back = True
-        self._turn_seen = False
-        self._sent_at = now
-        self._next_read_back = now + 0.2
-        self.note(f"delivered {len(batch.filenames)} message(s)")
-
-    def read_back(self) -> None:
-        """Read the bound sessions' histories back; a predecessor's binding (or ours once the turn
-        our prompt started has ended) is complete, so a missing correlation there is ``absent``."""
-        self._next_read_back = self.clock.monotonic() + READ_BACK_SECONDS
-        for binding in sorted(self.pump.bindings()):
-            try:
-                messages = self.client.get(f"/session/{binding}/message")
-            except ApiError as error:
-                self.diagnostics.publish("readBack", "readBackUnavailable", "messageReadBack")
-                self.note(f"read-back of session {binding} failed ({error}); the deliveries hold")
-                continue
-            ours = binding == self.session_id and self.awaiting_read_back
-            quiet = self.clock.monotonic() - self._sent_at >= QUIET_SECONDS and self.observed.idle()
-            complete = not ours or (self._turn_seen and self.observed.idle()) or quiet
-            persisted, absent = self.pump.read_back(binding, messages, complete)
-            if persisted:
-                self.diagnostics.clear("readBack")
-                self.note(f"read back {len(persisted)} delivered message(s): persisted")
-            if absent:
-                self.diagnostics.publish("readBack", "notDurable", "messageReadBack")
-                self.note(f"{len(absent)} delivery(ies) not in the session's history; one new attempt is allowed")
-        if not self.pump.ambiguous():
-            self.awaiting_read_back = False
-            self.inbox_dirty = True
-
-    # --- the loop --------------------------------------------------------------------------
-    def run(self) -> int:
-        if not self.gate():
-            return EXIT_UNSUPPORTED
-        previous_wakeup = signal.set_wakeup_fd(self._wake_write)
-        try:
-            if self.lifecycle is Lifecycle.STARTING:
-                self.start()
-            problem = self.serve()
-            if problem is not None:
-                return problem
-            return self._loop()
-        finally:
-            if self.stream is not None:
-                self.stream.stop()
-            signal.set_wakeup_fd(previous_wakeup)
+    def finish(self) -> None:
+        if self.stream is not None:
+            self.stream.stop()
 
     def serve(self) -> int | None:
         """Bring the spawned server into service (listening, apiGate, window, session, stream);
@@ -643,20 +443,6 @@ class OpencodeSession(GroupServerSession):
                 self.view.held = False
         return problem
 
-    def _end_attached(self) -> bool:
-        """Stop an attached TUI that is still running (bounded; killed past the bound). True when
-        one was running, so the caller attaches a new one."""
-        if self.attached is None or self.attached.poll() is not None:
-            return False
-        self.attached.terminate()
-        try:
-            self.attached.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.attached.kill()
-            self.attached.wait()
-        self.attached = None
-        return True
-
     def _wait_quietly(self, seconds: float) -> bool:
         deadline = self.clock.monotonic() + seconds
         while self.clock.monotonic() < deadline:
@@ -673,102 +459,30 @@ class OpencodeSession(GroupServerSession):
                 return
             self.on_item(item)
 
-    # --- opencode's own TUI in the PTY ------------------------------------------------------
-    def attach(self) -> None:
-        """Run ``opencode attach`` on the served session as the pane's foreground child (same
-        process group as the pane process, so a signal to the PTY's group reaches it), while the
-        stream, producers and pump go on here; the transcript is held until it exits. A wrapper
-        the seat host forked asks its pane anchor to run it (:mod:`.attach_anchor`); one that is
-        the pane process runs it itself."""
-        if self.view_mode != "attach" or self.attached is not None or not self.bound \
-                or self.client is None or self.stdin_fd is None or not os.isatty(self.stdin_fd):
-            return
-        argv = [self.argv[0], "attach", f"http://127.0.0.1:{self.client.port}", "--session", self.session_id]
-        try:
-            if attach_anchor.anchor_channel() is not None:   # forked by the seat host: the pane anchor runs it
-                self.attached = attach_anchor.start(self.client.port, self.session_id, self.password)
-            else:
-                self.attached = subprocess.Popen(argv, stdin=self.stdin_fd,
-                                                 env={**self.environment, "OPENCODE_SERVER_PASSWORD": self.password})
-        except OSError as error:
-            self.note(f"cannot attach opencode's TUI ({error.strerror or error}); the transcript view follows")
-            self.view_mode = "transcript"
-            return
-        self.view.held = True
+    def before_select(self, selector):
+        if self.detached() and self.stdin_fd is not None:
+            selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
+        returncode = self.child.poll()
+        if returncode is None:
+            return None
+        was_attached = self.attached is not None and self.attached.poll() is None
+        problem = self.restart(returncode)
+        if problem is not None:
+            return problem
+        if was_attached and self.attached is None and self.stdin_fd is not None:
+            selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
+        return AGAIN
 
-    def detached(self) -> bool:
-        """True once the attached TUI has exited (the transcript view takes the pane back)."""
-        if self.attached is None or self.attached.poll() is None:
-            return False
-        returncode, self.attached = self.attached.returncode, None
-        self.view_mode = "transcript"
-        self.view.held = False
-        self.note(f"opencode's TUI exited ({exit_words(returncode)}); the transcript view follows — /help")
-        return True
+    def after_select(self) -> None:
+        self._take_events()
 
-    def _stop(self) -> int:
-        if self.attached is not None and self.attached.poll() is None:
-            self.attached.terminate()
-        return super()._stop()
-
-    def _loop(self) -> int:
-        from st2.seathost.watch_client import open_seat_watch
-
-        watch = open_seat_watch(self.seat.directory, self.scope_directory, self.note)
-        selector = selectors.DefaultSelector()
-        selector.register(self._wake_read, selectors.EVENT_READ, "wake")
-        self.register_inputs(selector, watch)
-        self.attach()
-        if self.attached is not None and self.stdin_fd is not None:
-            selector.unregister(self.stdin_fd)   # the keyboard is the attached TUI's
-        while True:
-            if self.detached() and self.stdin_fd is not None:
-                selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
-            if self.requests:
-                self.requests.clear()
-                return self._stop()
-            returncode = self.child.poll()
-            if returncode is not None:
-                was_attached = self.attached is not None and self.attached.poll() is None
-                problem = self.restart(returncode)
-                if problem is not None:
-                    return problem
-                if was_attached and self.attached is None and self.stdin_fd is not None:
-                    selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")
-                continue
-            for key, _ in selector.select(TICK_SECONDS):
-                if key.data == "wake":
-                    self._drain_wake()
-                elif key.data == "watch":
-                    if watch.drain():
-                        self.inbox_dirty = True
-                elif key.data == "keyboard":
-                    self.read_keyboard(selector, self.view.on_keyboard)
-            self._take_events()
-            watch.keepalive()
-            if self.child.poll() is None:
-                self.records.tick()
-                self.deliver()
 
 def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], model: str | None = None,
                 operator: str | None = None, clock=None, view: str = "attach") -> int:
-    """The ``opencode-session`` verb's core: the exit status (the server's; 2 when the seat does not
-    resolve or the model is not providerID/modelID; 78 for an unsupported opencode or API; 127 when
-    opencode cannot be started)."""
-    from st2.base.clock import Clock
-
+    """The ``opencode-session`` verb's core (:func:`st2.drivers.native_session.run_native_session`;
+    2 too when the model is not providerID/modelID)."""
     if model is not None and split_model(model) is None:
         _say(f"--model {model!r} is not providerID/modelID")
         return 2
-    seat = resolve_seat(catalog, identity, "st2 opencode-session")
-    if seat is None:
-        return 2
-    session = OpencodeSession(seat, runtime_id or seat.agent, argv, clock or Clock(), catalog, model=model,
-                              operator=operator, view=view,
-                              stdin_fd=0 if sys.stdin is not None and not sys.stdin.closed else None)
-    session.install_signal_handlers()
-    try:
-        return session.run()
-    except OSError as error:
-        _say(f"{error}")
-        return 127
+    return run_native_session(OpencodeSession, catalog, identity, runtime_id, argv, clock, model=model,
+                              operator=operator, view=view)

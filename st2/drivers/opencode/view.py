@@ -8,8 +8,8 @@ keyboard grammar:
   rejects a permission or a question; ``/answer <text>`` answers the oldest question — each through
   the server's reply endpoint (``POST /permission/{id}/reply``, ``POST /question/{id}/reply`` or
   ``/reject``);
-- ``/help`` lists these; any other line is a bus message into the seat's own inbox from its
-  operator principal (:mod:`st2.drivers.operator_line`), so it travels the ledger like mail.
+- ``/help`` lists these; any other line is operator mail (:mod:`st2.drivers.human_desk`, the one
+  grammar every native wrapper has).
 
 Every byte shown comes from the harness or mail and is stripped of control characters first.
 """
@@ -19,22 +19,25 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from st2.drivers.codex.transcript import clean
+from st2.drivers import human_desk
+from st2.drivers.human_desk import clean
+from st2.drivers.opencode import HARNESS
 
 HELP = ("st2: type a line to send it to this seat as the operator; /approve [id], /decline [id], "
         "/answer <text> resolve what opencode asks; /help shows this")
 
 
-class View:
+class View(human_desk.HumanDesk):
+    """The transcript of the stream, and the keyboard under the grammar every native wrapper has
+    (:mod:`st2.drivers.human_desk`)."""
+
+    harness = HARNESS
+
     def __init__(self, session, catalog: Path, seat, operator: str | None, stream=None) -> None:
-        self.session = session
-        self.catalog = Path(catalog)
-        self.seat = seat
-        self.operator = operator
+        super().__init__(session, catalog, seat, operator)
         self.stream = stream if stream is not None else sys.stdout
         self.pending: dict[str, tuple[str, dict]] = {}
         self.texts: dict[str, dict[str, str]] = {}     # message id -> part id -> text
-        self._keyboard = b""
         self.held = False   # True while opencode's attached TUI owns the pane
 
     def say(self, text: str) -> None:
@@ -98,13 +101,6 @@ class View:
             self.say("── idle")
 
     # --- the keyboard ------------------------------------------------------------------------
-    def on_keyboard(self, data: bytes) -> None:
-        from st2.drivers.session_common import keyboard_lines
-
-        lines, self._keyboard = keyboard_lines(self._keyboard, data)
-        for line in lines:
-            self.on_line(line)
-
     def _oldest(self, ask: str | None, which: str | None) -> str | None:
         if which is not None:
             return which if which in self.pending else None
@@ -134,22 +130,5 @@ class View:
         self.say(f"st2: {verb}d [{clean(key, 80)}]" if verb != "answer" else f"st2: answered [{clean(key, 80)}]")
         return True
 
-    def on_line(self, line: str) -> None:
-        if not line:
-            return
-        words = line.split(maxsplit=1)
-        if words[0] in ("/approve", "/decline"):
-            if not self.resolve(words[0][1:], words[1] if len(words) > 1 else None):
-                self.say("st2: nothing is waiting for that answer")
-            return
-        if words[0] == "/answer":
-            if not self.resolve("answer", None, words[1] if len(words) > 1 else ""):
-                self.say("st2: no question is waiting")
-            return
-        if words[0] == "/help":
-            self.say(HELP)
-            return
-        from st2.drivers.operator_line import publish_operator_line
-
-        publish_operator_line(self.catalog, self.seat, self.operator, line, self.session.clock,
-                              lambda message: self.say(f"st2: {message}"), "opencode")
+    def show_help(self) -> None:
+        self.say(HELP)

@@ -1,89 +1,23 @@
 """``st2 driver pi-session --identity I --runtime-id R -- pi …``: the pi wrapper, the command
-inside a pi seat's PTY task (docs/drivers.md §pi; docs/drivers.md §Wrapper terminal write; docs/records.md §Status).
-
-The lifecycle machine, the relaunch claim, the five-minute presence heartbeat, the observed-state
-re-stamp, the terminal ``ended`` and the stop path's escalation cover are the harness-neutral
-:mod:`st2.drivers.session_common`, exactly as the Claude and Codex wrappers use them. What the
-channel adds:
-
-- The wrapper injects st2's extension into the harness argv (``pi -e <hooks>/pi-channel.ts …``,
-  ``<hooks>`` being ``$ST_HOOKS`` or the installed package's hooks) and opens the channel: a pipe
-  whose write end the child inherits as ``$ST2_CHANNEL_FD`` and finds non-blocking, so a full pipe
-  drops a frame instead of stalling the harness. Nothing of the channel lives in the catalog; the
-  pipe holds at most its kernel buffer.
-- While the harness lives, the loop's wait is a ``select`` on the read end: frames go through
-  :class:`st2.drivers.pi.channel.Consumer` into ``harness-context`` (this session's incarnation)
-  and ``harness-state`` (this session's claimed writer). Malformed frames are dropped with one
-  line each in a bounded diagnostics file under host-local state
-  (``$XDG_STATE_HOME/st2/channel/<runtime-id>.log``), never on the PTY.
-- When the harness is reaped, the frames still in the pipe are applied before ``ended`` (on the
-  stop path the cover is written first; state frames after it are refused by the writer).
-- Resuming (issue 24): the extension's session frames name the conversation's file, recorded
-  (:mod:`st2.runtime.resume`) once it exists; a relaunch passes it back (pi ``--session <file>``,
-  omp ``--resume=<file>``), after checking the file is still there — both harnesses open a
-  missing path as a new empty session, which would be a silent fresh start under the old name.
-
-:class:`ChannelSession` is harness-neutral over the extension wire; omp's wrapper is the same
-class with omp's name, extension and launch gate.
+inside a pi seat's PTY task — the channel wrapper (:class:`st2.drivers.channel.session.ChannelSession`)
+with pi's extension (``hooks/pi-channel.ts``) and pi's resume (``--session <file>``). pi has no
+launch gate (its package declares none).
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
-import select
 from pathlib import Path
 
+from st2.drivers.channel.session import ChannelSession
+from st2.drivers.channel.session import run_session as run_channel_session
 from st2.drivers.pi import HARNESS
-from st2.drivers.pi.channel import Consumer, DiagnosticLog
-from st2.drivers.session_common import ChildSession, run_child_session
-from st2.records import harness_context
-
-CHANNEL_FD_ENV = "ST2_CHANNEL_FD"
-READ_CHUNK = 65536
 
 
-def hooks_directory(environment: dict[str, str]) -> Path:
-    """Where the harness-side assets are: ``$ST_HOOKS`` (the supervisor sets it on every task),
-    else the installed package's."""
-    explicit = environment.get("ST_HOOKS")
-    if explicit:
-        return Path(explicit)
-    from st2.drivers.hook_assets import hooks_directory as packaged
-
-    return Path(packaged())
-
-
-def inject_extension(argv: list[str], extension: Path) -> list[str]:
-    """The harness argv with ``-e <extension>`` right after the executable."""
-    return [argv[0], "-e", str(extension), *argv[1:]]
-
-
-def diagnostics_path(runtime_id: str) -> Path:
-    from st2.catalog.layout import runtime_state_dir
-    from st2.runtime import layout
-
-    return layout.channel_log(runtime_state_dir(), runtime_id)
-
-
-class ChannelSession(ChildSession):
-    """One run of a harness under the wrapper (the loop is :class:`ChildSession`'s), its st2
-    extension talking back over an inherited pipe."""
-
+class PiSession(ChannelSession):
     harness = HARNESS
     label = "pi-session"
     extension = "pi-channel.ts"
-
-    def __init__(self, seat, runtime_id: str, argv: list[str], clock, environment: dict[str, str] | None = None,
-                 **options) -> None:
-        super().__init__(seat, runtime_id, argv, clock, environment, **options)
-        self.argv = inject_extension(self.argv, hooks_directory(self.environment) / self.extension)
-        self.read_end: int | None = None
-        self.write_end: int | None = None
-        self.closed = False
-        self.consumer: Consumer | None = None
-
-    resumes = True
 
     def resume_argv(self, session_id: str) -> list[str]:
         """``pi … --session <session file>`` (0.73.1 opens a path as is; an accepted one is absolute,
@@ -97,99 +31,7 @@ class ChannelSession(ChildSession):
 
         return (pi_sessions_directory(self.environment, os.getcwd()),)
 
-    def accepts_session_id(self, session_id: str) -> bool:
-        """A session file directly inside one of :meth:`sessions_directories`, every symlink
-        resolved (:func:`st2.drivers.session_ids.is_session_file_in`): never any other file."""
-        from st2.drivers.session_ids import is_session_file_in
 
-        return any(is_session_file_in(session_id, directory) for directory in self.sessions_directories())
-
-    def resume_unavailable(self, session_id: str) -> bool:
-        """pi (and omp) open a missing session path as a new, empty session under the same name,
-        so a file the store no longer holds is refused here, before the launch."""
-        return not os.path.isfile(session_id)
-
-    def observe_session(self, session_id: str) -> bool:
-        """Record the named session file once it exists inside the harness's session directory (a
-        new session's file is written with its first reply; a name with nothing behind it is not a
-        conversation to resume)."""
-        if not os.path.isfile(session_id) or not self.accepts_session_id(session_id):
-            return False
-        super().observe_session(session_id)
-        return True
-
-    def prepare_spawn(self) -> None:
-        self.read_end, self.write_end = os.pipe()
-        for descriptor in (self.read_end, self.write_end):
-            fcntl.fcntl(descriptor, fcntl.F_SETFL, fcntl.fcntl(descriptor, fcntl.F_GETFL) | os.O_NONBLOCK)
-        self.closed = False
-
-    def child_environment(self) -> dict[str, str]:
-        return dict(self.environment) | {CHANNEL_FD_ENV: str(self.write_end)}
-
-    def spawn_options(self) -> dict:
-        return {"pass_fds": (self.write_end,)}
-
-    def spawned(self) -> None:
-        # Only the harness holds the write end now: when it is gone, the pipe reads end-of-file.
-        self._close_write_end()
-        context = harness_context.Writer(self.seat.directory, self.seat.agent, self.harness, self.records.token,
-                                          self.clock)
-        self.consumer = Consumer(context, self.writer, DiagnosticLog(diagnostics_path(self.runtime_id), self.clock),
-                                 session=self.observe_session)
-
-    def spawn_failed(self) -> None:
-        self._close_channel()
-
-    def _close_write_end(self) -> None:
-        if self.write_end is not None:
-            os.close(self.write_end)
-            self.write_end = None
-
-    def _close_channel(self) -> None:
-        self._close_write_end()
-        if self.read_end is not None:
-            os.close(self.read_end)
-            self.read_end = None
-        self.closed = True
-
-    def wait(self, seconds: float) -> None:
-        """Wait up to ``seconds`` for frames, and apply what arrived."""
-        if self.closed or self.read_end is None:
-            self.clock.sleep(seconds)
-            return
-        try:
-            ready = select.select([self.read_end], [], [], seconds)[0]
-        except InterruptedError:
-            return
-        if ready:
-            self._read()
-
-    def _read(self) -> None:
-        while not self.closed:
-            try:
-                chunk = os.read(self.read_end, READ_CHUNK)
-            except BlockingIOError:
-                return
-            except InterruptedError:
-                continue
-            if not chunk:
-                self.closed = True
-                self.consumer.finish()
-                return
-            self.consumer.feed(chunk)
-
-    def drain(self) -> None:
-        """Apply whatever the harness left in the pipe, then close it."""
-        try:
-            if self.consumer is not None and self.read_end is not None:
-                self._read()
-                self.consumer.finish()
-        finally:
-            self._close_channel()
-
-
-def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], clock=None,
-                session_class=ChannelSession) -> int:
-    """The ``<harness>-session`` verb's core (:func:`st2.drivers.session_common.run_child_session`)."""
-    return run_child_session(session_class, catalog, identity, runtime_id, argv, clock)
+def run_session(catalog: Path, identity: str, runtime_id: str | None, argv: list[str], clock=None) -> int:
+    """The ``pi-session`` verb's core (:func:`st2.drivers.child_session.run_child_session`)."""
+    return run_channel_session(catalog, identity, runtime_id, argv, clock, PiSession)

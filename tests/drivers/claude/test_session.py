@@ -15,7 +15,7 @@ import pytest
 from support import poll_for
 from support_claude import make_seat, record
 
-from st2.drivers import session_common
+from st2.drivers import lifecycle
 from st2.drivers.claude.seat import Seat
 from st2.drivers.claude.session import ClaudeSession, Phase, transition
 from st2.records import harness_context
@@ -240,8 +240,8 @@ def test_presence_and_observed_state_are_refreshed_only_while_claude_lives(catal
     run = ClaudeSession(seat, seat.agent, ["claude"], clock, environment={})
     monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: Child())
     stamps = []
-    real_refresh = session_common.status.refresh
-    monkeypatch.setattr(session_common.status, "refresh",
+    real_refresh = lifecycle.status.refresh
+    monkeypatch.setattr(lifecycle.status, "refresh",
                         lambda directory, clock_: stamps.append(clock_.wall_ms()) or real_refresh(directory, clock_))
     start_ms = clock.wall_ms()
     assert run.run() == 0

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.drivers.codex import CONTEXT_VERIFIED_VERSION
+from st2.drivers.codex import MEASURED_VERSIONS
 from st2.drivers.codex.context import BASELINE_TOKENS, ContextProducer, remaining_percent, rust_round, used_percent
 
 CAPTURE = Path(__file__).parents[3] / "captures" / "codex" / "0.171.0" / "lab" / "app-server.harness.jsonl"
@@ -19,7 +19,7 @@ def frames() -> list[dict]:
 
 
 def test_the_baseline_and_the_verified_version_are_pinned() -> None:
-    assert (BASELINE_TOKENS, CONTEXT_VERIFIED_VERSION) == (12_000, "0.171.0")
+    assert (BASELINE_TOKENS, MEASURED_VERSIONS) == (12_000, ("0.171.0",))
     assert "0.171.0" in (CAPTURE.parent / "PROVENANCE.md").read_text()
 
 

@@ -136,7 +136,7 @@ def test_a_thread_lost_from_sight_is_no_longer_heartbeaten(catalog, tmp_path) ->
     # the state it wrote last, so the record ages to unknown instead of being kept fresh.
     from codex_support import offline_session, record
 
-    from st2.drivers.session_common import HEARTBEAT_CHECK_SECONDS
+    from st2.drivers.lifecycle import HEARTBEAT_CHECK_SECONDS
     from st2.records.harness_state import HARNESS_STATE_REFRESH_MS
 
     session = offline_session(catalog, tmp_path)

@@ -12,7 +12,13 @@ import pytest
 from support_channel import REPO, Session, capture_bytes, capture_lines, make_seat, record
 
 from st2.drivers import omp
-from st2.drivers.omp.session import admitted, parse_version
+from st2.drivers.omp.session import parse_version
+from st2.drivers.version_gate import admits
+
+
+def admitted(version: str | None) -> bool:
+    return admits(omp.VERSION_GATE, omp.SUPPORTED_VERSIONS, version)
+
 
 VERSION = "18.2.3"
 PROMPT_ONLY = 11400          # omp's numerator: input + cacheRead + cacheWrite of the last assistant reply
@@ -73,8 +79,8 @@ def test_an_omp_compaction_yields_unknown_because_the_event_names_no_reason(cata
 
 
 def test_the_measured_context_builds_are_admitted_by_this_gate() -> None:
-    assert omp.MEASURED_CONTEXT_BUILDS == (VERSION,)
-    for build in omp.MEASURED_CONTEXT_BUILDS:
+    assert omp.MEASURED_VERSIONS == (VERSION,)
+    for build in omp.MEASURED_VERSIONS:
         assert admitted(build), build
         assert (REPO / "captures" / "omp" / build / "channel" / "frames.jsonl").is_file()
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from st2.drivers import session_handoff
+from st2.drivers import pane_anchor
 from st2.drivers.opencode import attach_anchor
 from st2.drivers.session_handoff import ANCHOR_NAME, SHELL
 from support import poll_for
@@ -75,7 +75,7 @@ class Anchor:
         os.close(reply_write)
         os.close(stdin_read)
         self.socket = ours
-        self.channel = session_handoff.AnchorChannel(ours.fileno(), reply_read)
+        self.channel = pane_anchor.AnchorChannel(ours.fileno(), reply_read)
         self.reply = reply_read
 
     def ask(self, line: str) -> str | None:
@@ -162,7 +162,7 @@ def test_status_n_exits_n(anchor: Anchor) -> None:
 
 
 def test_the_wrapper_side_watches_signals_and_reaps_the_tui_through_the_anchor(anchor: Anchor, monkeypatch) -> None:
-    monkeypatch.setattr(session_handoff, "_channel", anchor.channel)
+    monkeypatch.setattr(pane_anchor, "_channel", anchor.channel)
     tui = attach_anchor.start(41234, SESSION, PASSWORD)
     poll_for(lambda: anchor.launches(), "the TUI to start", timeout=10)
     assert tui.poll() is None
@@ -181,7 +181,7 @@ def test_the_wrapper_side_watches_signals_and_reaps_the_tui_through_the_anchor(a
 
 def test_an_anchor_that_refuses_is_an_os_error_and_a_silent_one_breaks_the_channel(anchor: Anchor,
                                                                                    monkeypatch) -> None:
-    monkeypatch.setattr(session_handoff, "_channel", anchor.channel)
+    monkeypatch.setattr(pane_anchor, "_channel", anchor.channel)
     with pytest.raises(OSError, match="refused"):
         attach_anchor.start(41234, "not-a-session", PASSWORD)
     os.kill(anchor.anchor.pid, signal.SIGSTOP)   # no answer within the bound

@@ -13,7 +13,7 @@ from opencode_support import make_seat, write_message
 
 from st2.base.clock import Clock
 from st2.drivers.opencode.api import ApiError
-from st2.drivers.opencode import session as session_module
+from st2.drivers.opencode import read_back
 from st2.drivers.opencode.session import OpencodeSession
 from st2.drivers.seat import Seat
 from st2.records import driver_diagnostic, harness_context
@@ -110,7 +110,7 @@ def test_delivery_and_read_back_stages(catalog, tmp_path) -> None:
     made._next_read_back = 0.0
     made.deliver()                                          # this server may still take it: it holds
     assert made.pump.ledger.get(name).negative is None and client.posts == []
-    made._sent_at -= session_module.QUIET_SECONDS
+    made._sent_at -= read_back.QUIET_SECONDS
     made._next_read_back = 0.0
     made.deliver()                                          # idle and quiet: absent, one retry
     assert made.pump.ledger.get(name).negative.value == "absent"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from support import make_seat, record  # noqa: F401 (the channel tests import them from here)
-from st2.drivers.pi.channel import Consumer
+from st2.drivers.channel.frames import Consumer
 from st2.records import harness_context, harness_state
 
 REPO = Path(__file__).resolve().parents[3]

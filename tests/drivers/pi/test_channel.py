@@ -1,4 +1,4 @@
-"""The channel consumer (st2/drivers/pi/channel.py): the wire decoded conservatively, each frame
+"""The channel consumer (st2/drivers/channel/frames.py): the wire decoded conservatively, each frame
 applied whole to harness-context / harness-state, nothing malformed written."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 from support_channel import Session, make_seat, record
 
-from st2.drivers.pi.channel import FRAME_LIMIT, DiagnosticLog, Malformed, StateFrame, decode
+from st2.drivers.channel.frames import FRAME_LIMIT, DiagnosticLog, Malformed, StateFrame, decode
 from st2.records import harness_context
 
 READING = {"tokens": 11442, "contextWindow": 200000, "percent": 5.721, "model": "fake-claude", "costUsd": 0.0318}

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from support_channel import make_seat
 
 from st2.base.clock import FakeClock
-from st2.drivers.pi.channel import ASKS, BLOCKED_ON, FRAME_LIMIT, READING_KEYS, STATES, Consumer, Malformed, decode
+from st2.drivers.channel.frames import ASKS, BLOCKED_ON, FRAME_LIMIT, READING_KEYS, STATES, Consumer, Malformed, decode
 from st2.records import harness_context
 
 FRAMES_PER_EXAMPLE = 20

@@ -72,7 +72,7 @@ def test_a_pi_compaction_withholds_the_reading_it_emptied_in_the_same_write(cata
 def test_the_measured_pi_release_is_the_one_the_extension_gate_pins() -> None:
     with (REPO / "tests" / "lab" / "harnesses.toml").open("rb") as manifest:
         pinned = tomllib.load(manifest)["pi"]["version"]
-    assert pi.MEASURED_VERSION == pinned == VERSION
+    assert pi.MEASURED_VERSIONS == (pinned,) == (VERSION,)
     assert (REPO / "captures" / "pi" / VERSION / "channel" / "frames.jsonl").is_file()
     # The extension smoke type-checks and runs against the lab's pinned pi, read from the same manifest.
     import importlib.util

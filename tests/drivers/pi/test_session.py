@@ -17,8 +17,8 @@ import pytest
 from support import poll_for
 from support_channel import REPO, make_seat, record
 
-from st2.drivers import session_common
-from st2.drivers.pi.session import ChannelSession
+from st2.drivers import lifecycle
+from st2.drivers.pi.session import PiSession
 from st2.records import status
 
 POLL_TIMEOUT = 30.0
@@ -126,6 +126,8 @@ def test_a_malformed_frame_writes_nothing_and_leaves_one_bounded_diagnostic(cata
 @pytest.mark.process
 @pytest.mark.parametrize("version, admitted", [("omp/18.2.7", True), ("omp/18.3.0", False), ("no version", False)])
 def test_the_omp_wrapper_launches_only_an_admitted_minor_series(catalog, tmp_path, version, admitted) -> None:
+    """A refused build is the gate every gating driver has: the ``versionGate`` diagnostic, one
+    PTY line naming both versions, exit 78, and omp never started."""
     seat = make_seat(catalog)
     script = stand_in(tmp_path, "omp", f"send '{READING}'\nexit 0\n", version=version)
     process = start_wrapper(catalog, tmp_path, "omp-session", script)
@@ -136,11 +138,22 @@ def test_the_omp_wrapper_launches_only_an_admitted_minor_series(catalog, tmp_pat
         assert record(seat, "harness-context")["harness"] == "omp"
         assert observed(seat) == ("ended", "exit 0")
     else:
-        assert code == 2
+        assert code == 78
         assert not (tmp_path / "argv").exists()  # omp never started
         stderr = process.stderr.read().decode()
-        assert "is outside the admitted minor series (18.2); refusing to launch" in stderr
-        assert observed(seat) == ("ended", "exit 2")
+        diagnostic = record(seat, "driver-diagnostic")
+        found = "18.3.0" if version == "omp/18.3.0" else None
+        assert (diagnostic["driver"], diagnostic["stage"], diagnostic["reason"], diagnostic["source"],
+                diagnostic.get("producerVersion"), diagnostic["support"]) == (
+            "omp", "versionGate", "unsupportedVersion" if found else "versionProbeFailed", "versionProbe", found,
+            "unsupported" if found else "unknown")
+        if found:
+            assert "st2 omp-session: omp 18.3.0 is not a supported version (supported: 18.2); refusing to drive it" \
+                in stderr
+        else:
+            assert (f"st2 omp-session: {script} --version printed no omp version (exit 0); refusing to drive it "
+                    "(supported: 18.2)") in stderr
+        assert observed(seat) is None  # no claim: the gate refused before the session began
         assert record(seat, "harness-context") is None
 
 
@@ -155,11 +168,11 @@ def test_presence_heartbeats_every_five_minutes_only_while_pi_lives(catalog, clo
             self.polls += 1
             return 0 if self.polls > 11 * 60 * 4 else None  # 11 simulated minutes of 0.25 s ticks
 
-    run = ChannelSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
+    run = PiSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
     monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: Child())
     stamps = []
     real_refresh = status.refresh
-    monkeypatch.setattr(session_common.status, "refresh",
+    monkeypatch.setattr(lifecycle.status, "refresh",
                         lambda directory, clock_: stamps.append(clock_.wall_ms()) or real_refresh(directory, clock_))
     start_ms = clock.wall_ms()
     assert run.run() == 0
@@ -182,7 +195,7 @@ def test_frames_left_in_the_pipe_when_the_harness_exits_land_before_ended(catalo
         def poll(self):
             return 0
 
-    run = ChannelSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
+    run = PiSession(seat, seat.agent, ["pi"], clock, environment={"ST_HOOKS": str(REPO / "hooks")})
     monkeypatch.setattr(subprocess, "Popen", ExitedAtOnce)
     assert run.run() == 0
     assert record(seat, "harness-context")["usedTokens"] == 11442

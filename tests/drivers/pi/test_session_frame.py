@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from st2.drivers.pi.channel import Consumer, Malformed, SessionFrame, decode
+from st2.drivers.channel.frames import Consumer, Malformed, SessionFrame, decode
 
 
 def test_a_session_frame_decodes_to_its_file_or_null() -> None:

@@ -13,14 +13,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from st2.drivers.pi.channel import ContextFrame, Malformed, decode
+from st2.drivers.channel.frames import ContextFrame, Malformed, decode
 from st2.records import harness_context, harness_state
 
 
 def replay(capture: Path, seat, harness: str, clock, runtime_id: str | None = None,
            diagnose=None) -> list[dict[str, Any]]:
     """Replay ``capture`` into ``seat`` as ``harness``; return the per-line report."""
-    from st2.drivers.pi.channel import Consumer
+    from st2.drivers.channel.frames import Consumer
 
     token = harness_state.session_token()
     seq = harness_state.claim(seat.directory, seat.agent, harness, token, clock)
