@@ -130,8 +130,10 @@ class ControlClient:
 
     def usable(self) -> bool:
         """Nothing sent yet and the client still attached: take what it said unasked (the
-        server's notifications) and fail on its ``%exit`` or its end (the seat's server gone or
-        replaced), so a command list is never sent to a client that cannot answer it."""
+        server's notifications, and the blocks of the server's own commands — flags 0, such as
+        the attach command's, which tmux may write after the first answer) and fail on its
+        ``%exit``, its end (the seat's server gone or replaced) or a block of its own it never
+        asked for, so a command list is never sent to a client that cannot answer it."""
         if self.closed:
             return False
         try:
@@ -147,10 +149,18 @@ class ControlClient:
             self.close()
             return False
         *complete, self.pending = self.pending.split(b"\n")
-        if any(not line.startswith(b"%") or line.startswith((b"%exit", b"%begin", b"%end", b"%error"))
-               for line in complete):
-            self.close()
-            return False
+        guard = start = None
+        for index, line in enumerate(complete):
+            if guard is not None:             # inside a block of the server's own (flags 0)
+                if line in (b"%end " + guard, b"%error " + guard):
+                    guard = None
+            elif line.startswith(b"%begin ") and not line.endswith(b" 1"):
+                guard, start = line[len(b"%begin "):], index
+            elif not line.startswith(b"%") or line.startswith((b"%exit", b"%begin", b"%end", b"%error")):
+                self.close()
+                return False
+        if guard is not None:   # a block still arriving: the next answer's reading skips it whole
+            self.pending = b"".join(line + b"\n" for line in complete[start:]) + self.pending
         return True
 
     def run(self, words: Sequence[str], timeout: float) -> subprocess.CompletedProcess | None:

@@ -250,3 +250,31 @@ def test_without_a_spawn_helper_no_control_client_is_kept(tmp_path):
     pool = ControlPool()
     assert pool.run(str(tmp_path / "s"), SESSION, ["has-session"], 1.0) == (False, None)
     assert pool.opened == 0
+
+
+def test_a_late_block_of_the_servers_own_command_leaves_the_client_usable():
+    """tmux may write its own attach command's block (flags 0) and a notification after the
+    first answer: that is no reason to give the client up, and a block still arriving is
+    skipped whole by the next answer; a block of the client's own it never asked for (flags 1)
+    or its ``%exit`` is."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    client = ControlClient(ours, pid=0)
+    theirs.sendall(b"%begin 17 270 0\n%end 17 270 0\n%session-changed $0 st2\n%begin 18 271 0\nhalf")
+    assert client.usable()
+    nonce = []
+
+    def answer() -> None:
+        line = theirs.recv(4096).decode()
+        nonce.append(line.split()[-1])
+        theirs.sendall(f" of it\n%end 18 271 0\n%begin 19 272 1\n{nonce[0]}\n%end 19 272 1\n".encode())
+
+    replier = threading.Thread(target=answer)
+    replier.start()
+    assert client.run([], 2.0) is not None
+    replier.join()
+    for unasked in (b"%begin 20 273 1\n%end 20 273 1\n", b"%exit\n"):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        client = ControlClient(ours, pid=0)
+        theirs.sendall(unasked + b"%exit\n")
+        assert not client.usable() and client.closed
+        theirs.close()
