@@ -1,16 +1,15 @@
-"""The slim anchor: what a Claude seat's wrapper process is while Claude runs (issue 19).
+"""The slim anchor: what a Claude seat's wrapper process is while Claude runs.
 
 The wrapper (``st2 driver claude-session``, :mod:`st2.drivers.claude.session` over
 :class:`st2.drivers.child_session.ChildSession`) must stay the PTY task's own process and
-Claude's parent for the seat's whole life, so it cannot be forked from a shared parent; a
-resident interpreter that imports the record modules costs 7.2 MiB PSS and even ``os`` +
-``signal`` cost 3.96 MiB. So once the full wrapper has claimed the session, decided the resume
-and spawned ``claude``, it ``exec``\\ s itself into this file, imported by
-``python -S -I -c <code> <this file> …`` (from its cached bytecode; run as a script it would be
-compiled in every seat, 0.5 MiB more) and importing only built-in modules (``posix``, ``_signal``,
-``time``; ``_socket`` only when re-registering with a seat host). ``exec`` keeps the PID, the
-start time (the launch record's identity), the session, the process group, the controlling
-terminal and the child: ``waitpid`` on Claude still works here.
+Claude's parent for the seat's whole life, so it cannot be forked from a shared parent, and
+whatever it imports is paid per seat (docs/memory.md §The Claude wrapper's slim anchor). So once
+the full wrapper has claimed the session, decided the resume and spawned ``claude``, it
+``exec``\\ s itself into this file, imported by ``python -S -I -c <code> <this file> …`` (from its
+cached bytecode, never compiled per seat). This module imports only built-in modules
+(``posix``, ``_signal``, ``time``; ``_socket`` only when re-registering with a seat host).
+``exec`` keeps the PID, the start time (the launch record's identity), the session, the process
+group, the controlling terminal and the child: ``waitpid`` on Claude still works here.
 
 What this process does, nothing more:
 
@@ -19,8 +18,8 @@ What this process does, nothing more:
   ``sigtimedwait``; ``SIGINT`` is consumed and ignored: ^C is the harness's key, never the
   wrapper's end, and no disposition here reaches a child, since the anchor starts none);
 - on ``SIGTERM``/``SIGHUP``: ``exec`` back at once into the full wrapper with
-  ``stopping <signal> <monotonic arrival>``, which runs the stop with its cover exactly as
-  before, its grace measured from the arrival (so the cover still lands inside the
+  ``stopping <signal> <monotonic arrival>``, which runs the same stop with its cover as a
+  resident wrapper, its grace counted from the arrival (so the cover lands inside the
   supervisor's 3 s escalation);
 - on Claude's reap: ``exec`` back with ``reaped <returncode>`` (the terminal ``ended`` record,
   the resume-refusal check and the one fresh fallback are the full wrapper's);

@@ -100,7 +100,7 @@ class ChildSession:
     def writer(self):
         return self.records.writer
 
-    # ------------------------------------------------------------------ resuming (issue 24)
+    # ------------------------------------------------------------------ resuming
     def resume_argv(self, session_id: str) -> list[str]:
         """The harness argv that resumes ``session_id`` with the harness's own mechanism (only
         asked when :attr:`resumes`)."""

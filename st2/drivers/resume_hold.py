@@ -1,4 +1,4 @@
-"""A wrapper's side of the resume core (:mod:`st2.runtime.resume`, issue 24), one object for
+"""A wrapper's side of the resume core (:mod:`st2.runtime.resume`, docs/records.md §Resumable session), one object for
 every wrapper: :class:`ResumeHold`. The policy is the seat's declared ``resume`` knob
 (:func:`resume_policy`).
 """

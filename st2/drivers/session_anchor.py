@@ -1,4 +1,5 @@
-"""The full wrapper's side of the slim anchor (:mod:`st2.drivers.anchor`, issue 19): when a
+"""The full wrapper's side of the slim anchor (:mod:`st2.drivers.anchor`; docs/memory.md
+§The Claude wrapper's slim anchor): when a
 :class:`~st2.drivers.child_session.ChildSession` whose driver sets ``anchors`` has its harness
 running, it ``exec``\\ s into the anchor, and the anchor ``exec``\\ s back here with what
 happened. Only the Claude wrapper anchors (pi and omp read a channel continuously, the native
@@ -8,8 +9,8 @@ wrappers serve a protocol: they stay resident).
   inherits it). Only the shapes the anchor produces are accepted — ``reaped <returncode>``,
   ``stopping <15|1> <monotonic arrival>``, ``refresh`` — each followed by the state this module
   wrote (``{"pid","token","seq","start","resumeId"}``); anything else raises
-  :class:`MalformedContinuation`, and the wrapper then runs resident exactly as before and says
-  so once.
+  :class:`MalformedContinuation`, and the wrapper then runs resident (the unanchored path) and
+  says so once.
 - :meth:`Anchor.enter` blocks ``SIGTERM``/``SIGHUP``/``SIGINT``/``SIGCHLD`` (the mask and
   pending signals survive ``exec``, so no stop is lost in the window), gives up if a stop is
   already queued or the harness already ended, registers the session with the scope's seat host
@@ -22,8 +23,8 @@ wrappers serve a protocol: they stay resident).
 - :class:`Adopted` is the harness as a Popen-like child of a process that did not spawn it in
   this image (``waitpid`` on the PID).
 
-The anchor cannot be used — and the wrapper stays resident as before, saying so once on the
-PTY — when its file is not a file on disk (st2 imported from an archive), the interpreter is
+The anchor cannot be used — and the wrapper stays resident, saying so once on the PTY —
+when its file is not a file on disk (st2 imported from an archive), the interpreter is
 unknown, or this process's command line cannot be reconstructed.
 """
 
@@ -38,8 +39,8 @@ from typing import NamedTuple
 
 ANCHOR_FILE = Path(__file__).resolve().with_name("anchor.py")
 ANCHOR_CODE = "import sys;sys.path[:0]=[sys.argv[1].rpartition('/')[0]];import anchor;anchor.run(sys.argv[2:])"
-"""How the interpreter runs the anchor: imported (from its cached bytecode) rather than run as a
-script, which would compile it in every seat (3.25 against 2.72 MiB PSS, ten side by side)."""
+"""How the interpreter runs the anchor: imported, so it loads from its cached bytecode; run as a
+script it would be compiled, and its code held privately, in every seat."""
 CONTINUATION_ENV = "ST2_SESSION_CONTINUATION"
 REFRESH_TEST_ENV = "ST2_TEST_SESSION_REFRESH_SECONDS"
 """Test-only: the refresh interval in seconds (the production path never sets it: five minutes)."""

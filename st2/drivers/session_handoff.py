@@ -1,16 +1,12 @@
 """The pane's side of a native seat's forked wrapper: hand the terminal to the seat host, then
-hold the pane as a tiny ``/bin/sh`` anchor (issue 19; the host's side is
+hold the pane as a tiny ``/bin/sh`` anchor (the host's side is
 :mod:`st2.seathost.session_fork`).
 
-Why: a Codex or opencode seat's st2 processes were its session wrapper, an interpreter of its
-own for the seat's whole life — 11.1 MiB PSS per Codex seat, 13.5 per opencode seat
-(``benchmarks/fleet_memory.py --mix codex`` / ``--mix opencode``). Forked from the host's frozen
-pages the wrapper shares what the host imported, and the pane process, which must stay the PTY
-task (the launch record names its PID and start time, :mod:`st2.process.identity`; ``exec``
-keeps both), is ``sh`` instead of Python. Measured (``--mix codex,opencode``, the host
-rehearsing a Codex session): 100 seats 12.80 / 14.45 → 5.37 / 6.95 MiB per Codex / opencode
-seat (the anchor 0.11 MiB, the forked wrapper 6.0 MiB, the host 0.05 MiB per seat); 20 seats
-13.48 / 15.20 → 6.02 / 7.46 MiB.
+Why: forked from the host's frozen pages, a Codex or opencode session wrapper shares what the
+host imported instead of being an interpreter of its own for the seat's whole life, and the
+pane process, which must stay the PTY task (the launch record names its PID and start time,
+:mod:`st2.process.identity`; ``exec`` keeps both), is ``sh`` instead of Python (what it saves per
+seat: docs/memory.md §Native wrappers forked onto their pane's terminal).
 
 :func:`hand_off` runs in the pane process (``st2 driver codex-session …`` or
 ``opencode-session …``) when its stdin is a terminal:
@@ -21,9 +17,9 @@ seat (the anchor 0.11 MiB, the forked wrapper 6.0 MiB, the host 0.05 MiB per sea
 2. It execs :data:`ANCHOR` — a fixed script, no data interpolated — with the other end as
    descriptor 3 and the wrapper's PID (and a stop signal that arrived during the hand-off) as
    positional parameters. The anchor relays SIGTERM and SIGHUP to the wrapper, ignores SIGINT
-   (^C was never the wrapper's end: its own handler ignored it; the wrappers use no SIGWINCH),
-   waits for the wrapper's ``status N`` line and exits N — the status the pane process exited
-   with before; end of stream without a status (the wrapper was killed) exits 137.
+   (^C is never the wrapper's end: the wrapper ignores SIGINT; the wrappers use no SIGWINCH),
+   waits for the wrapper's ``status N`` line and exits N — the wrapper core's own exit status;
+   end of stream without a status (the wrapper was killed) exits 137.
 3. The wrapper watches the anchor (the kernel's SIGTERM when its end of the socket closes):
    the pane's death runs the wrapper's stop path.
 
@@ -36,8 +32,8 @@ TUI needs the pane as its controlling terminal, which no forked wrapper can give
 the anchor is the driver's own (:func:`st2.drivers.tui_anchor`: opencode's
 :mod:`st2.drivers.opencode.attach_anchor`, the same prologue and the TUI run on the wrapper's
 request), with a reply pipe beside the socket (descriptor 4 on both sides,
-:class:`st2.drivers.pane_anchor.AnchorChannel`). Not handed off, running in this process exactly as
-before: a stdin
+:class:`st2.drivers.pane_anchor.AnchorChannel`). Not handed off, the wrapper running unforked in
+this process: a stdin
 that is no terminal (a test's pipe, a replay), ``ST2_SEAT_HOST=off``, and — said once on the
 PTY — a socket path past the kernel's bound or no seat host of this build answering.
 

@@ -2,14 +2,14 @@
 in the one shape the supervisor launches them.
 
 A seat's wrapper is its PTY task's own interpreter for the seat's whole life, so what it imports
-is paid per seat: the click CLI tree costs a live Claude wrapper 1.8 MiB PSS (13.7 against
-11.9 MiB, ten of each side by side; benchmarks/fleet_memory.py measures the fleet). The front
+is paid per seat, and this route never imports the click CLI tree (what that saves per seat:
+docs/memory.md §Per-seat memory and inotify at fleet scale). The front
 door's table recognizes exactly the argv the driver blocks lower to (``st2 [--catalog C] [--host
 H] driver <harness>-session --identity I [--runtime-id R] [--model M] [--operator P] [--view V]
 -- <harness argv…>``, each option at most once, spelled ``--name value``, only the options that
 verb takes, no value starting with ``-``, a non-empty harness argv after ``--``) and :func:`run`
 runs the verb's core with the same arguments the click command would pass when the catalog is a
-directory; anything else is left to the click CLI, which handles it exactly as before. The verbs
+directory; anything else is left to the click CLI, which handles it as it handles any argv. The verbs
 print nothing of their own, so the output is the core's either way; the exit status is the
 core's, an OS error escaping it is the click CLI's one line and exit 74.
 

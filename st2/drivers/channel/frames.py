@@ -10,7 +10,7 @@ The wire: one JSON object per line, at most :data:`FRAME_LIMIT` bytes::
     {"type":"state","event":E,"state":"idle"|"active","blockedOn":"none"|"human","ask":"none"|"permission"}
     {"type":"session","event":E,"sessionFile":F | null}
 
-A session frame names the file the harness keeps the conversation in (issue 24); the consumer
+A session frame names the file the harness keeps the conversation in; the consumer
 hands a non-null one to its ``session`` callback (the wrapper records it for a relaunch to resume).
 
 Decoding is conservative (:func:`decode`): a frame is applied whole or not at all. Not JSON, not

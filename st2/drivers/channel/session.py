@@ -18,7 +18,7 @@ channel adds:
   (``$XDG_STATE_HOME/st2/channel/<runtime-id>.log``), never on the PTY.
 - When the harness is reaped, the frames still in the pipe are applied before ``ended`` (on the
   stop path the cover is written first; state frames after it are refused by the writer).
-- Resuming (issue 24): the extension's session frames name the conversation's file, recorded
+- Resuming (docs/records.md §Resumable session): the extension's session frames name the conversation's file, recorded
   (:mod:`st2.runtime.resume`) once it exists; a relaunch passes it back (pi ``--session <file>``,
   omp ``--resume=<file>``), after checking the file is still there — both harnesses open a
   missing path as a new empty session, which would be a silent fresh start under the old name.

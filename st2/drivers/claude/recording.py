@@ -76,7 +76,7 @@ def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) ->
     return written
 
 
-# The events whose ``session_id`` is published as the seat's resumable session (issue 24): the
+# The events whose ``session_id`` is published as the seat's resumable session (docs/records.md §Resumable session): the
 # session boundary, and the two every turn carries (so a missed SessionStart is caught up).
 SESSION_EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
 

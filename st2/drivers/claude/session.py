@@ -13,8 +13,8 @@ Lifecycle, one transition function over :class:`Phase`:
   ``STATUS_REFRESH`` (5 min) and re-stamp this session's observed state when its refresh is due,
   while — and only while — Claude lives. As the verb runs it (``anchors``), the wrapper does not
   stay resident for this phase: it ``exec``\\ s into the slim anchor (:mod:`st2.drivers.anchor`,
-  a ``python -S -I`` importing only built-in modules: 2.8 MiB PSS against 11.1–11.3 MiB for this
-  interpreter, same PID, session, group, terminal and child), registered with the scope's seat
+  a ``python -S -I`` importing only built-in modules, with the same PID, session, group,
+  terminal and child; docs/memory.md §The Claude wrapper's slim anchor), registered with the scope's seat
   host for the two periodic duties (:mod:`st2.seathost.keeper`), and ``exec``\\ s back here on a
   stop, on Claude's reap, or for a refresh no host serves (:mod:`st2.drivers.session_anchor`);
   every edge below then runs exactly as written.

@@ -34,7 +34,7 @@ replaced by every status. 0.171.0 does populate them: the lab capture shows
 The record ``st2.codex-control-state.v1`` (host-local, ``<scope>/codex/<runtime-id>/control-state.json``,
 0600, atomic) is rewritten on every change, for an operator reading what the wrapper believed. It
 has no production reader: which thread a relaunch resumes is the resumable-session record's
-(:mod:`st2.runtime.resume`, issue 24), which survives the runtime scope's removal; a successor
+(:mod:`st2.runtime.resume`), which survives the runtime scope's removal; a successor
 never projects a predecessor's status, turns, flags or pending requests (they describe an
 app-server that died with it) and starts from AWAITING_STATUS, learning the live status from
 ``thread/resume``.

@@ -10,12 +10,9 @@ exits — over a scratch seat in a temporary directory, against :data:`PARTNER`:
 Python that answer the version probe and the app-server calls the wrapper makes with the frame
 shapes Codex 0.171.0 sends, then end. Nothing leaves the directory, which is removed.
 
-Measured with ``benchmarks/fleet_memory.py --seats 20``: first as an experiment (a whole-session
-rehearsal against the test stand-in, ``--mix codex``) a forked Codex wrapper's private memory
-6.25 → 4.93 MiB and its seat 7.14 → 5.85 MiB PSS; then with this module (``--mix
-codex,opencode``; the opencode wrapper shares much of the code) a forked wrapper's private memory
-6.8 → 5.1 MiB, a Codex seat 7.64 → 6.02 MiB and an opencode seat 8.44 → 7.46 MiB. It takes
-0.1–0.4 s of the host's start.
+:func:`rehearse` never raises: a rehearsal only warms pages (the opencode wrapper shares much of
+the code), and a host whose rehearsal failed serves without it (what it saves per forked
+wrapper: docs/memory.md §Native wrappers forked onto their pane's terminal).
 """
 
 from __future__ import annotations

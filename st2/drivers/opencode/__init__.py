@@ -14,7 +14,7 @@
 - :mod:`.session` — the wrapper itself (and its transcript view of the SSE stream).
 - :mod:`.replay` — ``st2 driver opencode replay``: captured SSE frames through the same producers.
 - :mod:`.attach_anchor` — opencode's own TUI in a forked wrapper's pane: run by the pane's
-  ``/bin/sh`` anchor (issue 19).
+  ``/bin/sh`` anchor.
 - :mod:`.view` — the human view in an opencode seat's PTY, where a pending permission or question
   is answered (``View.resolve``: ``POST /permission/{id}/reply``, ``/question/{id}/reply|reject``).
 """

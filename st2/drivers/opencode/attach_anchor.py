@@ -1,4 +1,4 @@
-"""opencode's own TUI in a forked wrapper's pane: run by the pane's ``/bin/sh`` anchor (issue 19).
+"""opencode's own TUI in a forked wrapper's pane: run by the pane's ``/bin/sh`` anchor.
 
 A default opencode seat (``view "attach"``) shows ``opencode attach`` on the served session.
 The TUI needs the pane as its controlling terminal and its process group as the terminal's
@@ -26,7 +26,8 @@ signals it through that pidfd, and reaps it through the anchor. The shell runs t
 asynchronous list, so it starts with SIGINT and SIGQUIT ignored (POSIX, for a shell without job
 control); opencode's TUI reads the keyboard in raw mode, where ^C is a key, not a signal.
 
-Measured (``benchmarks/fleet_memory.py --mix opencode-attach``): see :mod:`st2.drivers.session_handoff`.
+What forking a default-view seat saves: docs/memory.md §Native wrappers forked onto their pane's
+terminal.
 """
 
 from __future__ import annotations

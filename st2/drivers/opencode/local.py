@@ -8,7 +8,7 @@
 password); ``sessionID`` is the session the seat is bound to, for an operator (and a test) to talk
 to the live server. It is written once the server listens, so from a relaunch until then it is
 still the previous launch's (a dead port after a kill): a new ``password`` is the new launch. Nothing reads it back: which session a relaunch resumes is the
-resumable-session record's (:mod:`st2.runtime.resume`, issue 24). Standard library only.
+resumable-session record's (:mod:`st2.runtime.resume`; docs/records.md §Resumable session). Standard library only.
 """
 
 from __future__ import annotations
