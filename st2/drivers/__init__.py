@@ -36,7 +36,7 @@ What every wrapper shares:
 - :mod:`.session_handoff` — the pane's side of a forked native wrapper: hand off, then anchor.
 - :mod:`.pane_anchor` — what every pane anchor shares: the signal-relaying prologue and the
   forked wrapper's request channel.
-- :mod:`.anchor` — the slim anchor a Claude wrapper ``exec``\ s into while Claude runs.
+- :mod:`.anchor` — the slim anchor a Claude wrapper execs into while Claude runs.
 - :mod:`.session_anchor` — the full wrapper's side of the slim anchor.
 - :mod:`.hook_assets` — where the harness-side assets (hook scripts, channel extensions) are.
 """
