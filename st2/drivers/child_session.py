@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import signal
 
-from st2.drivers.lifecycle import (STOP_GRACE_SECONDS, Phase, SessionRecords, install_stop_handlers,
+from st2.drivers.lifecycle import (STOP_GRACE_SECONDS, Phase, SessionRecords, install_stop_handlers, take_launch,
                                    returncode_status, say, stop_with_cover, transition)
 
 POLL_SECONDS = 0.25
@@ -43,19 +43,8 @@ class ChildSession:
 
     def __init__(self, seat, runtime_id: str, argv: list[str], clock, environment: dict[str, str] | None = None,
                  stop_grace: float = STOP_GRACE_SECONDS) -> None:
-        import os
-        from collections import deque
-
-        if not argv:
-            raise ValueError(f"no {self.harness} argv after --")
-        self.seat = seat
-        self.runtime_id = runtime_id
-        self.argv = list(argv)
-        self.clock = clock
-        self.environment = dict(os.environ if environment is None else environment)
-        self.stop_grace = stop_grace
+        take_launch(self, seat, runtime_id, argv, clock, environment, stop_grace)
         self.phase = Phase.STARTING
-        self.requests: deque[int] = deque()
         self.child = None
         self.resume = None   # st2.drivers.resume_hold.ResumeHold, when this driver resumes
         self.anchor = None   # st2.drivers.session_anchor.Anchor, set by the verb when it anchors

@@ -54,6 +54,22 @@ def transition(phase: Phase, event: str) -> Phase:
         raise ValueError(f"no edge from {phase.value} on {event!r}") from None
 
 
+def take_launch(wrapper, seat, runtime_id: str, argv: list[str], clock, environment: dict | None,
+                stop_grace: float) -> None:
+    """Set what every wrapper is launched with on ``wrapper``: its seat, runtime id, the harness
+    argv, clock, environment (default this process's) and stop grace, and an empty queue of the
+    stop signals its handlers record. Raise ValueError for an empty harness argv."""
+    import os
+    from collections import deque
+
+    if not argv:
+        raise ValueError(f"no {wrapper.harness} argv after --")
+    wrapper.seat, wrapper.runtime_id, wrapper.argv, wrapper.clock = seat, runtime_id, list(argv), clock
+    wrapper.environment = dict(os.environ if environment is None else environment)
+    wrapper.stop_grace = stop_grace
+    wrapper.requests = deque()
+
+
 def returncode_status(returncode: int) -> int:
     """The wrapper's own exit status for the provider's return code (128 + n for signal n)."""
     return 128 - returncode if returncode < 0 else returncode

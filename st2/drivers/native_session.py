@@ -8,7 +8,7 @@ from __future__ import annotations
 import signal
 
 from st2.drivers.lifecycle import (STOP_GRACE_SECONDS, Phase, SessionRecords, exit_words, install_stop_handlers,
-                                   resolve_seat, returncode_status, say, stop_with_cover, transition)
+                                   resolve_seat, returncode_status, say, stop_with_cover, take_launch, transition)
 
 TICK_SECONDS = 1.0
 """The loop's longest wait: the records' tick and delivery run at least this often."""
@@ -55,26 +55,17 @@ class NativeServerSession:
                  state_dir=None, environment: dict | None = None, stdin_fd: int | None = 0,
                  stop_grace: float = STOP_GRACE_SECONDS) -> None:
         import os
-        from collections import deque
         from pathlib import Path
 
         from st2.delivery.ledger import carry_from_scope, ledger_location
         from st2.drivers.resume_hold import ResumeHold
         from st2.runtime.scope import RuntimeScope
 
-        if not argv:
-            raise ValueError(f"no {self.harness} argv after --")
-        self.seat = seat
-        self.runtime_id = runtime_id
-        self.argv = list(argv)
-        self.clock = clock
+        take_launch(self, seat, runtime_id, argv, clock, environment, stop_grace)
         self.catalog = Path(catalog)
         self.operator = operator
-        self.environment = dict(os.environ if environment is None else environment)
         self.stdin_fd = stdin_fd
-        self.stop_grace = stop_grace
         self.lifecycle = Phase.STARTING
-        self.requests: deque[int] = deque()
         self.records = SessionRecords(seat.directory, seat.agent, self.harness, runtime_id, clock,
                                       prefix=f"st2 {self.label}")
         scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
