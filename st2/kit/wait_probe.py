@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 
+from st2.front import Shape, ShapeRefusal, parse
 from st2.kit.delegation import checkout
 from st2.kit.delegation.process_liveness import is_alive
 
@@ -257,16 +258,21 @@ def sweep(paths: Paths, out) -> int:
     return 0
 
 
+# A subcommand and its operands; ``--`` as the first word makes every later word one.
+WORDS = Shape(positionals=None, escape="first")
+
+
 def run(argv: list[str], environ=None, cwd: str | None = None, out=None, err=None) -> int:
     environ = os.environ if environ is None else environ
     cwd = os.getcwd() if cwd is None else cwd
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    words = list(argv)
-    if words and words[0] == "--":
-        words = words[1:]
     paths = Paths(environ, cwd)
     try:
+        try:
+            words = parse(list(argv), WORDS).positionals
+        except ShapeRefusal as refusal:
+            raise Misuse(str(refusal)) from None
         if not words:
             raise Misuse("a subcommand is required")
         command, operands = words[0], words[1:]

@@ -48,6 +48,11 @@ def _decimal_at_most(text: str, bound: int) -> int | None:
     return value if value <= bound else None
 
 
+def process_id(text: str) -> int | None:
+    """``text`` as a process id (a decimal from 1 to :data:`PID_MAX`), or None."""
+    return _decimal_at_most(text, PID_MAX) or None
+
+
 def _shown(value: str) -> str:
     """A field's value as a diagnostic quotes it: at most 24 characters."""
     return value if len(value) <= 24 else value[:21] + "..."
@@ -99,8 +104,8 @@ def parse(text: str) -> LaunchRecord:
     for required in ("pid", "run"):
         if required not in fields:
             raise MalformedRecord(f"the record carries no {required}=")
-    pid = _decimal_at_most(fields["pid"], PID_MAX)
-    if not pid:
+    pid = process_id(fields["pid"])
+    if pid is None:
         raise MalformedRecord(f"pid={_shown(fields['pid'])} is not a positive process id")
     start = fields.get("start")
     ticks = None if start is None else _decimal_at_most(start, TICKS_MAX)

@@ -23,6 +23,7 @@ import sys
 
 from st2.kit.delegation import launch_record, process_liveness
 from st2.kit.delegation.checkout import scratch_dir
+from st2.front import Shape, ShapeRefusal, parse
 from st2.fs.read import RUNTIME_LIMIT, read_bounded
 
 GATE = "check-producer-liveness"
@@ -120,34 +121,36 @@ def write_record(directory: str, key: str, pid: int) -> tuple[str, launch_record
     return target, record
 
 
+# ``PATH``, or ``--record KEY [--pid N]``: one shape, the two forms told apart by its reading.
+WORDS = Shape(("--record", "--pid"), positionals=1, equals=False)
+
+
 def main(argv: list[str]) -> int:
     """Hot-path entry: ``st2 check producer-liveness PATH | --record KEY [--pid N]``."""
     out, err = sys.stdout, sys.stderr
-    if argv and argv[0] in ("-h", "--help"):
-        out.write(__doc__.split("\n\n", 1)[0] + "\n\n" + USAGE)
-        return 0
-    if argv and argv[0] == "--record":
-        return _record_command(argv[1:], out, err)
-    if len(argv) != 1 or argv[0].startswith("-"):
+    try:
+        words = parse(list(argv), WORDS)
+    except ShapeRefusal:
         err.write(USAGE)
         return 2
-    reading = read_path(argv[0])
+    if "--record" in words.values and not words.positionals:
+        return _record_command(words.values["--record"], words.values.get("--pid"), out, err)
+    if "--record" in words.values or "--pid" in words.values or not words.positionals:
+        err.write(USAGE)
+        return 2
+    reading = read_path(words.positionals[0])
     for line in reading.lines():
         out.write(line + "\n")
     return reading.status
 
 
-def _record_command(argv: list[str], out, err) -> int:
-    if len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] != "--pid"):
-        err.write(USAGE)
-        return 2
-    key = argv[0]
+def _record_command(key: str, pid_word: str | None, out, err) -> int:
     pid = os.getppid()
-    if len(argv) == 3:
-        if not argv[2].isdigit() or int(argv[2]) == 0:
-            err.write(f"{GATE}: --pid {argv[2]!r} is not a positive process id\n")
+    if pid_word is not None:
+        pid = launch_record.process_id(pid_word)
+        if pid is None:
+            err.write(f"{GATE}: --pid {pid_word[:24]!r} is not a positive process id\n")
             return 2
-        pid = int(argv[2])
     directory = scratch_dir(os.environ, os.getcwd())
     try:
         written = write_record(directory, key, pid)

@@ -39,6 +39,7 @@ import os
 import re
 import sys
 
+from st2.front import Shape, ShapeRefusal, parse
 from st2.fs.read import HISTORY_LIMIT, read_bounded
 from st2.kit.usage import knobs as knob_table
 from st2.kit.usage.history import fields_of
@@ -241,15 +242,19 @@ def report(text: str, ceiling: str, source: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Any positionals (the first is the history file), ``--`` as the first word making every later
+# word a positional; a dash-led word before it is refused.
+WORDS = Shape(positionals=None, escape="first")
+
+
 def parse_arguments(args: list[str]) -> str | None:
-    """The history-file positional, or None. A first word beginning with ``-`` other than ``--``
-    is refused (``-h``/``--help`` included: the usage is the refusal's); later words are ignored."""
-    words = list(args)
-    if words and words[0] == "--":
-        words = words[1:]
-    elif words and words[0].startswith("-"):
-        raise TrendRefusal(f"usage-trend: unrecognized option: {words[0]}\n{USAGE}")
-    return words[0] if words else None
+    """The history-file positional, or None. A dash-led word other than a first ``--`` is refused
+    (``-h``/``--help`` included: the usage is the refusal's); later positionals are ignored."""
+    try:
+        positionals = parse(list(args), WORDS).positionals
+    except ShapeRefusal as refusal:
+        raise TrendRefusal(f"usage-trend: {refusal}\n{USAGE}") from None
+    return positionals[0] if positionals else None
 
 
 def trend(args: list[str], environ=None) -> str:

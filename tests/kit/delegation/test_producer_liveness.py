@@ -139,12 +139,14 @@ def test_record_defaults_to_the_calling_process_and_honours_the_scratch_knob(tmp
 @pytest.mark.process
 @pytest.mark.parametrize(
     "args",
-    [["--record", "../escape"], ["--record", "k", "--pid", "0"], ["a", "b"], []],
-    ids=["bad-key", "bad-pid", "two-paths", "nothing"],
+    [["--record", "../escape"], ["--record", "k", "--pid", "0"], ["--record", "k", "--pid", "9" * 5000],
+     ["--record", "k", "--pid", "4194305"], ["--pid", "3", "runs"], ["--record", "k", "runs"], ["a", "b"], []],
+    ids=["bad-key", "bad-pid", "pid-5000-digits", "pid-past-pid-max", "pid-without-record", "record-and-path",
+         "two-paths", "nothing"],
 )
 def test_usage_errors_exit_2(tmp_path: Path, args) -> None:
     result = check(tmp_path, *args)
-    assert result.returncode == 2
+    assert result.returncode == 2 and "Traceback" not in result.stderr + result.stdout
     assert not (tmp_path / ".tmp").exists() or not list((tmp_path / ".tmp").iterdir())
 
 
