@@ -73,9 +73,11 @@ def overlong(path: Path) -> str:
 
 def held_open(path: Path) -> tuple[str, float]:
     """A line begun and never ended, the connection held open: the server's answer and when."""
+    # The server's bound runs from its accept, which can come before connect() returns here:
+    # the clock starts before the connection is made, never after.
+    started = time.monotonic()
     connection = wire.connect(path, timeout=10.0)
     try:
-        started = time.monotonic()
         connection.sendall(b'{"op":')
         answer, _ = wire.receive(connection)
         return answer["error"], time.monotonic() - started
