@@ -81,8 +81,12 @@ _BUILD: list[str] = []   # computed once per process (a forked child inherits it
 
 
 def build_id() -> str:
-    """The code a fork would run: this interpreter, the st2 package's location and version. A
-    host of another build never forks for this one (a replaced binary gets a new host)."""
+    """The code a fork would run: this interpreter (the file it resolves to, and its
+    environment's prefix), the st2 package's location and version. A host of another build never
+    forks for this one (a replaced binary gets a new host). The names one environment gives its
+    interpreter (``bin/python``, ``bin/python3`` — the ``st2`` script's shebang — and
+    ``bin/python3.11``) are one build: ``python -m st2 up`` and the ``st2`` script it starts the
+    seat host with must agree, or the supervisor waits out the start bound on every pass."""
     if not _BUILD:
         _BUILD.append(_compute_build_id())
     return _BUILD[0]
@@ -93,7 +97,7 @@ def _compute_build_id() -> str:
     from st2.base.digest import sha256
 
     digest = sha256()
-    for value in (sys.executable, os.path.dirname(os.path.abspath(st2.__file__)), st2.__version__,
+    for value in (os.path.realpath(sys.executable), sys.prefix, os.path.dirname(os.path.abspath(st2.__file__)), st2.__version__,
                   sys.version):
         digest.update(value.encode() + b"\0")
     return "sha256:" + digest.hexdigest()[:32]
