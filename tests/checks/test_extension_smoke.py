@@ -20,12 +20,17 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+LAB = REPO / "tests" / "lab"
+if str(LAB) not in sys.path:
+    sys.path.append(str(LAB))
+
+from harnesses import cache_root  # noqa: E402
 
 pytestmark = pytest.mark.lab
 
 
 def cache() -> str:
-    return os.environ.get("ST2_LAB_CACHE") or str(REPO / ".lab")
+    return str(cache_root())
 
 
 def run_check(root: Path = REPO) -> subprocess.CompletedProcess:

@@ -3,16 +3,19 @@
 `tests/lab/harnesses.toml` names each harness's npm package and exact version. `install()`
 puts a harness into ``<cache>/<name>-<version>/`` with ``npm install --prefix`` only when it is
 missing or at another version, so a second run costs one stat per harness. The cache is
-``$ST2_LAB_CACHE`` or ``<repo>/.lab``.
+``$ST2_LAB_CACHE`` or ``~/.cache/st2/lab`` (:func:`cache_root`).
 
 Run as a script (``python tests/lab/harnesses.py install [names…]``) it installs the pinned
 harnesses in parallel and exits 0 even when npm fails: the failure is recorded next to the
 prefix (``<name>-<version>.failed``) and the lab tests then fail naming it, instead of the whole
-suite aborting before it starts.
+suite aborting before it starts. It needs only the standard library (Python 3.11+), so it can
+run before the project's venv exists.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -23,7 +26,6 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from filelock import FileLock
 
 REPO = Path(__file__).resolve().parents[2]
 MANIFEST = Path(__file__).with_name("harnesses.toml")
@@ -64,7 +66,14 @@ class Harness:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("ST2_LAB_CACHE") or REPO / ".lab")
+    """Where the pinned builds live: ``$ST2_LAB_CACHE``, else ``$XDG_CACHE_HOME/st2/lab``
+    (``~/.cache/st2/lab``). One install per machine and pinned version, shared by every clone and
+    worktree: the five builds are ~2 GB of files, which a fresh clone paid 40–60 s of npm for."""
+    explicit = os.environ.get("ST2_LAB_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "st2" / "lab"
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, Harness]:
@@ -113,6 +122,16 @@ def npm_available() -> bool:
     return shutil.which("npm") is not None
 
 
+@contextlib.contextmanager
+def locked(path: Path):
+    """Hold an exclusive ``flock`` on ``path`` (the lock ``filelock`` takes on Linux, so an older
+    installer waits on it too). Standard library only: the installer runs before the project's
+    venv exists, beside its creation (``scripts/dev test``)."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def install(harness: Harness, *, retry_recorded_failure: bool = True) -> Path:
     """Install ``harness`` unless it is already there; return its executable.
 
@@ -120,7 +139,7 @@ def install(harness: Harness, *, retry_recorded_failure: bool = True) -> Path:
     the recorded failure when ``retry_recorded_failure`` is false and one is recent.
     """
     cache_root().mkdir(parents=True, exist_ok=True)
-    with FileLock(str(harness.prefix) + ".lock"):
+    with locked(Path(str(harness.prefix) + ".lock")):
         if is_installed(harness):
             return harness.executable
         if not retry_recorded_failure and harness.failure_record.exists():

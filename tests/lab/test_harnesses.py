@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,6 +102,7 @@ def test_setup_never_fails_the_run_and_says_so_when_npm_is_missing(tmp_path: Pat
     for tool in ("bash", "dirname"):
         (bin_dir / tool).symlink_to(subprocess.run(["which", tool], capture_output=True, text=True).stdout.strip())
     result = subprocess.run([str(REPO / "tests" / "lab" / "setup")], capture_output=True, text=True, timeout=60,
-                            env={"PATH": str(bin_dir), "ST2_LAB_CACHE": str(tmp_path / "cache")})
+                            env={"PATH": str(bin_dir), "ST2_LAB_CACHE": str(tmp_path / "cache"),
+                                 "PYTHON": sys.executable})
     assert result.returncode == 0
     assert "npm is not on PATH; the lab tests will be skipped and say so" in result.stderr
