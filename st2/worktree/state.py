@@ -12,7 +12,8 @@ roster several milliseconds per seat (tens of milliseconds on a large one, and i
 index lock unless told not to), so a 600-seat ``st2 agents`` would spend seconds in git. The
 supervisor already visits every seat each pass; it re-reads a worktree only when the files git
 changes on every commit, checkout, stage or fetch (``HEAD``, ``index``, ``logs/HEAD`` of the
-worktree, the repository's ``packed-refs`` and ``FETCH_HEAD``) changed since its last reading, or
+worktree, the repository's ``packed-refs`` and ``FETCH_HEAD``) or the worktree's top directory
+(a file created or deleted there) changed since its last reading, or
 the reading is older than :data:`REFRESH_MS` (an edit of a tracked file without ``git add`` is
 seen then). The roster pays one small file read per seat that declares a worktree, and nothing
 for any other seat (benchmarks/worktrees.py).
@@ -78,6 +79,31 @@ def read(data: bytes | None, runtime_id: str) -> WorktreeState | None:
         return None
 
 
+class Reading(NamedTuple):
+    """The roster's typed reading: the record and its last commit's age at the read."""
+
+    record: WorktreeState
+    last_commit_age_ms: int | None
+
+
+def reading(record: WorktreeState | None, now_ms: int) -> Reading | None:
+    if record is None:
+        return None
+    age = None if record.last_commit_ms is None else max(0, now_ms - record.last_commit_ms)
+    return Reading(record, age)
+
+
+def to_wire(value: Reading | None) -> dict | None:
+    """The roster's ``worktree`` object (None: no worktree declared, or no record on this host)."""
+    if value is None:
+        return None
+    record = value.record
+    return {"path": record.path, "branch": record.branch, "state": record.state, "reason": record.reason,
+            "checkedOut": record.checked_out, "dirty": record.dirty, "ahead": record.ahead, "behind": record.behind,
+            "upstream": record.upstream, "lastCommitAgeMs": value.last_commit_age_ms,
+            "observedAtMs": record.observed_at_ms}
+
+
 def signature(path: str, repository_common: str | None) -> tuple:
     """The stat stamps of the files git rewrites on every commit, checkout, stage and fetch."""
     from st2.worktree.checkout import GIT_DIRECTORY
@@ -91,8 +117,8 @@ def signature(path: str, repository_common: str | None) -> tuple:
             administrative = line[len("gitdir:"):].strip()
     except OSError:
         pass
-    names = [os.path.join(administrative, name) for name in ("HEAD", "index", os.path.join("logs", "HEAD"))] \
-        if administrative else []
+    names = [path] + ([os.path.join(administrative, name) for name in ("HEAD", "index", os.path.join("logs", "HEAD"))]
+                      if administrative else [])
     if repository_common:
         names += [os.path.join(repository_common, name) for name in ("packed-refs", "FETCH_HEAD")]
     for name in names:
