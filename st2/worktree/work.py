@@ -101,7 +101,7 @@ def inspect(path: str, repository: str, branch: str, st2_files: frozenset[str] =
     commits = []
     has_tip = git(directory, "rev-parse", "--verify", "--quiet", tip).ok
     if has_tip:
-        log = git(directory, "log", "--format=%h %s", tip, "--not", f"--exclude=refs/heads/{branch}",
+        log = git(directory, "log", "--format=%h %s", tip, "--not", f"--exclude={branch}",
                   "--branches", "--remotes")
         if log.ok:
             commits = [line for line in log.stdout.splitlines() if line]
