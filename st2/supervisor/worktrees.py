@@ -42,12 +42,14 @@ class WorktreePass:
     def __init__(self, keeper: WorktreeKeeper, plans: list[SeatPlan]) -> None:
         self.keeper = keeper
         self.paths: dict[str, str] = {}
+        self.real_paths: dict[str, str] = {}
         claims: dict[tuple[str, str], list[str]] = {}
         for plan in plans:
             worktree = plan.declaration.worktree if plan.declaration is not None else None
             if worktree is None or plan.errors:
                 continue
             self.paths[plan.agent] = checkout.worktree_path(worktree, plan.agent)
+            self.real_paths[plan.agent] = os.path.realpath(self.paths[plan.agent])
             claims.setdefault((os.path.realpath(checkout.expand(worktree.repo)), worktree.branch), []).append(plan.agent)
         self.contested = {agent: tuple(other for other in agents if other != agent)
                           for agents in claims.values() if len(agents) > 1 for agent in agents}
@@ -58,7 +60,7 @@ class WorktreePass:
             runtime_id=plan.agent, repo=worktree.repo, branch=worktree.branch, base=worktree.base,
             path=self.paths[plan.agent], lock_reason=self.keeper.lock_reason(plan.agent),
             catalog=str(self.keeper.scope.catalog),
-            others=tuple(path for agent, path in self.paths.items() if agent != plan.agent),
+            others=tuple(path for agent, path in self.real_paths.items() if agent != plan.agent),
             contested_by=self.contested.get(plan.agent, ()))
         outcome = ensure(target)
         if outcome.created:

@@ -67,8 +67,12 @@ def lock_reason(runtime_id: str, catalog_digest: str) -> str:
 
 def inside(path: str, directory: str) -> bool:
     """True when ``path`` is ``directory`` or lies under it (both resolved)."""
-    path, directory = os.path.realpath(path), os.path.realpath(directory)
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
+    return under(os.path.realpath(path), os.path.realpath(directory))
+
+
+def under(real_path: str, real_directory: str) -> bool:
+    """:func:`inside` for paths already resolved (a pass resolves each seat's path once)."""
+    return real_path == real_directory or real_path.startswith(real_directory.rstrip("/") + "/")
 
 
 def repository(declared: str) -> tuple[Repository | None, str | None]:

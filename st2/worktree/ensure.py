@@ -37,7 +37,7 @@ class Target(NamedTuple):
     path: str                  # resolved (:func:`st2.worktree.checkout.worktree_path`)
     lock_reason: str
     catalog: str               # the catalog root: nothing of a worktree may lie in it
-    others: tuple[str, ...] = ()   # the other seats' worktree paths on this host
+    others: tuple[str, ...] = ()   # the other seats' worktree paths on this host, resolved
     contested_by: tuple[str, ...] = ()  # other seats of this host claiming the same branch
 
 
@@ -68,7 +68,8 @@ def ensure(target: Target) -> Outcome:
         if checkout.inside(path, target.catalog):
             return _held(target, f"{what} {path} lies inside the catalog, which a replication engine "
                                  f"may carry; keep it outside")
-    owner = next((other for other in target.others if checkout.inside(repository.path, other)), None)
+    real_repository = os.path.realpath(repository.path)
+    owner = next((other for other in target.others if checkout.under(real_repository, other)), None)
     if owner is not None:
         return _held(target, f"the repository {repository.path} lies inside another seat's worktree {owner}")
     try:
