@@ -68,6 +68,10 @@ def _checked(context: Context, name: str, value: str | None, path: tuple[int, ..
                        f"worktree `{name}` \"{value}\" must be an absolute path (or start with ~)",
                        help="a relative path would name a different directory from every working directory")
         return None
+    if name == "base" and value.startswith("-"):
+        context.report("worktree-invalid", path, argument(0), field_path,
+                       f"worktree `base` \"{value}\" must name a ref or commit, not start with -")
+        return None
     if name == "branch":
         refusal = branch_refusal(value)
         if refusal is not None:

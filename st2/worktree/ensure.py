@@ -118,10 +118,11 @@ def _create(target: Target, repository: checkout.Repository) -> Outcome:
     except OSError as error:
         return _held(target, f"cannot create {parent}: {error.strerror}")
     lock = ("--lock", "--reason", target.lock_reason)
+    # ``--`` before the positionals: a declared base is never read as an option.
     if exists:
-        added = git(repository.path, "worktree", "add", *lock, target.path, target.branch)
+        added = git(repository.path, "worktree", "add", *lock, "--", target.path, target.branch)
     else:
-        added = git(repository.path, "worktree", "add", *lock, "-b", target.branch, target.path,
+        added = git(repository.path, "worktree", "add", *lock, "-b", target.branch, "--", target.path,
                     target.base or "HEAD")
     if not added.ok:
         return _held(target, f"git worktree add {target.branch!r} at {target.path} refused: {added.refusal()}")

@@ -38,6 +38,9 @@ def test_a_well_formed_block_is_the_declaration_s_worktree() -> None:
      'agents/h/x/agent.kdl:6:9: error[duplicate-field]: `branch` is declared more than once in `worktree`'),
     ('        repo "/srv/app"\n        branch "x"\n        remote "origin"\n',
      'agents/h/x/agent.kdl:6:9: error[unknown-node]: unknown node `remote` in `worktree`'),
+    ('        repo "/srv/app"\n        branch "x"\n        base "--orphan"\n',
+     'agents/h/x/agent.kdl:6:14: error[worktree-invalid]: worktree `base` "--orphan" must name a ref or commit, '
+     'not start with -'),
     ('        repo "/srv/app"\n        branch 7\n',
      'agents/h/x/agent.kdl:5:16: error[invalid-value]: `branch` must be a string, found 7'),
 ])
