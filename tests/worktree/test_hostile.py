@@ -42,6 +42,8 @@ def test_a_repository_path_that_is_a_symlink_is_refused(fleet, repo):
     assert result.returncode == 1 and f"h.x: worktree held, not launching: the repository path {link} is a symlink" in result.stderr
     assert fleet.running() == {} and list(worktrees(repo)) == [str(repo)]
     assert roster_worktree(fleet, "x")["state"] == "held"
+    assert (f"advisory: h.x: worktree-held: not launched: its worktree is held: the repository path {link} is a "
+            "symlink; name the real directory") in fleet.st2("doctor").stdout
 
 
 def test_a_repository_inside_another_seats_worktree_is_refused(fleet, repo):

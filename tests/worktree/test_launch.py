@@ -59,3 +59,9 @@ def test_two_seats_on_one_repository_get_two_locked_worktrees_and_a_relaunch_reu
         "path": str(paths["a"]), "branch": "seat-a", "state": "ready", "reason": None, "dirty": 2,
         "ahead": None, "behind": None}
     assert worktree["lastCommitAgeMs"] >= 0
+
+    # A running seat's worktree is never removed, forced or not.
+    for flags in ((), ("--force",)):
+        refused = fleet.st2("agent", "worktree", "rm", "a", *flags)
+        assert refused.returncode == 1 and "[seat-running] a launch record remains for h.a" in refused.stderr
+    assert (paths["a"] / "work.txt").read_text() == "the agent's work\n"
