@@ -254,7 +254,8 @@ def kept_worktree(entry: dict) -> str:
     worktree = entry.get("worktree")
     if worktree is None:
         return ""
-    held = f"holds {len(worktree['work'])} item(s) of work: " + "; ".join(worktree["work"]) if worktree["work"] else "clean"
+    work = worktree["work"]
+    held = f"holds {len(work)} item(s) of work: " + "; ".join(work) if work else "clean"
     return f" (worktree {worktree['path']} kept, {held}; `st2 agent worktree rm {entry['id']}` removes it)"
 
 

@@ -35,8 +35,9 @@ def worktree_problems(root, host: str, declarations, located) -> list[Diagnostic
             continue
         for what, where in (("repository", repository.path), ("worktree", path)):
             if checkout.inside(where, str(root)):
-                refuse(seat, "worktree-in-catalog", f"the {what} {where} lies inside the catalog, which a "
-                                                    "replication engine may carry", "keep worktrees outside the catalog")
+                refuse(seat, "worktree-in-catalog",
+                       f"the {what} {where} lies inside the catalog, which a replication engine may carry",
+                       "keep worktrees outside the catalog")
         owner = next((other.runtime_id for other, _, other_path in seats
                       if other is not seat and checkout.inside(repository.path, other_path)), None)
         if owner is not None:

@@ -136,7 +136,8 @@ def remove(location: CatalogLocation, identity: str, recorded_ids: Callable[[], 
     if seat is None:
         raise WorktreeRefused("no-worktree", f"{location.host}.{declaration.identity} declares no worktree")
     if not archived:
-        records = sorted(rid for rid in recorded_ids() if rid == seat.runtime_id or rid.startswith(seat.runtime_id + "."))
+        records = sorted(rid for rid in recorded_ids()
+                         if rid == seat.runtime_id or rid.startswith(seat.runtime_id + "."))
         if records:
             raise WorktreeRefused("seat-running", f"a launch record remains for {', '.join(records)}: its agent may be "
                                                   "working there; retire or suspend the seat first")

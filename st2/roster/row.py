@@ -30,8 +30,9 @@ class RosterRow:
     ``driver_diagnostic`` (:class:`st2.records.driver_diagnostic.Diagnostic`), ``context``
     (:class:`st2.records.harness_context.Reading`, None: no readable record) — and ``session``
     the resumable-session record (:class:`st2.runtime.resumable_session.SessionRecord`) under
-    ``--enrich``, ``worktree`` this host's worktree-state reading (:class:`st2.worktree.state.Reading`,
-    None: no worktree declared or no record here); :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
+    ``--enrich``, ``worktree`` this host's worktree-state reading
+    (:class:`st2.worktree.state.Reading`, None: no worktree declared or no record here);
+    :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
 
     identity: str  # <host>.<identity>
     host: str

@@ -50,7 +50,8 @@ class WorktreePass:
                 continue
             self.paths[plan.agent] = checkout.worktree_path(worktree, plan.agent)
             self.real_paths[plan.agent] = os.path.realpath(self.paths[plan.agent])
-            claims.setdefault((os.path.realpath(checkout.expand(worktree.repo)), worktree.branch), []).append(plan.agent)
+            repository = os.path.realpath(checkout.expand(worktree.repo))
+            claims.setdefault((repository, worktree.branch), []).append(plan.agent)
         self.contested = {agent: tuple(other for other in agents if other != agent)
                           for agents in claims.values() if len(agents) > 1 for agent in agents}
 

@@ -79,8 +79,9 @@ def _age(path: str, now_ms: int) -> str:
 
 
 def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list[str]:
-    """The detail pane: identity and declaration, record ages, the resumable session, the worktree, driver diagnostic, tasks,
-    the last messages (inbox and archive, newest first) and the seat's doctor findings."""
+    """The detail pane: identity and declaration, record ages, the resumable session, the worktree,
+    driver diagnostic, tasks, the last messages (inbox and archive, newest first) and the seat's
+    doctor findings."""
     from st2.bus.mailbox import archive_of, inbox_of, list_box
     from st2.doctor.run import run_doctor
 

@@ -73,7 +73,8 @@ def read(data: bytes | None, runtime_id: str) -> WorktreeState | None:
             state=state, reason=decoding.optional_string(body, "reason"),
             checked_out=decoding.optional_string(body, "checkedOut"), dirty=decoding.optional_unsigned(body, "dirty"),
             ahead=decoding.optional_unsigned(body, "ahead"), behind=decoding.optional_unsigned(body, "behind"),
-            upstream=decoding.optional_string(body, "upstream"), last_commit_ms=decoding.optional_unsigned(body, "lastCommitMs"),
+            upstream=decoding.optional_string(body, "upstream"),
+            last_commit_ms=decoding.optional_unsigned(body, "lastCommitMs"),
             observed_at_ms=decoding.optional_unsigned(body, "observedAtMs") or 0)
     except decoding.Malformed:
         return None
@@ -130,7 +131,8 @@ def signature(path: str, repository_common: str | None) -> tuple:
     return tuple(stamps)
 
 
-def observe(runtime_id: str, path: str, branch: str, now_ms: int, st2_files: frozenset[str] = frozenset()) -> WorktreeState:
+def observe(runtime_id: str, path: str, branch: str, now_ms: int,
+            st2_files: frozenset[str] = frozenset()) -> WorktreeState:
     """A ready worktree's reading: the branch checked out, dirty entries (untracked files st2
     wrote excluded), ahead/behind its upstream (None without one), its last commit's time."""
     from st2.worktree.git import git
