@@ -30,4 +30,7 @@ The CLI modules are parsing glue over these functions.
 - :mod:`.transaction` — one cooperative authoring transaction.
 - :mod:`.validation` — ``st2 validate``'s core: every problem in a catalog, one diagnostic each.
 - :mod:`.wire` — wire models of the authoring path's JSON outputs.
+- :mod:`.worktree_rules` — ``st2 validate``'s worktree rules for the selected host's seats.
+- :mod:`.worktrees` — a seat's worktree when the seat leaves: kept and named by archival, skipped
+  by auto-archive while it holds work, removed only by ``st2 agent worktree rm``.
 """

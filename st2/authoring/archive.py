@@ -7,6 +7,8 @@ it. Eligibility fails closed, for every selected seat, before anything moves: th
 fully readable (a declaration that does not load could be the one naming a candidate as its
 supervisor), and the seat must be retired, have no launch record (live or dead) for any of its
 tasks, be named as ``supervisor`` by no declaration that stays, and have a free archive slot.
+A seat's worktree is never moved or removed: each archived entry names it and what work it holds
+(:mod:`st2.authoring.worktrees`).
 
 Crash safety, one rename per seat: the tombstone is first published as
 ``.<identity>.tombstone.pending`` beside the archive slot, then the seat directory is renamed into
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from st2.authoring import tombstone as tombstones
+from st2.authoring import worktrees
 from st2.authoring.faults import checkpoint
 from st2.authoring.transaction import Transaction, authoring
 from st2.catalog.discovery import discover
@@ -59,6 +62,7 @@ class Candidate:
     host: str
     identity: str
     reason: str | None
+    worktree: dict | None = None   # the kept worktree (:func:`st2.authoring.worktrees.note`)
 
     @property
     def id(self) -> str:
@@ -89,7 +93,7 @@ class ArchiveResult:
 
     def lines(self) -> list[str]:
         verb = "would archive" if self.dry_run else "archived"
-        lines = [f"{verb} {entry['id']} -> {entry['to']}" for entry in self.archived]
+        lines = [f"{verb} {entry['id']} -> {entry['to']}{kept_worktree(entry)}" for entry in self.archived]
         lines += [f"refused {refusal.id} [{refusal.code}]: {refusal.message}" for refusal in self.refused]
         return lines or ["nothing to archive"]
 
@@ -157,7 +161,7 @@ def eligibility(location: CatalogLocation, seat, declaration, seats, recorded: s
         return Refusal(agent, "archive-occupied", f"the archive already holds "
                                                   f"{_relative(location, _slot(location, host, identity))}; "
                                                   "unarchive it or move it aside first")
-    return Candidate(host, identity, declaration.desired_state_reason)
+    return Candidate(host, identity, declaration.desired_state_reason, worktrees.note(declaration, host))
 
 
 def plan(location: CatalogLocation, identities: list[str] | None, recorded_ids: RecordedIds,
@@ -242,7 +246,17 @@ def _entry(location: CatalogLocation, candidate: Candidate, archived_at: int) ->
     return {"id": candidate.id, "host": candidate.host, "identity": candidate.identity,
             "from": _relative(location, location.paths.seat(candidate.host, candidate.identity).directory),
             "to": _relative(location, _slot(location, candidate.host, candidate.identity)),
-            "archivedAt": archived_at, "reason": candidate.reason}
+            "archivedAt": archived_at, "reason": candidate.reason, "worktree": candidate.worktree}
+
+
+def kept_worktree(entry: dict) -> str:
+    """What an archive line adds for a seat's worktree, which archival never removes."""
+    worktree = entry.get("worktree")
+    if worktree is None:
+        return ""
+    work = worktree["work"]
+    held = f"holds {len(work)} item(s) of work: " + "; ".join(work) if work else "clean"
+    return f" (worktree {worktree['path']} kept, {held}; `st2 agent worktree rm {entry['id']}` removes it)"
 
 
 def archive_locked(transaction: Transaction, candidates: list[Candidate], refused: list[Refusal],

@@ -5,14 +5,16 @@ catalog's ``archive-after`` (default ``7d``; ``"0"`` disables the step), through
 fail-closed eligibility as ``st2 catalog archive`` and at most :data:`PASS_LIMIT` seats per pass
 (the rest drain on later passes). It never queues for the authoring lock: a contended lock skips
 the step, and the seats are still due next pass. The grace period runs from the supervisor's first
-observation of the retirement (:mod:`st2.authoring.retired_ledger`).
+observation of the retirement (:mod:`st2.authoring.retired_ledger`). A due seat whose worktree
+holds the seat's work is skipped, naming what would be lost (Doctor advises the same:
+:func:`st2.authoring.worktrees.holding_work`); only an operator archives it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from st2.authoring import archive, retired_ledger
+from st2.authoring import archive, retired_ledger, worktrees
 from st2.authoring.transaction import LockContended, authoring
 from st2.declarations.catalog import load_catalog_declaration
 from st2.catalog.location import CatalogLocation
@@ -69,7 +71,11 @@ def archive_step(location: CatalogLocation, now_ms: int, recorded_ids: archive.R
             due = retired_ledger.due(observed, int(grace * 1000), now_ms)
             candidates, refused = [], []
             if due:
-                candidates, refused = archive.plan(location, None, recorded_ids, limit=limit, only=due, seats=seats)
+                holding = worktrees.holding_work(seats, location.host, due)
+                candidates, refused = archive.plan(location, None, recorded_ids, limit=limit,
+                                                   only=set(due) - set(holding), seats=seats)
+                refused += [archive.Refusal(f"{location.host}.{identity}", "worktree-holds-work", message)
+                            for identity, message in sorted(holding.items())]
                 archive.archive_locked(transaction, candidates, refused, now_ms)
             for candidate in candidates:
                 observed.pop(candidate.identity, None)

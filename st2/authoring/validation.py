@@ -6,7 +6,8 @@ Checks, in order: discovery (layout strictness), ``catalog.kdl``, each ``agent.k
 ``principal.kdl``, ``_templates`` bounds (a replication engine's own files there overlooked), a
 replication engine's conflict copy of any declaration (refused: which text is meant is
 unknown), and the cross-seat and host-scoped rules (a supervisor
-that names no seat; a PTY session socket on the selected host that could never be bound).
+that names no seat; a PTY session socket on the selected host that could never be bound; the
+host's worktrees, :mod:`st2.authoring.worktree_rules`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from st2.declarations.principal import load_principal
 from st2.drivers import expand_driver_blocks
 from st2.fs.read import DECLARATION_LIMIT, read_text
 from st2.runtime.scope import RuntimeScope
+from st2.authoring.worktree_rules import worktree_problems
 
 TEMPLATE_MAX_DEPTH = 8
 TEMPLATE_MAX_FILES = 256
@@ -75,6 +77,8 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     diagnostics.extend(_address_collisions(declarations, overlay))
     diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
+    diagnostics.extend(worktree_problems(root, host, declarations,
+                                         lambda seat, *arguments: _located(seat, *arguments, overlay=overlay)))
     if strict:
         diagnostics = [diagnostic.promoted() for diagnostic in diagnostics]
     diagnostics.sort(key=lambda diagnostic: (diagnostic.source or "",

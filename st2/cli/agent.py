@@ -300,3 +300,30 @@ def resource_rm(identity, name, as_json, location) -> None:
     from st2.authoring.resources import remove
 
     _author("resource rm", as_json, lambda: remove(location, identity, name, actor=os.environ.get("ST_AGENT")))
+
+
+@agent.group("worktree")
+def worktree() -> None:
+    """A seat's own git worktree."""
+
+
+@worktree.command("rm")
+@click.argument("identity")
+@click.option("--force", is_flag=True, help="Remove it even though it holds work (each item is printed first).")
+@catalog_options
+def worktree_rm(identity: str, force: bool, location) -> None:
+    """Remove IDENTITY's worktree (a retired, suspended or archived seat's); one holding
+    uncommitted changes, untracked files, stashes or unpushed commits only with --force."""
+    from st2.authoring.worktrees import WorktreeRefused, remove
+    from st2.runtime import launch_record
+    from st2.runtime.scope import RuntimeScope
+
+    scope = RuntimeScope(location.root, location.host)
+    try:
+        removal = remove(location, identity, lambda: launch_record.recorded_ids(scope), force=force,
+                         announce=lambda line: click.echo(line))
+    except (WorktreeRefused, OSError) as refusal:
+        _refuse("worktree rm", refusal)
+        return
+    for line in removal.lines():
+        click.echo(line)

@@ -22,6 +22,8 @@ declarations all come from the host-local cache (:mod:`st2.runtime.declaration_c
 - :mod:`.render` — ``render { … }``: ordered materialization operations, and ``resource`` bindings.
 - :mod:`.spans` — source positions for KDL 2 documents.
 - :mod:`.tasks` — ``pty``, ``exec`` and ``stream`` task blocks, and the agent's ``restart`` block.
+- :mod:`.worktree` — ``worktree { repo; branch; base; path }``: a seat's own git worktree, judged
+  without touching the disk.
 """
 
 from __future__ import annotations

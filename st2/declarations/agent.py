@@ -20,6 +20,7 @@ from st2.declarations.model import (DEFAULT_RESUME, DESCRIPTION_MAX_CHARS, RESUM
                                     SUSPENDED, AgentDeclaration, DriverBlock)
 from st2.declarations.render import read_render, read_resource
 from st2.declarations.tasks import check_launch, read_argv, read_restart, read_task
+from st2.declarations.worktree import read_worktree
 from st2.fs.read import DECLARATION_LIMIT, read_text
 
 STRING_FIELDS = frozenset(("identity", "host", "role", "type", "workspace", "supervisor", "command", "lifecycle",
@@ -28,6 +29,7 @@ AGENT_FIELDS = (
     "identity", "name", "description", "host", "role", "type", "workspace", "supervisor",
     "desired-state", "retired", "keep", "lifecycle", "restart", "resource", "command", "argv",
     "ding", "env", "meta", "render", "pty", "exec", "stream", "id", "address", "schedule", "resume",
+    "worktree",
 ) + DRIVER_HARNESSES + RENDER_ONLY_FIELDS
 KNOWN_FIELDS = frozenset(AGENT_FIELDS)
 REPEATABLE = frozenset(("resource", "pty", "exec", "stream"))
@@ -162,6 +164,8 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
             values[name] = _meta(context, child, child_path, field_path)
         elif name == "render":
             values[name] = read_render(context, child, child_path, field_path)
+        elif name == "worktree":
+            values[name] = read_worktree(context, child, child_path, field_path)
         elif name == "resource":
             resource = read_resource(context, child, child_path, field_path)
             if resource is not None:
@@ -202,6 +206,10 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
                        f"agent \"{label}\" has none",
                        help="remove `resume`, or declare the seat's harness block")
     _check_runner_environment(context, path, base, values, seen, directory_host, identity)
+    if "worktree" in seen and "workspace" in seen:
+        context.report("worktree-workspace-conflict", path + (seen["worktree"],), NAME, base + ("worktree",),
+                       f"agent \"{label}\" declares both `workspace` and `worktree`; the worktree is the workspace",
+                       help="remove `workspace`")
 
     if context.has_errors or identity is None:
         return None
@@ -218,7 +226,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         resources=tuple(sorted((resource for resource, _ in resources), key=lambda resource: resource.name)),
         tasks=tuple(task for task, _ in tasks), render=values.get("render") or (),
         drivers=drivers, render_only=render_only, id=values.get("id"), address=values.get("address"),
-        resume=values.get("resume") or DEFAULT_RESUME,
+        resume=values.get("resume") or DEFAULT_RESUME, worktree=values.get("worktree"),
     )
 
 

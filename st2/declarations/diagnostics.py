@@ -74,6 +74,15 @@ CODES: dict[str, str] = {
     "diagnostics-truncated": "more problems than one file lists; the rest are counted",
     "nesting-too-deep": "children blocks nested deeper than a declaration may be",
     "socket-path-too-long": "a pty task's session socket path exceeds the portable 104-byte sun_path bound",
+    "worktree-incomplete": "a `worktree` block without `repo` or `branch`",
+    "worktree-invalid": "a `worktree` field that is empty, unprintable, or a relative `repo` or `path`",
+    "worktree-branch-invalid": "a `worktree` branch git would refuse as refs/heads/<branch>",
+    "worktree-workspace-conflict": "both `workspace` and `worktree`: the worktree is the workspace",
+    "worktree-repo-invalid": "a worktree's repository is missing, a symlink, or not a repository (this host's seats)",
+    "worktree-in-catalog": "a worktree's repository or worktree lies inside the catalog (this host's seats)",
+    "worktree-repo-in-worktree": "a worktree's repository lies inside another seat's worktree (this host's seats)",
+    "worktree-branch-claimed": "two seats of one host claim one branch of one repository",
+    "worktree-path-claimed": "two seats of one host claim one worktree path",
 }
 
 

@@ -134,6 +134,19 @@ class DriverBlock(NamedTuple):
     node_path: tuple[int, ...]
 
 
+class Worktree(NamedTuple):
+    """``worktree { repo "<path>"; branch "<name>"; base "<ref>"; path "<dir>" }``: the seat's
+    own git worktree of ``repo`` on ``branch`` (created from ``base``, default the repository's
+    ``HEAD``, when the branch does not exist yet), at ``path`` or by default beside the
+    repository (:func:`st2.runtime.layout.default_worktree`). Paths are as declared (``~``
+    unexpanded); :mod:`st2.worktree` resolves them on the seat's own host."""
+
+    repo: str
+    branch: str
+    base: str | None = None
+    path: str | None = None
+
+
 class AgentDeclaration(NamedTuple):
     """One validated ``agent.kdl``."""
 
@@ -165,6 +178,7 @@ class AgentDeclaration(NamedTuple):
     id: str | None = None
     address: str | None = None
     resume: str = DEFAULT_RESUME
+    worktree: Worktree | None = None
 
     @property
     def retired(self) -> bool:

@@ -9,4 +9,6 @@
 - :mod:`.replication` — Doctor's replication advisories.
 - :mod:`.run` — run every Doctor check over one catalog.
 - :mod:`.wakeups` — Doctor's wake-up check: every live DING notifier wakes on inotify.
+- :mod:`.worktrees` — Doctor's worktree findings: a retired seat's worktree holding work, a
+  running seat's worktree held.
 """

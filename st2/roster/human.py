@@ -63,6 +63,26 @@ def activity_column(last_activity_ms: float | None, now_ms: int | None) -> str:
     return f"{seconds}s ago"
 
 
+def worktree_text(reading) -> str:
+    """One seat's worktree in words (``st2 top``'s detail pane), from its reading
+    (:class:`st2.worktree.state.Reading`, None: none here): path, branch and state, then dirty
+    entries, ahead/behind its upstream and the last commit's age; a held one's reason."""
+    if reading is None:
+        return "none on this host"
+    record = reading.record
+    text = f"{record.path} on {record.branch}, {record.state}"
+    if record.state != "ready":
+        return f"{text}: {one_line(record.reason or '')}"
+    parts = [f"{record.dirty} dirty" if record.dirty is not None else "dirty unknown"]
+    if record.upstream is not None:
+        parts.append(f"ahead {record.ahead} behind {record.behind} of {record.upstream}")
+    else:
+        parts.append("no upstream")
+    if reading.last_commit_age_ms is not None:
+        parts.append("last commit " + activity_column(0, reading.last_commit_age_ms))
+    return f"{text}: {', '.join(parts)}"
+
+
 def format_rows(rows: list[RosterRow], *, enrich: bool = False, now_ms: int | None = None) -> str:
     """A header row, then one aligned line per seat; the name (free text) comes last. With
     ``enrich`` two columns follow the context: time since the last activity and unread mail."""

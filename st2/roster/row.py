@@ -20,6 +20,7 @@ from st2.records import driver_diagnostic, harness_context, harness_state, statu
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the roster reads the store lazily, on --enrich
     from st2.runtime.resumable_session import SessionRecord
+    from st2.worktree.state import Reading as WorktreeReading
 
 
 @dataclass
@@ -29,7 +30,9 @@ class RosterRow:
     ``driver_diagnostic`` (:class:`st2.records.driver_diagnostic.Diagnostic`), ``context``
     (:class:`st2.records.harness_context.Reading`, None: no readable record) — and ``session``
     the resumable-session record (:class:`st2.runtime.resumable_session.SessionRecord`) under
-    ``--enrich``; :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
+    ``--enrich``, ``worktree`` this host's worktree-state reading
+    (:class:`st2.worktree.state.Reading`, None: no worktree declared or no record here);
+    :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
 
     identity: str  # <host>.<identity>
     host: str
@@ -51,6 +54,7 @@ class RosterRow:
     inbox: int = 0
     harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
     session: SessionRecord | None = None  # --enrich: this host's resumable-session record
+    worktree: WorktreeReading | None = None  # this host's worktree-state reading (st2.worktree.state)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -126,6 +130,10 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         bus_address=None if retired else runtime_id,
         harness=facts["harness"],
     )
+    if facts["worktree"] is not None and liveness is not None and not remote:
+        from st2.worktree import state as worktree_state
+
+        row.worktree = worktree_state.reading(worktree_state.load(liveness.scope.directory, runtime_id), now_ms)
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))

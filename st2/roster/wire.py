@@ -8,6 +8,7 @@ from typing import Any
 
 from st2.records import driver_diagnostic, harness_context, harness_state
 from st2.roster.row import RosterRow
+from st2.worktree import state as worktree_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only
@@ -46,6 +47,7 @@ def row_object(row: RosterRow, enrich: bool) -> dict[str, Any]:
     wire["id"] = row.id
     wire["address"] = row.address
     wire["busAddress"] = row.bus_address
+    wire["worktree"] = worktree_state.to_wire(row.worktree)
     return wire
 
 

@@ -23,6 +23,7 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         opencode/<runtime-id>/server.json    an opencode seat's server record (+ serve.log)
         codex/<runtime-id>/control-state.json  a codex seat's control state (+ app-server.stderr)
         delivery/<runtime-id>/delivery-ledger.json  where earlier builds kept the delivery ledger
+        worktree-state/<runtime-id>.json     a seat's worktree as the supervisor last read it
     sessions/<catalog-digest>/<host>/        the session store (survives a reboot, unlike the scope)
         <runtime-id>.json, <runtime-id>.down,   resumable-session records, stop markers, their locks
           .<runtime-id>.json.lock
@@ -31,6 +32,12 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
     cache/declarations.<catalog-digest>.json the declaration cache
     cache/seats.<catalog-digest>.json        the seat index
     channel/<runtime-id>.log                 a pi seat's extension channel diagnostics
+
+Beside a repository a seat's ``worktree`` names (not under the state directory, and never in
+the catalog)::
+
+    <repository's parent>/<repository name>.st2-worktrees/<host>.<identity>/
+                                             the seat's worktree when it declares no ``path``
 
 Nothing else in st2 spells these names (``tests/runtime/test_layout.py`` scans for them). The
 functions take and return the caller's own paths (a ``Path`` gives ``Path``s). Standard library
@@ -80,6 +87,10 @@ OPENCODE_SERVE_LOG = "serve.log"
 CODEX = "codex"
 CODEX_CONTROL_RECORD = "control-state.json"
 CODEX_APP_SERVER_STDERR = "app-server.stderr"
+WORKTREE_STATE = "worktree-state"
+
+# Beside a repository.
+WORKTREES_BESIDE = ".st2-worktrees"
 
 # In the session store (and, from earlier builds, the scope).
 DELIVERY = "delivery"
@@ -90,7 +101,7 @@ NAMES: tuple[str, ...] = (
     SUPERVISOR_RECORD, DING_OWNERSHIP, EVENTS, EVENTS_CURRENT, EVENTS_PREVIOUS, EVENTS_STATE, EVENTS_NOTIFY_LOG,
     SEAT_HOST_SOCKET, SEAT_HOST_LOCK, DING_SERVICE_SOCKET, DING_SERVICE_LOCK, DING_SERVICE_START_LOCK,
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
-    CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER,
+    CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
 
@@ -207,6 +218,19 @@ def codex_control_record(scope: Path, runtime_id: str) -> Path:
 
 def codex_app_server_stderr(control_record: Path) -> Path:
     return control_record.parent / CODEX_APP_SERVER_STDERR
+
+
+def worktree_state(scope: Path, runtime_id: str) -> Path:
+    return scope / WORKTREE_STATE / f"{runtime_id}.json"
+
+
+def default_worktree(repository: str, runtime_id: str) -> str:
+    """Where a seat's worktree of ``repository`` (an absolute path, as text) lives when it
+    declares no ``path``: ``<parent>/<name>.st2-worktrees/<runtime-id>``, host-local beside
+    the repository, outside every catalog."""
+    repository = repository.rstrip("/") or "/"
+    parent, name = os.path.split(repository)
+    return os.path.join(parent, name + WORKTREES_BESIDE, runtime_id)
 
 
 # The session store's files, from its directory.

@@ -23,6 +23,8 @@
 - :mod:`.teardown` — ``st2 down``: the only command that kills tasks.
 - :mod:`.unpark` — recovering one parked task (``st2 unpark``).
 - :mod:`.watch` — mutation-only filesystem wake-ups for the supervisor.
+- :mod:`.worktrees` — the supervisor's worktree step: a seat's worktree made or reused before its
+  render and launch, and its reading kept for the roster.
 - :mod:`.backends` — the supervisor's process backends: exec tasks, tmux PTY tasks, their process
   groups and the transport that reaches a PTY.
 """

@@ -117,6 +117,10 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
     when lowering many seats at once."""
     agent = f"{host}.{declaration.identity}"
     workspace = expand_workspace(declaration.workspace)
+    if declaration.worktree is not None:  # the seat's own worktree is its workspace (st2.worktree)
+        from st2.worktree.checkout import worktree_path
+
+        workspace = Path(worktree_path(declaration.worktree, agent))
     driver_error = None
     if declaration.drivers:
         # Typed driver blocks (`claude { … }`) become the seat's argv and render operations.

@@ -13,6 +13,8 @@ Rules a pass keeps:
   socket path) is parked without advising ``st2 unpark``, which would relaunch into the same
   failure; it launches by itself once admission passes again;
 - a seat whose declaration does not load or lower is left exactly as it is;
+- a seat declaring a ``worktree`` is rendered into and launched only once its worktree is ready
+  (:mod:`st2.supervisor.worktrees`); a held worktree holds the seat, naming why;
 - companions (DING, launched streams) run only beside a running canonical agent task and are
   stopped while it is held, parked, suspended, retired or down;
 - suspended and retired seats have their tasks stopped; retirement also removes their records
@@ -37,6 +39,7 @@ from st2.supervisor.catalog_view import CatalogView
 from st2.supervisor.lowering import SeatPlan, Task, TaskRole, st2_command, task_base_environment
 from st2.supervisor.materialize import MaterializationRefused, materialize
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
+from st2.supervisor.worktrees import WorktreeKeeper
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
 from st2.runtime import launch_record
 from st2.supervisor.backends.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
@@ -116,6 +119,7 @@ class Reconciler:
         self.identity = supervisor_record.own_identity()
         self.passes = 0
         self.launched_pids: set[int] = set()   # exec tasks this supervisor started (its children)
+        self.worktrees = WorktreeKeeper(self.scope, clock, self.say)
 
     # -- helpers -------------------------------------------------------------------------
     def backend(self, kind: str) -> Backend:
@@ -163,6 +167,7 @@ class Reconciler:
             for task in plan.tasks:
                 owners.setdefault(task.runtime_id, []).append(plan.agent)
         contested = {rid: agents for rid, agents in owners.items() if len(agents) > 1}
+        worktrees = self.worktrees.begin(view.plans)
         for plan in view.plans:
             declared.update(task.runtime_id for task in plan.tasks)
             if not selection.covers(plan):
@@ -178,7 +183,12 @@ class Reconciler:
                                      for rid in clashes)
                 continue
             launch_allowed = True
-            if plan.running and plan.declaration is not None and plan.declaration.render:
+            if plan.running and plan.declaration is not None and plan.declaration.worktree is not None:
+                unready = worktrees.ensure(plan)   # before the render, which writes into the worktree
+                if unready is not None:
+                    report.errors.append(unready)
+                    launch_allowed = False
+            if launch_allowed and plan.running and plan.declaration is not None and plan.declaration.render:
                 try:
                     written = materialize(plan)
                     for target in written:

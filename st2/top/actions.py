@@ -14,6 +14,7 @@ from st2.catalog import layout
 from st2.catalog.location import CatalogLocation
 from st2.declarations.diagnostics import one_line
 from st2.records import driver_diagnostic
+from st2.roster.human import worktree_text
 from st2.top.model import SeatView, task_trouble
 
 RECORDS = (layout.STATUS, layout.HARNESS_STATE, layout.HARNESS_CONTEXT, layout.DRIVER_DIAGNOSTIC)
@@ -78,8 +79,9 @@ def _age(path: str, now_ms: int) -> str:
 
 
 def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list[str]:
-    """The detail pane: identity and declaration, record ages, the resumable session, driver diagnostic, tasks,
-    the last messages (inbox and archive, newest first) and the seat's doctor findings."""
+    """The detail pane: identity and declaration, record ages, the resumable session, the worktree,
+    driver diagnostic, tasks, the last messages (inbox and archive, newest first) and the seat's
+    doctor findings."""
     from st2.bus.mailbox import archive_of, inbox_of, list_box
     from st2.doctor.run import run_doctor
 
@@ -89,6 +91,7 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
              + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else ""), "", "record ages:"]
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
     lines += ["", "session: " + session_text(row.session)]
+    lines += ["worktree: " + worktree_text(row.worktree)]
     diagnostic = driver_diagnostic.to_wire(row.driver_diagnostic)  # printed under its wire names
     lines += ["", "driver diagnostic: " + (" ".join(f"{key}={value}" for key, value in diagnostic.items()
                                                    if value is not None) or "none")]

@@ -53,7 +53,8 @@ def test_archive_moves_a_retired_seat_out_of_discovery_with_its_resources_byte_i
     assert result.stdout == compact({
         "schema": "st2.catalog-archive.v1", "host": "h", "archiveRoot": ".st2/archive", "dryRun": False,
         "archived": [{"id": "h.gone", "host": "h", "identity": "gone", "from": "agents/h/gone",
-                      "to": ".st2/archive/h/gone", "archivedAt": NOW, "reason": "Migration finished"}],
+                      "to": ".st2/archive/h/gone", "archivedAt": NOW, "reason": "Migration finished",
+                      "worktree": None}],
         "refused": []}) + "\n"
     assert not directory.exists()
     slot = fleet.catalog / ".st2" / "archive" / "h" / "gone"

@@ -77,3 +77,18 @@ def test_a_seat_without_streams_or_ding_lowers_to_just_its_agent(tmp_path):
     plan = lower(declaration, "h", tmp_path / "c")
     assert [t.runtime_id for t in plan.tasks] == ["h.solo"]
     assert plan.agent_task.argv == ("/bin/sh", "-c", "echo hi; sleep 1")
+
+
+def test_a_seat_s_worktree_is_its_tasks_working_directory(tmp_path: Path) -> None:
+    from st2.declarations import parse_agent
+
+    text = ('agent "coder" {\n    argv "true"\n    worktree {\n        repo "/srv/app"\n        branch "seat"\n    }\n'
+            '    exec "helper" { argv "true"; }\n}\n')
+    declaration, _ = parse_agent(text, path=tmp_path / "agents" / "h" / "coder" / "agent.kdl", source=None,
+                                 host="h", identity="coder")
+    plan = lower(declaration, "h", tmp_path)
+    assert str(plan.workspace) == "/srv/app.st2-worktrees/h.coder"
+    assert {task.name: task.directory for task in plan.tasks} == {
+        "agent": "/srv/app.st2-worktrees/h.coder", "helper": "/srv/app.st2-worktrees/h.coder"}
+    declared = declaration._replace(worktree=declaration.worktree._replace(path="~/wt/coder"))
+    assert str(lower(declared, "h", tmp_path).workspace) == str(Path("~/wt/coder").expanduser())
