@@ -12,19 +12,22 @@ the harnesses in it. :data:`SCREEN_DISPATCH_ORDER` is DING's positional dispatch
 drivers that maintain a screen grammar (on a row tie the later grammar wins,
 :mod:`st2.drivers.screen`).
 
-Imports nothing: the declaration model and the record readers, which sit below the drivers, read
+Imports only ``collections``: the declaration model and the record readers, which sit below the drivers, read
 their harness words here.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections import namedtuple
 
 
-class Driver(NamedTuple):
-    harness: str
-    package: str
-    """The driver package's dotted module name."""
+# A namedtuple from collections, not typing.NamedTuple: every hot path that reads a declaration or
+# a record reaches this table, and importing typing costs ~4 ms of its start (docs/memory.md
+# §Both install kinds).
+class Driver(namedtuple("Driver", ("harness", "package"))):
+    """One row: the ``harness`` word and its driver ``package`` (the dotted module name)."""
+
+    __slots__ = ()
 
 
 DRIVERS: tuple[Driver, ...] = (
