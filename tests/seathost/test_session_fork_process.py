@@ -77,6 +77,21 @@ def alive(pid: int) -> bool:
     return state is not None and state != "Z"
 
 
+def process_states(**pids: int) -> str:
+    """One line per named process: its state, what it waits in, its pending and caught signals
+    (for a timeout's message: which of them stopped moving, and where)."""
+    lines = []
+    for name, pid in pids.items():
+        try:
+            wchan = Path(f"/proc/{pid}/wchan").read_text()
+        except OSError:
+            wchan = "-"
+        lines.append(f"{name} {pid}: state {status_field(pid, 'State')}, in {wchan}, pending "
+                     f"{status_field(pid, 'ShdPnd')}/{status_field(pid, 'SigPnd')}, blocked "
+                     f"{status_field(pid, 'SigBlk')}, caught {status_field(pid, 'SigCgt')}")
+    return "\n".join(lines)
+
+
 def session_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
 
@@ -327,7 +342,9 @@ def test_sigterm_of_an_attached_opencode_pane_ends_its_tui_wrapper_and_server(ri
     [tui] = tuis(anchor)
     server = json.loads(next(rig.base.glob("state/**/opencode/h.oc/server.json")).read_text())["pid"]
     os.kill(anchor, signal.SIGTERM)   # what the supervisor's stop sends the task
-    poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
+    poll_for(lambda: rig.dead_status() is not None,
+             lambda: (f"the anchor to exit\n{process_states(anchor=anchor, wrapper=wrapper, tui=tui, server=server)}\n"
+                      f"{rig.screen()}"), timeout=30)
     assert rig.dead_status() == 143
     poll_for(lambda: not alive(tui) and not alive(wrapper) and not alive(server), "everything ended", timeout=30)
     assert json.loads((seat / "harness-state").read_text())["state"] == "ended"
