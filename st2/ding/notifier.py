@@ -20,7 +20,10 @@ One pass (:meth:`Notifier.pass_once`):
 
 Between passes the loop sleeps on mutation-only inotify events of the seat's inbox and status,
 with the poll interval as fallback, and checks the target session each tick by connecting to its
-tmux socket (no process spawned). A wake starts the pass at once (no debounce by default): a
+tmux socket (no process spawned). A quiet seat — its last pass found no unread mail and nothing
+owned — is passed again only on a wake or once :attr:`Settings.quiet_pass_interval` has gone by
+(the fallback for a missed event): the DING service runs every seat's loop in one process, and
+627 idle passes a second under one interpreter lock delayed every delivery. A wake starts the pass at once (no debounce by default): a
 message is published by one rename, and events that arrive during a pass stay pending, so a
 burst coalesces into the next pass anyway. Three consecutive
 misses after the session was once seen alive end the notifier.
@@ -58,6 +61,7 @@ class Settings:
     receipt_timeout: float = 2.0         # how long a Return may take to show as accepted
     startup_grace: float = 0.25          # let a startup burst land before the backlog is taken
     debounce: float = 0.0                # wait this long after a wake before the pass (was 20 ms)
+    quiet_pass_interval: float = 5.0     # a quiet seat's fallback pass without a wake
     gone_misses: int = SESSION_GONE_MISSES
     trace_progress: bool = False         # log one progress line per loop pass (tests read it)
 
@@ -116,7 +120,8 @@ class Notifier:
         self.next_attempt: float | None = None
         self.deliveries = 0
         self.attempts = 0          # delivery attempts that probed the terminal
-        self.passes = 0            # loop passes (each looks at the session, and at the inbox when alive)
+        self.passes = 0            # loop passes (each looks at the session; at the inbox when alive and due)
+        self.quiet = False         # the last pass found no unread mail and nothing owned
         self._reported: str | None = None
 
     # --- state ---------------------------------------------------------------------------------
@@ -183,6 +188,7 @@ class Notifier:
 
     def pass_once(self) -> None:
         messages = {message.filename: message for message in list_inbox(self.seat.directory)}
+        self.quiet = not messages and self.state is not None and self.state.phase is Phase.IDLE
         if not self._load(sorted(messages)):
             return
         self._prune(set(messages))
@@ -344,13 +350,17 @@ def run(notifier: Notifier, watch, terminal_socket: str, stop: Callable[[], bool
     settings = notifier.settings
     sessions = SessionWatch(settings.gone_misses)
     started = notifier.clock.monotonic()
+    woken, last_pass = True, None
     while not stop():
         alive = socket_listening(terminal_socket)
         if sessions.step(alive):
             notifier.log("target session is gone; exiting")
             return 0
-        if alive and notifier.clock.monotonic() - started >= settings.startup_grace:
+        now = notifier.clock.monotonic()
+        if alive and now - started >= settings.startup_grace and (
+                woken or not notifier.quiet or last_pass is None or now - last_pass >= settings.quiet_pass_interval):
             notifier.pass_once()
+            last_pass = now
         notifier.passes += 1
         if settings.trace_progress:
             notifier.log(f"progress passes={notifier.passes} attempts={notifier.attempts} "
@@ -360,7 +370,8 @@ def run(notifier: Notifier, watch, terminal_socket: str, stop: Callable[[], bool
             timeout = min(timeout, max(0.0, notifier.next_attempt - notifier.clock.monotonic()))
         if not sessions.seen_alive or notifier.clock.monotonic() - started < settings.startup_grace:
             timeout = min(timeout, settings.startup_grace)
-        if watch.wait(timeout, wake_fd):
+        woken = watch.wait(timeout, wake_fd)
+        if woken:
             if settings.debounce > 0:
                 notifier.clock.sleep(settings.debounce)
             watch.drain()

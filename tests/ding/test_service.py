@@ -94,7 +94,7 @@ def test_settings_travel_by_field_name_and_bad_ones_are_named():
     encoded = service_wire.encode_settings(settings)
     assert list(encoded) == ["pollInterval", "retryBackoff", "observationWindow", "observationPoll",
                              "pasteVisibleTimeout", "receiptTimeout", "startupGrace",
-                             "debounce", "goneMisses", "traceProgress"]
+                             "debounce", "quietPassInterval", "goneMisses", "traceProgress"]
     assert service_wire.decode_settings(json.loads(json.dumps(encoded))) == settings
     assert service_wire.decode_settings({}) == Settings()
     for bad, message in ((["x"], "settings is not an object"),
