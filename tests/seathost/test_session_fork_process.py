@@ -4,6 +4,7 @@ against a real ``st2 seat-host``, real tmux panes and the Codex stand-in app-ser
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -51,7 +52,35 @@ def is_anchor(pid: int) -> bool:
     forked in parallel, can be serving before the shell gets there: a fresh-clone run SIGTERMed
     such an anchor and waited 30 s for an exit status a signal death never gives."""
     words = cmdline(pid)
-    return len(words) > 4 and words[3] == ANCHOR_NAME and trapping(pid)
+    return len(words) > 4 and words[3] == ANCHOR_NAME and trapping(pid) and in_read(pid)
+
+
+def in_read(pid: int) -> bool:
+    """Whether ``pid`` is blocked in read(2), the anchor's wait for its next request. A trapped
+    signal that reaches dash after its last look for pending traps and before it enters the
+    read is not acted on until the read returns (docs: :mod:`st2.drivers.pane_anchor`), so a
+    test signals an anchor only once it is in the read: a fresh-clone run SIGTERMed the opencode
+    TUI anchor the moment it had answered ``attach``, and the anchor sat in its read for 30 s."""
+    try:
+        return Path(f"/proc/{pid}/syscall").read_text().split()[0] == read_syscall()
+    except (OSError, IndexError):
+        return False
+
+
+@functools.cache
+def read_syscall() -> str:
+    """The number /proc shows for a shell blocked in its ``read`` builtin on this machine."""
+    reader, writer = os.pipe()
+    shell = subprocess.Popen(["/bin/sh", "-c", "read line"], stdin=reader)
+    os.close(reader)
+    try:
+        def blocked() -> str | None:
+            words = Path(f"/proc/{shell.pid}/syscall").read_text().split()
+            return words[0] if status_field(shell.pid, "State") == "S" and len(words) > 1 else None
+        return poll_for(blocked, "a reference shell blocked in read", timeout=10)
+    finally:
+        os.close(writer)
+        shell.wait(timeout=10)
 
 
 def trapping(pid: int) -> bool:
@@ -345,6 +374,8 @@ def test_sigterm_of_an_attached_opencode_pane_ends_its_tui_wrapper_and_server(ri
     anchor, wrapper, seat = attached_pane(rig)
     [tui] = tuis(anchor)
     server = json.loads(next(rig.base.glob("state/**/opencode/h.oc/server.json")).read_text())["pid"]
+    # The anchor answered `attach` a moment ago: signal it once it is back in its read.
+    poll_for(lambda: in_read(anchor), lambda: f"the anchor back in its read\n{rig.screen()}", timeout=30)
     os.kill(anchor, signal.SIGTERM)   # what the supervisor's stop sends the task
     poll_for(lambda: rig.dead_status() is not None,
              lambda: (f"the anchor to exit\n{process_states(anchor=anchor, wrapper=wrapper, tui=tui, server=server)}\n"
