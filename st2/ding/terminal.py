@@ -8,9 +8,10 @@ success, and never send it again another way.
 
 A list goes through the seat's kept control-mode client when the terminal has a
 :class:`st2.ding.control_client.ControlPool` (the DING service's, which bounds how many a host
-keeps) and one can be had; otherwise it is one short tmux client spawned for it (a notifier
-serving its seat itself). ``probes`` counts lists sent, ``spawned`` the client processes spawned
-for them.
+keeps) and one is kept (or being opened, which the list waits for) and can be had; otherwise it
+is one short tmux client spawned for it, and with a pool the seat's client is opened beside it
+for the lists that follow (a notifier serving its seat itself has no pool). ``probes`` counts
+lists sent, ``spawned`` the client processes spawned for them.
 """
 
 from __future__ import annotations
@@ -42,9 +43,12 @@ class Terminal:
     def _run(self, *arguments: str) -> subprocess.CompletedProcess | None:
         self.probes += 1
         if self.pool is not None:
-            taken, result = self.pool.run(self.socket, self.session, arguments, self.timeout)
-            if taken:
-                return result
+            if self.pool.kept(self.socket):
+                taken, result = self.pool.run(self.socket, self.session, arguments, self.timeout)
+                if taken:
+                    return result
+            else:
+                self.pool.warm(self.socket, self.session, self.timeout)
         self.spawned += 1
         return spawner.run(client_argv(self.socket, *arguments), self.timeout)
 
