@@ -45,7 +45,7 @@ from st2.ding.notice import BACKLOG_NOTICE, notice_text
 from st2.ding.ownership import (Event, Head, MalformedOwnership, Ownership, OwnershipStore, Phase,
                                 transition)
 from st2.drivers.screen import ComposerState, ReceiptState, classify, receipt
-from st2.records import status as status_record
+from st2.delivery.hold import delivery_hold
 
 DELIVERY_RETRY_BACKOFF_SECONDS = 15.0
 SESSION_GONE_MISSES = 3
@@ -183,8 +183,8 @@ class Notifier:
     # --- one pass ------------------------------------------------------------------------------
 
     def dnd(self) -> bool:
-        reading = status_record.read_file(self.seat.status, self.clock.wall_ms())
-        return reading.presence == status_record.DND
+        """The seat's delivery hold (:func:`st2.delivery.hold.delivery_hold`) is up."""
+        return delivery_hold(self.seat.status, self.clock.wall_ms()) is not None
 
     def pass_once(self) -> None:
         messages = {message.filename: message for message in list_inbox(self.seat.directory)}
