@@ -323,9 +323,12 @@ class Notifier:
     def _submit_and_confirm(self, archived: bool, observed=()) -> Outcome:
         head = self.state.head
         verdict, last = self._observe(head.notice, self.settings.paste_visible_timeout, observed)
+        gate = ""
         if verdict == "return" and head.returns < ownership.MAX_RETURNS:
             self._apply(Event.RETURN_SENT)  # recorded before it is sent
             started = self.clock.monotonic()
+            if observed:  # pasted in this pass: how long the two-observation gate held the Return
+                gate = f" (Return {round((started - observed[0][0]) * 1000)} ms after the paste)"
             _, screens = self.terminal.return_and_observe(1, self.settings.observation_poll)
             ended = self.clock.monotonic()
             verdict, last = self._observe(head.notice, self.settings.receipt_timeout,
@@ -335,7 +338,7 @@ class Notifier:
         if verdict == "accepted":
             self._apply(Event.ACCEPTED)
             self.deliveries += 1
-            self.log(f"delivered {head.notice[:100]!r}")
+            self.log(f"delivered {head.notice[:100]!r}{gate}")
             return Outcome.SETTLED
         if last is ReceiptState.NOT_RETAINED and archived:
             self._apply(Event.RELEASED)
