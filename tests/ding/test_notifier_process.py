@@ -334,7 +334,7 @@ def test_a_plain_subject_reaches_the_shell_seat_readably(tmp_path, catalog, seat
 
 def test_the_first_return_waits_for_the_notice_to_show_twice_not_for_a_fixed_delay(tmp_path, catalog, seat):
     # A TUI that draws a paste 0.8 s late and drops a Return sent before it shows (omp 18.2.3
-    # swallowed a Return sent the moment a notice showed): the seed's fixed 0.5 s delay would lose
+    # swallowed a Return sent the moment a notice showed): a fixed 0.5 s delay would lose
     # the Return there; DING's gate (two adjacent retained-safe observations) waits the text out.
     program = Standin(tmp_path, render_delay=0.8)
     notifier = Notifier(catalog, "builder", program.socket, tmp_path / "state")

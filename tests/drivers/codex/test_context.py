@@ -85,7 +85,7 @@ def test_rate_limits_join_by_window_duration_and_merge_sparsely() -> None:
         producer.on_frame(frame)
     # 0.171.0 lab capture: primary is a 300-minute window, secondary the 10080-minute one. The
     # 300-minute window is st2's own fake server's x-codex-* header, not Codex's: fiveHour stays
-    # null until a real account's capture shows it (seed 000 §codex).
+    # null until a real account's capture shows it (captures/PROVENANCE.md §Codex rate-limit windows).
     assert (producer.five_hour, producer.seven_day) == (None, 34.0)
     producer.on_rate_limits({"rateLimits": {"primary": {"usedPercent": 77, "windowDurationMins": 10080},
                                             "secondary": {"usedPercent": 12, "windowDurationMins": 300}}})

@@ -149,7 +149,7 @@ def test_a_roster_in_the_knob_file_fires_d2_through_the_real_hook(tmp_path: Path
 
 @pytest.mark.process
 def test_the_default_knob_file_location_serves_the_hook_and_its_absence_leaves_d2_inert(tmp_path: Path) -> None:
-    # The seed's location: <repository top level>/<gates dir>/delegation-config.knobs, where
+    # The kit's location: <repository top level>/<gates dir>/delegation-config.knobs, where
     # `st2 kit init` installs it; the hook fires from a subdirectory of the repository.
     import subprocess
 
