@@ -114,13 +114,14 @@ def test_retirement_removes_the_prior_log_generation_a_restart_kept(world):
     assert sorted(path.name for path in logs.iterdir() if path.name.startswith("h.a.job")) == []
 
 
-def test_a_parked_agent_stops_its_live_companions(world):
+def park_a_crashing_agent(world) -> dict:
+    """Declare seat ``a`` (agent, DING, stream) whose agent crashes while ``crash`` exists, make it
+    crash-loop into a park; return the companions that ran before."""
     world.seat("a", '    restart { attempts 1; interval "60s"; mode "fail"; }\n'
                '    argv "sh" "-c" "test -f ' + str(world.base / "crash") + ' && exit 3; exec sleep 600"\n'
                '    ding\n    stream "feed" { argv "sleep" "600"; }')
     world.run()
     companions = {rid: value for rid, value in world.running().items() if rid != "h.a"}
-    assert sorted(companions) == ["h.a.ding", "h.a.feed"]
     (world.base / "crash").write_text("")
     pid = world.record("h.a").pid
     os.kill(pid, 9)
@@ -129,6 +130,11 @@ def test_a_parked_agent_stops_its_live_companions(world):
     # answers): passes until the second exit inside the interval parks it.
     assert poll_for(lambda: (world.run(), world.reconciler.states["h.a"].phase.value == "parked")[1],
                     "the crash-looping agent to park", timeout=20)
+    return companions
+
+
+def test_a_parked_agent_stops_its_live_companions(world):
+    assert sorted(park_a_crashing_agent(world)) == ["h.a.ding", "h.a.feed"]
     assert world.running() == {}, "companions of a parked agent must be stopped"
 
 
@@ -149,16 +155,7 @@ def test_a_crash_looping_stream_parks_on_its_own_and_never_claims_a_delivery_tra
 
 
 def test_unpark_restores_the_parked_agent_and_its_derived_ding_companion(world):
-    world.seat("a", '    restart { attempts 1; interval "60s"; mode "fail"; }\n'
-               '    argv "sh" "-c" "test -f ' + str(world.base / "crash") + ' && exit 3; exec sleep 600"\n'
-               '    ding\n    stream "feed" { argv "sleep" "600"; }')
-    world.run()
-    (world.base / "crash").write_text("")
-    pid = world.record("h.a").pid
-    os.kill(pid, 9)
-    assert poll_for(lambda: observe(pid) is None)
-    assert poll_for(lambda: (world.run(), world.reconciler.states["h.a"].phase.value == "parked")[1],
-                    "the crash-looping agent to park", timeout=20)
+    park_a_crashing_agent(world)
     assert world.running() == {}
     (world.base / "crash").unlink()                       # the cause fixed
     result = world.st2("unpark", "h.a")
