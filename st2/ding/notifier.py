@@ -119,6 +119,8 @@ class Notifier:
         self.state: Ownership | None = None
         self.next_attempt: float | None = None
         self.deliveries = 0
+        self.pasted_at: tuple[str, float] | None = None  # (head token, monotonic) of this process's last paste
+        self.gate: tuple[str, str] | None = None         # (head token, how long its first Return waited)
         self.attempts = 0          # delivery attempts that probed the terminal
         self.passes = 0            # loop passes (each looks at the session; at the inbox when alive and due)
         self.quiet = False         # the last pass found no unread mail and nothing owned
@@ -285,6 +287,7 @@ class Notifier:
                     return Outcome.HELD  # not pasted, or not knowable now: still LOADED
             ended = self.clock.monotonic()
             observed.extend((started, ended, screen) for screen in screens)
+            self.pasted_at = (head.token, started)
         self._apply(Event.PASTE_LANDED)
         return None
 
@@ -323,12 +326,13 @@ class Notifier:
     def _submit_and_confirm(self, archived: bool, observed=()) -> Outcome:
         head = self.state.head
         verdict, last = self._observe(head.notice, self.settings.paste_visible_timeout, observed)
-        gate = ""
         if verdict == "return" and head.returns < ownership.MAX_RETURNS:
+            first = head.returns == 0
             self._apply(Event.RETURN_SENT)  # recorded before it is sent
             started = self.clock.monotonic()
-            if observed:  # pasted in this pass: how long the two-observation gate held the Return
-                gate = f" (Return {round((started - observed[0][0]) * 1000)} ms after the paste)"
+            if first and self.pasted_at is not None and self.pasted_at[0] == head.token:
+                # How long the two-observation gate held the first Return after this process's paste.
+                self.gate = (head.token, f" (Return {round((started - self.pasted_at[1]) * 1000)} ms after the paste)")
             _, screens = self.terminal.return_and_observe(1, self.settings.observation_poll)
             ended = self.clock.monotonic()
             verdict, last = self._observe(head.notice, self.settings.receipt_timeout,
@@ -336,6 +340,12 @@ class Notifier:
             if verdict == "return":
                 verdict = "timeout"  # still sitting there: a later retry decides
         if verdict == "accepted":
+            if self.gate is not None and self.gate[0] == head.token:
+                gate = self.gate[1]
+            else:
+                gate = " (accepted with no Return)" if head.returns == 0 else ""
+            if self.state.head.returns > 1:
+                gate += " (after one retry Return)"
             self._apply(Event.ACCEPTED)
             self.deliveries += 1
             self.log(f"delivered {head.notice[:100]!r}{gate}")

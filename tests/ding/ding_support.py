@@ -218,8 +218,16 @@ def ownership_record(state: Path, catalog: Path, identity: str) -> Path:
     return RuntimeScope(Path(os.path.abspath(catalog)), HOST, state / "st2").directory / "ding" / f"{HOST}.{identity}.json"
 
 
-def return_gates(log: Path) -> list[int]:
-    """Each delivery's gate from the notifier's log: how many ms after the paste its first Return
-    went (the ``(Return N ms after the paste)`` of a ``delivered`` line)."""
-    return [int(line.rsplit("(Return ", 1)[1].split(" ms", 1)[0])
-            for line in log.read_text().splitlines() if "delivered" in line and "(Return " in line]
+def return_gates(log: Path) -> list[int | None]:
+    """Each delivery's gate from the notifier's log, in order: how many ms after the paste its
+    first Return went (``(Return N ms after the paste)``), or None for a notice the harness took
+    with no Return (``(accepted with no Return)``)."""
+    gates: list[int | None] = []
+    for line in log.read_text().splitlines():
+        if "delivered" not in line:
+            continue
+        if "(Return " in line:
+            gates.append(int(line.rsplit("(Return ", 1)[1].split(" ms", 1)[0]))
+        elif "(accepted with no Return)" in line:
+            gates.append(None)
+    return gates
