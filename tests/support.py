@@ -150,3 +150,14 @@ class FaultSeed:
                 raise
 
         return reporting()
+
+
+def without_guide(text: str) -> str:
+    """What a stand-in harness recorded of its argv (``echo "$*"`` or one argument per line), less
+    the bus guide every PTY wrapper appends (``--append-system-prompt <guide>``)."""
+    from st2.bus.guide import guide_text
+
+    for separator in (" ", "\n"):
+        piece = f"--append-system-prompt{separator}{guide_text()}"
+        text = text.replace(separator + piece, "").replace(piece + separator, "").replace(piece, "")
+    return text

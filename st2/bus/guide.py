@@ -1,9 +1,14 @@
 """The agent-facing bus guide (``st2 message guide``): how a seat uses mail and declares presence.
 
-Harness drivers materialize this text into a seat's instructions, so every command it names is
-checked against the real CLI by a test. The presence rules are the shipped bus contract (docs/delivery.md §Presence holds): busy before executing work, available only while yielding
-or ready, dnd only as an explicit hold — and busy never suppresses DING; fresh dnd is the only
-delivery gate.
+Every harness driver hands this text to its harness through the harness's own instruction slot:
+the Codex wrapper as the thread's developer instructions (``thread/start``), the opencode wrapper
+as each prompt's session system prompt, and the Claude, pi and omp wrappers as an appended system
+prompt (``--append-system-prompt``, on every launch and resume); a plain ``argv`` seat gets it
+only from ``st2 message guide``. Every command it names is checked against the real CLI by a test.
+Its presence rules are the shipped bus contract (docs/delivery.md §Presence holds): busy before
+executing work, available only while yielding or ready, dnd only as an explicit hold — busy never
+holds delivery; a fresh dnd is the one hold (:mod:`st2.delivery.hold`), for DING and both native
+pumps alike.
 """
 
 GUIDE = """\

@@ -6,4 +6,6 @@ server).
   opencode prompt).
 - :mod:`.pump` — what every native delivery pump shares over its ledger
   (:mod:`st2.delivery.ledger`).
+- :mod:`.hold` — the one delivery-hold predicate of a seat (a fresh dnd), which DING and both
+  native pumps consult.
 """

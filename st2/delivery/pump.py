@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from st2.catalog.layout import STATUS
+from st2.delivery.hold import delivery_hold
 from st2.delivery.ledger import Entry, Event, Ledger, Profile, Quarantined, Refused, Verdict
 
 
@@ -25,6 +27,11 @@ class LedgerPump:
         except Quarantined as error:
             self.quarantine = str(error)
             log(f"delivery ledger {ledger_path} quarantined ({error}); delivery holds and the file is left as is")
+
+    def hold(self, now_ms: int) -> str | None:
+        """The seat's delivery hold (:mod:`st2.delivery.hold`): while it is up the session asks
+        for no batch, so the mail stays unread and unowned."""
+        return delivery_hold(self.seat_directory / STATUS, now_ms)
 
     def ambiguous(self) -> list[Entry]:
         """Entries without durable evidence yet (attempted, transportAccepted short of the

@@ -45,7 +45,7 @@ from st2.ding.notice import BACKLOG_NOTICE, notice_text
 from st2.ding.ownership import (Event, Head, MalformedOwnership, Ownership, OwnershipStore, Phase,
                                 transition)
 from st2.drivers.screen import ComposerState, ReceiptState, classify, receipt
-from st2.records import status as status_record
+from st2.delivery.hold import delivery_hold
 
 DELIVERY_RETRY_BACKOFF_SECONDS = 15.0
 SESSION_GONE_MISSES = 3
@@ -119,6 +119,8 @@ class Notifier:
         self.state: Ownership | None = None
         self.next_attempt: float | None = None
         self.deliveries = 0
+        self.pasted_at: tuple[str, float] | None = None  # (head token, monotonic) of this process's last paste
+        self.gate: tuple[str, str] | None = None         # (head token, how long its first Return waited)
         self.attempts = 0          # delivery attempts that probed the terminal
         self.passes = 0            # loop passes (each looks at the session; at the inbox when alive and due)
         self.quiet = False         # the last pass found no unread mail and nothing owned
@@ -183,8 +185,8 @@ class Notifier:
     # --- one pass ------------------------------------------------------------------------------
 
     def dnd(self) -> bool:
-        reading = status_record.read_file(self.seat.status, self.clock.wall_ms())
-        return reading.presence == status_record.DND
+        """The seat's delivery hold (:func:`st2.delivery.hold.delivery_hold`) is up."""
+        return delivery_hold(self.seat.status, self.clock.wall_ms()) is not None
 
     def pass_once(self) -> None:
         messages = {message.filename: message for message in list_inbox(self.seat.directory)}
@@ -285,6 +287,7 @@ class Notifier:
                     return Outcome.HELD  # not pasted, or not knowable now: still LOADED
             ended = self.clock.monotonic()
             observed.extend((started, ended, screen) for screen in screens)
+            self.pasted_at = (head.token, started)
         self._apply(Event.PASTE_LANDED)
         return None
 
@@ -324,8 +327,12 @@ class Notifier:
         head = self.state.head
         verdict, last = self._observe(head.notice, self.settings.paste_visible_timeout, observed)
         if verdict == "return" and head.returns < ownership.MAX_RETURNS:
+            first = head.returns == 0
             self._apply(Event.RETURN_SENT)  # recorded before it is sent
             started = self.clock.monotonic()
+            if first and self.pasted_at is not None and self.pasted_at[0] == head.token:
+                # How long the two-observation gate held the first Return after this process's paste.
+                self.gate = (head.token, f" (Return {round((started - self.pasted_at[1]) * 1000)} ms after the paste)")
             _, screens = self.terminal.return_and_observe(1, self.settings.observation_poll)
             ended = self.clock.monotonic()
             verdict, last = self._observe(head.notice, self.settings.receipt_timeout,
@@ -333,9 +340,15 @@ class Notifier:
             if verdict == "return":
                 verdict = "timeout"  # still sitting there: a later retry decides
         if verdict == "accepted":
+            if self.gate is not None and self.gate[0] == head.token:
+                gate = self.gate[1]
+            else:
+                gate = " (accepted with no Return)" if head.returns == 0 else ""
+            if self.state.head.returns > 1:
+                gate += " (after one retry Return)"
             self._apply(Event.ACCEPTED)
             self.deliveries += 1
-            self.log(f"delivered {head.notice[:100]!r}")
+            self.log(f"delivered {head.notice[:100]!r}{gate}")
             return Outcome.SETTLED
         if last is ReceiptState.NOT_RETAINED and archived:
             self._apply(Event.RELEASED)

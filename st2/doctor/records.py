@@ -4,7 +4,8 @@ Advisories are worth a human's attention and never a failure: context at or abov
 HARNESS_CONTEXT_WARN_PERCENT; context stale while the seat should be running; observed state
 unknown while the seat should be running; a published driver-diagnostic failure; a harness
 session a relaunch could not resume (``session-lost``, naming the lost id, while the seat's
-current session is that fallback). Absence of a
+current session is that fallback); a seat whose delivery is held (``delivery-hold``: a fresh dnd,
+the one hold DING and both native pumps honour, :mod:`st2.delivery.hold`). Absence of a
 record is silent here (nobody is watching is not ill health).
 """
 
@@ -49,6 +50,10 @@ def record_findings(row: RosterRow) -> list[Finding]:
         findings.append(Finding(Severity.ADVISORY, row.identity, "session-lost",
                                 f"harness session {lost} could not be resumed; the seat started a fresh session "
                                 "(the lost id is kept in its resumable-session record and never retried)"))
+    if row.delivery_hold is not None:
+        findings.append(Finding(Severity.ADVISORY, row.identity, "delivery-hold",
+                                f"delivery held: fresh {row.delivery_hold} declared; new mail waits unread and unowned "
+                                "until the seat leaves it or it ages out"))
     diagnostic = row.driver_diagnostic
     if diagnostic.failed:
         findings.append(Finding(Severity.ADVISORY, row.identity, "driver-diagnostic",

@@ -40,10 +40,19 @@ class ChildSession:
     anchors = False
     """Whether the verb execs into the slim anchor while the harness runs
     (:mod:`st2.drivers.session_anchor`); only for a driver whose loop has nothing to read."""
+    guide_option = "--append-system-prompt"
+    """The harness's own option that appends text to its system prompt (Claude 2.1.197, pi 0.73.1
+    and omp 18.2.3 spell it alike): the bus guide (:mod:`st2.bus.guide`) goes there, after the
+    declared argv (so an executable such as ``env`` or ``sh -c`` in front keeps its own options),
+    on every launch and resume. None: the harness offers no such slot."""
 
     def __init__(self, seat, runtime_id: str, argv: list[str], clock, environment: dict[str, str] | None = None,
                  stop_grace: float = STOP_GRACE_SECONDS) -> None:
         take_launch(self, seat, runtime_id, argv, clock, environment, stop_grace)
+        if self.guide_option and self.argv:
+            from st2.bus.guide import guide_text
+
+            self.argv = [*self.argv, self.guide_option, guide_text()]
         self.phase = Phase.STARTING
         self.child = None
         self.resume = None   # st2.drivers.resume_hold.ResumeHold, when this driver resumes

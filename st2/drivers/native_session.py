@@ -83,6 +83,7 @@ class NativeServerSession:
         self.watch = None
         self.inbox_dirty = True
         self._next_audit = 0.0
+        self._hold_said = False
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
         os.set_blocking(self._wake_read, False)
@@ -162,6 +163,21 @@ class NativeServerSession:
         if now >= self._next_audit:
             self.inbox_dirty = True
             self._next_audit = now + AUDIT_SECONDS
+
+    def delivery_held(self) -> bool:
+        """The seat's delivery hold (a fresh dnd, :mod:`st2.delivery.hold`) is up: the inbox change
+        is consumed without asking the pump for a batch, so the mail stays unread and unowned.
+        Lifting the hold rewrites ``status``, which the seat watch wakes on; a dnd that ages out
+        is seen by the next audit. Said once per hold."""
+        hold = self.pump.hold(self.clock.wall_ms())
+        if hold is None:
+            self._hold_said = False
+            return False
+        self.inbox_dirty = False
+        if not self._hold_said:
+            self.note(f"delivery held: fresh {hold} declared; the mail waits unread")
+            self._hold_said = True
+        return True
 
     def run(self) -> int:
         """Run until the server ends or a stop; return the wrapper's exit status."""

@@ -33,6 +33,20 @@ def gates_dir(environ) -> str:
     return (environ.get("GATE_SDK_GATES_DIR") or GATES_DIR_DEFAULT).rstrip("/")
 
 
+def repository_top(cwd: str) -> str | None:
+    """The nearest directory at or above ``cwd`` holding a ``.git`` entry (a directory, or the
+    file of a linked worktree or submodule): git's top level, found without spawning git on a
+    hot path. None outside any repository."""
+    directory = os.path.abspath(cwd)
+    while True:
+        if os.path.lexists(os.path.join(directory, ".git")):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
 def _relative_inside(path: str, toplevel: str) -> str | None:
     top = os.path.realpath(toplevel)
     real = os.path.realpath(path)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from st2.base.digest import sha256
 from st2.kit import gate_registry
+from st2.kit.knobs import DEFAULT_KNOB_FILE_NAME
 import st2.front as argv_grammar
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -36,9 +37,10 @@ IGNORED = ("delegation-config.local.knobs", ".tmp/", ".workflow/")
 USAGE = "usage: st2 kit init [--] [<project-dir>]"
 
 
-def settings_snippet(knob_file: str) -> str:
+def settings_snippet() -> str:
+    """The hook registrations. No knob-file variable: every reader finds the installed knob file
+    at its default location (:func:`st2.kit.knobs.knob_file_path`) from inside the project."""
     hooks = {
-        "env": {"DELEGATION_KIT_KNOB_FILE": knob_file},
         "hooks": {
             "SubagentStop": [{"hooks": [{"type": "command", "command": "st2 hook subagent-stop-liveness"}]}],
             "PreToolUse": [{"matcher": "Agent", "hooks": [
@@ -67,12 +69,11 @@ def _toplevel(directory: str) -> str:
 def plan(top: Path, environ) -> tuple[dict[str, bytes], dict[str, list[str]]]:
     """(files to hold exactly these bytes, lines to merge into a file), top-level-relative."""
     gates = gate_registry.gates_dir(environ)
-    knob_file = top / gates / "delegation-config.knobs"
     files = {
         ".claude/delegation/agent-execution.md": (TEMPLATES / "agent-execution.md").read_bytes(),
         ".claude/delegation/dispatch-checklists.md": (TEMPLATES / "dispatch-checklists.md").read_bytes(),
-        f"{gates}/delegation-config.knobs": (TEMPLATES / "delegation-config.knobs").read_bytes(),
-        ".claude/delegation/settings-snippet.json": settings_snippet(str(knob_file)).encode(),
+        f"{gates}/{DEFAULT_KNOB_FILE_NAME}": (TEMPLATES / "delegation-config.knobs").read_bytes(),
+        ".claude/delegation/settings-snippet.json": settings_snippet().encode(),
         ".claude/delegation/pre-commit": PRE_COMMIT.encode(),
     }
     for gate in GATES:
@@ -141,7 +142,7 @@ def init(argv: list[str], environ=None, cwd: str | None = None, out=None, err=No
     out.write(
         "kit-init: next: merge .claude/delegation/settings-snippet.json into .claude/settings.json (your own act: "
         "hooks are a permission surface), install .claude/delegation/pre-commit as .git/hooks/pre-commit, and fill the "
-        f"two slots in .claude/delegation/agent-execution.md; knobs go in {gates}/delegation-config.knobs\n")
+        f"two slots in .claude/delegation/agent-execution.md; knobs go in {gates}/{DEFAULT_KNOB_FILE_NAME}\n")
     return 0
 
 

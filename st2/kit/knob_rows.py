@@ -73,23 +73,21 @@ def _label_path(element: str) -> str | None:
 class Knob:
     """One row of the table: name, default (a tuple for an indexed knob), the validator (of the
     value for a scalar, of each element for an indexed knob), and the two delegation-side
-    reading rules named in the module docstring."""
+    reading rules named in :mod:`st2.kit.knobs`'s docstring."""
 
-    __slots__ = ("name", "default", "validate", "environment_elements", "empty_is_unset", "non_empty_elements")
+    __slots__ = ("name", "default", "validate", "empty_is_unset", "non_empty_elements")
 
     def __init__(
         self,
         name: str,
         default: str | tuple[str, ...],
         validate=_any,
-        environment_elements: bool = False,
         empty_is_unset: bool = False,
         non_empty_elements: bool = False,
     ) -> None:
         self.name = name
         self.default = default
         self.validate = validate
-        self.environment_elements = environment_elements
         self.empty_is_unset = empty_is_unset
         self.non_empty_elements = non_empty_elements
 
@@ -99,7 +97,7 @@ class Knob:
 
 
 def _delegation_indexed(name: str, default: tuple[str, ...] = (), validate=_word) -> Knob:
-    return Knob(name, default, validate, environment_elements=True, non_empty_elements=True)
+    return Knob(name, default, validate, non_empty_elements=True)
 
 
 # The static table (docs/kit.md §Knobs), in that page's order. Empty path
@@ -130,7 +128,7 @@ TABLE: dict[str, Knob] = {
         _delegation_indexed("DELEGATION_KIT_READONLY_TYPES", validate=_agent_type),
         _delegation_indexed("DELEGATION_KIT_MUTATING_TYPES", validate=_agent_type),
         Knob("DELEGATION_KIT_REQUIRE_TIER", "off", _on_or_off, empty_is_unset=True),
-        # The tier knobs take no environment spelling: a freshness gate (check-agent-tier-explicit)
+        # No indexed knob takes an environment spelling: a freshness gate (check-agent-tier-explicit)
         # reads the binding, and a per-session override would red it against an unchanged tree.
         Knob("DELEGATION_KIT_TIER_CLASSES", TIER_CLASSES_DEFAULT, _word, non_empty_elements=True),
         Knob("DELEGATION_KIT_TIER_MODEL", (), _word, non_empty_elements=True),

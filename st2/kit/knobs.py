@@ -15,14 +15,17 @@ Where a value comes from, first match wins:
   ``STOP_LOG``, ``REQUIRE_TIER`` and ``AGENT_DIR`` an empty environment value reads as unset (the
   delegation hooks always read them so);
 - an indexed knob: the knob file's ``NAME[] = element`` lines, which replace the default whole,
-  then the default. An indexed knob has no environment spelling, except the three that no gate
-  reads (``LIVENESS_CMD``, ``READONLY_TYPES``, ``MUTATING_TYPES``): one element per line of the
-  variable's value, which, set non-empty, replaces the file's value whole. ``TIER_CLASSES`` and
-  ``TIER_MODEL`` are file-only because the freshness gate check-agent-tier-explicit reads them:
-  a per-session override would red that gate against an unchanged tree.
+  then the default. An indexed knob has no environment spelling at all (a variable of its name
+  is ignored): the command knobs (``REFRESH_CMD``, ``LIVENESS_CMD``) are argvs spawned without a
+  shell, the rosters (``READONLY_TYPES``, ``MUTATING_TYPES``) are the consumer's own, and
+  ``TIER_CLASSES`` and ``TIER_MODEL`` feed the freshness gate check-agent-tier-explicit, where a
+  per-session override would red that gate against an unchanged tree.
 
 The knob file is ``$DELEGATION_KIT_KNOB_FILE`` when set (it must then exist), else
-``${XDG_CONFIG_HOME:-~/.config}/st2/delegation-config.knobs`` (absent is fine). Beside it, a
+``<top level>/<gates dir>/delegation-config.knobs`` (absent is fine): the top level is the git
+repository holding the working directory (the directory itself outside any), the gates dir
+``${GATE_SDK_GATES_DIR:-checks}`` (:mod:`st2.kit.gate_registry`), where ``st2 kit init``
+installs the file. Beside it, a
 gitignored ``delegation-config.local.knobs`` overlay (absent is fine) holds private values: a
 knob it names wins over the tracked file's (an indexed one replaced whole), and the environment
 still wins over both for a scalar. Refused with the other findings: a left-behind
@@ -96,22 +99,22 @@ class Knobs:
         return int(self.scalar(name))
 
 
-def config_home(environ: Mapping[str, str]) -> str:
-    """The st2 config directory: ``${XDG_CONFIG_HOME:-~/.config}/st2``."""
-    base = environ.get("XDG_CONFIG_HOME") or os.path.join(home(environ), ".config")
-    return os.path.join(base, "st2")
-
-
 def home(environ: Mapping[str, str]) -> str:
     return environ.get("HOME") or os.path.expanduser("~")
 
 
-def knob_file_path(environ: Mapping[str, str]) -> tuple[str, bool]:
-    """Return the knob file path and whether it was named explicitly (then it must exist)."""
+def knob_file_path(environ: Mapping[str, str], cwd: str | None = None) -> tuple[str, bool]:
+    """Return the knob file path and whether it was named explicitly (then it must exist); the
+    default is the one ``st2 kit init`` installs for the repository holding ``cwd`` (default the
+    working directory)."""
+    from st2.kit import gate_registry
+
     named = environ.get(KNOB_FILE, "")
     if named:
         return named, True
-    return os.path.join(config_home(environ), DEFAULT_KNOB_FILE_NAME), False
+    cwd = os.getcwd() if cwd is None else cwd
+    top = gate_registry.repository_top(cwd) or os.path.abspath(cwd)
+    return os.path.join(top, gate_registry.gates_dir(environ), DEFAULT_KNOB_FILE_NAME), False
 
 
 def _unquote(value: str) -> str:
@@ -165,23 +168,6 @@ def parse_knob_file(text: str, path: str) -> tuple[dict[str, str], dict[str, lis
     return scalars, arrays, findings
 
 
-def environment_elements(name: str, value: str, findings: list[str]) -> tuple[str, ...]:
-    """st2's environment spelling of an indexed delegation knob: one element per line of the
-    value, a trailing newline ignored; an empty element in between is a finding."""
-    elements = value.split("\n")
-    if elements[-1] == "":
-        elements.pop()
-    knob = TABLE[name]
-    for position, element in enumerate(elements, start=1):
-        if element.strip() == "":
-            findings.append(f"{name}: element {position} is empty (one element per line)")
-            continue
-        problem = knob.validate(element)
-        if problem:
-            findings.append(f"{name}: {problem}")
-    return tuple(elements)
-
-
 def _expand(template: str, scalars: Mapping[str, str], environ: Mapping[str, str]) -> str:
     """Render a derived default: ``${NAME}`` and ``${NAME:-fallback}``, NAME read from the
     resolved knobs first and the environment second (the derived-default spelling)."""
@@ -215,8 +201,8 @@ def _read_text(path: str, findings: list[str], named: bool) -> str | None:
     return None
 
 
-def _read_knob_file(environ: Mapping[str, str], findings: list[str]) -> tuple[str, str | None]:
-    path, named = knob_file_path(environ)
+def _read_knob_file(environ: Mapping[str, str], findings: list[str], cwd: str | None) -> tuple[str, str | None]:
+    path, named = knob_file_path(environ, cwd)
     return path, _read_text(path, findings, named)
 
 
@@ -241,13 +227,14 @@ def _retired_configuration(path: str, environ: Mapping[str, str], findings: list
                             f"the knob file ({KNOB_FILE} or the default location) and unset {RETIRED_CONFIG_FILE}")
 
 
-def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
+def resolve(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Knobs:
     """Resolve every knob of the table from ``environ`` (default ``os.environ``) and the knob
-    file, and run the table validator. Raise :class:`KnobError` with every finding when the
-    configuration is malformed."""
+    file (its default location found from ``cwd``, default the working directory), and run the
+    table validator. Raise :class:`KnobError` with every finding when the configuration is
+    malformed."""
     environ = os.environ if environ is None else environ
     findings: list[str] = []
-    path, text = _read_knob_file(environ, findings)
+    path, text = _read_knob_file(environ, findings, cwd)
     _retired_configuration(path, environ, findings)
     file_scalars: dict[str, str] = {}
     file_arrays: dict[str, list[str]] = {}
@@ -272,11 +259,7 @@ def resolve(environ: Mapping[str, str] | None = None) -> Knobs:
     derived: list[str] = []
     for name, knob in TABLE.items():
         if knob.indexed:
-            spelled = environ.get(name, "") if knob.environment_elements else ""
-            if spelled:
-                arrays[name] = environment_elements(name, spelled, findings)
-                array_sources[name] = ""
-            elif name in file_arrays:
+            if name in file_arrays:
                 arrays[name] = tuple(file_arrays[name])
                 array_sources[name] = f"{array_files[name]}: "
             else:

@@ -24,17 +24,23 @@ def observed_column(observed: ObservedState | None) -> str:
     return text
 
 
-PERCENT_SHOWN_MAX = 999  # the human column's bound: a larger (real, unclamped) overrun prints >999%
+PERCENT_SHOWN_MAX = 999  # past this a fill prints in exponent form, so the column stays narrow
 
 
 def percent_text(percent: float) -> str:
-    """A context fill for a human column, bounded in width: rounded, ``>999%`` beyond."""
-    return f">{PERCENT_SHOWN_MAX}%" if percent > PERCENT_SHOWN_MAX else f"{round(percent)}%"
+    """A context fill for a human column, rounded for width and never clamped: the whole percent
+    up to 999 (``586%``), past it two significant digits in a short exponent form (``1.2e3%``,
+    ``1e308%``), so a real overrun still says how large it is."""
+    whole = round(percent)
+    if whole <= PERCENT_SHOWN_MAX:
+        return f"{whole}%"
+    mantissa, exponent = f"{percent:.2g}".split("e")
+    return f"{mantissa}e{int(exponent)}%"
 
 
 def context_column(context: Reading | None) -> str:
     """``ctx:-`` no record, ``ctx:?`` a record whose percent was withheld, else the percent
-    rounded for width (never clamped below the bound of :func:`percent_text`), ``⟳N``
+    rounded for width and never clamped (:func:`percent_text`), ``⟳N``
     compactions, ``stale`` suffix."""
     if context is None:
         return "ctx:-"

@@ -14,6 +14,7 @@ from typing import Any
 from st2.bus import boxes
 from st2.catalog import layout
 from st2.declarations.model import RETIRED, RUNNING
+from st2.delivery.hold import hold_of
 from st2.fs.read import RECORD_LIMIT, read_bounded
 from st2.records import driver_diagnostic, harness_context, harness_state, status
 
@@ -31,7 +32,9 @@ class RosterRow:
     (:class:`st2.records.harness_context.Reading`, None: no readable record) — and ``session``
     the resumable-session record (:class:`st2.runtime.resumable_session.SessionRecord`) under
     ``--enrich``, ``worktree`` this host's worktree-state reading
-    (:class:`st2.worktree.state.Reading`, None: no worktree declared or no record here);
+    (:class:`st2.worktree.state.Reading`, None: no worktree declared or no record here),
+    ``delivery_hold`` the hold every deliverer of the seat's mail honours
+    (:func:`st2.delivery.hold.hold_of` of the presence: ``"dnd"`` or None);
     :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
 
     identity: str  # <host>.<identity>
@@ -55,6 +58,7 @@ class RosterRow:
     harness: str | None = None  # the declared driver block's harness (not on the wire; a view's filter)
     session: SessionRecord | None = None  # --enrich: this host's resumable-session record
     worktree: WorktreeReading | None = None  # this host's worktree-state reading (st2.worktree.state)
+    delivery_hold: str | None = None  # the seat's delivery hold (st2.delivery.hold): "dnd" or None
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -129,6 +133,7 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         address=facts["address"] or identity,
         bus_address=None if retired else runtime_id,
         harness=facts["harness"],
+        delivery_hold=hold_of(status_reading.presence),
     )
     if facts["worktree"] is not None and liveness is not None and not remote:
         from st2.worktree import state as worktree_state

@@ -48,6 +48,7 @@ def row_object(row: RosterRow, enrich: bool) -> dict[str, Any]:
     wire["address"] = row.address
     wire["busAddress"] = row.bus_address
     wire["worktree"] = worktree_state.to_wire(row.worktree)
+    wire["deliveryHold"] = row.delivery_hold
     return wire
 
 

@@ -25,6 +25,7 @@ DING: tuple[str, ...] = (
     "st2.cli.ding_service",
     "st2.declarations.agent",
     "st2.declarations.catalog",
+    "st2.delivery.hold",
     "st2.ding.harness",
     "st2.ding.notice",
     "st2.ding.notifier",

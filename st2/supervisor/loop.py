@@ -206,8 +206,8 @@ def _wait(reconciler: Reconciler, watch, queue, read_end: int, interval: float,
     selector = selectors.DefaultSelector()
     try:
         selector.register(read_end, selectors.EVENT_READ)
-        if watch is not None and watch.active:
-            selector.register(watch.fileno(), selectors.EVENT_READ)
+        for descriptor in (watch.descriptors() if watch is not None else ()):
+            selector.register(descriptor, selectors.EVENT_READ)
         for descriptor in (exits.descriptors() if exits is not None else ()):
             selector.register(descriptor, selectors.EVENT_READ)
         return _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, notifier)
@@ -216,7 +216,7 @@ def _wait(reconciler: Reconciler, watch, queue, read_end: int, interval: float,
 
 
 def _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, notifier) -> bool:
-    watch_descriptor = watch.fileno() if watch is not None and watch.active else None
+    watch_descriptors = set(watch.descriptors()) if watch is not None else set()
     while True:
         if STOP in queue:
             return True
@@ -232,8 +232,8 @@ def _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, noti
         if read_end in ready:
             drain(read_end)
             ready.discard(read_end)
-        if watch_descriptor in ready:
-            ready.discard(watch_descriptor)
+        if ready & watch_descriptors:
+            ready -= watch_descriptors
             if watch.drain():
                 return STOP in queue
         if ready:                                   # a task's pidfd: it exited

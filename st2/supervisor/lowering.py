@@ -7,7 +7,13 @@
 
 Every task's environment carries ``CATALOG``, ``ST_ROOT``, ``ST_AGENT=<host>.<identity>`` and
 ``ST_HOOKS``. An authored ``ST_AGENT`` equal to that value is accepted; any other value refuses
-the whole seat here, before any workspace or runner mutation.
+the whole seat here, before any workspace or runner mutation. The PTY metadata is runner-owned
+too: every PTY task carries the actor path ``ST_ACTOR_PATH`` (the seat's directory in the
+catalog), and only the canonical agent PTY carries the agent role ``ST_ROLE=agent``; whatever the
+supervisor inherited or a task authored under those two names is dropped, so an exec task or an
+authored PTY never claims to be the agent. The compact form (``argv``) and the explicit
+``pty "agent"`` task lower to the same values, and a dead task relaunched is lowered again, so
+it keeps them and its ``ST_AGENT``.
 """
 
 from __future__ import annotations
@@ -29,6 +35,9 @@ SUPERVISOR_ONLY_ENVIRONMENT = ("NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID",
 
 DING_TASK = "ding"
 AGENT_TASK = "agent"
+ACTOR_PATH = "ST_ACTOR_PATH"
+ROLE = "ST_ROLE"
+AGENT_ROLE = "agent"
 
 
 class TaskRole(enum.Enum):
@@ -175,6 +184,12 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
         else:
             argv = ("/bin/sh", "-c", declared.command)
         environment = {**base, **declared.env, **injected}
+        environment.pop(ACTOR_PATH, None)
+        environment.pop(ROLE, None)
+        if declared.kind == "pty":
+            environment[ACTOR_PATH] = str(Path(declaration.path).parent)
+            if role is TaskRole.AGENT:
+                environment[ROLE] = AGENT_ROLE
         directory = declared.cwd or (str(workspace) if workspace else str(declaration.path.parent))
         tasks.append(Task(
             runtime_id=declared.id, agent=agent, identity=declaration.identity, name=declared.name,

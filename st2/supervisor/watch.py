@@ -7,8 +7,9 @@ produce an event, let alone a pass. Watched: the catalog-generation file (throug
 directories (for ``agent.kdl``), the runtime scope's unpark requests. (tmux leaves its socket
 behind when a server exits, so PTY exits are noticed by the timer; exec exits wake the loop
 through SIGCHLD.) Events on other names (presence, harness state, mail)
-are read and dropped without a pass. If inotify cannot be set up, :class:`CatalogWatch` stays
-inert and the interval timer alone drives the loop.
+are read and dropped without a pass. The catalog-generation and declaration watches are two
+inotify instances, so either failing leaves the other; if neither can be set up the interval timer
+alone drives the loop.
 """
 
 from __future__ import annotations
@@ -23,28 +24,39 @@ from st2.runtime.scope import RuntimeScope
 
 
 class CatalogWatch:
+    """Two independent watch channels, each its own inotify instance: the catalog-generation
+    channel (the catalog root for ``catalog.kdl`` and ``.st2/``, and ``.st2/catalog-generation``)
+    and the declaration channel (``agents/``, this host's seat directories for ``agent.kdl``, and
+    the unpark requests). Either failing to set up, or to watch a directory, leaves the other
+    channel and the interval timer working; :attr:`error` says what was lost."""
+
+    CHANNELS = ("generation", "declarations")
+
     def __init__(self, location: CatalogLocation, scope: RuntimeScope) -> None:
         self.location = location
         self.scope = scope
-        self.watch = MutationWatch()
+        self.channels = {name: MutationWatch() for name in self.CHANNELS}
         self.error: str | None = None
-        if not self.watch.active:
-            self.error = f"filesystem watch unavailable ({self.watch.error}); waking on the interval timer only"
+        lost = [f"{name} ({watch.error})" for name, watch in self.channels.items() if not watch.active]
+        if len(lost) == len(self.channels):
+            self.error = f"filesystem watch unavailable ({self.channels['generation'].error}); waking on the interval timer only"
+        elif lost:
+            self.error = f"filesystem watch for {lost[0]} unavailable; the other channel and the interval timer still run"
 
     @property
     def active(self) -> bool:
-        return self.watch.active
+        return any(watch.active for watch in self.channels.values())
 
-    def fileno(self) -> int:
-        return self.watch.fileno()
+    def descriptors(self) -> list[int]:
+        """The descriptor of every channel that is set up."""
+        return [watch.fileno() for watch in self.channels.values() if watch.active]
 
-    def wanted(self) -> dict[Path, str]:
-        """Directory -> role for every directory that should carry a watch now."""
+    def wanted(self) -> dict[str, dict[Path, str]]:
+        """Channel -> (directory -> role) for every directory that should carry a watch now."""
         root = self.location.root
         host_directory = root / AGENTS_DIR / self.location.host
-        wanted = {
+        declarations = {
             root: "root",
-            root / CONTROL_DIR: "control",
             root / AGENTS_DIR: "agents",
             host_directory: "host",
             self.scope.unpark_requests: "unpark",
@@ -52,41 +64,43 @@ class CatalogWatch:
         try:
             for seat in host_directory.iterdir():
                 if seat.is_dir() and not seat.name.startswith("."):
-                    wanted[seat] = "seat"
+                    declarations[seat] = "seat"
         except OSError:
             pass
-        return wanted
+        return {"generation": {root: "root", root / CONTROL_DIR: "control"}, "declarations": declarations}
 
     def sync(self) -> None:
         """Add watches for directories that appeared, forget ones that went away."""
-        if not self.watch.active:
-            return
-        wanted = self.wanted()
-        for path, role in wanted.items():
-            if self.watch.watching(path) or not path.is_dir():
+        for channel, wanted in self.wanted().items():
+            watch = self.channels[channel]
+            if not watch.active:
                 continue
-            error = self.watch.add(path, role)
-            if error is not None and self.error is None and role in ("control", "host"):
-                self.error = f"cannot watch {path}: {error}; the interval timer still runs"
-        for path in [path for path in self.watch.by_path if path not in wanted]:
-            self.watch.remove(path)
+            for path, role in wanted.items():
+                if watch.watching(path) or not path.is_dir():
+                    continue
+                error = watch.add(path, role)
+                if error is not None and self.error is None and role in ("control", "host"):
+                    self.error = f"cannot watch {path}: {error}; the interval timer still runs"
+            for path in [path for path in watch.by_path if path not in wanted]:
+                watch.remove(path)
 
     def drain(self) -> bool:
-        """Read every pending event; True when one of them should wake a pass."""
+        """Read every pending event of both channels; True when one of them should wake a pass."""
         relevant = False
-        for role, name, mask in self.watch.events():
-            if mask & IGNORED:
-                relevant = True
-            elif role == "unpark" and not mask & ARRIVALS:
-                continue  # the supervisor consuming a request must not wake itself
-            elif _relevant(role, name):
-                relevant = True
+        for channel, watch in self.channels.items():
+            for role, name, mask in watch.events():
+                if mask & IGNORED:
+                    relevant = True
+                elif role == "unpark" and not mask & ARRIVALS:
+                    continue  # the supervisor consuming a request must not wake itself
+                elif _relevant(channel, role, name):
+                    relevant = True
         return relevant
 
 
-def _relevant(role: str, name: str) -> bool:
+def _relevant(channel: str, role: str, name: str) -> bool:
     if role == "root":
-        return name in (CONTROL_DIR, AGENTS_DIR, CATALOG_DECLARATION)
+        return name in ((CONTROL_DIR, CATALOG_DECLARATION) if channel == "generation" else (AGENTS_DIR,))
     if role == "control":
         return name == CATALOG_GENERATION
     if role in ("agents", "host"):

@@ -61,7 +61,8 @@ class Pane:
 class Standin:
     """The stand-in TUI in its own pane, with its byte log, event log and mode control file."""
 
-    def __init__(self, directory: Path, placeholder: str | None = None, socket: str | None = None) -> None:
+    def __init__(self, directory: Path, placeholder: str | None = None, socket: str | None = None,
+                 render_delay: float = 0.0) -> None:
         self.bytes = directory / "standin.bytes"
         self.events_path = directory / "standin.events"
         self.control = directory / "standin.mode"
@@ -70,6 +71,8 @@ class Standin:
                    str(self.events_path), "--control", str(self.control)]
         if placeholder is not None:
             command += ["--placeholder", placeholder]
+        if render_delay:
+            command += ["--render-delay", str(render_delay)]
         self.pane = Pane(command, socket=socket)
         poll_for(lambda: self.events_path.exists() and "ready" in self.events_path.read_text(),
                  what="the stand-in TUI to start")
@@ -213,3 +216,18 @@ def ownership_record(state: Path, catalog: Path, identity: str) -> Path:
     from st2.runtime.scope import RuntimeScope
 
     return RuntimeScope(Path(os.path.abspath(catalog)), HOST, state / "st2").directory / "ding" / f"{HOST}.{identity}.json"
+
+
+def return_gates(log: Path) -> list[int | None]:
+    """Each delivery's gate from the notifier's log, in order: how many ms after the paste its
+    first Return went (``(Return N ms after the paste)``), or None for a notice the harness took
+    with no Return (``(accepted with no Return)``)."""
+    gates: list[int | None] = []
+    for line in log.read_text().splitlines():
+        if "delivered" not in line:
+            continue
+        if "(Return " in line:
+            gates.append(int(line.rsplit("(Return ", 1)[1].split(" ms", 1)[0]))
+        elif "(accepted with no Return)" in line:
+            gates.append(None)
+    return gates

@@ -14,6 +14,10 @@ empty, a dim placeholder suggestion right of it (which is not a human draft).
 - ``--bytes FILE`` receives every byte read from the terminal, unmodified; ``--events FILE``
   gets one line per ``paste``/``submit``/``queue``/``mode`` event (tab-separated, the text
   with ``repr`` escaping), so a test can count exactly what arrived.
+- ``--render-delay SECONDS`` shows a pasted text only that long after the paste ends, and drops a
+  Return that arrives before it shows (a ``swallowed`` event; the text stays): a TUI that takes
+  keystrokes before it has drawn them, as omp 18.2.3 swallowed a Return sent the moment a
+  notice showed.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import select
 import sys
 import termios
+import time
 import tty
 
 PASTE_START = b"\x1b[200~"
@@ -42,6 +47,8 @@ class Program:
         self.frozen = False
         self.pending = b""
         self.pasting: bytes | None = None
+        self.render_delay = arguments.render_delay
+        self.unshown: tuple[float, str] | None = None   # (shown at, text) of a paste not yet drawn
 
     def event(self, kind: str, text: str = "") -> None:
         self.events.write(f"{kind}\t{text!r}\n")
@@ -82,7 +89,10 @@ class Program:
                 self.pending = self.pending[end + len(PASTE_END):]
                 text = self.pasting.decode("utf-8", "replace")
                 self.pasting = None
-                self.input += text
+                if self.render_delay:
+                    self.unshown = (time.monotonic() + self.render_delay, text)
+                else:
+                    self.input += text
                 self.event("paste", text)
                 continue
             if self.pending.startswith(PASTE_START):
@@ -97,6 +107,9 @@ class Program:
             head = self.pending[:1]
             if head in (b"\r", b"\n"):
                 self.pending = self.pending[1:]
+                if self.unshown is not None:
+                    self.event("swallowed", self.unshown[1])
+                    continue
                 self.submit()
                 continue
             if head in (b"\x7f", b"\x08"):
@@ -128,6 +141,12 @@ class Program:
             out.append(f"\x1b[2m{self.placeholder}\x1b[0m\r")
         sys.stdout.write("".join(out))
         sys.stdout.flush()
+
+    def show_paste(self) -> None:
+        """Draw a delayed paste once its time has come."""
+        if self.unshown is not None and time.monotonic() >= self.unshown[0]:
+            self.input += self.unshown[1]
+            self.unshown = None
 
     def poll_control(self) -> None:
         if not self.control:
@@ -161,6 +180,7 @@ def main() -> int:
     parser.add_argument("--events", required=True)
     parser.add_argument("--control")
     parser.add_argument("--placeholder", default='Try "summarize the open issues"')
+    parser.add_argument("--render-delay", type=float, default=0.0)
     arguments = parser.parse_args()
     program = Program(arguments)
     descriptor = sys.stdin.fileno()
@@ -179,6 +199,7 @@ def main() -> int:
                     return 0
                 program.feed(data)
             program.poll_control()
+            program.show_paste()
             if (program.input, len(program.transcript), len(program.queue), program.busy) != before:
                 program.draw()
     finally:

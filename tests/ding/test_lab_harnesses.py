@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import Notifier, make_seat, ownership_record, poll_for, write_message
+from ding_support import Notifier, make_seat, ownership_record, poll_for, return_gates, write_message
 from st2.ding.notice import notice_text
 
 LAB = Path(__file__).resolve().parents[1] / "lab"
@@ -93,6 +93,10 @@ def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, cata
             # Each request replays the conversation; the notice is one user turn in it.
             assert all(text.count(notice) == 1 for text in prompts)
             assert screen().count(notice) == 1
+            # One delivery: its first Return went only once two adjacent observations showed the
+            # notice (the gate in place of a fixed 0.5 s), or Claude took it with no Return at all.
+            [gate] = return_gates(notifier.log)
+            print(f"claude-code: first Return {gate} ms after the paste (None: no Return needed)")
         finally:
             if notifier is not None:
                 notifier.stop()
@@ -176,6 +180,9 @@ def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
             assert (record["phase"], record["settled"]) == ("idle", [name])
             assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
                        for text in user_texts(entry) if notice in text)
+            [gate] = return_gates(notifier.log)   # one delivery, by the gated first Return
+            assert gate is not None
+            print(f"pi: first Return {gate} ms after the paste")
         finally:
             notifier.stop()
 
@@ -257,6 +264,9 @@ def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
                        if notice in text]
             assert prompts and all(text.count(notice) == 1 for text in prompts)
             assert screen().count(notice) == 1  # one transcript row, nothing left in the composer
+            [gate] = return_gates(notifier.log)   # one delivery, by the gated first Return
+            assert gate is not None
+            print(f"omp: first Return {gate} ms after the paste")
         finally:
             if notifier is not None:
                 notifier.stop()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import (Notifier, Standin, archive, make_seat, ownership_record, poll_for,
+from ding_support import (Notifier, Standin, archive, make_seat, ownership_record, poll_for, return_gates,
                           typed_backlog_notice, typed_notice,
                           write_message)
 from st2.ding.notice import PASTE_END, PASTE_START
@@ -330,3 +330,25 @@ def test_a_plain_subject_reaches_the_shell_seat_readably(tmp_path, catalog, seat
     finally:
         notifier.stop()
         pane.close()
+
+
+def test_the_first_return_waits_for_the_notice_to_show_twice_not_for_a_fixed_delay(tmp_path, catalog, seat):
+    # A TUI that draws a paste 0.8 s late and drops a Return sent before it shows (omp 18.2.3
+    # swallowed a Return sent the moment a notice showed): a fixed 0.5 s delay would lose
+    # the Return there; DING's gate (two adjacent retained-safe observations) waits the text out.
+    program = Standin(tmp_path, render_delay=0.8)
+    notifier = Notifier(catalog, "builder", program.socket, tmp_path / "state")
+    try:
+        notifier.wait_started()
+        name = write_message(seat, "drawn late")
+        poll_for(lambda: program.events("submit"), timeout=10, what="the notice submitted")
+        notifier.runs_on(passes=3)
+        notice = expected_notice(seat, name, "drawn late")
+        assert program.events("swallowed") == []
+        assert [text for _, text in program.events("paste")] == [notice]
+        assert [text for _, text in program.events("submit")] == [notice]
+        [gate] = return_gates(notifier.log)
+        assert gate >= 800                                   # never before the text showed
+    finally:
+        notifier.stop()
+        program.close()

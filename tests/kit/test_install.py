@@ -85,9 +85,16 @@ def test_the_installed_kit_works_in_the_project(project, sandbox) -> None:
     run_st2(["kit", "init", str(project)], hermetic_environment(sandbox))
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "kit")  # the install itself is a meta-layer-only commit
-    environ = hermetic_environment(sandbox, DELEGATION_KIT_KNOB_FILE=str(project / "checks" / "delegation-config.knobs"))
-    values = run_st2(["emit", "knob-values", "DELEGATION_KIT_PAUSE_PCT"], environ)
+    environ = hermetic_environment(sandbox)
+    del environ["DELEGATION_KIT_KNOB_FILE"]               # the resolver finds what init installed
+    values = run_st2(["emit", "knob-values", "DELEGATION_KIT_PAUSE_PCT"], environ, cwd=project / "src")
     assert (values.returncode, values.stdout) == (0, b"80\n")  # the comment-only file resolves to the defaults
+    with (project / "checks" / "delegation-config.knobs").open("a") as handle:
+        handle.write("DELEGATION_KIT_PAUSE_PCT = 70\nDELEGATION_KIT_READONLY_TYPES[] = reviewer\n")
+    for name, value in (("DELEGATION_KIT_PAUSE_PCT", b"70\n"), ("DELEGATION_KIT_READONLY_TYPES", b"reviewer\n")):
+        read = run_st2(["emit", "knob-values", name], environ, cwd=project / "src")
+        assert (read.returncode, read.stdout, read.stderr) == (0, value, b"")
+    (project / "checks" / "delegation-config.knobs").write_text((TEMPLATES / "delegation-config.knobs").read_text())
     # the violation smoke: a registered gate edited beside product code reds assertion A
     with (project / "checks" / "check-gate-tamper.gate").open("a") as handle:
         handle.write("# exception-list: ( src/app.py )\n")
@@ -100,7 +107,7 @@ def test_the_installed_kit_works_in_the_project(project, sandbox) -> None:
         "check-gate-tamper: B: added exemption src/app.py matches src/app.py, staged in the same commit",
     ]
     snippet = (project / ".claude" / "delegation" / "settings-snippet.json").read_text()
-    assert '"command": "st2 hook budget-guard"' in snippet and str(project / "checks" / "delegation-config.knobs") in snippet
+    assert '"command": "st2 hook budget-guard"' in snippet and "DELEGATION_KIT_KNOB_FILE" not in snippet
 
 
 def test_every_rule_a_template_cites_is_a_lead_in_of_the_protocol() -> None:

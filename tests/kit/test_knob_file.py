@@ -12,8 +12,8 @@ from st2.kit import knobs
 pytestmark = pytest.mark.process
 
 
-def values(name: str, environ) -> tuple[int, str, str]:
-    result = run_st2(["emit", "knob-values", name], environ)
+def values(name: str, environ, cwd=None) -> tuple[int, str, str]:
+    result = run_st2(["emit", "knob-values", name], environ, cwd=cwd)
     return result.returncode, result.stdout.decode(), result.stderr.decode()
 
 
@@ -33,10 +33,10 @@ def test_the_local_overlay_wins_over_the_tracked_file_and_the_environment_over_b
 def test_the_overlay_sits_beside_the_default_location_too(sandbox: Path) -> None:
     environ = hermetic_environment(sandbox)
     del environ["DELEGATION_KIT_KNOB_FILE"]
-    home = sandbox / "config" / "st2"
-    home.mkdir(parents=True)
-    (home / "delegation-config.local.knobs").write_text("DELEGATION_KIT_TIER_MODEL[] = judgment=opus\n")
-    assert values("DELEGATION_KIT_TIER_MODEL", environ) == (0, "judgment=opus\n", "")
+    gates = sandbox / "checks"                    # sandbox is no repository: it is its own top level
+    gates.mkdir()
+    (gates / "delegation-config.local.knobs").write_text("DELEGATION_KIT_TIER_MODEL[] = judgment=opus\n")
+    assert values("DELEGATION_KIT_TIER_MODEL", environ, cwd=sandbox) == (0, "judgment=opus\n", "")
 
 
 def test_a_malformed_overlay_names_its_own_file(sandbox: Path) -> None:

@@ -229,6 +229,20 @@ class FakeModel:
         with self._lock:
             return [entry for entry in self.requests if entry["method"] == "POST"]
 
+    def carries(self, text: str) -> bool:
+        """Whether some model request's body holds ``text`` verbatim inside one of its strings
+        (a system prompt, a developer message, an input part), wherever the wire puts it."""
+        def strings(value) -> list[str]:
+            if isinstance(value, str):
+                return [value]
+            if isinstance(value, dict):
+                return [found for item in value.values() for found in strings(item)]
+            if isinstance(value, list):
+                return [found for item in value for found in strings(item)]
+            return []
+
+        return any(text in found for entry in self.model_requests() for found in strings(entry["body"]))
+
     def wait_for(self, predicate, timeout: float = 30.0) -> list[dict[str, Any]]:
         """Block until ``predicate(requests)`` is true; return the log. Raise TimeoutError."""
         deadline = time.monotonic() + timeout

@@ -23,7 +23,7 @@ ROW_A = ('{"identity":"alpha.a-fresh","status":"busy","name":"Fresh","descriptio
          '"costUsd":null,"sessionTotalTokens":2235329,"rateLimits":{"fiveHour":31.0,"sevenDay":55.0},'
          '"rateLimited":false,"compactions":3,"lastCompactionMs":1788000097290,"lastCompactionTrigger":"unknown",'
          '"observedAtMs":1788000095790,"ageMs":4210,"stale":false},'
-         '"id":"alpha.a-fresh","address":"a-fresh","busAddress":"alpha.a-fresh","worktree":null}')
+         '"id":"alpha.a-fresh","address":"a-fresh","busAddress":"alpha.a-fresh","worktree":null,"deliveryHold":null}')
 
 
 @pytest.fixture

@@ -43,13 +43,14 @@ def test_a_percent_in_the_domain_is_carried_and_shown(catalog: Path, percent, sh
     assert shown in agents(catalog).stdout.splitlines()[1]
 
 
-def test_a_huge_overrun_is_carried_unclamped_in_json_and_bounded_in_text(catalog: Path) -> None:
-    seat_with_context(catalog, "w", 1e308)
-    assert json.loads(agents(catalog, "--json").stdout)[0]["context"]["usedPercent"] == 1e308
+@pytest.mark.parametrize("percent, shown", [(1e308, "1e308%"), (1234.5, "1.2e3%"), (999.6, "1e3%")])
+def test_a_huge_overrun_is_carried_unclamped_in_json_and_never_clamped_in_text(catalog: Path, percent, shown) -> None:
+    seat_with_context(catalog, "w", percent)
+    assert json.loads(agents(catalog, "--json").stdout)[0]["context"]["usedPercent"] == percent
     line = agents(catalog).stdout.splitlines()[1]
-    assert "ctx:>999%" in line and len(line) < 120
+    assert f"ctx:{shown}" in line and ">999%" not in line and len(line) < 120
     doctor = run_st2("doctor", "--host", "alpha", env=st2_env(catalog, ST2_CLOCK_WALL_MS=str(NOW_MS)))
-    assert "context window >999% full" in doctor.stdout and "0000000" not in doctor.stdout
+    assert f"context window {shown} full" in doctor.stdout and "0000000" not in doctor.stdout
 
 
 def test_a_harness_state_naming_another_seat_reads_unknown(catalog: Path) -> None:
@@ -74,7 +75,7 @@ def test_an_unparseable_declaration_reads_invalid_not_running(catalog: Path) -> 
     keys = list(row)
     assert keys == ["identity", "status", "name", "description", "retired", "resources", "desiredState",
                     "desiredStateReason", "observedState", "driverDiagnostic", "context", "id", "address", "busAddress",
-                    "worktree"]
+                    "worktree", "deliveryHold"]
     assert row["desiredState"] == "invalid"
     assert row["desiredStateReason"].startswith("agents/alpha/broken/agent.kdl:")
     assert "invalid (agents/alpha/broken/agent.kdl:" in agents(catalog).stdout

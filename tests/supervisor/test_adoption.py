@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from dataclasses import replace
 
@@ -153,3 +154,35 @@ def test_every_launched_task_carries_the_runner_owned_environment(fleet):
         assert environment["CATALOG"] == environment["ST_ROOT"] == str(fleet.catalog)
         assert environment["ST_HOOKS"] and environment["EXTRA"] == "kept"
         assert "NOTIFY_SOCKET" not in environment
+
+
+def _environ(pid: int) -> dict[str, str]:
+    raw = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+@pytest.mark.parametrize("form", ["compact", "explicit"])
+def test_pty_metadata_is_form_equivalent_and_role_scoped_and_a_dead_task_replay_keeps_st_agent(fleet, form):
+    agent = ('    argv "sleep" "600"' if form == "compact"
+             else '    pty "agent" { id "h.one"; argv "sleep" "600"; }')
+    seat = fleet.seat("one", agent + '\n    pty "side" { argv "sleep" "600"; }\n'
+                      '    exec "worker" { argv "sleep" "600"; env { ST_ROLE "agent"; ST_ACTOR_PATH "/elsewhere"; }; }')
+    # The supervisor's own environment claims a role: no task inherits it.
+    fleet.env.update(ST_ROLE="agent", ST_ACTOR_PATH="/inherited")
+    assert fleet.st2("up", "--once").returncode == 0
+    expected = {"h.one": (str(seat), "agent"), "h.one.side": (str(seat), None), "h.one.worker": (None, None)}
+    for runtime_id, (actor_path, role) in expected.items():
+        environment = _environ(fleet.record(runtime_id).pid)
+        assert (environment.get("ST_ACTOR_PATH"), environment.get("ST_ROLE")) == (actor_path, role), runtime_id
+        assert environment["ST_AGENT"] == "h.one", runtime_id
+    # A dead task is replayed with its runner-owned identity: ST_AGENT (and the PTY metadata) kept.
+    for runtime_id in ("h.one", "h.one.worker"):
+        before = fleet.record(runtime_id).pid
+        os.kill(before, signal.SIGKILL)
+        assert poll_for(lambda: observe(before) is None, timeout=10)
+        assert fleet.st2("up", "--once").returncode == 0
+        after = fleet.record(runtime_id).pid
+        assert after != before
+        environment = _environ(after)
+        assert environment["ST_AGENT"] == "h.one", runtime_id
+        assert (environment.get("ST_ACTOR_PATH"), environment.get("ST_ROLE")) == expected[runtime_id], runtime_id

@@ -134,3 +134,50 @@ def test_an_adopted_exec_task_that_exits_is_restarted_without_waiting_for_the_in
     assert poll_for(lambda: fleet.running().get("h.one.job") not in (None, old), timeout=30), fleet.log()
     # The launch record is written before the pass prints its summary: wait for the line too.
     assert poll_for(lambda: "restarted h.one.job" in fleet.log(), timeout=10), fleet.log()
+
+
+def test_two_catalogs_on_one_host_stay_isolated_and_recovery_ignores_ambient_defaults(fleet):
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from supervisor_support import REPO, Fleet, RuntimeScope
+
+    other = Fleet(Path(tempfile.mkdtemp(dir="/tmp", prefix="st2p-")))
+    # One host, one runtime state home: only the catalog tells the two fleets apart.
+    other.state = fleet.state
+    other.env["XDG_STATE_HOME"] = str(fleet.state)
+    other.scope = RuntimeScope(other.catalog, "h", state_dir=fleet.state / "st2")
+    try:
+        for group in (fleet, other):
+            group.seat("lead", '    argv "sleep" "600"')
+            crashing_seat(group, "flaky")                # the same runtime id in both catalogs
+            group.up("--interval", "1s")
+        for group in (fleet, other):
+            assert poll_for(lambda: "h.flaky.job" in parked_rows(group), timeout=20), group.log()
+        mine, theirs = parked_rows(fleet)["h.flaky.job"], parked_rows(other)["h.flaky.job"]
+        assert mine["parked"]["supervisorPid"] == fleet.supervisors[0].pid
+        assert theirs["parked"]["supervisorPid"] == other.supervisors[0].pid
+        assert fleet.scope.park_marker("h.flaky.job") != other.scope.park_marker("h.flaky.job")
+
+        # The projected recovery argv, run where every default points at the other catalog and
+        # another host, recovers exactly this catalog's task.
+        (fleet.base / "flaky.fixed").write_text("")
+        ambient = dict(other.env, CATALOG=str(other.catalog), ST2_HOST="elsewhere")
+        recovery = mine["parked"]["recovery"]
+        assert recovery == ["st2", "unpark", "--catalog", str(fleet.catalog), "--host", "h", "h.flaky.job"]
+        result = subprocess.run([sys.executable, "-m", "st2", *recovery[1:]], env=ambient, cwd=REPO,
+                                capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        assert poll_for(lambda: fleet.running().get("h.flaky.job"), timeout=15), fleet.log()
+        assert "h.flaky.job" not in parked_rows(fleet)
+        assert "h.flaky.job" in parked_rows(other) and other.scope.park_marker("h.flaky.job").exists()
+        assert "h.flaky.job" not in other.running()
+        # Each inventory lists only its own catalog's tasks and parks.
+        assert all(row["parked"] is None or row["parked"]["recovery"][3] == str(other.catalog)
+                   for row in other.tasks()["tasks"])
+    finally:
+        other.cleanup()
+        shutil.rmtree(other.base, ignore_errors=True)

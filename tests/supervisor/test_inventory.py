@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from st2.catalog.location import CatalogLocation
 from st2.supervisor import inventory as inventory_module
@@ -81,3 +83,26 @@ def test_a_declared_running_task_is_no_orphan(fleet):
     tasks = fleet.st2("tasks")
     assert tasks.returncode == 0 and "orphan" not in tasks.stderr
     assert "orphan" not in fleet.st2("doctor").stdout
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("marker", [
+    b"{not json",                                                                       # malformed
+    b'{"schema":"st2.park-marker.v1","runtimeId":"h.alpha","catalog":"/another/catalog","host":"h",'
+    b'"supervisorPid":1,"supervisorStartTime":0,"parkedAtMs":1,"reason":"x","attempts":1}\n',   # another scope's
+])
+def test_an_unbelievable_park_marker_makes_the_inventory_incomplete(fleet, marker):
+    fleet.seat("alpha", '    argv "sleep" "600"')
+    assert fleet.st2("up", "--once").returncode == 0
+    assert fleet.tasks()["complete"] is True
+    path = fleet.scope.park_marker("h.alpha")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(marker)
+    result = fleet.st2("tasks", "--json")
+    inventory = json.loads(result.stdout)
+    assert result.returncode != 0 and inventory["complete"] is False
+    assert any("park marker of h.alpha" in error for error in inventory["errors"]), inventory["errors"]
+    [row] = [row for row in inventory["tasks"] if row["runtimeId"] == "h.alpha"]
+    assert row["parked"] is None and row["runtime"]["state"] == "running"   # the runtime stays truthful
+    path.unlink()
+    assert fleet.tasks()["complete"] is True

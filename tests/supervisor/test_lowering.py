@@ -92,3 +92,19 @@ def test_a_seat_s_worktree_is_its_tasks_working_directory(tmp_path: Path) -> Non
         "agent": "/srv/app.st2-worktrees/h.coder", "helper": "/srv/app.st2-worktrees/h.coder"}
     declared = declaration._replace(worktree=declaration.worktree._replace(path="~/wt/coder"))
     assert str(lower(declared, "h", tmp_path).workspace) == str(Path("~/wt/coder").expanduser())
+
+
+def test_a_stream_never_claims_a_delivery_transport(tmp_path):
+    # A Codex seat is delivered by its wrapper's pump alone (`ding` on it is refused); a launched
+    # stream beside it lowers as a plain stream companion, so it is no delivery transport.
+    streamed = lower(declare(tmp_path, "cx", '    codex\n    stream "feed" { argv "sleep" "600"; }'), "h", tmp_path / "c")
+    assert streamed.errors == ()
+    assert [(task.runtime_id, task.role) for task in streamed.tasks] == [("h.cx", TaskRole.AGENT),
+                                                                          ("h.cx.feed", TaskRole.STREAM)]
+    refused = lower(declare(tmp_path, "cy", '    codex\n    ding'), "h", tmp_path / "c")
+    assert refused.tasks == () and "delivered by its wrapper's native pump only" in refused.errors[0]
+    # With `ding`, the notifier's target is the agent PTY, never the stream.
+    both = lower(declare(tmp_path, "dz", '    argv "sleep" "600"\n    ding\n    stream "feed" { argv "x"; }'),
+                 "h", tmp_path / "c")
+    [ding] = [task for task in both.tasks if task.role is TaskRole.DING]
+    assert ding.argv[-2:] == ("ding", "h.dz")

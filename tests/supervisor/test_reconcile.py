@@ -36,6 +36,8 @@ def world(fleet, monkeypatch):
         return reconciler.run_pass(read_catalog(location), selection)
 
     fleet.run = run
+    fleet.reconciler_plan = lambda identity: next(plan for plan in read_catalog(location).plans
+                                                  if plan.identity == identity)
     fleet.reconciler = reconciler
     fleet.clock = clock
     return fleet
@@ -112,13 +114,14 @@ def test_retirement_removes_the_prior_log_generation_a_restart_kept(world):
     assert sorted(path.name for path in logs.iterdir() if path.name.startswith("h.a.job")) == []
 
 
-def test_a_parked_agent_stops_its_live_companions(world):
+def park_a_crashing_agent(world) -> dict:
+    """Declare seat ``a`` (agent, DING, stream) whose agent crashes while ``crash`` exists, make it
+    crash-loop into a park; return the companions that ran before."""
     world.seat("a", '    restart { attempts 1; interval "60s"; mode "fail"; }\n'
                '    argv "sh" "-c" "test -f ' + str(world.base / "crash") + ' && exit 3; exec sleep 600"\n'
                '    ding\n    stream "feed" { argv "sleep" "600"; }')
     world.run()
     companions = {rid: value for rid, value in world.running().items() if rid != "h.a"}
-    assert sorted(companions) == ["h.a.ding", "h.a.feed"]
     (world.base / "crash").write_text("")
     pid = world.record("h.a").pid
     os.kill(pid, 9)
@@ -127,7 +130,39 @@ def test_a_parked_agent_stops_its_live_companions(world):
     # answers): passes until the second exit inside the interval parks it.
     assert poll_for(lambda: (world.run(), world.reconciler.states["h.a"].phase.value == "parked")[1],
                     "the crash-looping agent to park", timeout=20)
+    return companions
+
+
+def test_a_parked_agent_stops_its_live_companions(world):
+    assert sorted(park_a_crashing_agent(world)) == ["h.a.ding", "h.a.feed"]
     assert world.running() == {}, "companions of a parked agent must be stopped"
+
+
+def test_a_crash_looping_stream_parks_on_its_own_and_never_claims_a_delivery_transport(world):
+    world.seat("a", '    restart { attempts 1; interval "60s"; mode "fail"; }\n'
+               '    argv "sleep" "600"\n    stream "feed" { argv "sh" "-c" "exit 3"; }')
+    world.run()
+    agent = world.running()["h.a"]
+    assert poll_for(lambda: (world.run(), world.reconciler.states["h.a.feed"].phase.value == "parked")[1],
+                    "the crash-looping stream to park", timeout=20)
+    assert world.running() == {"h.a": agent}            # the agent untouched: same PID, same start
+    assert world.reconciler.states["h.a"].phase.value != "parked"
+    rows = {row["runtimeId"]: row for row in world.tasks()["tasks"]}
+    # The stream is the seat's only companion: no DING task, no delivery transport claimed for it.
+    assert sorted(rows) == ["h.a", "h.a.feed"]
+    assert rows["h.a.feed"]["parked"] is not None and rows["h.a"]["parked"] is None
+    assert [task.role.value for task in world.reconciler_plan("a").tasks] == ["agent", "stream"]
+
+
+def test_unpark_restores_the_parked_agent_and_its_derived_ding_companion(world):
+    park_a_crashing_agent(world)
+    assert world.running() == {}
+    (world.base / "crash").unlink()                       # the cause fixed
+    result = world.st2("unpark", "h.a")
+    assert result.returncode == 0, result.stderr
+    assert poll_for(lambda: (world.run(), sorted(world.running()) == ["h.a", "h.a.ding", "h.a.feed"])[1],
+                    "the agent and both companions back", timeout=20)
+    assert not world.scope.park_marker("h.a").exists()
 
 
 def test_a_held_agent_is_not_relaunched_and_its_companions_stop(world):

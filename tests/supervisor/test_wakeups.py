@@ -121,3 +121,50 @@ def test_a_failed_watch_installation_leaves_the_timer_working(fleet, monkeypatch
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def _wait_once(fleet, watch, interval: float) -> float:
+    """Seconds one real ``loop._wait`` took with ``watch``: well under ``interval`` when a
+    channel woke it, ``interval`` when only the timer did."""
+    read_end, write_end = os.pipe()
+    try:
+        reconciler = Reconciler(CatalogLocation(fleet.catalog, "h"), scope=fleet.scope, output=open(os.devnull, "w"))
+        start = SYSTEM_CLOCK.monotonic()
+        assert loop._wait(reconciler, watch, [], read_end, interval, None, SYSTEM_CLOCK, loop.Notifier()) is False
+        return SYSTEM_CLOCK.monotonic() - start
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("lost", CatalogWatch.CHANNELS)
+def test_either_watch_channel_failing_leaves_the_other_and_the_timer(fleet, monkeypatch, lost):
+    from inotify_simple import INotify
+
+    made = iter(CatalogWatch.CHANNELS)                 # the channels are set up in this order
+
+    def refuse_one(*arguments, **keywords):
+        if next(made) == lost:
+            raise OSError(24, "Too many open files")
+        return INotify(*arguments, **keywords)
+
+    fleet.seat("one", '    argv "sleep" "600"')
+    (fleet.catalog / ".st2").mkdir()
+    monkeypatch.setattr("st2.fs.watch.INotify", refuse_one)
+    watch = CatalogWatch(CatalogLocation(fleet.catalog, "h"), fleet.scope)
+    assert watch.active and f"{lost} (" in watch.error and "the other channel and the interval timer" in watch.error
+    watch.sync()
+    assert _wait_once(fleet, watch, 0.3) >= 0.3        # nothing changed: the timer still comes due
+
+    staged = fleet.base / "generation.tmp"
+    staged.write_text("2\n")
+    os.replace(staged, fleet.catalog / ".st2" / "catalog-generation")
+    if lost == "generation":
+        assert watch.drain() is False
+    else:
+        assert _wait_once(fleet, watch, 10) < 5
+    fleet.seat("one", '    argv "sleep" "601"')        # a declaration rewritten by atomic rename
+    if lost == "declarations":
+        assert watch.drain() is False
+    else:
+        assert _wait_once(fleet, watch, 10) < 5

@@ -6,9 +6,11 @@
   ``total.totalTokens`` (cumulative spend, never occupancy), ``usedPercent`` = 100 − Codex's own
   "% context left" (:func:`used_percent`), model and costUsd null (Codex reports neither).
 - ``account/rateLimits/updated``: merged sparsely (an absent window never clears a held value),
-  joined by ``windowDurationMins`` only — 10080 → sevenDay, 300 → fiveHour — never by the
-  primary/secondary position; any other duration is dropped. It carries no occupancy, so it never
-  writes on its own: the windows ride the next reading.
+  joined by ``windowDurationMins`` only — 10080 → sevenDay — never by the primary/secondary
+  position; any other duration is dropped. fiveHour stays null: no capture of a real Codex
+  account shows a 300-minute window (the lab capture's comes from st2's own fake server's
+  ``x-codex-*`` headers), so mapping one would be inference, not measurement. It carries no
+  occupancy, so it never writes on its own: the windows ride the next reading.
 - ``contextCompaction`` items (``item/started`` and ``item/completed`` of one compaction share an
   item id): one compaction edge per (turnId, item id), over a bounded ring; the deprecated
   ``thread/compacted`` names only the turn and collapses with any item of that turn. Codex names
@@ -30,7 +32,7 @@ BASELINE_TOKENS = 12_000
 token display and subtracted from both sides of the fraction; re-verified for 0.171.0 against
 the real TUI's own "% context left" footer (``captures/codex/0.171.0/context-left/``)."""
 SEVEN_DAY_MINUTES = 10_080
-FIVE_HOUR_MINUTES = 300  # admitted from the 0.171.0 lab capture (the fake server's x-codex-* headers)
+FIVE_HOUR_MINUTES = 300  # the window fiveHour would join, once a real capture shows it (below)
 COMPACTION_RING = 64
 
 
@@ -91,8 +93,10 @@ class ContextProducer:
             minutes = window.get("windowDurationMins")
             if minutes == SEVEN_DAY_MINUTES:
                 self.seven_day = float(percent)
-            elif minutes == FIVE_HOUR_MINUTES:
-                self.five_hour = float(percent)
+            # Admitting fiveHour is this one line, together with a capture from a real Codex
+            # account under captures/codex/<version>/rate-limits/ whose account/rateLimits/updated
+            # carries windowDurationMins 300 (captures/PROVENANCE.md §Codex rate-limit windows):
+            #     elif minutes == FIVE_HOUR_MINUTES: self.five_hour = float(percent)
 
     def on_token_usage(self, params: Any, observed_at_ms: int | None = None) -> Reading | None:
         """The reading of one ``thread/tokenUsage/updated``, or None for a frame without usage."""

@@ -239,7 +239,12 @@ class CodexSession(NativeServerSession):
                                                                     "excludeTurns": True})] = "thread/resume"
         else:
             self.resuming = False
-            self.purposes[self.connection.request("thread/start", {"cwd": os.getcwd()})] = "thread/start"
+            # The bus guide is the thread's developer instructions (Codex's own slot for them), so
+            # the seat knows the mail and presence contract before its first turn.
+            from st2.bus.guide import guide_text
+
+            self.purposes[self.connection.request("thread/start", {"cwd": os.getcwd(),
+                                                                   "developerInstructions": guide_text()})] = "thread/start"
 
     def on_notification(self, frame: dict) -> None:
         method, params = frame.get("method"), frame.get("params")
@@ -309,6 +314,8 @@ class CodexSession(NativeServerSession):
         current, _ = control_module.phase(self.control)
         start = control_module.startable(self.control)
         if not (start or current is Phase.ACTIVE) or self.pump.in_flight or self.pump.unsettled:
+            return
+        if self.delivery_held():
             return
         self.inbox_dirty = False
         batch = self.pump.next_batch(self.control.thread_id)

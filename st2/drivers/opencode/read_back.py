@@ -34,11 +34,17 @@ class ReadBackDelivery:
             self.bind()   # the pane keeps the transcript view: the TUI attaches only at serve
         if not (self.inbox_dirty and self.connected and self.bound and self.observed.idle()):
             return
+        if self.delivery_held():
+            return
         self.inbox_dirty = False
         batch = self.pump.next_batch(self.session_id)
         if batch is None:
             return
-        body: dict = {"parts": [{"type": "text", "text": batch.text}]}
+        # The bus guide rides each prompt as the session's system prompt (opencode's own slot for
+        # instructions; it keeps none between prompts).
+        from st2.bus.guide import guide_text
+
+        body: dict = {"parts": [{"type": "text", "text": batch.text}], "system": guide_text()}
         if self.model is not None:
             body["model"] = {"providerID": self.model[0], "modelID": self.model[1]}
         try:

@@ -19,17 +19,13 @@ WORKFLOW_DIR_DEFAULT = ".workflow"
 def main_checkout_of_linked_worktree(cwd: str) -> str | None:
     """If ``cwd`` is inside a linked worktree, return the main checkout's top-level directory;
     otherwise (a main checkout, a plain repository, a submodule, no repository) return None."""
-    directory = os.path.abspath(cwd)
-    while True:
-        dot_git = os.path.join(directory, ".git")
-        if os.path.isdir(dot_git):
-            return None
-        if os.path.isfile(dot_git):
-            return _main_from_gitdir_file(directory, dot_git)
-        parent = os.path.dirname(directory)
-        if parent == directory:
-            return None
-        directory = parent
+    from st2.kit.gate_registry import repository_top
+
+    top = repository_top(cwd)
+    dot_git = os.path.join(top, ".git") if top is not None else None
+    if dot_git is None or not os.path.isfile(dot_git):
+        return None
+    return _main_from_gitdir_file(top, dot_git)
 
 
 def _main_from_gitdir_file(top: str, dot_git: str) -> str | None:

@@ -6,10 +6,8 @@ malformed one is refused by both with the same findings.
 Where a value comes from (:mod:`st2.kit.knobs` owns the whole statement): a scalar knob (stop log,
 require tier, agent dir) is the environment under its own name (empty reads as unset), then the
 knob file, then the default. An indexed knob (liveness command, the two rosters, tier classes,
-tier binding) is its knob-file ``NAME[] = element`` lines, replacing the default whole; the
-liveness command and the two rosters also take an environment spelling, one element per line of
-the variable's value (set non-empty, it replaces the file's value whole), while the tier classes
-and binding, which the freshness gate reads, are file-only.
+tier binding) is its knob-file ``NAME[] = element`` lines, replacing the default whole, and has
+no environment spelling.
 
 The validator checks the whole table at once: a malformed knob is a broken machine, and a
 broken machine gates nothing. The dispatch guard turns a fault into loud non-enforcement of
@@ -50,10 +48,11 @@ def _resolved(source: Knobs | Mapping[str, str]) -> Knobs:
     return source if isinstance(source, Knobs) else resolve(source)
 
 
-def load(environ: Mapping[str, str]) -> tuple[Knobs | None, list[str]]:
-    """Resolve once: ``(knobs, [])`` when sound, ``(None, findings)`` when malformed."""
+def load(environ: Mapping[str, str], cwd: str | None = None) -> tuple[Knobs | None, list[str]]:
+    """Resolve once (the knob file's default location found from ``cwd``, default the working
+    directory): ``(knobs, [])`` when sound, ``(None, findings)`` when malformed."""
     try:
-        return resolve(environ), []
+        return resolve(environ, cwd), []
     except KnobError as error:
         return None, error.findings
 

@@ -9,7 +9,7 @@ second interpreter start (what that saves the hook: docs/memory.md §Both instal
 the one the refusal prints, is the equivalent exec, ``PYTHONPATH=<st2's root> <python> -S -P -m st2
 check producer-liveness <run-dir>``, re-runnable by hand: ``-S`` skips the site machinery (the
 reader needs the standard library and st2 alone), so ``PYTHONPATH`` names where this st2 was
-imported from. An override is an argv, one element per line, spawned directly with no shell and the
+imported from. An override is an argv (the knob file's ``DELEGATION_KIT_LIVENESS_CMD[]`` lines), spawned directly with no shell and the
 run dir appended; it resolves only when its first element is executable (a path carrying a separator
 has the execute bit, a bare name is found on PATH), else to no reader.
 

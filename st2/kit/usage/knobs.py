@@ -22,7 +22,6 @@ from st2.kit.knobs import (  # noqa: F401 - re-exported: the usage side's histor
     Knob,
     KnobError,
     Knobs,
-    config_home,
     home as _home,
     knob_file_path,
     parse_knob_file,

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from support import make_seat, poll_for
+from support import make_seat, poll_for, without_guide
 from test_session import finish, state   # the wrapper tests' own helpers (this folder is on sys.path)
 
 from st2.drivers import session_anchor
@@ -273,7 +273,8 @@ def test_a_resume_refused_while_anchored_falls_back_once_in_the_same_incarnation
     declare(seat)
     script = stand_in(tmp_path, UNTIL_ANCHORED + (
         f"echo \"argv:$*\" >> '{tmp_path}/argv'\n"
-        f'case "$1" in --resume=*) id="${{1#--resume=}}";; *) id=$(printf "%s%012d" {FRESH} $$);; esac\n'
+        f'id=$(printf "%s%012d" {FRESH} $$)\n'
+        f'for word; do case "$word" in --resume=*) id="${{word#--resume=}}";; esac; done\n'
         f'[ "$id" = "{DEAD}" ] && exit 1\n'
         f"printf '{HOOK_PAYLOAD}' \"$id\" | st2 driver claude-observe --catalog '{catalog}' --identity host.worker "
         "--event SessionStart\n"))
@@ -285,7 +286,7 @@ def test_a_resume_refused_while_anchored_falls_back_once_in_the_same_incarnation
     wrapper = start(catalog, script, tmp_path)
     assert finish(wrapper) == 0
     # Both spawns ran under the anchor: the refusal was seen by the full wrapper it exec'd back into.
-    assert (tmp_path / "argv").read_text().splitlines() == [f"argv:--resume={DEAD}", "argv:"]
+    assert without_guide((tmp_path / "argv").read_text()).splitlines() == [f"argv:--resume={DEAD}", "argv:"]
     fallback = json.loads(store.record("host.worker").read_text())
     assert (fallback["start"], fallback["resumedFrom"], [lost["sessionId"] for lost in fallback["lost"]]) == (
         "fallback", DEAD, [DEAD])

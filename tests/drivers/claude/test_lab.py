@@ -95,6 +95,9 @@ def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: Fa
     poll_for(lambda: seat.state()[0] == "idle" and seat.state()[3] >= 3, lambda: "UserPromptSubmit -> Stop\n" + seat.screen(), timeout=WAIT, step=0.25)
     row = seat.row()
     assert (row["observedState"]["state"], row["observedState"]["harness"]) == ("idle", "claude")
+    from st2.bus.guide import guide_text
+
+    assert fake_model.carries(guide_text())  # the bus guide, appended to Claude's system prompt
     context = row["context"]
     assert (context["harness"], context["usedTokens"], context["windowTokens"], context["usedPercent"],
             context["model"], context["stale"]) == ("claude", 100500, 200000, 50.0, "claude-sonnet-4-5", False)

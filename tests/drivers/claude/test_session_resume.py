@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from support import make_seat, record
+from st2.bus.guide import guide_text
+from support import make_seat, record, without_guide
 
 from st2.runtime import resumable_session
 
@@ -30,7 +31,8 @@ def stand_in(tmp_path: Path, catalog: Path, published: str = '"$id"') -> Path:
     script.write_text(
         "#!/bin/sh\n"
         f"echo \"argv:$*\" >> '{tmp_path}/argv'\n"
-        f'case "$1" in --resume=*) id="${{1#--resume=}}";; *) id=$(printf "%s%012d" {FRESH} $$);; esac\n'
+        f'id=$(printf "%s%012d" {FRESH} $$)\n'
+        f'for word; do case "$word" in --resume=*) id="${{word#--resume=}}";; esac; done\n'
         f'[ "$id" = "{DEAD}" ] && exit 1\n'
         f"printf '{HOOK_PAYLOAD}' {published} | st2 driver claude-observe --catalog '{catalog}' --identity host.worker "
         "--event SessionStart\n")
@@ -65,7 +67,7 @@ def session(catalog: Path, state: Path) -> dict:
 
 
 def argv_lines(tmp_path: Path) -> list[str]:
-    return (tmp_path / "argv").read_text().splitlines()
+    return without_guide((tmp_path / "argv").read_text()).splitlines()
 
 
 def declare(seat, body: str = "") -> None:
@@ -82,6 +84,9 @@ def test_the_next_launch_resumes_the_id_the_hook_published(catalog, tmp_path) ->
     assert first["incarnation"] == record(seat, "harness-state")["incarnation"]
     assert run_wrapper(catalog, script, state) == 0
     assert argv_lines(tmp_path) == ["argv:", f"argv:--resume={first['sessionId']}"]
+    # Both launches carried the bus guide in Claude's system-prompt slot.
+    guide = f"--append-system-prompt {guide_text()}"
+    assert (tmp_path / "argv").read_text() == f"argv:{guide}\nargv:{guide} --resume={first['sessionId']}\n"
     second = session(catalog, state)
     assert (second["start"], second["sessionId"], second["resumedFrom"]) == ("resumed",) + (first["sessionId"],) * 2
 

@@ -127,6 +127,8 @@ def main():
             out({"id": request_id, "result": {"userAgent": "standin/0.171.0", "platformOs": "linux"}})
         elif method == "thread/start":
             open(os.path.join(STATE, "history.jsonl"), "a").close()
+            with open(os.path.join(STATE, "thread-start.json"), "w") as handle:
+                json.dump(params, handle)
             out({"id": request_id, "result": {"thread": thread()}})
             note("thread/started", {"thread": thread()})
         elif method == "thread/resume":

@@ -102,6 +102,9 @@ def test_a_codex_seat_under_st2_up_is_driven_observed_and_measured(seat: Seat, f
     poll(lambda: seat.state()[0] == "idle", "idle after the turn", describe=seat.screen)
     [correlation] = [seat.ledger()[name]["correlation"]]
     assert requests_carrying(fake_model, correlation) == 1
+    from st2.bus.guide import guide_text
+
+    assert fake_model.carries(guide_text())  # the bus guide, as the thread's developer instructions
     context = seat.row()["context"]
     assert (context["harness"], context["usedTokens"], context["windowTokens"], context["model"],
             context["costUsd"]) == ("codex", 101300, 190000, None, None)  # 95 % of the configured 200000

@@ -278,3 +278,27 @@ def test_a_consumed_unarchived_message_is_not_delivered_again_after_a_reboot(cat
         assert phases(tmp_path, catalog)[first] == "consumed"
     finally:
         again.stop()
+
+
+def test_a_fresh_dnd_holds_delivery_unread_and_unowned_and_busy_holds_nothing(catalog, tmp_path) -> None:
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.bus.guide import guide_text
+    from st2.records import status as status_record
+
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the thread to be idle")
+        # The bus guide is the thread's developer instructions.
+        started = json.loads((wrapper.standin_dir / "thread-start.json").read_text())
+        assert started["developerInstructions"] == guide_text()
+        status_record.write(seat, "dnd", SYSTEM_CLOCK)
+        name = write_message(seat, "held", body="wait for me")
+        poll_for(lambda: "delivery held: fresh dnd declared" in wrapper.text(), "the hold to be said")
+        assert wrapper.history() == [] and name not in phases(tmp_path, catalog)   # unread and unowned
+        assert (seat / "resources" / "inbox" / name).exists()
+        status_record.write(seat, "busy", SYSTEM_CLOCK)                           # busy holds nothing
+        poll_for(lambda: phases(tmp_path, catalog).get(name) == "consumed", "delivery once dnd is lifted")
+        assert len(wrapper.history()) == 1
+    finally:
+        wrapper.stop()

@@ -164,6 +164,7 @@ class Handler(BaseHTTPRequestHandler):
             self._json(200, session)
         elif (match := re.fullmatch(r"/session/([^/]+)/prompt_async", path)):
             text = "".join(part.get("text", "") for part in (body or {}).get("parts", []))
+            _append(STATE / "prompt-systems.jsonl", {"system": (body or {}).get("system")})
             self.send_response(204)
             self.send_header("Content-Length", "0")
             self.end_headers()

@@ -128,6 +128,9 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 9942, "the reading", 60, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "idle after the turn", 60, seat.screen)
     assert requests_carrying(fake_model, name[:-3]) == 1
+    from st2.bus.guide import guide_text
+
+    assert fake_model.carries(guide_text())  # the bus guide, as the prompt's system prompt
     context = seat.row()["context"]
     assert (context["harness"], context["usedTokens"], context["windowTokens"], context["usedPercent"],
             context["model"]) == ("opencode", 9942, 200000, 4.971, "fake/fake-model")

@@ -87,3 +87,27 @@ def test_a_question_blocks_on_a_human_until_answered_and_a_typed_line_is_operato
         poll_for(lambda: wrapper.ledger().get(typed.name, {}).get("phase") == "persisted", lambda: wrapper.text())
     finally:
         wrapper.stop()
+
+
+def test_a_fresh_dnd_holds_delivery_unread_and_unowned_and_busy_holds_nothing(catalog, tmp_path) -> None:
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.bus.guide import guide_text
+    from st2.records import status as status_record
+
+    seat = make_seat(catalog)
+    wrapper = Wrapper(catalog, tmp_path)
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
+        status_record.write(seat, "dnd", SYSTEM_CLOCK)
+        name = write_message(seat, "held", body="wait for me")
+        poll_for(lambda: "delivery held: fresh dnd declared" in wrapper.text(), lambda: wrapper.text())
+        assert wrapper.model_requests() == [] and name not in wrapper.ledger()   # unread and unowned
+        assert (seat / "resources" / "inbox" / name).exists()
+        status_record.write(seat, "busy", SYSTEM_CLOCK)                         # busy holds nothing
+        poll_for(lambda: wrapper.ledger().get(name, {}).get("phase") == "persisted", lambda: wrapper.text())
+        # The bus guide rode the prompt as the session's system prompt.
+        systems = [json.loads(line)["system"] for line in
+                   (wrapper.standin_dir / "prompt-systems.jsonl").read_text().splitlines()]
+        assert systems == [guide_text()]
+    finally:
+        wrapper.stop()

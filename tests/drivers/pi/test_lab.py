@@ -142,6 +142,10 @@ def test_a_pi_family_seat_under_st2_up_is_observed_natively_and_still_delivered_
     assert (context["harness"], context["usedTokens"], context["windowTokens"], context["usedPercent"],
             context["model"], context["compactions"], context["stale"]) == (
         seat.harness, numerator, 200000, percent, "fake-claude", 0, False)
+    from st2.bus.guide import guide_text
+
+    # omp 18.2.3 trims the trailing newline of an appended prompt: the text itself must be there.
+    assert fake_model.carries(guide_text().strip())  # the bus guide, appended to the system prompt
 
     # DING is still the delivery: one notice, typed into the real TUI, reaches the model once.
     before = len(fake_model.model_requests())

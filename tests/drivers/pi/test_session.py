@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from st2.bus.guide import guide_text
 from support import poll_for
 from support_channel import REPO, make_seat, record
 
@@ -71,8 +72,9 @@ def test_the_pi_wrapper_injects_the_extension_and_applies_the_channel_before_end
     script = stand_in(tmp_path, "pi", f"send '{ACTIVE}'\nsend '{READING}'\nsend '{IDLE}'\nexit 0\n")
     wrapper_process = start_wrapper(catalog, tmp_path, "pi-session", script, "--provider", "fake")
     assert finish(wrapper_process) == 0
-    assert (tmp_path / "argv").read_text().splitlines() == ["-e", str(REPO / "hooks" / "pi-channel.ts"),
-                                                            "--provider", "fake"]
+    # The extension first, the declared arguments, then the bus guide in pi's system-prompt slot.
+    assert (tmp_path / "argv").read_text() == "\n".join(
+        ["-e", str(REPO / "hooks" / "pi-channel.ts"), "--provider", "fake", "--append-system-prompt", guide_text()]) + "\n"
     # The channel is an inherited pipe: nothing of it in the catalog, nothing on disk.
     descriptor = (tmp_path / "fd").read_text().strip()
     assert descriptor.isdigit()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import without_guide
 from support_channel import REPO, make_seat
 
 from st2.drivers import session_ids
@@ -83,7 +84,8 @@ def write_record(catalog: Path, tmp_path: Path, harness: str, session_file: str)
 def spawns(tmp_path: Path, harness: str) -> list[str]:
     """Each spawn's argv after ``-e <extension>``."""
     extension = f"-e {REPO / 'hooks' / f'{harness}-channel.ts'}"
-    return [line.removeprefix(extension).strip() for line in (tmp_path / "spawns").read_text().splitlines()]
+    recorded = without_guide((tmp_path / "spawns").read_text())
+    return [line.removeprefix(extension).strip() for line in recorded.splitlines()]
 
 
 @pytest.fixture

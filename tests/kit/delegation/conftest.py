@@ -21,9 +21,9 @@ def children():
 
 @pytest.fixture(autouse=True)
 def no_operator_knob_file(tmp_path_factory, monkeypatch):
-    """The knob file's default location is under the config home: point it (and HOME) at empty
-    directories, so no operator's real delegation-config.knobs reaches a test (hermetic_env and
-    the in-process readers both inherit it)."""
+    """HOME and the config home point at empty directories, so no operator's files reach a test;
+    the knob file's default location is under the working directory's repository (st2's own has
+    none), and every hook a test runs works from its own temporary directory."""
     config = tmp_path_factory.mktemp("config-home")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
     # A reader handed a mapping without XDG_CONFIG_HOME falls back to ~/.config.

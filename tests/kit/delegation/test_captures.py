@@ -8,7 +8,7 @@ import pytest
 import json
 from pathlib import Path
 
-from delegation_support import hermetic_env
+from delegation_support import hermetic_env, knob_file
 from st2.base.clock import FakeClock
 from st2.kit.delegation import task_view
 from st2.drivers.claude.hooks import dispatch_guard
@@ -79,7 +79,7 @@ def test_the_captured_agent_dispatch_passes_an_unconfigured_guard(tmp_path: Path
 
 def test_the_captured_agent_dispatch_meets_d2_and_d5_when_configured(tmp_path: Path) -> None:
     dispatch = captured_agent_dispatch()
-    readonly = dispatch_guard.decide(dispatch, hermetic_env(DELEGATION_KIT_READONLY_TYPES="general-purpose"), str(tmp_path))
+    readonly = dispatch_guard.decide(dispatch, hermetic_env(**knob_file(tmp_path / "k.knobs", DELEGATION_KIT_READONLY_TYPES="general-purpose")), str(tmp_path))
     assert readonly.code == 2 and readonly.stderr.startswith("dispatch-guard: blocked by D2 (the read-only claim): 'general-purpose'")
     tiered = dispatch_guard.decide(dispatch, hermetic_env(DELEGATION_KIT_REQUIRE_TIER="on"), str(tmp_path))
     assert tiered.code == 2 and tiered.stderr.startswith("dispatch-guard: blocked by D5 (the chosen tier): this dispatch names no model and 'general-purpose'")
@@ -87,7 +87,7 @@ def test_the_captured_agent_dispatch_meets_d2_and_d5_when_configured(tmp_path: P
 
 def test_the_guard_relies_on_the_agent_matcher_to_prove_the_tool(tmp_path: Path) -> None:
     documented = (CAPTURES / "docs-2.1.239" / "hook-inputs" / "PreToolUse.input.json").read_text()
-    decision = dispatch_guard.decide(documented, hermetic_env(DELEGATION_KIT_MUTATING_TYPES="mut"), str(tmp_path))
+    decision = dispatch_guard.decide(documented, hermetic_env(**knob_file(tmp_path / "k.knobs", DELEGATION_KIT_MUTATING_TYPES="mut")), str(tmp_path))
     # The matcher proves the tool (registration: PreToolUse matcher Agent). A Bash payload routed
     # here anyway carries no subagent_type, so D4 reads it as the default type.
     assert decision.code == 2 and "D4 (default isolation): the harness's default type" in decision.stderr

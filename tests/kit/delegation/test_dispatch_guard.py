@@ -41,14 +41,17 @@ def payload_for(subagent_type: str, isolation: str, nested: str, model: str) -> 
 
 
 def scenario(type_column: str, agent_dir: Path) -> tuple[str, dict[str, str]]:
-    env = {"DELEGATION_KIT_READONLY_TYPES": "ro-type", "DELEGATION_KIT_AGENT_DIR": str(agent_dir)}
+    env = {"DELEGATION_KIT_AGENT_DIR": str(agent_dir)}
+    indexed = {"DELEGATION_KIT_READONLY_TYPES": "ro-type"}      # indexed knobs live in the knob file only
     prefix, _, bare = type_column.rpartition(":")
     if prefix == "noroster":
-        env["DELEGATION_KIT_READONLY_TYPES"] = ""
+        indexed = {}
     elif prefix == "armed":
-        env.update(DELEGATION_KIT_MUTATING_TYPES="mut-type", DELEGATION_KIT_REQUIRE_TIER="on")
+        indexed["DELEGATION_KIT_MUTATING_TYPES"] = "mut-type"
+        env["DELEGATION_KIT_REQUIRE_TIER"] = "on"
     elif prefix == "bound":
-        env.update(knob_file(agent_dir.parent / "bound.knobs", DELEGATION_KIT_TIER_MODEL="judgment=big-model\nmechanical=small"))
+        indexed["DELEGATION_KIT_TIER_MODEL"] = "judgment=big-model\nmechanical=small"
+    env.update(knob_file(agent_dir.parent / "scenario.knobs", **indexed))
     return bare, env
 
 
@@ -95,7 +98,7 @@ def test_the_coverage_check_reads_the_columns_not_the_labels() -> None:
 def test_the_decision_table_routes_every_case(row: list[str], agent_dir: Path, tmp_path: Path) -> None:
     expected, rule, type_column, isolation, nested, model, description = row
     if type_column == "UNPARSEABLE":
-        payload, env = "{not json", {"DELEGATION_KIT_READONLY_TYPES": "ro-type"}
+        payload, env = "{not json", knob_file(tmp_path / "k.knobs", DELEGATION_KIT_READONLY_TYPES="ro-type")
     else:
         subagent_type, env = scenario(type_column, agent_dir)
         payload = payload_for(subagent_type, isolation, nested, model)
@@ -137,7 +140,7 @@ def test_a_tool_input_that_is_not_an_object_degrades(tmp_path: Path) -> None:
 
 
 def test_malformed_knobs_cost_the_roster_rules_loudly_and_never_the_dispatch(tmp_path: Path) -> None:
-    env = hermetic_env(DELEGATION_KIT_READONLY_TYPES="ro-type", **knob_file(tmp_path / "k.knobs", DELEGATION_KIT_TIER_MODEL="judgment"))
+    env = hermetic_env(**knob_file(tmp_path / "k.knobs", DELEGATION_KIT_READONLY_TYPES="ro-type", DELEGATION_KIT_TIER_MODEL="judgment"))
     decision = dispatch_guard.decide(payload_for("ro-type", "-", "no", "-"), env, str(tmp_path))
     assert decision.code == 0 and decision.stderr == ""
     assert json.loads(decision.stdout)["hookSpecificOutput"]["additionalContext"] == (
@@ -168,7 +171,7 @@ def test_an_unreadable_definition_directory_costs_d5_alone(tmp_path: Path, monke
     assert json.loads(decision.stdout)["hookSpecificOutput"]["additionalContext"] == (
         "dispatch-guard: D5 (the chosen tier) went unenforced on this dispatch: /defs: cannot be read."
     )
-    fork = dispatch_guard.decide(payload_for("ro", "-", "no", "-"), env | {"DELEGATION_KIT_READONLY_TYPES": "ro"}, str(tmp_path))
+    fork = dispatch_guard.decide(payload_for("ro", "-", "no", "-"), env | knob_file(tmp_path / "ro.knobs", DELEGATION_KIT_READONLY_TYPES="ro"), str(tmp_path))
     assert fork.code == 2 and "blocked by D2" in fork.stderr
 
 

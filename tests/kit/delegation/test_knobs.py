@@ -32,16 +32,24 @@ def test_defaults() -> None:
     assert knobs.validate({}) == []
 
 
-def test_an_indexed_knob_is_one_element_per_line() -> None:
-    environment = {"DELEGATION_KIT_LIVENESS_CMD": "bash\n/path/reader.sh\n"}
-    assert knobs.indexed(environment, knobs.LIVENESS_CMD) == ["bash", "/path/reader.sh"]
-    with pytest.raises(knobs.KnobError, match="DELEGATION_KIT_LIVENESS_CMD: element 2 is empty"):
-        knobs.indexed({"DELEGATION_KIT_LIVENESS_CMD": "bash\n\nx"}, knobs.LIVENESS_CMD)
+@pytest.mark.parametrize("name", ["DELEGATION_KIT_LIVENESS_CMD", "DELEGATION_KIT_READONLY_TYPES", "DELEGATION_KIT_MUTATING_TYPES"])
+def test_the_liveness_command_and_the_rosters_take_no_environment_spelling(name: str, tmp_path: Path) -> None:
+    # Indexed knobs live in the knob file only: a variable of the name is ignored, malformed or not.
+    environment = knob_file(tmp_path / "k.knobs", **{name: "bash\n/path/reader"})
+    assert knobs.indexed(environment | {name: "other\n"}, name) == ["bash", "/path/reader"]
+    assert knobs.indexed({name: "bash\n\n two words"}, name) == []
+    assert knobs.validate({name: "bash\n\n two words"}) == []
+
+
+@pytest.mark.process
+def test_a_roster_in_the_environment_does_not_fire_d2_through_the_real_hook(tmp_path: Path) -> None:
+    ignored = run_hook("dispatch-guard", tmp_path, agent_payload("reviewer"), DELEGATION_KIT_READONLY_TYPES="reviewer")
+    assert (ignored.returncode, ignored.stdout, ignored.stderr) == (0, "", "")
 
 
 def tier_knobs_in_a_file(environment: dict[str, str], path: Path) -> dict[str, str]:
-    """The tier knobs have no environment spelling: move them into a knob file at ``path``."""
-    tier = {name: value for name, value in environment.items() if name in (knobs.TIER_CLASSES, knobs.TIER_MODEL)}
+    """Indexed knobs have no environment spelling: move them into a knob file at ``path``."""
+    tier = {name: value for name, value in environment.items() if knobs.TABLE[name].indexed}
     rest = {name: value for name, value in environment.items() if name not in tier}
     return rest | knob_file(path, **tier) if tier else rest
 
@@ -51,8 +59,6 @@ def tier_knobs_in_a_file(environment: dict[str, str], path: Path) -> dict[str, s
     [
         ({"DELEGATION_KIT_REQUIRE_TIER": "yes"}, "environment DELEGATION_KIT_REQUIRE_TIER='yes' must be on or off"),
         ({"DELEGATION_KIT_READONLY_TYPES": "a b"}, "DELEGATION_KIT_READONLY_TYPES: 'a b' carries whitespace; an agent-type name is one token"),
-        ({"DELEGATION_KIT_MUTATING_TYPES": "x\n\ny"}, "DELEGATION_KIT_MUTATING_TYPES: element 2 is empty (one element per line)"),
-        ({"DELEGATION_KIT_LIVENESS_CMD": "a\n \nb"}, "DELEGATION_KIT_LIVENESS_CMD: element 2 is empty (one element per line)"),
         ({"DELEGATION_KIT_TIER_CLASSES": "Judgment"}, "DELEGATION_KIT_TIER_CLASSES: 'Judgment' is not a class name ([a-z0-9-])"),
         ({"DELEGATION_KIT_TIER_CLASSES": "a\na"}, "DELEGATION_KIT_TIER_CLASSES: 'a' is given twice"),
         ({"DELEGATION_KIT_TIER_MODEL": "judgment"}, "DELEGATION_KIT_TIER_MODEL: 'judgment' is not <class>=<model>[,<effort>]"),
@@ -73,7 +79,12 @@ def tier_knobs_in_a_file(environment: dict[str, str], path: Path) -> dict[str, s
 def test_the_validator_refuses_each_malformed_value(environment, finding: str, tmp_path: Path) -> None:
     path = tmp_path / "k.knobs"
     moved = tier_knobs_in_a_file(environment, path)
-    expected = f"{path}: {finding}" if moved != environment else finding
+    if moved == environment:
+        expected = finding
+    elif "DELEGATION_KIT_TIER" in finding:
+        expected = f"{path}: {finding}"                 # a whole-knob check names the file
+    else:
+        expected = f"{path}:1: {finding}"               # an element check names its line
     assert knobs.validate(moved) == [expected]
 
 
@@ -138,13 +149,20 @@ def test_a_roster_in_the_knob_file_fires_d2_through_the_real_hook(tmp_path: Path
 
 @pytest.mark.process
 def test_the_default_knob_file_location_serves_the_hook_and_its_absence_leaves_d2_inert(tmp_path: Path) -> None:
-    config_home = tmp_path / "config"
-    environment = {"XDG_CONFIG_HOME": str(config_home)}
-    quiet = run_hook("dispatch-guard", tmp_path, agent_payload("reviewer"), **environment)
+    # The kit's location: <repository top level>/<gates dir>/delegation-config.knobs, where
+    # `st2 kit init` installs it; the hook fires from a subdirectory of the repository.
+    import subprocess
+
+    repository, inside = tmp_path / "project", tmp_path / "project" / "src" / "deep"
+    inside.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    quiet = run_hook("dispatch-guard", inside, agent_payload("reviewer"))
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
-    write_knobs(config_home / "st2" / "delegation-config.knobs", "DELEGATION_KIT_READONLY_TYPES[] = reviewer")
-    fired = run_hook("dispatch-guard", tmp_path, agent_payload("reviewer"), **environment)
+    write_knobs(repository / "checks" / "delegation-config.knobs", "DELEGATION_KIT_READONLY_TYPES[] = reviewer")
+    fired = run_hook("dispatch-guard", inside, agent_payload("reviewer"))
     assert fired.returncode == 2 and fired.stderr.startswith("dispatch-guard: blocked by D2 ("), fired.stderr
+    moved = run_hook("dispatch-guard", inside, agent_payload("reviewer"), GATE_SDK_GATES_DIR="gates")
+    assert (moved.returncode, moved.stderr) == (0, "")   # the gates dir moved: the file is not there
 
 
 def test_the_environment_overrides_a_file_scalar(tmp_path: Path) -> None:
@@ -166,7 +184,7 @@ def test_d5_switched_on_by_the_file_and_off_by_the_environment(tmp_path: Path) -
     assert (quiet.code, quiet.rule) == (0, "fallthrough")
 
 
-def test_an_indexed_knob_in_the_file_replaces_its_default_and_the_environment_spelling_replaces_the_file(tmp_path: Path) -> None:
+def test_an_indexed_knob_in_the_file_replaces_its_default_and_no_environment_spelling_replaces_it(tmp_path: Path) -> None:
     knob_file = write_knobs(
         tmp_path / "k.knobs",
         "DELEGATION_KIT_TIER_CLASSES[] = senior",
@@ -177,8 +195,7 @@ def test_an_indexed_knob_in_the_file_replaces_its_default_and_the_environment_sp
     environment = hermetic_env(DELEGATION_KIT_KNOB_FILE=str(knob_file))
     assert knobs.tier_classes(environment) == ["senior", "junior"]
     assert knobs.readonly_types(environment) == ["reviewer", "auditor"]
-    assert knobs.readonly_types(environment | {"DELEGATION_KIT_READONLY_TYPES": "scout\n"}) == ["scout"]
-    assert knobs.readonly_types(environment | {"DELEGATION_KIT_READONLY_TYPES": ""}) == ["reviewer", "auditor"]
+    assert knobs.readonly_types(environment | {"DELEGATION_KIT_READONLY_TYPES": "scout\n"}) == ["reviewer", "auditor"]
 
 
 def test_a_tier_binding_in_the_file_is_validated_against_the_files_roster(tmp_path: Path) -> None:

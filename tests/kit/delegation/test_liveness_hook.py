@@ -15,6 +15,7 @@ from delegation_support import (
     PAYLOAD,
     PAYLOAD_KEYS,
     assert_log_line,
+    knob_file,
     log_lines,
     run_hook,
     write_by_child,
@@ -28,6 +29,11 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def fire(cwd: Path, payload: str | None = PAYLOAD, **env: str):
+    """Fire the real hook from ``cwd``; a ``DELEGATION_KIT_LIVENESS_CMD`` given here (one element
+    per line) is written into a knob file, its only spelling."""
+    command = env.pop("DELEGATION_KIT_LIVENESS_CMD", None)
+    if command is not None:
+        env.update(knob_file(cwd / "liveness.knobs", DELEGATION_KIT_LIVENESS_CMD=command))
     result = run_hook("subagent-stop-liveness", cwd, payload, **env)
     lines = log_lines(cwd / LOG)
     return result, lines[-1] if lines else None

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from delegation_support import CONTINUING, PAYLOAD, hermetic_env, write_by_child
+from delegation_support import CONTINUING, PAYLOAD, hermetic_env, knob_file, write_by_child
 from st2.base.clock import FakeClock
 from st2.kit.delegation import reader_spawn
 from st2.drivers.claude.hooks import subagent_stop_liveness as liveness_hook
@@ -40,6 +40,11 @@ def stub(tmp_path: Path, code: int) -> str:
 
 
 def fire(tmp_path: Path, payload: str, **env: str) -> liveness_hook.Firing:
+    """One in-process firing; a ``DELEGATION_KIT_LIVENESS_CMD`` given here goes into a knob file."""
+    command = env.pop("DELEGATION_KIT_LIVENESS_CMD", None)
+    if command is not None:
+        beside = tmp_path.with_name(tmp_path.name + "-liveness.knobs")   # cwd may be absent on purpose
+        env.update(knob_file(beside, DELEGATION_KIT_LIVENESS_CMD=command))
     return liveness_hook.fire(payload, hermetic_env(**env), str(tmp_path), FakeClock(wall_ms=1_788_000_000_000))
 
 

@@ -58,10 +58,14 @@ def test_defaults_fill_when_nothing_is_set(tmp_path):
     assert knobs.source is None
 
 
-def test_the_default_knob_file_lives_in_the_st2_config_dir(tmp_path):
-    (tmp_path / "config" / "st2").mkdir(parents=True)
-    (tmp_path / "config" / "st2" / "delegation-config.knobs").write_text("DELEGATION_KIT_PAUSE_PCT = 70\n")
-    assert resolve(base_environ(tmp_path)).scalar("DELEGATION_KIT_PAUSE_PCT") == "70"
+def test_the_default_knob_file_lives_in_the_gates_dir_of_the_working_directory_s_repository(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "checks" / "delegation-config.knobs").write_text("DELEGATION_KIT_PAUSE_PCT = 70\n")
+    assert resolve(base_environ(tmp_path), cwd=str(tmp_path / "sub")).scalar("DELEGATION_KIT_PAUSE_PCT") == "70"
+    moved = base_environ(tmp_path, GATE_SDK_GATES_DIR="gates")
+    assert resolve(moved, cwd=str(tmp_path / "sub")).scalar("DELEGATION_KIT_PAUSE_PCT") == "80"
 
 
 def test_environment_wins_over_the_file_for_a_scalar(tmp_path):

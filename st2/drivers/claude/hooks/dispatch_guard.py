@@ -159,7 +159,7 @@ def decide(payload_text: str | None, environ: Mapping[str, str], cwd: str) -> De
 
     notes: list[str] = []
     config = Config()
-    resolved, findings = knobs.load(environ)
+    resolved, findings = knobs.load(environ, cwd)
     agent_dir = knobs.agent_dir(resolved) if resolved is not None else _raw_agent_dir(environ)
     if resolved is None:
         notes.append(

@@ -106,7 +106,7 @@ def fire(
     clock: Clock = SYSTEM_CLOCK,
 ) -> Firing:
     """Run one firing over ``payload_text`` (stdin) and return what it decided."""
-    resolved, findings = knobs.load(environ)
+    resolved, findings = knobs.load(environ, cwd)
     if resolved is None:
         message = (
             f"{NAME}: this turn end went unguarded — the delegation knobs are malformed: "
