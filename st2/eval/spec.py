@@ -194,10 +194,10 @@ class _Reader:
             elif node.name not in TOP_LEVEL:
                 self._unknown(node, (index,), (), TOP_LEVEL, "unexpected-top-level-node")
         identities = [agent.identity for agent in spec.agents]
-        if spec.eval is None:
+        if not any(node.name == "eval" for node in nodes):
             self.context.report_shape("invalid-value", None, WHOLE, None, "the spec declares no `eval` block",
                                       help="eval { max-timeout \"300s\"; judges { … } }")
-        elif spec.eval.message is not None and spec.eval.message.recipient not in identities:
+        elif spec.eval is not None and spec.eval.message is not None and spec.eval.message.recipient not in identities:
             self.context.report("invalid-value", self.message_path, WHOLE, ("eval", "message", "to"),
                                 f"the kickoff goes to `{spec.eval.message.recipient}`, which no agent declares")
         if spec.eval is not None:
@@ -409,7 +409,7 @@ class _Reader:
             judge = self._judge(child, child_path, {judge.name for judge in judges})
             if judge is not None:
                 judges.append(judge)
-        if not judges:
+        if not any(child.name == "judge" for child in node.children):
             self.context.report_shape("invalid-value", path, NAME, ("eval", "judges"),
                                       "`judges` holds no `judge`: an eval with nothing to judge cannot pass")
         return judges
