@@ -81,8 +81,7 @@ def test_malformed_specs_are_refused_at_the_spec_files_line_and_column() -> None
         'e/eval.kdl:4:3: error[unknown-node]: unknown node `wait`; expected one of copy, message, max-timeout, '
         'supervise, agent, run, judges']
     assert refusals('eval {\n  judges {\n    judge "a" {\n      exec "true"\n    }\n  }\n') == [
-        'e/eval.kdl:7:1: error[kdl-syntax]: unexpected end of document: a children block is not closed '
-        '(missing `}`)']
+        'e/eval.kdl:1:6: error[kdl-syntax]: unclosed children block: this `{` has no matching `}`']
 
 
 def test_a_missing_timeout_or_judges_block_is_refused() -> None:
