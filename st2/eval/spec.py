@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from st2.declarations import fields
-from st2.declarations.context import NAME, WHOLE, Context, argument, kdl_repr, plain
-from st2.declarations.diagnostics import ERROR, SYNTAX, Diagnostic
+from st2.declarations.context import NAME, WHOLE, Context, argument, parse_kdl, kdl_repr, plain
+from st2.declarations.diagnostics import ERROR, Diagnostic
 from st2.declarations.durations import DurationRefused, parse_duration
 from st2.fs.read import DECLARATION_LIMIT, read_text
 
@@ -144,17 +144,9 @@ def load_spec(path: Path) -> tuple[Spec | None, list[Diagnostic]]:
 
 
 def parse_spec(text: str, *, path: Path, source: str) -> tuple[Spec | None, list[Diagnostic]]:
-    import ckdl
-
     context = Context(text, source)
-    try:
-        document = ckdl.parse(text, version=2)
-    except ckdl.ParseError:
-        from st2.declarations.spans import SourceText, locate_syntax_error
-
-        start, end, message = locate_syntax_error(text)
-        context.add(Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX, source=source,
-                               span=SourceText(text).span(start, end), field_path=None, message=message))
+    document = parse_kdl(context, text)
+    if document is None:
         return None, context.diagnostics()
     reader = _Reader(context, text, path, source)
     spec = reader.read(document.nodes)
