@@ -312,17 +312,17 @@ class Publisher:
         return True
 
     def adopt_held(self) -> None:
-        """Hold the failure the record on disk publishes when this driver wrote it: for a driver
-        whose every event is a fresh process (Claude's hooks), so a recovery can clear it."""
-        current = read_file(self.seat_dir / RECORD_NAME, self.clock.wall_ms())
-        if current.status != FAILURE or current.driver != self.driver or current.stage in self.failures:
+        """Hold the failure the record on disk publishes when this driver wrote it, so that it
+        stands until its own stage recovers here: a predecessor's failure across a relaunch, or the
+        last hook's for a driver whose every event is a fresh process (Claude's hooks)."""
+        path = self.seat_dir / RECORD_NAME
+        found = read_file(path, self.clock.wall_ms())
+        if found.status != FAILURE or found.driver != self.driver:
             return
-        record: dict[str, Any] = {"schema": SCHEMA, "driver": current.driver, "stage": current.stage,
-                                  "reason": current.reason, "source": current.source}
-        if current.producer_version is not None:
-            record["producerVersion"] = current.producer_version
-        record.update(support=current.support, observedAt=current.observed_at, recovery=RECOVERY)
-        self.failures[current.stage] = record
+        try:
+            self.failures[found.stage] = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return
 
     def _persist(self) -> None:
         import logging
