@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from st2.eval.run import RUN_MARKER
-from st2.process.existence import group_exists, pid_exists
+from st2.process.existence import pid_exists
 from st2.process.marked import processes_carrying
 from support import REPO, poll_for, st2_env
 
@@ -61,13 +61,31 @@ def recorded(marks: Path) -> list[tuple[int, str]]:
     return [(int(line.split()[0]), line.split()[1]) for line in path.read_text().splitlines() if line.strip()]
 
 
+def live_members() -> dict[int, set[int]]:
+    """Process group -> its live (not zombie) members. A zombie is dead: in a container whose PID 1
+    does not reap, an orphan's zombie stays listed although nothing of it runs."""
+    groups: dict[int, set[int]] = {}
+    for word in os.listdir("/proc"):
+        if not word.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{word}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            groups.setdefault(int(fields[2]), set()).add(int(word))
+    return groups
+
+
 def assert_nothing_left(marks: Path, kept: str) -> None:
     lives = recorded(marks)
     assert lives, "the worker never ran"
+    groups = live_members()
+    alive = set().union(*groups.values())
     for pid, group in lives:
-        assert not pid_exists(pid), f"pid {pid} outlived the eval"
+        assert pid not in alive, f"pid {pid} outlived the eval"
         if group != "child":
-            assert not group_exists(int(group)), f"process group {group} outlived the eval"
+            assert int(group) not in groups, f"process group {group} outlived the eval: {groups[int(group)]}"
     assert processes_carrying(RUN_MARKER, kept) == []
 
 
@@ -131,14 +149,16 @@ def test_a_malformed_spec_is_refused_at_file_line_column_before_anything_runs(tm
 def test_sigint_tears_the_team_down_and_exits_130(tmp_path: Path) -> None:
     (tmp_path / "e").mkdir()
     # The worker never gets a kickoff it answers: the eval waits on it until interrupted.
+    idle = (f'until [ -n \\"$(ls $CATALOG/agents/t/idle/resources/inbox)\\" ]; do sleep 0.1; done; '
+            f'touch {tmp_path}/kicked; sleep 3600')
     (tmp_path / "e" / "eval.kdl").write_text(spec_text(tmp_path, timeout="300s").replace('to "worker"',
                                                                                           'to "idle"').replace(
-        'agent "worker" {', 'agent "idle" { command "sleep 3600" }\nagent "worker" {'))
+        'agent "worker" {', f'agent "idle" {{ command "{idle}" }}\nagent "worker" {{'))
     process = subprocess.Popen([sys.executable, "-m", "st2", "eval", str(tmp_path / "e"), "--json", "--keep"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=st2_env(), cwd=REPO,
                                start_new_session=True)
     try:
-        poll_for(lambda: recorded(tmp_path), "the worker's first life", timeout=60)
+        poll_for(lambda: recorded(tmp_path) and (tmp_path / "kicked").exists(), "the kickoff's arrival", timeout=60)
         os.kill(process.pid, signal.SIGINT)
         out, err = process.communicate(timeout=90)
     finally:
