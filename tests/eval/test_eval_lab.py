@@ -28,8 +28,10 @@ from support import st2_env  # noqa: E402
 pytestmark = pytest.mark.lab
 
 # The judge's prompt is a fake-model marker: the model answers it with one shell call, and that
-# call replies to the prompt (the newest mail in the judge's inbox) with the verdict word.
-ASK = "FAKE_TOOL: st2 message reply $(ls $CATALOG/agents/lab/judge/resources/inbox | tail -n 1) -m {word}"
+# call replies to the prompt (the newest mail in the judge's inbox) with the verdict word. Codex
+# runs the call in a login shell, whose profile resets PATH: st2 is named by its path.
+ST2 = Path(sys.executable).parent / "st2"
+ASK = f"FAKE_TOOL: {ST2} message reply $(ls $CATALOG/agents/lab/judge/resources/inbox | tail -n 1) -m {{word}}"
 
 
 def spec(lab: Lab, executable: str, word: str) -> str:

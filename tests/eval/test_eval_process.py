@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from st2.eval.run import RUN_MARKER
-from st2.process.existence import pid_exists
 from st2.process.marked import processes_carrying
 from support import REPO, poll_for, st2_env
 
