@@ -56,7 +56,7 @@ def test_roster_and_doctor_read_a_rejected_claude_credential(catalog, clock) -> 
     recording.apply_hook(seat, session, "StopFailure", AUTH, clock)
     env = st2_env(catalog, ST2_CLOCK_WALL_MS=str(clock.wall_ms() + 2000))
     roster = json.loads(run_st2("agents", "--json", "--host", "host", env=env).stdout)
-    [row] = [row for row in roster if row["identity"] == "worker"]
+    [row] = [row for row in roster if row["identity"] == "host.worker"]
     assert (row["driverDiagnostic"]["status"], row["driverDiagnostic"]["stage"],
             row["driverDiagnostic"]["evidenceAgeMs"]) == ("failure", "providerAuth", 2000)
     advised = run_st2("doctor", "--host", "host", env=env)
