@@ -143,12 +143,19 @@ def test_a_401_reads_provider_auth_from_stop_failure_and_a_429_does_not(seat: Se
              timeout=WAIT, step=0.25)
     assert reason() == "stopFailure rate_limit"
     assert seat.record("driver-diagnostic") is None
+    # A failed turn's prompt stays in the conversation and Claude joins the next prompt to it, so
+    # each marker goes to a fresh conversation (the fake answers the first marker it finds).
+    seat.type("/clear")
+    poll_for(lambda: reason() == "sessionStart", lambda: "/clear\n" + seat.screen(), timeout=WAIT, step=0.25)
     seat.type("FAKE_HTTP_STATUS: 401")
     poll_for(lambda: seat.record("driver-diagnostic"), lambda: "providerAuth\n" + seat.screen(), timeout=WAIT, step=0.25)
     assert reason() == "stopFailure authentication_failed"
     diagnostic = seat.row()["driverDiagnostic"]
     assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
             diagnostic["source"]) == ("failure", "claude", "providerAuth", "providerAuthRejected", "turnResult")
+    seat.type("/clear")
+    poll_for(lambda: reason() == "sessionStart", lambda: "/clear\n" + seat.screen(), timeout=WAIT, step=0.25)
+    assert seat.record("driver-diagnostic")["stage"] == "providerAuth"  # a new session is no ordinary end
     seat.type("hello again")
     poll_for(lambda: seat.record("driver-diagnostic") is None, lambda: "recovery on an ordinary turn end\n" + seat.screen(),
              timeout=WAIT, step=0.25)
