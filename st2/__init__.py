@@ -23,6 +23,7 @@ and the packages' imports form a DAG (tests/test_import_graph.py).
 - :mod:`.doctor` — `st2 doctor`: advisories and failures about the catalog, its records and its
   tasks.
 - :mod:`.drivers` — harness drivers: one package per harness (``st2.drivers.claude`` …).
+- :mod:`.eval` — `st2 eval`: a compact team and the eval that exercises it, from one ``.kdl`` file.
 - :mod:`.events` — fleet events (`st2 events`): typed transitions of the fleet's observed state.
 - :mod:`.front` — the click-free front door: one argv-shape parser and one table of verb, accepted
   shape and core, tried before click loads.

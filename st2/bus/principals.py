@@ -108,9 +108,14 @@ def resolve_box_owner(catalog: Path, name: str, this_host: str):
 OPERATOR = "operator"
 
 
+def principal_declaration(host: str, name: str) -> bytes:
+    """The bytes of principal ``name``'s ``principal.kdl`` on ``host``."""
+    return f'principal "{name}" host="{host}"\n'.encode()
+
+
 def operator_declaration(host: str) -> bytes:
     """The bytes of the operator principal's ``principal.kdl`` on ``host``."""
-    return f'principal "{OPERATOR}" host="{host}"\n'.encode()
+    return principal_declaration(host, OPERATOR)
 
 
 def operator_principal(catalog: Path, host: str) -> Principal | None:
@@ -123,7 +128,12 @@ def operator_principal(catalog: Path, host: str) -> Principal | None:
 
 
 def ensure_operator(catalog: Path, host: str) -> Principal:
-    """Declare the operator principal on ``host`` (atomically; an existing one is kept) with its
+    """Declare the operator principal on ``host`` (:func:`ensure_principal`) and return it."""
+    return ensure_principal(catalog, host, OPERATOR)
+
+
+def ensure_principal(catalog: Path, host: str, name: str) -> Principal:
+    """Declare principal ``name`` on ``host`` (atomically; an existing one is kept) with its
     ``resources/inbox`` and ``resources/archive``, and return it."""
     from st2.bus.publication import ensure_box, staging_directory
     from st2.catalog.layout import ARCHIVE, INBOX, RESOURCES
@@ -132,15 +142,13 @@ def ensure_operator(catalog: Path, host: str) -> Principal:
     from st2.fs.atomic import publish
 
     catalog = Path(catalog)
-    directory = catalog / PRINCIPALS_DIR / host / OPERATOR
+    directory = catalog / PRINCIPALS_DIR / host / name
     ensure_box(directory / RESOURCES / INBOX, catalog)
     ensure_box(directory / RESOURCES / ARCHIVE, catalog)
     declaration = directory / "principal.kdl"
     if not declaration.exists():
-        publish(declaration, operator_declaration(host), staging_directory(catalog), root=catalog)
-    principal = operator_principal(catalog, host)
-    assert principal is not None
-    return principal
+        publish(declaration, principal_declaration(host, name), staging_directory(catalog), root=catalog)
+    return resolve_principal(catalog, f"{host}.{name}", host)
 
 
 def resolve_sender(catalog: Path, name: str, this_host: str) -> str:

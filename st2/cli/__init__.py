@@ -17,6 +17,8 @@
 - :mod:`.ding_service` — `st2 ding-service --scope-directory DIR` — parsing glue over
   :class:`st2.ding.service.DingService`.
 - :mod:`.doctor` — `st2 doctor`: print advisories and failures; exit non-zero only on a failure.
+- :mod:`.eval` — ``st2 eval [--json] [--keep] [--host H] PATH``: run an eval spec and print its
+  verdict (:mod:`st2.eval.run`).
 - :mod:`.down` — ``st2 down [identity…]``: the only command that kills tasks.
 - :mod:`.driver` — `st2 driver …`: harness wrappers and tools.
 - :mod:`.emit` — ``st2 emit <document>``: the kit's emitting arms (exit 0 document, 2 refusal; never
@@ -72,6 +74,7 @@ VERBS: dict[str, str] = {
     "validate": "st2.cli.validate:validate",
     "ls": "st2.cli.ls:ls",
     "demo": "st2.cli.demo:demo",
+    "eval": "st2.cli.eval:eval_command",
     "doctor": "st2.cli.doctor:doctor",
     "usage": "st2.cli.usage:usage",
     "status": "st2.cli.status:command",

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from st2.declarations import fields
-from st2.declarations.context import NAME, WHOLE, Context, argument, plain, property_
+from st2.declarations.context import NAME, WHOLE, Context, argument, parse_kdl, plain, property_
 from st2.declarations.diagnostics import CATALOG, ERROR, SYNTAX, Diagnostic
 from st2.declarations.model import (DEFAULT_RESUME, DESCRIPTION_MAX_CHARS, RESUME_POLICIES, DESIRED_STATE_REASON_MAX_BYTES, DRIVER_HARNESSES,
                                     LIFECYCLES, NAME_MAX_CHARS, RENDER_ONLY_FIELDS, RETIRED, RUNNING,
@@ -63,17 +63,9 @@ def parse_agent(text: str, *, path: Path, source: str | None, host: str | None =
                 identity: str | None = None) -> tuple[AgentDeclaration | None, list[Diagnostic]]:
     """Validate declaration ``text``; ``host``/``identity`` are the seat's directory names, which
     the declared values must match."""
-    import ckdl
-
     context = Context(text, source)
-    try:
-        document = ckdl.parse(text, version=2)
-    except ckdl.ParseError:
-        from st2.declarations.spans import SourceText, locate_syntax_error
-
-        start, end, message = locate_syntax_error(text)
-        context.add(Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX, source=source,
-                               span=SourceText(text).span(start, end), field_path=None, message=message))
+    document = parse_kdl(context, text)
+    if document is None:
         return None, context.diagnostics()
     from st2.declarations.spans import SourceText, nesting_refusal
 

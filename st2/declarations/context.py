@@ -106,6 +106,23 @@ class Context:
         return resolved + self._truncation()
 
 
+def parse_kdl(context: Context, text: str) -> Any:
+    """ckdl's KDL 2 document for ``text``, or None after adding the one located ``kdl-syntax``
+    diagnostic to ``context``: every declaration reader's first step."""
+    import ckdl
+
+    try:
+        return ckdl.parse(text, version=2)
+    except ckdl.ParseError:
+        from st2.declarations.diagnostics import SYNTAX
+        from st2.declarations.spans import SourceText, locate_syntax_error
+
+        start, end, message = locate_syntax_error(text)
+        context.add(Diagnostic(code="kdl-syntax", severity=ERROR, layer=SYNTAX, source=context.source,
+                               span=SourceText(text).span(start, end), field_path=None, message=message))
+        return None
+
+
 def resolve_span(tree: list | None, source_text: Any, node_path: tuple[int, ...] | None, part: Any) -> Span | None:
     """The span of ``part`` of the node at ``node_path`` in a located tree
     (:func:`st2.declarations.spans.locate`)."""

@@ -32,19 +32,9 @@ def admits(policy: str, supported: tuple[str, ...], version: str | None) -> bool
 def adopt_predecessor_failure(publisher, seat_directory, driver: str, clock) -> None:
     """A predecessor's published failure of this driver stands until its own stage recovers
     here: a rejected credential until a turn reaches its ordinary end, a delivery failure until a
-    prompt is accepted, a version refusal until this probe finds a supported build."""
-    import json
-
-    from st2.records import driver_diagnostic
-
-    path = seat_directory / driver_diagnostic.RECORD_NAME
-    found = driver_diagnostic.read_file(path, clock.wall_ms())
-    if found.status != driver_diagnostic.FAILURE or found.driver != driver:
-        return
-    try:
-        publisher.failures[found.stage] = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return
+    prompt is accepted, a version refusal until this probe finds a supported build
+    (:meth:`st2.records.driver_diagnostic.Publisher.adopt_held`)."""
+    publisher.adopt_held()
 
 
 def version_gate(seat_directory, driver: str, clock, version: str | None, problem: str | None,

@@ -234,6 +234,31 @@ def repair_text(diagnostic: Diagnostic) -> str | None:
     return REPAIR_TEXT_BY_STAGE.get(diagnostic.stage or "", "upgrade this st2; an unknown stage is not healthy evidence")
 
 
+# --- telemetry ----------------------------------------------------------------------------------
+
+PUBLISHED, RECOVERED = "published", "recovered"
+OUTCOMES = (PUBLISHED, RECOVERED)
+TELEMETRY_AXES = ("driver", "stage", "reason", "source", "support", "outcome")
+COUNTS: dict[tuple[str, ...], int] = {}
+"""This process's count of each failure published and recovered, keyed by :func:`telemetry_labels`
+in :data:`TELEMETRY_AXES` order: what a metrics registry exports. Nothing else enters a label —
+never a version, an identity, a prompt, a message or a path."""
+
+
+def telemetry_labels(record: dict[str, Any], outcome: str) -> dict[str, str]:
+    """The bounded labels of one publication or recovery: each a word of a closed vocabulary."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"unknown outcome {outcome!r}")
+    labels = {axis: record[axis] for axis in TELEMETRY_AXES[:-1]}
+    labels["outcome"] = outcome
+    return labels
+
+
+def count(record: dict[str, Any], outcome: str) -> None:
+    key = tuple(telemetry_labels(record, outcome).values())
+    COUNTS[key] = COUNTS.get(key, 0) + 1
+
+
 # --- writer -------------------------------------------------------------------------------------
 
 
@@ -273,12 +298,31 @@ class Publisher:
         record.update(support=self.support, observedAt=self.clock.wall_ms(), recovery=RECOVERY)
         self.failures[stage] = record
         self._persist()
+        count(record, PUBLISHED)
         return True
 
-    def clear(self, stage: str) -> None:
-        """Recover ``stage``: clear only its failure and reveal the next outstanding one."""
-        if self.failures.pop(stage, None) is not None:
-            self._persist()
+    def clear(self, stage: str) -> bool:
+        """Recover ``stage``: clear only its failure and reveal the next outstanding one. Return
+        whether a held failure was cleared."""
+        held = self.failures.pop(stage, None)
+        if held is None:
+            return False
+        self._persist()
+        count(held, RECOVERED)
+        return True
+
+    def adopt_held(self) -> None:
+        """Hold the failure the record on disk publishes when this driver wrote it, so that it
+        stands until its own stage recovers here: a predecessor's failure across a relaunch, or the
+        last hook's for a driver whose every event is a fresh process (Claude's hooks)."""
+        path = self.seat_dir / RECORD_NAME
+        found = read_file(path, self.clock.wall_ms())
+        if found.status != FAILURE or found.driver != self.driver:
+            return
+        try:
+            self.failures[found.stage] = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            return
 
     def _persist(self) -> None:
         import logging

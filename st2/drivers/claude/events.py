@@ -15,7 +15,9 @@ Notification ``permission_prompt``         nothing: it follows PermissionRequest
                                            ~6 s and corroborates; too slow to drive
 Stop                                       idle
 StopFailure                                idle, reason ``stopFailure <error>`` (the turn
-                                           ended on an API error; the model is stopped)
+                                           ended on an API error; the model is stopped);
+                                           with ``error`` ``authentication_failed``, also the
+                                           seat's ``providerAuth`` driver diagnostic
 SubagentStop, PreCompact, PostCompact,     nothing
 anything else
 =========================================  =================================================
@@ -39,6 +41,12 @@ event is the granted call's own PostToolUse; the other call's PreToolUse follows
 call of the batch is interrupted and the turn ends with no further event (no Stop, PostToolUse or
 PermissionDenied), so ``blocked`` then stands until the next prompt: a stated limit, not a rule.
 Blocked is vacuous under ``--permission-mode bypassPermissions``.
+
+Rejected credential. StopFailure's ``error`` is Claude Code's own typed class of the API
+failure that ended the turn; only ``authentication_failed`` (what a 401 yields) is the credential
+class. ``rate_limit`` (a 429), ``billing_error``, ``server_error`` and the others never are, and no
+prose (``error_details``, ``last_assistant_message``, the transcript) is ever read for it. A
+top-level Stop — a turn that reached its ordinary end — is the only recovery.
 
 Compaction (the dedupe is positional, so it needs no memory between hook processes):
 PreCompact is the sole counting edge (writes trigger and lastCompactionMs); PostCompact advances
@@ -128,6 +136,20 @@ def observation(event: str, payload: Any) -> Observation | None:
         error = _word(fields.get("error"))
         return Observation("idle", reason=f"stopFailure {error}" if error else "stopFailure")
     return None
+
+
+CREDENTIAL_REJECTED = "authentication_failed"
+
+
+def credential_rejected(event: str, payload: Any) -> bool:
+    """Whether ``event`` is a top-level StopFailure whose typed ``error`` is the credential class."""
+    return (event == STOP_FAILURE and isinstance(payload, dict) and not is_nested(payload)
+            and payload.get("error") == CREDENTIAL_REJECTED)
+
+
+def turn_ended(event: str, payload: Any) -> bool:
+    """Whether ``event`` is a top-level Stop: a turn that reached its ordinary end."""
+    return event == STOP and not is_nested(payload)
 
 
 def compaction(event: str, payload: Any) -> Compaction | None:

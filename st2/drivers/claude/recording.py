@@ -63,6 +63,8 @@ def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) ->
             written.append(harness_state.RECORD_NAME)
     if _observe_session(seat, session, event, payload, clock):
         written.append("resumable-session")
+    if _provider_auth(seat, event, payload, clock):
+        written.append("driver-diagnostic")  # the record's name, as the other entries
     edge = events.compaction(event, payload)
     if edge is not None:
         writer = harness_context.Writer(seat.directory, seat.agent, HARNESS, session.token or "", clock)
@@ -74,6 +76,29 @@ def apply_hook(seat: Seat, session: Session, event: str, payload: Any, clock) ->
         if writer.publish(None, harness_context.CompactionEdge(trigger=edge.trigger, count=count)):
             written.append(harness_context.RECORD_NAME)
     return written
+
+
+def _provider_auth(seat: Seat, event: str, payload: Any, clock) -> bool:
+    """Publish ``providerAuth`` on a rejected credential, clear it on a turn's ordinary end
+    (:func:`st2.drivers.claude.events.credential_rejected`). An ordinary Stop with no record on
+    disk costs one ``stat`` and imports nothing. Never raises (a hook must not fail)."""
+    from st2.catalog.layout import DRIVER_DIAGNOSTIC
+    from st2.drivers.claude import events
+
+    rejected = events.credential_rejected(event, payload)
+    if not rejected and not (events.turn_ended(event, payload)
+                             and os.path.exists(os.path.join(seat.directory, DRIVER_DIAGNOSTIC))):
+        return False
+    try:
+        from st2.records import driver_diagnostic
+
+        publisher = driver_diagnostic.Publisher(seat.directory, HARNESS, clock)
+        if rejected:
+            return publisher.publish("providerAuth", "providerAuthRejected", "turnResult")
+        publisher.adopt_held()
+        return publisher.clear("providerAuth")
+    except Exception:
+        return False
 
 
 # The events whose ``session_id`` is published as the seat's resumable session (docs/records.md §Resumable session): the

@@ -128,3 +128,37 @@ def test_a_claude_seat_under_st2_up_is_fully_observed(seat: Seat, fake_model: Fa
     # Every payload the renderer received was the tee's own stdin, verbatim and whole.
     payloads = [json.loads(line) for line in (seat.logs / "statusline-stdin.jsonl").read_text().splitlines() if line]
     assert payloads and {payload["version"] for payload in payloads} == {"2.1.197"}
+
+
+def test_a_401_reads_provider_auth_from_stop_failure_and_a_429_does_not(seat: Seat, fake_model: FakeModel) -> None:
+    """The typed class Claude's StopFailure carries: a 401 from the model is `authentication_failed`
+    (providerAuth), a 429 is `rate_limit` (nothing); a turn's ordinary end clears providerAuth."""
+    seat.env["CLAUDE_CODE_MAX_RETRIES"] = "0"  # a 429 is otherwise retried ten times first
+    seat.up()
+    poll_for(lambda: seat.state() and seat.state()[0] == "idle", lambda: "SessionStart -> idle\n" + seat.screen(),
+             timeout=WAIT, step=0.25)
+
+    def reason() -> str | None:
+        return (seat.record("harness-state") or {}).get("reason")
+
+    seat.type("FAKE_HTTP_STATUS: 429")
+    poll_for(lambda: (reason() or "").startswith("stopFailure"), lambda: "the 429's StopFailure\n" + seat.screen(),
+             timeout=WAIT, step=0.25)
+    assert reason() == "stopFailure rate_limit"
+    assert seat.record("driver-diagnostic") is None
+    # A failed turn's prompt stays in the conversation and Claude joins the next prompt to it, so
+    # each marker goes to a fresh conversation (the fake answers the first marker it finds).
+    seat.type("/clear")
+    poll_for(lambda: reason() == "sessionStart", lambda: "/clear\n" + seat.screen(), timeout=WAIT, step=0.25)
+    seat.type("FAKE_HTTP_STATUS: 401")
+    poll_for(lambda: seat.record("driver-diagnostic"), lambda: "providerAuth\n" + seat.screen(), timeout=WAIT, step=0.25)
+    assert reason() == "stopFailure authentication_failed"
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"]) == ("failure", "claude", "providerAuth", "providerAuthRejected", "turnResult")
+    seat.type("/clear")
+    poll_for(lambda: reason() == "sessionStart", lambda: "/clear\n" + seat.screen(), timeout=WAIT, step=0.25)
+    assert seat.record("driver-diagnostic")["stage"] == "providerAuth"  # a new session is no ordinary end
+    seat.type("hello again")
+    poll_for(lambda: seat.record("driver-diagnostic") is None, lambda: "recovery on an ordinary turn end\n" + seat.screen(),
+             timeout=WAIT, step=0.25)
