@@ -19,6 +19,7 @@ from st2.declarations.model import (DEFAULT_RESUME, DESCRIPTION_MAX_CHARS, RESUM
                                     LIFECYCLES, NAME_MAX_CHARS, RENDER_ONLY_FIELDS, RETIRED, RUNNING,
                                     SUSPENDED, AgentDeclaration, DriverBlock)
 from st2.declarations.render import read_render, read_resource
+from st2.declarations.schedule import read_schedule
 from st2.declarations.tasks import check_launch, read_argv, read_restart, read_task
 from st2.declarations.worktree import read_worktree
 from st2.fs.read import DECLARATION_LIMIT, read_text
@@ -32,7 +33,7 @@ AGENT_FIELDS = (
     "worktree",
 ) + DRIVER_HARNESSES + RENDER_ONLY_FIELDS
 KNOWN_FIELDS = frozenset(AGENT_FIELDS)
-REPEATABLE = frozenset(("resource", "pty", "exec", "stream"))
+REPEATABLE = frozenset(("resource", "pty", "exec", "stream", "schedule"))
 
 
 def load_agent(path: Path | str, *, source: str | None = None) -> tuple[AgentDeclaration | None, list[Diagnostic]]:
@@ -120,6 +121,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
     seen: dict[str, int] = {}
     tasks: list = []
     resources: list = []
+    schedules: list = []
     drivers: dict[str, DriverBlock] = {}
     render_only: dict[str, tuple] = {}
     for index, child in enumerate(node.children):
@@ -183,8 +185,13 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         elif name in RENDER_ONLY_FIELDS:
             render_only[name] = tuple(plain(value) for value in child.args)
         elif name == "schedule":
-            context.report_shape("unsupported-schedule", child_path, WHOLE, field_path,
-                                 "scheduled work is reserved for a future contract and is not implemented")
+            schedule = read_schedule(context, child, child_path, field_path)
+            if schedule is not None:
+                if any(existing.name == schedule.name for existing in schedules):
+                    context.report("schedule-invalid", child_path, argument(0), field_path + (schedule.name,),
+                                   f"schedule \"{schedule.name}\" is declared more than once")
+                else:
+                    schedules.append(schedule)
 
     identity = _identity(context, node, path, base, declared, values, seen, directory_identity)
     host = values.get("host")
@@ -227,6 +234,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         tasks=tuple(task for task, _ in tasks), render=values.get("render") or (),
         drivers=drivers, render_only=render_only, id=values.get("id"), address=values.get("address"),
         resume=values.get("resume") or DEFAULT_RESUME, worktree=values.get("worktree"),
+        schedules=tuple(schedules),
     )
 
 

@@ -29,6 +29,7 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
           .<runtime-id>.json.lock
         staging/                             staging for atomic publication in the store
         delivery/<runtime-id>/delivery-ledger.json  delivery ledgers
+        schedules/<runtime-id>.json          a seat's scheduled prompts: anchor, last fired, next run
     cache/declarations.<catalog-digest>.json the declaration cache
     cache/seats.<catalog-digest>.json        the seat index
     channel/<runtime-id>.log                 a pi seat's extension channel diagnostics
@@ -95,6 +96,7 @@ WORKTREES_BESIDE = ".st2-worktrees"
 # In the session store (and, from earlier builds, the scope).
 DELIVERY = "delivery"
 DELIVERY_LEDGER = "delivery-ledger.json"
+SCHEDULES = "schedules"
 
 NAMES: tuple[str, ...] = (
     SCOPES, SESSIONS, CACHE, CHANNEL, SCOPE_RECORD, TASKS, PARKS, UNPARK, SOCKETS, STAGING, STOPPED, HOLDS,
@@ -102,6 +104,7 @@ NAMES: tuple[str, ...] = (
     SEAT_HOST_SOCKET, SEAT_HOST_LOCK, DING_SERVICE_SOCKET, DING_SERVICE_LOCK, DING_SERVICE_START_LOCK,
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
+    SCHEDULES,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
 
@@ -250,3 +253,9 @@ def delivery_ledger(directory: Path, runtime_id: str) -> Path:
     """``<directory>/delivery/<runtime-id>/delivery-ledger.json``: in the session store where the
     ledger lives, or in the scope where earlier builds left it."""
     return directory / DELIVERY / runtime_id / DELIVERY_LEDGER
+
+
+def schedule_state(store: Path, runtime_id: str) -> Path:
+    """``<store>/schedules/<runtime-id>.json``: in the session store, so a reboot keeps when each
+    schedule last fired (:mod:`st2.schedule.state`)."""
+    return store / SCHEDULES / f"{runtime_id}.json"

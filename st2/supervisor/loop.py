@@ -115,6 +115,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     if watch is not None and watch.error:
         reconciler.say(watch.error)
     events = None
+    schedules = None
     try:
         ready_sent = False
         archive_held = False  # said once when archival starts waiting for catalog.kdl
@@ -149,6 +150,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 return 1 if report.errors else 0
             if events is None and selection.everything:
                 events = _start_events(location, scope, interval, clock, reconciler)
+            if selection.everything:
+                schedules = _hand_schedules(schedules, location, scope, view, clock, reconciler)
             if watch is not None:
                 watch.sync()
             if exits.track(report.running_identities):
@@ -160,6 +163,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     finally:
         if events is not None:
             events.stop()
+        if schedules is not None:
+            schedules.stop()
         exits.close()
         if not once:
             signal.set_wakeup_fd(previous_wakeup)
@@ -182,6 +187,24 @@ def _start_events(location: CatalogLocation, scope: RuntimeScope, interval: floa
                          on_events=hooks.submit, on_catalog=hooks.reload)
     engine.hooks = hooks
     return engine.start()
+
+
+def _hand_schedules(runner, location: CatalogLocation, scope: RuntimeScope, view, clock: Clock,
+                    reconciler: Reconciler):
+    """Hand this pass's seats to the schedule thread (:mod:`st2.schedule.runner`), started on
+    the first pass that finds a schedule; it posts outside the pass."""
+    from st2.schedule.runner import ScheduleRunner, armed_from_plans
+
+    armed = armed_from_plans(view.plans)
+    if runner is None:
+        if not armed:
+            return None
+        from st2.runtime.resumable_session import SessionStore
+
+        runner = ScheduleRunner(location.root, SessionStore.beside(scope.directory), clock=clock,
+                                say=reconciler.say).start()
+    runner.update(armed)
+    return runner
 
 
 def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, reconciler: Reconciler,
