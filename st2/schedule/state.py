@@ -91,3 +91,15 @@ def write(store: SessionStore, runtime_id: str, entries: list[Entry]) -> None:
     store.ensure()
     ensure_real_directory(target.parent, mode=0o700)
     store.publish(target, render(runtime_id, entries))
+
+
+def next_run_text(schedule, entry: Entry | None) -> str:
+    """What Doctor and ``st2 top`` say of one declared schedule given its recorded entry:
+    ``daily (every 86400s): next run 2026-12-03T06:00:00Z, last posted 2026-12-02T06:00:00Z``."""
+    from st2.schedule.timing import iso
+
+    head = f"{schedule.name} ({schedule.cadence})"
+    if entry is None or entry.cadence != schedule.cadence:
+        return f"{head}: not armed yet; st2 up arms it on its next pass"
+    last = "never posted" if entry.last_slot_ms is None else f"last posted {iso(entry.last_slot_ms)}"
+    return f"{head}: next run {iso(entry.next_run_ms)}, {last}"
