@@ -115,6 +115,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     if watch is not None and watch.error:
         reconciler.say(watch.error)
     events = None
+    resources = None
     try:
         ready_sent = False
         archive_held = False  # said once when archival starts waiting for catalog.kdl
@@ -149,6 +150,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 return 1 if report.errors else 0
             if events is None and selection.everything:
                 events = _start_events(location, scope, interval, clock, reconciler)
+            if selection.everything:
+                resources = _observe_resources(resources, view, location, scope, clock, reconciler)
             if watch is not None:
                 watch.sync()
             if exits.track(report.running_identities):
@@ -160,6 +163,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     finally:
         if events is not None:
             events.stop()
+        if resources is not None:
+            resources.stop()
         exits.close()
         if not once:
             signal.set_wakeup_fd(previous_wakeup)
@@ -182,6 +187,18 @@ def _start_events(location: CatalogLocation, scope: RuntimeScope, interval: floa
                          on_events=hooks.submit, on_catalog=hooks.reload)
     engine.hooks = hooks
     return engine.start()
+
+
+def _observe_resources(resources, view, location: CatalogLocation, scope: RuntimeScope, clock: Clock,
+                       reconciler: Reconciler):
+    """Hand this pass's bindings to the resource host (:mod:`st2.supervisor.resources`), starting
+    its thread after the first pass, once the provider runtimes were launched."""
+    from st2.supervisor import resources as observation
+
+    if resources is None:
+        resources = observation.start(scope.directory, clock.wall_ms, reconciler.say)
+    resources.configure(observation.watched(view, lambda host, identity: location.paths.seat(host, identity).directory))
+    return resources
 
 
 def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, reconciler: Reconciler,
