@@ -35,6 +35,8 @@ and the packages' imports form a DAG (tests/test_import_graph.py).
 - :mod:`.records` — one module per replicated record kind (status, harness-state, harness-context,
   driver diagnostic): schema, reader, writer.
 - :mod:`.roster` — the roster behind `st2 agents`.
+- :mod:`.resources` — resource bindings: the per-binding state record, provider runtimes, host
+  acceptance and demand.
 - :mod:`.runtime` — host-local runtime, below the supervisor: one catalog's scope and session store
   on one host.
 - :mod:`.schedule` — scheduled prompts: each seat's declared schedules posted into its inbox as

@@ -24,6 +24,10 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         codex/<runtime-id>/control-state.json  a codex seat's control state (+ app-server.stderr)
         delivery/<runtime-id>/delivery-ledger.json  where earlier builds kept the delivery ledger
         worktree-state/<runtime-id>.json     a seat's worktree as the supervisor last read it
+        r/<runtime-id>                       a resource provider runtime's socket
+        resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
+        resource-demand/<seat>/<binding>/    queued refresh demands (<seq>.json), their receipts
+                                             (receipts/<seq>.json), the counter (next) and its lock
     sessions/<catalog-digest>/<host>/        the session store (survives a reboot, unlike the scope)
         <runtime-id>.json, <runtime-id>.down,   resumable-session records, stop markers, their locks
           .<runtime-id>.json.lock
@@ -89,6 +93,11 @@ CODEX = "codex"
 CODEX_CONTROL_RECORD = "control-state.json"
 CODEX_APP_SERVER_STDERR = "app-server.stderr"
 WORKTREE_STATE = "worktree-state"
+RESOURCE_SOCKETS = "r"
+RESOURCE_RUNTIMES = "resource-runtimes"
+RESOURCE_DEMAND = "resource-demand"
+RESOURCE_RECEIPTS = "receipts"
+RESOURCE_DEMAND_COUNTER = "next"
 
 # Beside a repository.
 WORKTREES_BESIDE = ".st2-worktrees"
@@ -104,6 +113,7 @@ NAMES: tuple[str, ...] = (
     SEAT_HOST_SOCKET, SEAT_HOST_LOCK, DING_SERVICE_SOCKET, DING_SERVICE_LOCK, DING_SERVICE_START_LOCK,
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
+    RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
     SCHEDULES,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
@@ -225,6 +235,31 @@ def codex_app_server_stderr(control_record: Path) -> Path:
 
 def worktree_state(scope: Path, runtime_id: str) -> Path:
     return scope / WORKTREE_STATE / f"{runtime_id}.json"
+
+
+def resource_sockets(scope: Path) -> Path:
+    return scope / RESOURCE_SOCKETS
+
+
+def resource_socket(scope: Path, runtime_id: str) -> Path:
+    return scope / RESOURCE_SOCKETS / runtime_id
+
+
+def resource_runtime(scope: Path, runtime_id: str) -> Path:
+    return scope / RESOURCE_RUNTIMES / f"{runtime_id}.json"
+
+
+def resource_demand(scope: Path, agent: str, binding: str) -> Path:
+    """``resource-demand/<host>.<identity>/<binding>``: one binding's demand queue."""
+    return scope / RESOURCE_DEMAND / agent / binding
+
+
+def resource_demand_counter(queue: Path) -> Path:
+    return queue / RESOURCE_DEMAND_COUNTER
+
+
+def resource_receipts(queue: Path) -> Path:
+    return queue / RESOURCE_RECEIPTS
 
 
 def default_worktree(repository: str, runtime_id: str) -> str:

@@ -116,6 +116,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
         reconciler.say(watch.error)
     events = None
     schedules = None
+    resources = None
     try:
         ready_sent = False
         archive_held = False  # said once when archival starts waiting for catalog.kdl
@@ -152,6 +153,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 events = _start_events(location, scope, interval, clock, reconciler)
             if selection.everything:
                 schedules = _hand_schedules(schedules, location, scope, view, clock, reconciler)
+                resources = _observe_resources(resources, view, location, scope, clock, reconciler)
             if watch is not None:
                 watch.sync()
             if exits.track(report.running_identities):
@@ -165,6 +167,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
             events.stop()
         if schedules is not None:
             schedules.stop()
+        if resources is not None:
+            resources.stop()
         exits.close()
         if not once:
             signal.set_wakeup_fd(previous_wakeup)
@@ -205,6 +209,18 @@ def _hand_schedules(runner, location: CatalogLocation, scope: RuntimeScope, view
                                 say=reconciler.say).start()
     runner.update(armed)
     return runner
+
+
+def _observe_resources(resources, view, location: CatalogLocation, scope: RuntimeScope, clock: Clock,
+                       reconciler: Reconciler):
+    """Hand this pass's bindings to the resource host (:mod:`st2.supervisor.resources`), starting
+    its thread after the first pass, once the provider runtimes were launched."""
+    from st2.supervisor import resources as observation
+
+    if resources is None:
+        resources = observation.start(scope.directory, clock.wall_ms, reconciler.say)
+    resources.configure(observation.watched(view, lambda host, identity: location.paths.seat(host, identity).directory))
+    return resources
 
 
 def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, reconciler: Reconciler,

@@ -1,0 +1,90 @@
+"""The host's one acceptance core: a provider result (periodic or demanded) against the binding's
+current state record gives the next record (docs/resources.md §Host acceptance).
+
+Pure: no clock, no files. :func:`accept` is the transition function; each edge is an
+:class:`Outcome`:
+
+============================================  ===========  =======================================
+result                                        outcome      next record
+============================================  ===========  =======================================
+any, from a generation below the record's     FENCED       none (the record stands)
+Published, facts out of bounds or untyped     REFUSED      lastFailure refused-output, facts kept
+Published, host digest differs (or first)     CHANGED      revision + 1, new facts and digest
+Published, same host digest                   SAME         observed time, failure cleared
+Unchanged, this generation published before   SAME         observed time, failure cleared
+Unchanged, nothing published this generation  REFUSED      lastFailure refused-output (never a
+                                                           fabricated unchanged)
+Failed (or the host's own failure)            FAILED       lastFailure set, facts kept
+============================================  ===========  =======================================
+
+Only CHANGED is a transition a subscriber is told about. The digest is always the host's
+(:func:`st2.resources.state.digest_facts`); a runtime's own digest or stamp never gets here
+(:mod:`st2.resources.protocol` refuses the line).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import namedtuple
+
+from st2.resources import state as records
+from st2.resources.protocol import FAILED, PUBLISHED, UNCHANGED
+
+Binding = namedtuple("Binding", ("agent", "name", "uri"))
+
+
+class Outcome(enum.Enum):
+    CHANGED = "changed"
+    SAME = "same"
+    FAILED = "failed"
+    REFUSED = "refused"
+    FENCED = "fenced"
+
+
+Accepted = namedtuple("Accepted", ("outcome", "state", "reason"))
+"""``state`` is the record to publish (None for FENCED); ``reason`` the one line for a refusal."""
+
+
+def _empty(binding: Binding, generation: int) -> records.State:
+    return records.State(binding.agent, binding.name, binding.uri, generation, 0, None, None, {}, None, 0)
+
+
+def failed(current: records.State | None, binding: Binding, generation: int, kind: str, message: str,
+           now_ms: int) -> Accepted:
+    """The FAILED edge: the host's own failure (timeout, exit, refusal) or a runtime's ``Failed``."""
+    if current is not None and generation < current.generation:
+        return Accepted(Outcome.FENCED, None, f"generation {generation} is below the record's {current.generation}")
+    base = current if current is not None else _empty(binding, generation)
+    failure = records.Failure(kind, message[:records.MESSAGE_LIMIT], now_ms)
+    return Accepted(Outcome.FAILED if kind != "refused-output" else Outcome.REFUSED,
+                    base._replace(uri=binding.uri, generation=generation, last_failure=failure), message)
+
+
+def accept(current: records.State | None, binding: Binding, generation: int, kind: str,
+           facts: dict | None, message: str | None, now_ms: int) -> Accepted:
+    """The next record for a result of ``kind`` (Published/Unchanged/Failed) from a runtime of
+    ``generation``, accepted by the host at ``now_ms``."""
+    if current is not None and generation < current.generation:
+        return Accepted(Outcome.FENCED, None, f"generation {generation} is below the record's {current.generation}")
+    if kind == FAILED:
+        return failed(current, binding, generation, "provider-failed", message or "", now_ms)
+    base = current if current is not None else _empty(binding, generation)
+    if kind == UNCHANGED:
+        if current is None or current.revision == 0 or current.generation != generation:
+            return failed(current, binding, generation, "refused-output",
+                          "Unchanged from a runtime that published nothing in this generation", now_ms)
+        return Accepted(Outcome.SAME, base._replace(uri=binding.uri, host_observed_at_ms=now_ms, last_failure=None),
+                        None)
+    if kind != PUBLISHED:
+        return failed(current, binding, generation, "refused-output", f"unknown result {kind!r}", now_ms)
+    try:
+        checked = records.check_facts(facts)
+    except records.FactsRefused as refusal:
+        return failed(current, binding, generation, "refused-output", f"Published {refusal}", now_ms)
+    digest = records.digest_facts(checked)
+    if digest == base.host_digest:
+        return Accepted(Outcome.SAME, base._replace(uri=binding.uri, generation=generation,
+                                                    host_observed_at_ms=now_ms, last_failure=None), None)
+    return Accepted(Outcome.CHANGED, base._replace(uri=binding.uri, generation=generation, revision=base.revision + 1,
+                                                   host_digest=digest, host_observed_at_ms=now_ms, facts=checked,
+                                                   last_failure=None), None)
