@@ -39,6 +39,7 @@ CODES: dict[str, str] = {
     "task-name-missing": "a task (pty, exec, stream) without one positional string name",
     "duplicate-task": "two tasks with the same name or runtime id",
     "unsupported-schedule": "`schedule` is reserved and not implemented (no longer emitted)",
+    "subscription-invalid": "a `subscribe` with a malformed binding, stream or agent",
     "schedule-invalid": "a `schedule` block with a malformed name, cadence, zone or prompt",
     "identity-mismatch": "the declared identity differs from the seat directory's name",
     "host-mismatch": "the declared host differs from the host directory's name",

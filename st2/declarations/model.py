@@ -168,6 +168,16 @@ class Schedule(NamedTuple):
         return f"at {self.at[0]:02d}:{self.at[1]:02d} {self.zone}"
 
 
+class Subscription(NamedTuple):
+    """``subscribe "<binding>" stream="<stream>" [agent="<owner>"]``: the seat receives each
+    accepted transition of the binding (of the seat ``agent`` names, else its own) as a stream
+    event on its own declared ``stream`` (:mod:`st2.resync`)."""
+
+    binding: str
+    stream: str
+    agent: str | None = None
+
+
 class AgentDeclaration(NamedTuple):
     """One validated ``agent.kdl``."""
 
@@ -201,6 +211,7 @@ class AgentDeclaration(NamedTuple):
     resume: str = DEFAULT_RESUME
     worktree: Worktree | None = None
     schedules: tuple[Schedule, ...] = ()
+    subscriptions: tuple[Subscription, ...] = ()
 
     @property
     def retired(self) -> bool:

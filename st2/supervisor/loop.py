@@ -116,6 +116,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
         reconciler.say(watch.error)
     events = None
     schedules = None
+    resync = None
     resources = None
     try:
         ready_sent = False
@@ -153,6 +154,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 events = _start_events(location, scope, interval, clock, reconciler)
             if selection.everything:
                 schedules = _hand_schedules(schedules, location, scope, view, clock, reconciler)
+                resync = _hand_resync(resync, location, view, clock, reconciler)
                 resources = _observe_resources(resources, view, location, scope, clock, reconciler)
             if watch is not None:
                 watch.sync()
@@ -167,6 +169,8 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
             events.stop()
         if schedules is not None:
             schedules.stop()
+        if resync is not None:
+            resync.stop()
         if resources is not None:
             resources.stop()
         exits.close()
@@ -209,6 +213,21 @@ def _hand_schedules(runner, location: CatalogLocation, scope: RuntimeScope, view
                                 say=reconciler.say).start()
     runner.update(armed)
     return runner
+
+
+def _hand_resync(publisher, location: CatalogLocation, view, clock: Clock, reconciler: Reconciler):
+    """Hand this pass's subscriptions to the resync publisher (:mod:`st2.resync.publisher`),
+    started on the first pass that finds one. Only tables are swapped: the pass never waits for
+    a publication."""
+    from st2.resync.publisher import ResyncPublisher, entries_from_plans
+
+    entries = entries_from_plans(view.plans)
+    if publisher is None:
+        if not entries:
+            return None
+        publisher = ResyncPublisher(location.root, location.host, clock=clock, say=reconciler.say).start()
+    publisher.refresh(entries)
+    return publisher
 
 
 def _observe_resources(resources, view, location: CatalogLocation, scope: RuntimeScope, clock: Clock,

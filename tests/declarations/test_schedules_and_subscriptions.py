@@ -1,5 +1,5 @@
-"""``schedule`` blocks in agent.kdl: the accepted shapes and one file:line:column diagnostic per
-malformed one."""
+"""``schedule`` blocks and ``subscribe`` lines in agent.kdl: the accepted shapes and one
+file:line:column diagnostic per malformed one."""
 
 from __future__ import annotations
 
@@ -57,3 +57,31 @@ def test_each_malformed_schedule_is_one_diagnostic_at_its_token(tmp_path: Path, 
     assert (diagnostic.code, diagnostic.span.line, diagnostic.span.column) == (code, line, column)
     assert words in diagnostic.message
     assert str(diagnostic).startswith(f"agents/h/reviewer/agent.kdl:{line}:{column}: error[{code}]")
+
+
+def test_a_subscription_is_read_into_the_model(tmp_path: Path) -> None:
+    from st2.declarations.model import Subscription
+
+    declaration, diagnostics = load(tmp_path, '    stream "changes"\n'
+                                              '    subscribe "now.md" stream="changes"\n'
+                                              '    subscribe "ci" stream="changes" agent="h.builder"\n')
+    assert diagnostics == []
+    assert declaration.subscriptions == (Subscription("now.md", "changes"), Subscription("ci", "changes", "h.builder"))
+
+
+@pytest.mark.parametrize("body, expected", [
+    ('subscribe "doc"', ("subscription-invalid", 3, 5, "needs `stream`")),
+    ('subscribe "Doc" stream="s"', ("subscription-invalid", 3, 15, "one binding name")),
+    ('subscribe "doc" stream="a b"', ("subscription-invalid", 3, 21, "`stream` must be a name")),
+    ('subscribe "doc" stream="s" agent="../x"', ("subscription-invalid", 3, 32, "`agent` must be a name")),
+    ('subscribe "doc" stream="s" key="k"', ("unknown-property", 3, 32, "does not accept the property `key`")),
+    ('subscribe "doc" stream="s"\n    subscribe "doc" stream="s"',
+     ("subscription-invalid", 4, 15, 'subscription "doc" is declared more than once')),
+])
+def test_each_malformed_subscription_is_one_diagnostic_at_its_token(tmp_path: Path, body: str, expected) -> None:
+    declaration, diagnostics = load(tmp_path, f"    {body}\n")
+    assert declaration is None
+    assert len(diagnostics) == 1, [str(d) for d in diagnostics]
+    code, line, column, words = expected
+    assert (diagnostics[0].code, diagnostics[0].span.line, diagnostics[0].span.column) == (code, line, column)
+    assert words in diagnostics[0].message
