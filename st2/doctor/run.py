@@ -67,7 +67,7 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     for row in rows:
         if row.host == host:  # this host's resumable-session record (the session-lost advisory)
             row.session = session_record(store, row.identity)
-        findings.extend(record_findings(row))
+        findings.extend(record_findings(row, now_ms))
     findings.extend(mailbox_findings(catalog_root, host))
     for check in HOST_CHECKS:
         findings.extend(check(catalog_root, host, now_ms))

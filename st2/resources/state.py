@@ -50,6 +50,8 @@ PAYLOAD_LIMIT = 64 * 1024
 """The canonical facts of one result may not exceed this many bytes (the host's payload bound)."""
 MESSAGE_LIMIT = 512
 """A failure message is cut to this many characters."""
+STALE_MS = 60 * 60 * 1000
+"""A binding whose host-observed time is at least this old is stale (Doctor advises)."""
 BINDING_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")
 I64 = 2**63
 
@@ -182,6 +184,13 @@ def read_all(seat_dir: Path | str, agent: str) -> dict[str, State]:
             if state is not None:
                 states[binding] = state
     return states
+
+
+def stale(state: State, now_ms: int) -> bool:
+    """Whether the binding went unobserved for :data:`STALE_MS` (never observed counts as stale
+    from the record's writing)."""
+    observed = state.host_observed_at_ms if state.host_observed_at_ms is not None else state.written_at_ms
+    return now_ms - observed >= STALE_MS
 
 
 def to_wire(state: State) -> dict[str, Any]:

@@ -92,6 +92,7 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
     lines += ["", "session: " + session_text(row.session)]
     lines += ["worktree: " + worktree_text(row.worktree)]
+    lines += [resource_text(state, now_ms) for state in row.resource_states]
     lines += schedule_lines(location, row)
     diagnostic = driver_diagnostic.to_wire(row.driver_diagnostic)  # printed under its wire names
     lines += ["", "driver diagnostic: " + (" ".join(f"{key}={value}" for key, value in diagnostic.items()
@@ -115,6 +116,17 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
         findings = [f"doctor could not run: {error}"]
     lines += ["", "doctor:"] + ([f"  {line}" for line in findings] or ["  no findings"])
     return lines
+
+
+def resource_text(state, now_ms: int) -> str:
+    """The detail pane's line for one resource binding's state record
+    (:class:`st2.resources.state.State`)."""
+    observed = ("never observed" if state.host_observed_at_ms is None
+                else f"observed {max(0, now_ms - state.host_observed_at_ms) // 1000}s ago")
+    failure = state.last_failure
+    verdict = "ok" if failure is None else f"failing ({failure.kind}: {one_line(failure.message)})"
+    return (f"resource {state.binding}: revision {state.revision} generation {state.generation} {observed}, "
+            f"{verdict}")
 
 
 def schedule_lines(location: CatalogLocation, row) -> list[str]:
