@@ -44,6 +44,32 @@ def no_arguments(context: Context, node: Any, path: Path_, field_path: FieldPath
     return True
 
 
+def known_children(context: Context, node: Any, path: Path_, field_path: FieldPath, allowed: tuple[str, ...],
+                   where: str) -> tuple[list[tuple[Any, Path_, FieldPath]], bool]:
+    """The children of a block whose names are in ``allowed``, each name once, as ``(child, its
+    node path, its field path)``; an unknown name is ``unknown-node`` (with a suggestion), a
+    repeated one ``duplicate-field``, both reported ``in <where>``. Also return whether there
+    were none of those."""
+    from functools import partial
+
+    found, clean, seen = [], True, set()
+    for index, child in enumerate(node.children):
+        child_path = path + (index,)
+        child_field = field_path + (child.name,)
+        if child.name not in allowed:
+            context.report_shape("unknown-node", child_path, NAME, child_field, f"unknown node `{child.name}` in {where}",
+                                 help=partial(suggestion, child.name, allowed))
+            clean = False
+        elif child.name in seen:
+            context.report_shape("duplicate-field", child_path, NAME, child_field,
+                                 f"`{child.name}` is declared more than once in {where}")
+            clean = False
+        else:
+            seen.add(child.name)
+            found.append((child, child_path, child_field))
+    return found, clean
+
+
 def one_value(context: Context, node: Any, path: Path_, field_path: FieldPath, kind: str,
               allowed_properties: tuple[str, ...] = ()) -> Any:
     """The single positional argument of ``node`` if it is of ``kind`` (string, boolean,

@@ -12,7 +12,6 @@ posted: 1..8000 characters, no control character but newline and tab. Every prob
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any
 
 from st2.declarations import fields
@@ -39,22 +38,10 @@ def read_schedule(context: Context, node: Any, path: tuple[int, ...], field_path
         return None
     field_path = field_path + (name,)
     fields.no_properties(context, node, path, field_path)
+    children, clean = fields.known_children(context, node, path, field_path, SCHEDULE_FIELDS, f'schedule "{name}"')
+    broken = not clean
     values: dict[str, Any] = {}
-    broken = False
-    for index, child in enumerate(node.children):
-        child_path = path + (index,)
-        child_field = field_path + (child.name,)
-        if child.name not in SCHEDULE_FIELDS:
-            context.report_shape("unknown-node", child_path, NAME, child_field,
-                                 f"unknown node `{child.name}` in schedule \"{name}\"",
-                                 help=partial(fields.suggestion, child.name, SCHEDULE_FIELDS))
-            broken = True
-            continue
-        if child.name in values:
-            context.report_shape("duplicate-field", child_path, NAME, child_field,
-                                 f"`{child.name}` is declared more than once in schedule \"{name}\"")
-            broken = True
-            continue
+    for child, child_path, child_field in children:
         reader = {"every": _every, "at": _at, "prompt": _prompt}[child.name]
         values[child.name] = reader(context, child, child_path, child_field, name)
         broken = broken or values[child.name] is None

@@ -49,6 +49,10 @@ def test_both_cadences_are_read_into_the_model(tmp_path: Path) -> None:
      ("schedule-invalid", 4, 14, 'schedule "d" is declared more than once')),
 ])
 def test_each_malformed_schedule_is_one_diagnostic_at_its_token(tmp_path: Path, body: str, expected) -> None:
+    assert_one_diagnostic(tmp_path, body, expected)
+
+
+def assert_one_diagnostic(tmp_path: Path, body: str, expected) -> None:
     declaration, diagnostics = load(tmp_path, f"    {body}\n")
     assert declaration is None
     assert len(diagnostics) == 1, [str(d) for d in diagnostics]
@@ -79,9 +83,4 @@ def test_a_subscription_is_read_into_the_model(tmp_path: Path) -> None:
      ("subscription-invalid", 4, 15, 'subscription "doc" is declared more than once')),
 ])
 def test_each_malformed_subscription_is_one_diagnostic_at_its_token(tmp_path: Path, body: str, expected) -> None:
-    declaration, diagnostics = load(tmp_path, f"    {body}\n")
-    assert declaration is None
-    assert len(diagnostics) == 1, [str(d) for d in diagnostics]
-    code, line, column, words = expected
-    assert (diagnostics[0].code, diagnostics[0].span.line, diagnostics[0].span.column) == (code, line, column)
-    assert words in diagnostics[0].message
+    assert_one_diagnostic(tmp_path, body, expected)
