@@ -116,6 +116,7 @@ class ResyncPublisher:
                 self._slots[key] = slot
             self._entries = table
             self._owners = {}
+            self._signatures = {}  # each pass re-reads every record once: nothing is skipped for good
         self._wake_up()
 
     def slot(self, key: Key) -> Slot | None:
@@ -142,7 +143,8 @@ class ResyncPublisher:
                 slot = self._slots.get(key)
                 entry = self._entries.get(key)
                 if slot is None or slot.phase is not Phase.IDLE or entry is None or not entry.active:
-                    continue  # a refresh changed it meanwhile
+                    self._signatures.pop(key, None)  # a refresh changed it meanwhile: read it again
+                    continue
                 if reservation.event_id == slot.baseline:
                     continue
                 self._slots[key] = transition(slot, Event.CAPTURED, reservation=reservation)

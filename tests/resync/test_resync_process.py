@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ding_support import STANDIN
 from supervisor_support import poll_for, temporary_fleet
 from st2.base.clock import FakeClock
 from st2.bus.addressing import resolve_seat
@@ -29,6 +28,7 @@ from st2.supervisor.reconcile import Reconciler
 
 pytestmark = pytest.mark.process
 
+STANDIN = Path(__file__).resolve().parents[1] / "ding" / "standin_tui.py"  # the line-grammar stand-in TUI
 WORK = '    exec "work" { argv "sleep" "600" }'
 KEY = Key("h.sub", "h.owner", "doc", "changes")
 
