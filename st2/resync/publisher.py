@@ -334,6 +334,8 @@ class ResyncPublisher:
             watch.events()
 
     def _wake_up(self) -> None:
+        if self._stopped.is_set():
+            return  # the pipe is closed (or closing): a worker finishing late wakes no one
         try:
             os.write(self._pipe[1], b"x")
         except BlockingIOError:
