@@ -291,7 +291,10 @@ class ResyncPublisher:
 
     def stop(self) -> None:
         self._stopped.set()
-        self._wake_up()
+        try:
+            os.write(self._pipe[1], b"x")  # ends the flush thread's select
+        except BlockingIOError:
+            pass
         for _ in range(self._worker_count):
             self._work.put(None)
         for thread in self._threads:
