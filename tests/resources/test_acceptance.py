@@ -24,7 +24,10 @@ def test_a_first_publication_is_revision_one_with_the_hosts_digest() -> None:
 def test_the_same_facts_again_are_no_transition_and_different_facts_are() -> None:
     first = published(None).state
     same = published(first, now=200)
-    assert (same.outcome, same.state.revision, same.state.host_observed_at_ms) == (Outcome.SAME, 1, 200)
+    assert (same.outcome, same.state) == (Outcome.SAME, None)        # healthy and fresh: no write
+    heartbeat = published(first, now=100 + acceptance.HEARTBEAT_MS)
+    assert (heartbeat.outcome, heartbeat.state.revision, heartbeat.state.host_observed_at_ms) == (
+        Outcome.SAME, 1, 100 + acceptance.HEARTBEAT_MS)
     changed = published(first, facts={"exists": True, "content": "b"}, now=300)
     assert (changed.outcome, changed.state.revision) == (Outcome.CHANGED, 2)
 
@@ -32,6 +35,7 @@ def test_the_same_facts_again_are_no_transition_and_different_facts_are() -> Non
 def test_unchanged_is_accepted_only_from_a_generation_that_published() -> None:
     first = published(None, generation=2).state
     assert acceptance.accept(first, BINDING, 2, "Unchanged", None, None, 500).outcome is Outcome.SAME
+    assert acceptance.accept(first, BINDING, 2, "Unchanged", None, None, 10**6).state.host_observed_at_ms == 10**6
     fabricated = acceptance.accept(first, BINDING, 3, "Unchanged", None, None, 500)
     assert fabricated.outcome is Outcome.REFUSED
     assert fabricated.state.last_failure.kind == "refused-output"
