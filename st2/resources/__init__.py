@@ -11,6 +11,7 @@ acceptance core and publishes one atomic state record per binding (:mod:`st2.res
 - :mod:`.acceptance` — the one acceptance core: a result against the current record.
 - :mod:`.demand` — durable refresh demands, the admission bound, receipts.
 - :mod:`.host` — the supervisor's resource thread: dispatch, coalescing, fencing, publication.
-- :mod:`.commands` — the cores of ``st2 agent resource refresh|show|ls``.
+- :mod:`.proposal` — atomic proposals to a ``file:`` binding: the CAS, its intent, recovery.
+- :mod:`.commands` — the cores of ``st2 agent resource refresh|show|ls|propose|recover``.
 
 """

@@ -297,6 +297,7 @@ class ResourceHost:
         written = self._write(item, accepted)
         if accepted.outcome is acceptance.Outcome.FENCED:
             self.say(f"resources: fenced {kind} for {item.agent} {item.name!r}: {accepted.reason}")
+            self._readopt(opened.connection)
         elif accepted.outcome is acceptance.Outcome.CHANGED:
             self.say(f"resources: {item.agent} {item.name!r} revision {written.revision} {written.host_digest}")
         elif accepted.reason and accepted.outcome is not acceptance.Outcome.SAME:
@@ -309,6 +310,14 @@ class ResourceHost:
             demand.close(queue, opened.demands, demand.Receipt(
                 item.agent, item.name, 0, "closed", closed_kind, opened.watermark, opened.connection.generation,
                 written.revision if written is not None else 0, accepted.reason, self.wall_ms()))
+
+    def _readopt(self, connection: _Connection) -> None:
+        """After a fence: a generation advanced by ``st2 agent resource recover`` for this very
+        registration is taken up, so the runtime's next results are accepted again."""
+        registration, generation = registry.read(self.scope, connection.runtime_id)
+        if registration == connection.hello.registration and generation > connection.generation:
+            connection.generation = generation
+            self._trailing.update(key for key, item in self._wanted.items() if item.runtime_id == connection.runtime_id)
 
     def _write(self, item: Watched, accepted: acceptance.Accepted) -> records.State | None:
         if accepted.state is None:
