@@ -116,9 +116,10 @@ def test_resource_bindings_lower_to_one_provider_runtime_per_scheme_with_a_provi
     ]
     assert [task.runtime_id for task in lower(declaration, "h", tmp_path / "c", base_environment={}).tasks] == [
         "h.rev"]  # no providers given
-    lonely = declare(tmp_path, "lonely", '    resource "now" uri="file:///srv/now.md"')
-    assert lower(lonely, "h", tmp_path / "c", base_environment={}, providers=providers,
-                 resource_sockets=Path("/run/r")).tasks == ()   # no agent: nothing to accompany
+    lonely = declare(tmp_path, "lonely", '    exec "job" { argv "y"; }\n    resource "now" uri="file:///srv/now.md"')
+    assert [task.runtime_id for task in lower(lonely, "h", tmp_path / "c", base_environment={}, providers=providers,
+                                              resource_sockets=Path("/run/r")).tasks] == [
+        "h.lonely.job"]   # no agent task: nothing for a provider runtime to accompany
     clash = declare(tmp_path, "clash", '    argv "x"\n    exec "resource-file" { argv "y"; }\n'
                                        '    resource "now" uri="file:///srv/now.md"')
     refused = lower(clash, "h", tmp_path / "c", base_environment={}, providers=providers,
