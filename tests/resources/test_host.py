@@ -194,3 +194,18 @@ def test_a_replaced_runtime_gets_a_new_generation_and_an_older_generation_is_fen
     finally:
         third.close()
     assert harness.record().generation == 9 and harness.record().facts == record.facts
+
+
+def test_demand_reaches_only_a_runtime_that_declares_it(harness) -> None:
+    runtime = ScriptedRuntime(harness.scope, RUNTIME, honest, capabilities=())
+    queue = layout.resource_demand(harness.scope, "h.w", "doc")
+    try:
+        harness.run_until(harness.record)                     # periodic observation still runs
+        seq = demand.admit(harness.scope, "h.w", "doc", 1)
+        harness.run_until(lambda: not demand.pending(queue))
+    finally:
+        runtime.close()
+    receipt = demand.read_receipt(queue, "h.w", "doc", seq)
+    assert (receipt.state, receipt.result, receipt.reason) == (
+        "closed", "Failed", "the provider runtime does not take demand")
+    assert len(runtime.observes) == 1                          # the demand never reached it
