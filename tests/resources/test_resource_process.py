@@ -159,3 +159,19 @@ def test_a_lying_external_provider_is_refused_and_logged_under_st2_up(fleet) -> 
     log = fleet.log()
     assert "carries fields it may not: hostDigest" in log
     assert log.count("no such open observation") == 2, log   # the second result, the wrong watermark
+
+
+def test_a_crash_looping_provider_runtime_is_parked_and_its_binding_says_unavailable(fleet) -> None:
+    (fleet.catalog / "catalog.kdl").write_text(
+        'catalog {\n    resource-provider "broken" { argv "sh" "-c" "exit 3"; timeout "2s" }\n}\n')
+    fleet.seat("w", 'restart { attempts 2; interval "60s"; mode "fail"; }\n' + SEAT
+               + 'resource "x" uri="broken:thing"')
+    fleet.up("--interval", "1s")
+    parked = poll_for(lambda: next((row for row in fleet.tasks()["tasks"]
+                                    if row["runtimeId"] == "h.w.resource-broken" and row["parked"]), None),
+                      "the provider runtime to be parked", timeout=30)
+    assert parked["parked"]["recovery"][-1] == "h.w.resource-broken"
+    failing = poll_for(lambda: (current := record(fleet, "x")) and current.last_failure and current,
+                       "the unavailable record", timeout=30)
+    assert failing.last_failure.kind == "unavailable" and failing.revision == 0
+    assert "h.w" in fleet.running()                                   # the agent itself keeps running
