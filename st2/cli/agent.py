@@ -331,6 +331,59 @@ def resource_refresh(identity, name, wait, as_json, location) -> None:
         click.echo(receipt_line(receipt))
 
 
+@resource.command("propose")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
+              help="The file holding the proposed content.")
+@click.option("--expect-revision", type=int, required=True, help="The state revision the proposal is made from.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def resource_propose(identity, name, input_path, expect_revision, as_json, location) -> None:
+    """Replace IDENTITY's file: resource NAME with --input, if it is still at --expect-revision
+    (exit 3 when the revision moved, 1 for any other refusal)."""
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.fs.read import read_bounded
+    from st2.resources.commands import ResourceRefused, propose
+    from st2.resources.observers import CONTENT_LIMIT
+    from st2.resources.proposal import ProposalRefused
+
+    try:
+        data = read_bounded(input_path, CONTENT_LIMIT + 1)
+        receipt = propose(location, identity, name, data, expect_revision, SYSTEM_CLOCK.wall_ms)
+    except ProposalRefused as refusal:
+        click.echo(f"st2 agent resource propose: {refusal.code}: {refusal}", err=True)
+        exit_with(CAS_LOST_EXIT if refusal.code == "revision-moved" else 1)
+        return
+    except (ResourceRefused, OSError) as refusal:
+        _refuse("resource propose", refusal)
+        return
+    if as_json:
+        _emit(receipt)
+    else:
+        click.echo(f"{receipt['agent']} resource {receipt['binding']!r}: proposal {receipt['proposal']} committed "
+                   f"at revision {receipt['revision']} (generation {receipt['generation']})")
+
+
+@resource.command("recover")
+@click.argument("identity")
+@click.argument("name")
+@catalog_options
+def resource_recover(identity, name, location) -> None:
+    """Re-adopt IDENTITY's file: resource NAME as it is after out-of-band divergence (advances
+    its generation; proposals are refused until this runs)."""
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.resources.commands import ResourceRefused, recover
+
+    try:
+        adopted = recover(location, identity, name, SYSTEM_CLOCK.wall_ms)
+    except (ResourceRefused, OSError) as refusal:
+        _refuse("resource recover", refusal)
+        return
+    click.echo(f"{adopted.agent} resource {adopted.binding!r} re-adopted at revision {adopted.revision}, "
+               f"generation {adopted.generation}")
+
+
 @resource.command("show")
 @click.argument("identity")
 @click.argument("name")

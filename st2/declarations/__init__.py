@@ -19,6 +19,8 @@ declarations all come from the host-local cache (:mod:`st2.runtime.declaration_c
   strings (quoted, raw, multi-line), numbers, keywords and type annotations.
 - :mod:`.principal` — a declared non-agent service principal,
   ``principals/<host>/<name>/principal.kdl``.
+- :mod:`.resource_providers` — ``catalog.kdl``'s ``resource-provider`` and ``resource-command``
+  blocks, and which resource URIs name a target st2 may observe.
 - :mod:`.render` — ``render { … }``: ordered materialization operations, and ``resource`` bindings.
 - :mod:`.schedule` — ``schedule "<name>" { every | at; prompt }``: a scheduled prompt's shape.
 - :mod:`.subscription` — ``subscribe "<binding>" stream=… agent=…``: a resync subscription's shape.

@@ -204,23 +204,12 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
     fields.no_arguments(context, node, path, field_path)
     fields.no_properties(context, node, path, field_path)
     seen: dict[str, object] = {}
-    declared: set[str] = set()  # named at all (a malformed one is reported once, by itself)
-    clean = True
-    for index, child in enumerate(node.children):
+    accepted, clean = fields.closed_children(context, node, path, field_path, NOTIFY_FIELDS,
+                                             "on, argv, command, timeout or rate-limit", CATALOG)
+    declared = {child.name for _, child in accepted}  # named at all (a malformed one is reported once, by itself)
+    for index, child in accepted:
         child_path = path + (index,)
         child_field = field_path + (child.name,)
-        if child.name not in NOTIFY_FIELDS:
-            context.report("unknown-node", child_path, NAME, child_field,
-                           f"unknown notify field `{child.name}` (expected on, argv, command, timeout or rate-limit)",
-                           layer=CATALOG, help=partial(fields.suggestion, child.name, NOTIFY_FIELDS))
-            clean = False
-            continue
-        if child.name in declared:
-            context.report("duplicate-field", child_path, NAME, child_field,
-                           f"`{child.name}` is declared more than once in `notify`", layer=CATALOG)
-            clean = False
-            continue
-        declared.add(child.name)
         if child.name in ("on", "argv"):
             words = fields.strings(context, child, child_path, child_field)
             if words is None:

@@ -167,3 +167,33 @@ def suggestion(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
     return f"did you mean `{close[0]}`?" if close else None
+
+
+def closed_children(context: Context, node: Any, path: Path_, field_path: FieldPath, allowed: tuple[str, ...],
+                    expected: str, layer: str) -> tuple[list[tuple[int, Any]], bool]:
+    """The children of a block with a closed field set, each named at most once: ``(accepted,
+    clean)``, where ``accepted`` holds ``(index, child)`` of every allowed first occurrence and
+    ``clean`` is False after an unknown or repeated field was reported (at its own position;
+    ``expected`` is the message's list of the allowed names)."""
+    from functools import partial
+
+    accepted: list[tuple[int, Any]] = []
+    named: set[str] = set()
+    clean = True
+    block = field_path[-1]
+    for index, child in enumerate(node.children):
+        child_path = path + (index,)
+        child_field = field_path + (child.name,)
+        if child.name not in allowed:
+            context.report("unknown-node", child_path, NAME, child_field,
+                           f"unknown {block} field `{child.name}` (expected {expected})",
+                           layer=layer, help=partial(suggestion, child.name, allowed))
+            clean = False
+        elif child.name in named:
+            context.report("duplicate-field", child_path, NAME, child_field,
+                           f"`{child.name}` is declared more than once in `{block}`", layer=layer)
+            clean = False
+        else:
+            named.add(child.name)
+            accepted.append((index, child))
+    return accepted, clean

@@ -70,17 +70,10 @@ def provider_block(context, node, path: tuple[int, ...], providers: dict[str, Re
     from st2.declarations.context import NAME, argument
 
     field_path = ("catalog", "resource-provider")
-    scheme = fields.one_value(context, _arguments_only(node), path, field_path, "string")
+    taken = {name for name, provider in providers.items() if provider != built_ins().get(name)}
+    scheme = _block_name(context, node, path, field_path, SCHEME, taken,
+                         "scheme {!r} is not a URI scheme (a-z, then a-z 0-9 + . -)")
     if scheme is None:
-        return
-    if not SCHEME.fullmatch(scheme):
-        context.report("invalid-value", path, argument(0), field_path,
-                       f"resource-provider scheme {scheme!r} is not a URI scheme (a-z, then a-z 0-9 + . -)",
-                       layer=CATALOG)
-        return
-    if scheme in providers and providers[scheme] != built_ins().get(scheme):
-        context.report("duplicate-field", path, argument(0), field_path,
-                       f"resource-provider {scheme!r} is declared more than once", layer=CATALOG)
         return
     seen = _children(context, node, path, field_path, PROVIDER_FIELDS)
     if seen is None:
@@ -113,20 +106,12 @@ def provider_block(context, node, path: tuple[int, ...], providers: dict[str, Re
 def command_block(context, node, path: tuple[int, ...], commands: dict[str, ResourceCommand]) -> None:
     """Read one ``resource-command "<name>" { argv …; timeout … }`` or report why not."""
     from st2.declarations import fields
-    from st2.declarations.context import NAME, argument
+    from st2.declarations.context import NAME
 
     field_path = ("catalog", "resource-command")
-    name = fields.one_value(context, _arguments_only(node), path, field_path, "string")
+    name = _block_name(context, node, path, field_path, COMMAND_NAME, set(commands),
+                       "name {!r} must be lower-case letters, digits, '.', '_' or '-'")
     if name is None:
-        return
-    if not COMMAND_NAME.fullmatch(name):
-        context.report("invalid-value", path, argument(0), field_path,
-                       f"resource-command name {name!r} must be lower-case letters, digits, '.', '_' or '-'",
-                       layer=CATALOG)
-        return
-    if name in commands:
-        context.report("duplicate-field", path, argument(0), field_path,
-                       f"resource-command {name!r} is declared more than once", layer=CATALOG)
         return
     seen = _children(context, node, path, field_path, COMMAND_FIELDS)
     if seen is None:
@@ -137,6 +122,26 @@ def command_block(context, node, path: tuple[int, ...], commands: dict[str, Reso
         return
     commands[name] = ResourceCommand(name, seen["argv"][0],
                                      seen["timeout"][0] if "timeout" in seen else DEFAULT_TIMEOUT_SECONDS)
+
+
+def _block_name(context, node, path, field_path, pattern, taken: set, malformed: str) -> str | None:
+    """The block's one string argument when it matches ``pattern`` and is not ``taken``; else
+    None after reporting why at the argument."""
+    from st2.declarations import fields
+    from st2.declarations.context import argument
+
+    name = fields.one_value(context, _arguments_only(node), path, field_path, "string")
+    if name is None:
+        return None
+    if not pattern.fullmatch(name):
+        context.report("invalid-value", path, argument(0), field_path, f"{field_path[-1]} " + malformed.format(name),
+                       layer=CATALOG)
+        return None
+    if name in taken:
+        context.report("duplicate-field", path, argument(0), field_path,
+                       f"{field_path[-1]} {name!r} is declared more than once", layer=CATALOG)
+        return None
+    return name
 
 
 class _ArgumentsOnly:
@@ -157,21 +162,10 @@ def _children(context, node, path, field_path, allowed) -> dict[str, tuple] | No
     from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
 
     seen: dict[str, tuple] = {}
-    clean = True
-    for index, child in enumerate(node.children):
+    accepted, clean = fields.closed_children(context, node, path, field_path, allowed, ", ".join(allowed), CATALOG)
+    for index, child in accepted:
         child_path = path + (index,)
         child_field = field_path + (child.name,)
-        if child.name not in allowed:
-            context.report("unknown-node", child_path, NAME, child_field,
-                           f"unknown {field_path[-1]} field `{child.name}` (expected {', '.join(allowed)})",
-                           layer=CATALOG, help=partial(fields.suggestion, child.name, allowed))
-            clean = False
-            continue
-        if child.name in seen:
-            context.report("duplicate-field", child_path, NAME, child_field,
-                           f"`{child.name}` is declared more than once in `{field_path[-1]}`", layer=CATALOG)
-            clean = False
-            continue
         if child.name in ("argv", "capability"):
             words = fields.strings(context, child, child_path, child_field)
             if words is None or (not words and child.name == "argv"):

@@ -10,8 +10,10 @@ result                                        outcome      next record
 any, from a generation below the record's     FENCED       none (the record stands)
 Published, facts out of bounds or untyped     REFUSED      lastFailure refused-output, facts kept
 Published, host digest differs (or first)     CHANGED      revision + 1, new facts and digest
-Published, same host digest                   SAME         observed time, failure cleared
-Unchanged, this generation published before   SAME         observed time, failure cleared
+Published, same host digest                   SAME         observed time, failure cleared (none
+                                                           while the record is healthy and younger
+                                                           than :data:`HEARTBEAT_MS`)
+Unchanged, this generation published before   SAME         the same
 Unchanged, nothing published this generation  REFUSED      lastFailure refused-output (never a
                                                            fabricated unchanged)
 Failed (or the host's own failure)            FAILED       lastFailure set, facts kept
@@ -42,7 +44,20 @@ class Outcome(enum.Enum):
 
 
 Accepted = namedtuple("Accepted", ("outcome", "state", "reason"))
-"""``state`` is the record to publish (None for FENCED); ``reason`` the one line for a refusal."""
+"""``state`` is the record to publish (None: leave the record as it is); ``reason`` the one line
+for a refusal."""
+
+HEARTBEAT_MS = 60 * 1000
+"""A healthy binding's unchanged observation re-stamps its record at most this often: a fleet of
+bindings observed every few seconds is not a write per binding per observation, and the record
+stays far inside the staleness horizon (:data:`st2.resources.state.STALE_MS`)."""
+
+
+def _same(current: records.State | None, proposed: records.State, now_ms: int) -> Accepted:
+    quiet = (current is not None and current.last_failure is None and current.uri == proposed.uri
+             and current.generation == proposed.generation and current.host_observed_at_ms is not None
+             and 0 <= now_ms - current.host_observed_at_ms < HEARTBEAT_MS)
+    return Accepted(Outcome.SAME, None if quiet else proposed, None)
 
 
 def _empty(binding: Binding, generation: int) -> records.State:
@@ -73,8 +88,7 @@ def accept(current: records.State | None, binding: Binding, generation: int, kin
         if current is None or current.revision == 0 or current.generation != generation:
             return failed(current, binding, generation, "refused-output",
                           "Unchanged from a runtime that published nothing in this generation", now_ms)
-        return Accepted(Outcome.SAME, base._replace(uri=binding.uri, host_observed_at_ms=now_ms, last_failure=None),
-                        None)
+        return _same(current, base._replace(uri=binding.uri, host_observed_at_ms=now_ms, last_failure=None), now_ms)
     if kind != PUBLISHED:
         return failed(current, binding, generation, "refused-output", f"unknown result {kind!r}", now_ms)
     try:
@@ -83,8 +97,8 @@ def accept(current: records.State | None, binding: Binding, generation: int, kin
         return failed(current, binding, generation, "refused-output", f"Published {refusal}", now_ms)
     digest = records.digest_facts(checked)
     if digest == base.host_digest:
-        return Accepted(Outcome.SAME, base._replace(uri=binding.uri, generation=generation,
-                                                    host_observed_at_ms=now_ms, last_failure=None), None)
+        return _same(current, base._replace(uri=binding.uri, generation=generation, host_observed_at_ms=now_ms,
+                                            last_failure=None), now_ms)
     return Accepted(Outcome.CHANGED, base._replace(uri=binding.uri, generation=generation, revision=base.revision + 1,
                                                    host_digest=digest, host_observed_at_ms=now_ms, facts=checked,
                                                    last_failure=None), None)

@@ -49,26 +49,19 @@ def refresh(location, name: str, binding: str, wait_seconds: float | None, wall_
     """Queue a demand and return its receipt: closed when the host closed it within the wait,
     else pending."""
     from st2.declarations.catalog import load_catalog_declaration
-    from st2.runtime.scope import RuntimeScope
 
-    directory, agent, declaration = _seat(location, name)
-    resource = _binding(declaration, agent, binding)
-    host = agent.split(".", 1)[0]
-    if host != location.host:
-        raise ResourceRefused(f"{agent} lives on host {host!r}; refresh it there (this is {location.host!r})")
+    scope, _, agent, resource = _local(location, name, binding)
     scheme = resource.uri.partition(":")[0]
     provider = load_catalog_declaration(location.root)[0].providers.get(scheme)
     if provider is None:
         raise ResourceRefused(f"no resource provider serves {scheme}: (catalog.kdl declares none)")
     if not provider.demand:
         raise ResourceRefused(f"the {scheme}: resource provider does not declare capability \"demand\"")
-    scope = RuntimeScope(location.root, location.host)
-    scope.ensure()
     try:
-        seq = demand.admit(scope.directory, agent, binding, wall_ms())
+        seq = demand.admit(scope, agent, binding, wall_ms())
     except demand.AdmissionRefused as refusal:
         raise ResourceRefused(str(refusal)) from None
-    queue = layout.resource_demand(scope.directory, agent, binding)
+    queue = layout.resource_demand(scope, agent, binding)
     deadline = time.monotonic() + (wait_seconds or 0.0)
     while True:
         receipt = demand.read_receipt(queue, agent, binding, seq)
@@ -114,3 +107,35 @@ def state_line(entry: dict) -> str:
     failure = state["lastFailure"]
     verdict = f"failing ({failure['kind']}: {failure['message']})" if failure else "ok"
     return f"{entry['resource']['name']}\t{uri}\trevision {state['revision']}\tgeneration {state['generation']}\t{verdict}"
+
+
+def _local(location, name: str, binding: str):
+    """``(scope directory, seat directory, agent, resource)`` of a binding of a seat on this host."""
+    from st2.runtime.scope import RuntimeScope
+
+    directory, agent, declaration = _seat(location, name)
+    resource = _binding(declaration, agent, binding)
+    host = agent.split(".", 1)[0]
+    if host != location.host:
+        raise ResourceRefused(f"{agent} lives on host {host!r}; run this there (this is {location.host!r})")
+    scope = RuntimeScope(location.root, location.host)
+    scope.ensure()
+    return scope.directory, str(directory), agent, resource
+
+
+def propose(location, name: str, binding: str, data: bytes, expect_revision: int, wall_ms) -> dict:
+    """:func:`st2.resources.proposal.propose` for a binding of a seat on this host."""
+    from st2.resources import proposal
+
+    scope, directory, agent, resource = _local(location, name, binding)
+    return proposal.propose(scope, directory, agent, binding, resource.uri, data, expect_revision, wall_ms)
+
+
+def recover(location, name: str, binding: str, wall_ms) -> records.State:
+    """:func:`st2.resources.proposal.recover` for a binding of a seat on this host."""
+    from st2.resources import proposal
+
+    scope, directory, agent, resource = _local(location, name, binding)
+    if resource.uri.partition(":")[0] != "file":
+        raise ResourceRefused(f"{agent} resource {binding!r} is not a file: binding; there is nothing to recover")
+    return proposal.recover(scope, directory, agent, binding, resource.uri, f"{agent}.resource-file", wall_ms)

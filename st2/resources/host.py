@@ -35,6 +35,8 @@ Watched = namedtuple("Watched", ("agent", "name", "uri", "scheme", "seat_dir", "
                                  "interval_seconds", "timeout_seconds", "demand"))
 POLL_SECONDS = 0.2
 """How often queued demands are looked for while nothing else wakes the thread."""
+RETRY_SECONDS = 1.0
+"""A runtime that could not be reached is tried again after this long (it may be starting)."""
 
 
 class _Open:
@@ -64,6 +66,7 @@ class ResourceHost:
         self._trailing: set[tuple[str, str]] = set()
         self._due: dict[tuple[str, str], float] = {}
         self._unreachable_since: dict[str, float] = {}
+        self._retry_at: dict[str, float] = {}
         self._watermark = 0
         self._stop = threading.Event()
         self._wake_read, self._wake_write = os.pipe()
@@ -81,6 +84,15 @@ class ResourceHost:
             os.write(self._wake_write, b"x")
         except BlockingIOError:
             pass
+
+    def due_now(self) -> None:
+        """Make every binding due at once: the next round is a full observation pass."""
+        self._due.clear()
+        self.wake()
+
+    def settled(self) -> bool:
+        """True when no observation is open and none is wanted again."""
+        return not self._open and not self._trailing
 
     def start(self) -> "ResourceHost":
         self._thread = threading.Thread(target=self._run, name="st2-resources", daemon=True)
@@ -112,10 +124,10 @@ class ResourceHost:
         with self._lock:
             wanted = dict(self._wanted)
         self._drop_unwanted(wanted)
-        for runtime_id in sorted({item.runtime_id for item in wanted.values()}):
-            if runtime_id not in self._connections:
-                self._connect(runtime_id, wanted)
         now = self.monotonic()
+        for runtime_id in sorted({item.runtime_id for item in wanted.values()}):
+            if runtime_id not in self._connections and self._retry_at.get(runtime_id, 0.0) <= now:
+                self._connect(runtime_id, wanted)
         for key, opened in list(self._open.items()):
             if now >= opened.deadline:
                 item = wanted[key]
@@ -154,6 +166,7 @@ class ResourceHost:
             hello = protocol.decode_hello(protocol.read_line(sock.makefile("rb", buffering=0)))
         except (OSError, protocol.Refused) as error:
             sock.close()
+            self._retry_at[runtime_id] = self.monotonic() + RETRY_SECONDS
             self._unreachable(runtime_id, wanted, error)
             return
         sock.setblocking(False)
@@ -284,9 +297,10 @@ class ResourceHost:
         written = self._write(item, accepted)
         if accepted.outcome is acceptance.Outcome.FENCED:
             self.say(f"resources: fenced {kind} for {item.agent} {item.name!r}: {accepted.reason}")
+            self._readopt(opened.connection)
         elif accepted.outcome is acceptance.Outcome.CHANGED:
             self.say(f"resources: {item.agent} {item.name!r} revision {written.revision} {written.host_digest}")
-        elif accepted.reason:
+        elif accepted.reason and accepted.outcome is not acceptance.Outcome.SAME:
             self.say(f"resources: {item.agent} {item.name!r} {accepted.outcome.value}: {accepted.reason}")
         if opened.demands:
             queue = layout.resource_demand(self.scope, item.agent, item.name)
@@ -296,6 +310,14 @@ class ResourceHost:
             demand.close(queue, opened.demands, demand.Receipt(
                 item.agent, item.name, 0, "closed", closed_kind, opened.watermark, opened.connection.generation,
                 written.revision if written is not None else 0, accepted.reason, self.wall_ms()))
+
+    def _readopt(self, connection: _Connection) -> None:
+        """After a fence: a generation advanced by ``st2 agent resource recover`` for this very
+        registration is taken up, so the runtime's next results are accepted again."""
+        registration, generation = registry.read(self.scope, connection.runtime_id)
+        if registration == connection.hello.registration and generation > connection.generation:
+            connection.generation = generation
+            self._trailing.update(key for key, item in self._wanted.items() if item.runtime_id == connection.runtime_id)
 
     def _write(self, item: Watched, accepted: acceptance.Accepted) -> records.State | None:
         if accepted.state is None:

@@ -1,5 +1,5 @@
 """The three built-in observations: ``file:``, ``git:`` and ``cmd:`` (docs/resources.md
-§Built-in providers).
+§Providers).
 
 Each takes the ``target`` the host put in its ``Observe`` and returns the facts it saw, or
 raises :class:`ObservationFailed` with a one-line reason. Facts are flat typed scalars

@@ -38,7 +38,17 @@ def adopt(scope_directory, runtime_id: str, registration: str) -> int:
     recorded, generation = read(scope_directory, runtime_id)
     if recorded == registration and generation > 0:
         return generation
-    generation += 1
+    return _write(scope_directory, runtime_id, registration, generation + 1)
+
+
+def advance(scope_directory, runtime_id: str, at_least: int = 0) -> int:
+    """Give the recorded registration the next generation, at least ``at_least`` (an explicit
+    re-adoption: every result of the generations before is fenced from now on); return it."""
+    recorded, generation = read(scope_directory, runtime_id)
+    return _write(scope_directory, runtime_id, recorded or "", max(generation + 1, at_least))
+
+
+def _write(scope_directory, runtime_id: str, registration: str, generation: int) -> int:
     path = layout.resource_runtime(scope_directory, runtime_id)
     ensure_directory(path.parent, mode=0o700)
     staging = ensure_directory(layout.staging(scope_directory), mode=0o700)

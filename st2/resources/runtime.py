@@ -63,50 +63,74 @@ def serve(scheme: str, path: str, log=sys.stderr) -> int:
         print(f"st2 resource-runtime: cannot listen on {path}: {error.strerror or error}", file=log)
         return 2
     print(f"resource runtime {scheme} listening on {path} as {registration}", file=log, flush=True)
-    memory: dict = {}
-    selector = selectors.DefaultSelector()
-    selector.register(listener, selectors.EVENT_READ)
-    connection = None
-    buffer = b""
-    while True:
-        for key, _ in selector.select():
-            if key.fileobj is listener:
-                incoming, _ = listener.accept()
-                if connection is not None:
-                    selector.unregister(connection)
-                    connection.close()
-                connection, buffer = incoming, b""
-                connection.sendall(hello)
-                selector.register(connection, selectors.EVENT_READ)
-                continue
-            chunk = connection.recv(65536)
-            if not chunk:
-                selector.unregister(connection)
-                connection.close()
-                connection = None
-                continue
-            buffer += chunk
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
+    _Server(listener, hello, registration, scheme, log).run()
+    return 0
+
+
+class _Server:
+    """One listener, at most one host connection at a time, one result per Observe."""
+
+    def __init__(self, listener, hello: bytes, registration: str, scheme: str, log) -> None:
+        self.listener, self.hello, self.registration, self.scheme, self.log = listener, hello, registration, scheme, log
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(listener, selectors.EVENT_READ)
+        self.connection = None
+        self.buffer = b""
+        self.memory: dict = {}
+
+    def run(self) -> None:
+        while True:
+            for key, _ in self.selector.select():
                 try:
-                    observe = protocol.decode_observe(line + b"\n")
-                except protocol.Refused as refusal:
-                    print(f"refused a host line: {refusal}", file=log, flush=True)
-                    continue
-                if observe.registration != registration:
-                    print(f"refused an Observe for registration {observe.registration}", file=log, flush=True)
-                    continue
-                try:
-                    connection.sendall(protocol.encode_result(answer(observe, scheme, memory)))
-                except protocol.Refused as refusal:
-                    connection.sendall(protocol.encode_result(protocol.Result(
-                        protocol.FAILED, observe.watermark, observe.owner, observe.binding, registration, None,
-                        str(refusal))))
-            if len(buffer) > protocol.LINE_LIMIT:
-                print("refused a host line over the bound; dropped the connection", file=log, flush=True)
-                selector.unregister(connection)
-                connection.close()
-                connection = None
+                    if key.fileobj is self.listener:
+                        self._accept()
+                    else:
+                        self._read()
+                except OSError as error:  # the host went away mid-write: wait for the next one
+                    self._say(f"connection lost: {error}")
+                    self._drop()
+
+    def _say(self, line: str) -> None:
+        print(line, file=self.log, flush=True)
+
+    def _drop(self) -> None:
+        if self.connection is not None:
+            self.selector.unregister(self.connection)
+            self.connection.close()
+        self.connection, self.buffer = None, b""
+
+    def _accept(self) -> None:
+        incoming, _ = self.listener.accept()
+        self._drop()                                  # a new host connection replaces the old one
+        self.connection = incoming
+        self.selector.register(incoming, selectors.EVENT_READ)
+        incoming.sendall(self.hello)
+
+    def _read(self) -> None:
+        chunk = self.connection.recv(65536)
+        if not chunk:
+            self._drop()
+            return
+        self.buffer += chunk
+        while b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            try:
+                observe = protocol.decode_observe(line + b"\n")
+            except protocol.Refused as refusal:
+                self._say(f"refused a host line: {refusal}")
+                continue
+            if observe.registration != self.registration:
+                self._say(f"refused an Observe for registration {observe.registration}")
+                continue
+            result = answer(observe, self.scheme, self.memory)
+            try:
+                data = protocol.encode_result(result)
+            except protocol.Refused as refusal:
+                data = protocol.encode_result(result._replace(kind=protocol.FAILED, facts=None, message=str(refusal)))
+            self.connection.sendall(data)
+        if len(self.buffer) > protocol.LINE_LIMIT:
+            self._say("refused a host line over the bound; dropped the connection")
+            self._drop()
 
 
 def main(scheme: str) -> int:

@@ -28,6 +28,8 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
         resource-demand/<seat>/<binding>/    queued refresh demands (<seq>.json), their receipts
                                              (receipts/<seq>.json), the counter (next) and its lock
+        resource-proposals/<seat>/<binding>/ a file: binding's proposal intent (intent.json), its
+                                             receipts (receipts/<proposal-id>.json) and its lock
     sessions/<catalog-digest>/<host>/        the session store (survives a reboot, unlike the scope)
         <runtime-id>.json, <runtime-id>.down,   resumable-session records, stop markers, their locks
           .<runtime-id>.json.lock
@@ -98,6 +100,8 @@ RESOURCE_RUNTIMES = "resource-runtimes"
 RESOURCE_DEMAND = "resource-demand"
 RESOURCE_RECEIPTS = "receipts"
 RESOURCE_DEMAND_COUNTER = "next"
+RESOURCE_PROPOSALS = "resource-proposals"
+RESOURCE_INTENT = "intent.json"
 
 # Beside a repository.
 WORKTREES_BESIDE = ".st2-worktrees"
@@ -114,6 +118,7 @@ NAMES: tuple[str, ...] = (
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
     RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
+    RESOURCE_PROPOSALS, RESOURCE_INTENT,
     SCHEDULES,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
@@ -259,7 +264,16 @@ def resource_demand_counter(queue: Path) -> Path:
 
 
 def resource_receipts(queue: Path) -> Path:
+    """The receipts beside a demand queue or a proposal directory."""
     return queue / RESOURCE_RECEIPTS
+
+
+def resource_proposals(scope: Path, agent: str, binding: str) -> Path:
+    return scope / RESOURCE_PROPOSALS / agent / binding
+
+
+def resource_intent(proposals: Path) -> Path:
+    return proposals / RESOURCE_INTENT
 
 
 def default_worktree(repository: str, runtime_id: str) -> str:
