@@ -228,7 +228,7 @@ class ResourceHost:
             return
         self._trailing.discard(key)
         self._watermark = max(self._watermark + 1, self.wall_ms())
-        target = _target(item)
+        target = dict(item.target)
         observe = protocol.Observe(self._watermark, item.agent, item.name, connection.hello.registration,
                                    item.uri, target)
         try:
@@ -256,7 +256,7 @@ class ResourceHost:
             line, connection.buffer = connection.buffer.split(b"\n", 1)
             self._line(connection, line + b"\n", wanted)
         if len(connection.buffer) > protocol.LINE_LIMIT:
-            self._refused(connection, f"a line longer than the bound of {protocol.LINE_LIMIT} bytes", wanted, None)
+            self._refused(connection, f"a line longer than the bound of {protocol.LINE_LIMIT} bytes", wanted)
             self._lost(connection, "sent a line over the bound")
 
     def _line(self, connection: _Connection, line: bytes, wanted: dict) -> None:
@@ -266,7 +266,7 @@ class ResourceHost:
         try:
             result = protocol.decode_result(line)
         except protocol.Refused as refusal:
-            self._refused(connection, str(refusal), wanted, None)
+            self._refused(connection, str(refusal), wanted)
             return
         key = (result.owner, result.binding)
         opened = self._open.get(key)
@@ -282,7 +282,7 @@ class ResourceHost:
                                      result.message, self.wall_ms())
         self._settle(item, opened, accepted, result.kind)
 
-    def _refused(self, connection: _Connection, why: str, wanted: dict, _unused) -> None:
+    def _refused(self, connection: _Connection, why: str, wanted: dict) -> None:
         """A malformed line: logged; it closes the connection's one oldest open observation as
         ``Failed`` (refused-output), since the runtime broke the protocol while answering it."""
         self.say(f"resources: refused a line from {connection.runtime_id}: {why}")
@@ -357,5 +357,3 @@ def _binding(item: Watched) -> acceptance.Binding:
     return acceptance.Binding(item.agent, item.name, item.uri)
 
 
-def _target(item: Watched) -> dict:
-    return dict(item.target)
