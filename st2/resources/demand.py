@@ -7,7 +7,8 @@ One queue per binding in the host-local runtime scope
 demand by publishing ``receipts/<seq>.json`` (which result closed it, under which watermark,
 generation and revision) and only then removing ``<seq>.json``: a crash between the two leaves a
 demand with a receipt, which :func:`pending` does not count. A client that stops waiting cancels
-nothing.
+nothing. Every admission republishes the scope's one bell file (:func:`bell`), so the host learns
+of new demands by one ``stat``, not by listing every queue.
 """
 
 from __future__ import annotations
@@ -67,7 +68,18 @@ def admit(scope_directory: Path, agent: str, binding: str, now_ms: int) -> int:
         body = {"schema": DEMAND_SCHEMA, "agent": agent, "binding": binding, "demand": seq, "admittedAtMs": now_ms}
         publish(queue / _name(seq), json.dumps(body).encode() + b"\n", staging, mode=0o600)
         publish(counter, f"{seq}\n".encode(), staging, mode=0o600)
+    publish(layout.resource_demand_bell(scope_directory), f"{agent} {binding} {seq}\n".encode(), staging, mode=0o600)
     return seq
+
+
+def bell(scope_directory) -> tuple | None:
+    """What changes whenever a demand is admitted anywhere in the scope (the bell is republished,
+    a new inode each time): the host stats this one file instead of listing every queue."""
+    try:
+        status = os.stat(layout.resource_demand_bell(scope_directory))
+    except OSError:
+        return None
+    return (status.st_ino, status.st_mtime_ns, status.st_size)
 
 
 def pending(queue: Path) -> list[int]:

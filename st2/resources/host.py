@@ -67,10 +67,14 @@ class ResourceHost:
         self._due: dict[tuple[str, str], float] = {}
         self._unreachable_since: dict[str, float] = {}
         self._retry_at: dict[str, float] = {}
+        self._bell: tuple | None = ()                 # () never equals a bell: the first round scans
+        self._waiting: dict[tuple[str, str], list[int]] = {}
         self._watermark = 0
         self._stop = threading.Event()
         self._wake_read, self._wake_write = os.pipe()
         os.set_blocking(self._wake_write, False)
+        self._selector = selectors.DefaultSelector()  # the wake pipe and every open connection
+        self._selector.register(self._wake_read, selectors.EVENT_READ)
         self._thread: threading.Thread | None = None
 
     # -- the supervisor's side -----------------------------------------------------------------
@@ -106,6 +110,7 @@ class ResourceHost:
             self._thread.join(timeout=5)
         for connection in list(self._connections.values()):
             connection.sock.close()
+        self._selector.close()
         os.close(self._wake_read)
         os.close(self._wake_write)
 
@@ -124,6 +129,7 @@ class ResourceHost:
         with self._lock:
             wanted = dict(self._wanted)
         self._drop_unwanted(wanted)
+        self._scan_demands(wanted)
         now = self.monotonic()
         for runtime_id in sorted({item.runtime_id for item in wanted.values()}):
             if runtime_id not in self._connections and self._retry_at.get(runtime_id, 0.0) <= now:
@@ -134,28 +140,31 @@ class ResourceHost:
                 self._settle_failure(item, opened, "timeout", f"no result within {item.timeout_seconds:g}s")
         for key, item in sorted(wanted.items()):
             self._dispatch_if_due(key, item, now)
-        selector = selectors.DefaultSelector()
-        try:
-            selector.register(self._wake_read, selectors.EVENT_READ)
-            for connection in self._connections.values():
-                selector.register(connection.sock, selectors.EVENT_READ, connection)
-            for selected, _ in selector.select(wait_seconds):
-                if selected.fileobj == self._wake_read:
-                    try:
-                        os.read(self._wake_read, 4096)
-                    except BlockingIOError:
-                        pass
-                    continue
+        for selected, _ in self._selector.select(wait_seconds):
+            if selected.fileobj == self._wake_read:
+                try:
+                    os.read(self._wake_read, 4096)
+                except BlockingIOError:
+                    pass
+                continue
+            if self._connections.get(selected.data.runtime_id) is selected.data:
                 self._receive(selected.data, wanted)
-        finally:
-            selector.close()
+
+    def _scan_demands(self, wanted: dict) -> None:
+        """Queued demands, listed again only when the bell rang (or a binding is new)."""
+        rung = demand.bell(self.scope)
+        fresh = rung != self._bell
+        self._bell = rung
+        for key, item in wanted.items():
+            if fresh or key not in self._waiting:
+                self._waiting[key] = demand.pending(layout.resource_demand(self.scope, item.agent, item.name))
 
     def _drop_unwanted(self, wanted: dict) -> None:
         for key in [key for key in self._open if key not in wanted]:
             del self._open[key]
         runtimes = {item.runtime_id for item in wanted.values()}
         for runtime_id in [runtime_id for runtime_id in self._connections if runtime_id not in runtimes]:
-            self._connections.pop(runtime_id).sock.close()
+            self._close(self._connections.pop(runtime_id))
 
     def _connect(self, runtime_id: str, wanted: dict) -> None:
         path = str(layout.resource_socket(self.scope, runtime_id))
@@ -172,8 +181,16 @@ class ResourceHost:
         sock.setblocking(False)
         self._unreachable_since.pop(runtime_id, None)
         generation = registry.adopt(self.scope, runtime_id, hello.registration)
-        self._connections[runtime_id] = _Connection(runtime_id, sock, hello, generation)
+        self._connections[runtime_id] = connection = _Connection(runtime_id, sock, hello, generation)
+        self._selector.register(sock, selectors.EVENT_READ, connection)
         self.say(f"resources: {runtime_id} connected, registration {hello.registration}, generation {generation}")
+
+    def _close(self, connection: _Connection) -> None:
+        try:
+            self._selector.unregister(connection.sock)
+        except (KeyError, ValueError):
+            pass
+        connection.sock.close()
 
     def _unreachable(self, runtime_id: str, wanted: dict, error: Exception) -> None:
         """A runtime that cannot be reached for longer than its timeout makes its bindings'
@@ -195,12 +212,12 @@ class ResourceHost:
         if connection is None:
             return
         queue = layout.resource_demand(self.scope, item.agent, item.name)
-        waiting = demand.pending(queue)
+        waiting = self._waiting.get(key, [])
         if waiting and "demand" not in connection.hello.capabilities:
             demand.close(queue, waiting, demand.Receipt(item.agent, item.name, 0, "closed", protocol.FAILED, 0,
                                                         connection.generation, 0,
                                                         "the provider runtime does not take demand", self.wall_ms()))
-            waiting = []
+            self._waiting[key] = waiting = []
         opened = self._open.get(key)
         if opened is not None:
             if waiting and any(seq not in opened.demands for seq in waiting):
@@ -211,7 +228,7 @@ class ResourceHost:
             return
         self._trailing.discard(key)
         self._watermark = max(self._watermark + 1, self.wall_ms())
-        target = _target(item)
+        target = dict(item.target)
         observe = protocol.Observe(self._watermark, item.agent, item.name, connection.hello.registration,
                                    item.uri, target)
         try:
@@ -239,7 +256,7 @@ class ResourceHost:
             line, connection.buffer = connection.buffer.split(b"\n", 1)
             self._line(connection, line + b"\n", wanted)
         if len(connection.buffer) > protocol.LINE_LIMIT:
-            self._refused(connection, f"a line longer than the bound of {protocol.LINE_LIMIT} bytes", wanted, None)
+            self._refused(connection, f"a line longer than the bound of {protocol.LINE_LIMIT} bytes", wanted)
             self._lost(connection, "sent a line over the bound")
 
     def _line(self, connection: _Connection, line: bytes, wanted: dict) -> None:
@@ -249,7 +266,7 @@ class ResourceHost:
         try:
             result = protocol.decode_result(line)
         except protocol.Refused as refusal:
-            self._refused(connection, str(refusal), wanted, None)
+            self._refused(connection, str(refusal), wanted)
             return
         key = (result.owner, result.binding)
         opened = self._open.get(key)
@@ -265,7 +282,7 @@ class ResourceHost:
                                      result.message, self.wall_ms())
         self._settle(item, opened, accepted, result.kind)
 
-    def _refused(self, connection: _Connection, why: str, wanted: dict, _unused) -> None:
+    def _refused(self, connection: _Connection, why: str, wanted: dict) -> None:
         """A malformed line: logged; it closes the connection's one oldest open observation as
         ``Failed`` (refused-output), since the runtime broke the protocol while answering it."""
         self.say(f"resources: refused a line from {connection.runtime_id}: {why}")
@@ -277,7 +294,7 @@ class ResourceHost:
     def _lost(self, connection: _Connection, why: str) -> None:
         if self._connections.get(connection.runtime_id) is connection:
             del self._connections[connection.runtime_id]
-        connection.sock.close()
+        self._close(connection)
         self.say(f"resources: {connection.runtime_id} {why}")
         with self._lock:
             wanted = dict(self._wanted)
@@ -303,6 +320,8 @@ class ResourceHost:
         elif accepted.reason and accepted.outcome is not acceptance.Outcome.SAME:
             self.say(f"resources: {item.agent} {item.name!r} {accepted.outcome.value}: {accepted.reason}")
         if opened.demands:
+            key = (item.agent, item.name)
+            self._waiting[key] = [seq for seq in self._waiting.get(key, []) if seq not in opened.demands]
             queue = layout.resource_demand(self.scope, item.agent, item.name)
             closed_kind = protocol.FAILED if accepted.outcome in (acceptance.Outcome.FAILED,
                                                                  acceptance.Outcome.REFUSED,
@@ -338,5 +357,3 @@ def _binding(item: Watched) -> acceptance.Binding:
     return acceptance.Binding(item.agent, item.name, item.uri)
 
 
-def _target(item: Watched) -> dict:
-    return dict(item.target)

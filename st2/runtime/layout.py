@@ -28,6 +28,7 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
         resource-demand/<seat>/<binding>/    queued refresh demands (<seq>.json), their receipts
                                              (receipts/<seq>.json), the counter (next) and its lock
+        resource-demand/bell                 republished after every admission: the host's one stat
         resource-proposals/<seat>/<binding>/ a file: binding's proposal intent (intent.json), its
                                              receipts (receipts/<proposal-id>.json) and its lock
     sessions/<catalog-digest>/<host>/        the session store (survives a reboot, unlike the scope)
@@ -100,6 +101,7 @@ RESOURCE_RUNTIMES = "resource-runtimes"
 RESOURCE_DEMAND = "resource-demand"
 RESOURCE_RECEIPTS = "receipts"
 RESOURCE_DEMAND_COUNTER = "next"
+RESOURCE_DEMAND_BELL = "bell"
 RESOURCE_PROPOSALS = "resource-proposals"
 RESOURCE_INTENT = "intent.json"
 
@@ -118,6 +120,7 @@ NAMES: tuple[str, ...] = (
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
     RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
+    RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL,
     RESOURCE_PROPOSALS, RESOURCE_INTENT,
     SCHEDULES,
 )
@@ -257,6 +260,10 @@ def resource_runtime(scope: Path, runtime_id: str) -> Path:
 def resource_demand(scope: Path, agent: str, binding: str) -> Path:
     """``resource-demand/<host>.<identity>/<binding>``: one binding's demand queue."""
     return scope / RESOURCE_DEMAND / agent / binding
+
+
+def resource_demand_bell(scope: Path) -> Path:
+    return scope / RESOURCE_DEMAND / RESOURCE_DEMAND_BELL
 
 
 def resource_demand_counter(queue: Path) -> Path:

@@ -188,7 +188,7 @@ def test_a_replaced_runtime_gets_a_new_generation_and_an_older_generation_is_fen
     state.update(harness.seat, "h.w", "doc", lambda current: current._replace(generation=9), 1)
     third = ScriptedRuntime(harness.scope, RUNTIME, honest, registration="reg-c")
     try:
-        harness.host._connections.pop(RUNTIME).sock.close()
+        harness.host._close(harness.host._connections.pop(RUNTIME))   # as a replaced connection is dropped
         demand.admit(harness.scope, "h.w", "doc", 1)
         harness.run_until(lambda: any("fenced" in line for line in harness.lines))
     finally:
