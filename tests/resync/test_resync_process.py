@@ -84,7 +84,7 @@ def test_a_file_edit_reaches_a_subscribing_seat_once_named_as_stream_work(tmp_pa
     with temporary_fleet("st2rf-") as fleet:
         document = fleet.base / "now.md"
         document.write_text("first\n")
-        fleet.seat("owner", f'{WORK}\n    resource "doc" uri="file://{document}"')
+        fleet.seat("owner", f'    argv "sleep" "600"\n    resource "doc" uri="file://{document}"')
         logs = fleet.base / "standin"
         logs.mkdir()
         argv = " ".join(f'"{word}"' for word in (sys.executable, str(STANDIN), "--bytes", str(logs / "bytes"),
