@@ -154,8 +154,12 @@ class ResyncPublisher:
                     continue
                 self._slots[key] = transition(slot, Event.DISPATCHED)
                 handed.append((key, entry.recipient, slot.reservation))
-        for item in handed:
-            self._work.put(item)
+        if handed:
+            from st2.bus.addressing import reading
+
+            seats = reading(self.catalog)  # one reading of the catalog for the whole batch
+            for key, recipient, reservation in handed:
+                self._work.put((key, recipient, reservation, self.recipient_of(recipient, seats)))
 
     def _capture(self, key: Key) -> Reservation | None:
         from st2.resources import state as resource_state
@@ -199,18 +203,29 @@ class ResyncPublisher:
 
     # --- publication (the workers) ----------------------------------------------------------------
 
-    def publish(self, key: Key, recipient: str, reservation: Reservation) -> Refusal | None:
-        """Publish one reservation; None when it is in the recipient's inbox (or settled there),
-        else how the refusal is classified."""
-        from st2.bus.addressing import resolve_seat
-        from st2.bus.stream import emit
+    def recipient_of(self, recipient: str, seats=None):
+        """The recipient's seat, resolved as the bus resolves a name (against ``seats``, one
+        :func:`st2.bus.addressing.reading`, when given), or ``(refusal, reason)``."""
+        from st2.bus.addressing import reading, resolve_among
 
         try:
-            seat = resolve_seat(self.catalog, recipient, for_delivery=False)
+            return resolve_among(reading(self.catalog) if seats is None else seats, self.catalog, recipient,
+                                 for_delivery=False)
         except AmbiguousRecipient as error:
-            return self._refused(key, Refusal.PERMANENT, str(error))
+            return Refusal.PERMANENT, str(error)
         except BusError as error:  # an absent declaration may arrive (replication, an author)
-            return self._refused(key, Refusal.RETRY, str(error))
+            return Refusal.RETRY, str(error)
+
+    def publish(self, key: Key, recipient: str, reservation: Reservation, resolved=None) -> Refusal | None:
+        """Publish one reservation to ``recipient`` (its seat as :meth:`recipient_of` resolved it,
+        or resolved now); None when it is in the recipient's inbox (or settled there), else how
+        the refusal is classified."""
+        from st2.bus.addressing import Seat
+        from st2.bus.stream import emit
+
+        seat = self.recipient_of(recipient) if resolved is None else resolved
+        if not isinstance(seat, Seat):
+            return self._refused(key, *seat)
         if seat.host != self.host:
             return self._refused(key, Refusal.PERMANENT, f"{seat.bus_id} is owned by host {seat.host}, not {self.host}")
         if key.stream not in seat.streams:
@@ -256,9 +271,9 @@ class ResyncPublisher:
             self._publish_one(item)
 
     def _publish_one(self, item) -> None:
-        key, recipient, reservation = item
+        key, recipient, reservation, resolved = item
         try:
-            refusal = self.publish(key, recipient, reservation)
+            refusal = self.publish(key, recipient, reservation, resolved)
         except Exception as error:  # a worker outlives one bad publication; it is retried
             refusal = self._refused(key, Refusal.RETRY, repr(error))
         self._settle(key, reservation, refusal)
