@@ -211,9 +211,9 @@ class ResourceHost:
         connection = self._connections.get(item.runtime_id)
         if connection is None:
             return
-        queue = layout.resource_demand(self.scope, item.agent, item.name)
         waiting = self._waiting.get(key, [])
         if waiting and "demand" not in connection.hello.capabilities:
+            queue = layout.resource_demand(self.scope, item.agent, item.name)
             demand.close(queue, waiting, demand.Receipt(item.agent, item.name, 0, "closed", protocol.FAILED, 0,
                                                         connection.generation, 0,
                                                         "the provider runtime does not take demand", self.wall_ms()))
