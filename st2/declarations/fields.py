@@ -44,32 +44,6 @@ def no_arguments(context: Context, node: Any, path: Path_, field_path: FieldPath
     return True
 
 
-def known_children(context: Context, node: Any, path: Path_, field_path: FieldPath, allowed: tuple[str, ...],
-                   where: str) -> tuple[list[tuple[Any, Path_, FieldPath]], bool]:
-    """The children of a block whose names are in ``allowed``, each name once, as ``(child, its
-    node path, its field path)``; an unknown name is ``unknown-node`` (with a suggestion), a
-    repeated one ``duplicate-field``, both reported ``in <where>``. Also return whether there
-    were none of those."""
-    from functools import partial
-
-    found, clean, seen = [], True, set()
-    for index, child in enumerate(node.children):
-        child_path = path + (index,)
-        child_field = field_path + (child.name,)
-        if child.name not in allowed:
-            context.report_shape("unknown-node", child_path, NAME, child_field, f"unknown node `{child.name}` in {where}",
-                                 help=partial(suggestion, child.name, allowed))
-            clean = False
-        elif child.name in seen:
-            context.report_shape("duplicate-field", child_path, NAME, child_field,
-                                 f"`{child.name}` is declared more than once in {where}")
-            clean = False
-        else:
-            seen.add(child.name)
-            found.append((child, child_path, child_field))
-    return found, clean
-
-
 def one_value(context: Context, node: Any, path: Path_, field_path: FieldPath, kind: str,
               allowed_properties: tuple[str, ...] = ()) -> Any:
     """The single positional argument of ``node`` if it is of ``kind`` (string, boolean,
@@ -170,17 +144,18 @@ def suggestion(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
 
 
 def closed_children(context: Context, node: Any, path: Path_, field_path: FieldPath, allowed: tuple[str, ...],
-                    expected: str, layer: str) -> tuple[list[tuple[int, Any]], bool]:
+                    expected: str, layer: str, block: str | None = None) -> tuple[list[tuple[int, Any]], bool]:
     """The children of a block with a closed field set, each named at most once: ``(accepted,
     clean)``, where ``accepted`` holds ``(index, child)`` of every allowed first occurrence and
     ``clean`` is False after an unknown or repeated field was reported (at its own position;
-    ``expected`` is the message's list of the allowed names)."""
+    ``expected`` is the message's list of the allowed names; ``block`` names the block in the
+    messages, by default the last element of ``field_path``)."""
     from functools import partial
 
     accepted: list[tuple[int, Any]] = []
     named: set[str] = set()
     clean = True
-    block = field_path[-1]
+    block = block or field_path[-1]
     for index, child in enumerate(node.children):
         child_path = path + (index,)
         child_field = field_path + (child.name,)

@@ -16,6 +16,7 @@ from typing import Any
 
 from st2.declarations import fields
 from st2.declarations.context import NAME, WHOLE, Context, argument, plain
+from st2.declarations.diagnostics import DECLARATION
 from st2.declarations.durations import DurationRefused, parse_duration, shown_value
 from st2.declarations.model import Schedule
 
@@ -38,10 +39,12 @@ def read_schedule(context: Context, node: Any, path: tuple[int, ...], field_path
         return None
     field_path = field_path + (name,)
     fields.no_properties(context, node, path, field_path)
-    children, clean = fields.known_children(context, node, path, field_path, SCHEDULE_FIELDS, f'schedule "{name}"')
+    children, clean = fields.closed_children(context, node, path, field_path, SCHEDULE_FIELDS,
+                                             ", ".join(SCHEDULE_FIELDS), DECLARATION, block="schedule")
     broken = not clean
     values: dict[str, Any] = {}
-    for child, child_path, child_field in children:
+    for index, child in children:
+        child_path, child_field = path + (index,), field_path + (child.name,)
         reader = {"every": _every, "at": _at, "prompt": _prompt}[child.name]
         values[child.name] = reader(context, child, child_path, child_field, name)
         broken = broken or values[child.name] is None

@@ -44,7 +44,7 @@ def test_both_cadences_are_read_into_the_model(tmp_path: Path) -> None:
     ('schedule "d" { every "1h"; at "09:00" "UTC"; prompt "p" }', ("schedule-invalid", 3, 32, "choose one cadence")),
     ('schedule "d" { every "1h"; prompt "" }', ("schedule-invalid", 3, 39, "`prompt` must be")),
     ('schedule "d" { every "1h"; prompt "a\\u{1b}[2J" }', ("schedule-invalid", 3, 39, "`prompt` must be")),
-    ('schedule "d" { every "1h"; when "now"; prompt "p" }', ("unknown-node", 3, 32, "unknown node `when`")),
+    ('schedule "d" { every "1h"; when "now"; prompt "p" }', ("unknown-node", 3, 32, "unknown schedule field `when` (expected every, at, prompt)")),
     ('schedule "d" { every "1h"; prompt "p" }\n    schedule "d" { every "2h"; prompt "q" }',
      ("schedule-invalid", 4, 14, 'schedule "d" is declared more than once')),
 ])
