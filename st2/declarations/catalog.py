@@ -197,7 +197,6 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
     and column)."""
     from st2.declarations import fields
     from st2.declarations.context import NAME, argument
-    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
     from st2.declarations.event_kinds import KINDS
 
     field_path = ("catalog", "notify")
@@ -234,13 +233,9 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
             clean = False
             continue
         if child.name in ("timeout", "rate-limit"):
-            try:
-                seconds = parse_duration(value)
-                if child.name == "timeout" and seconds <= 0:
-                    raise DurationRefused(f"{shown_value(value)} is not a positive duration")
-            except DurationRefused as refusal:
-                context.report("invalid-value", child_path, argument(0), child_field, f"{child.name} {refusal}",
-                               layer=CATALOG, help=f'write e.g. "10s", "1m" (at most {MAX_DURATION})')
+            seconds = fields.duration(context, child, child_path, child_field, value, positive=child.name == "timeout",
+                                      example='"10s", "1m"', layer=CATALOG)
+            if seconds is None:
                 clean = False
                 continue
             seen[child.name] = seconds

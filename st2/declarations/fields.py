@@ -172,3 +172,20 @@ def closed_children(context: Context, node: Any, path: Path_, field_path: FieldP
             named.add(child.name)
             accepted.append((index, child))
     return accepted, clean
+
+
+def duration(context: Context, child: Any, child_path: Path_, child_field: FieldPath, value: str, *,
+             positive: bool, example: str, layer: str) -> float | None:
+    """The seconds a block child's duration ``value`` declares, or None after reporting why it is
+    not one (or, when ``positive``, not above zero) at its argument."""
+    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
+
+    try:
+        seconds = parse_duration(value)
+        if positive and seconds <= 0:
+            raise DurationRefused(f"{shown_value(value)} is not a positive duration")
+    except DurationRefused as refusal:
+        context.report("invalid-value", child_path, argument(0), child_field, f"{child.name} {refusal}",
+                       layer=layer, help=f'write e.g. {example} (at most {MAX_DURATION})')
+        return None
+    return float(seconds)

@@ -158,8 +158,7 @@ def _arguments_only(node):
 def _children(context, node, path, field_path, allowed) -> dict[str, tuple] | None:
     """Each child's value and index, keyed by name; None after reporting a problem."""
     from st2.declarations import fields
-    from st2.declarations.context import NAME, argument
-    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
+    from st2.declarations.context import NAME
 
     seen: dict[str, tuple] = {}
     accepted, clean = fields.closed_children(context, node, path, field_path, allowed, ", ".join(allowed), CATALOG)
@@ -180,16 +179,12 @@ def _children(context, node, path, field_path, allowed) -> dict[str, tuple] | No
         if value is None:
             clean = False
             continue
-        try:
-            seconds = parse_duration(value)
-            if seconds <= 0:
-                raise DurationRefused(f"{shown_value(value)} is not a positive duration")
-        except DurationRefused as refusal:
-            context.report("invalid-value", child_path, argument(0), child_field, f"{child.name} {refusal}",
-                           layer=CATALOG, help=f'write e.g. "30s", "5m" (at most {MAX_DURATION})')
+        seconds = fields.duration(context, child, child_path, child_field, value, positive=True,
+                                  example='"30s", "5m"', layer=CATALOG)
+        if seconds is None:
             clean = False
             continue
-        seen[child.name] = (float(seconds), index)
+        seen[child.name] = (seconds, index)
     return seen if clean else None
 
 

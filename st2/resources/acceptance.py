@@ -71,8 +71,11 @@ def failed(current: records.State | None, binding: Binding, generation: int, kin
         return Accepted(Outcome.FENCED, None, f"generation {generation} is below the record's {current.generation}")
     base = current if current is not None else _empty(binding, generation)
     failure = records.Failure(kind, message[:records.MESSAGE_LIMIT], now_ms)
+    # The record's uri names where its facts came from: a failure after the binding's URI changed
+    # leaves the old facts under the old URI rather than relabelling them.
+    uri = binding.uri if base.revision == 0 else base.uri
     return Accepted(Outcome.FAILED if kind != "refused-output" else Outcome.REFUSED,
-                    base._replace(uri=binding.uri, generation=generation, last_failure=failure), message)
+                    base._replace(uri=uri, generation=generation, last_failure=failure), message)
 
 
 def accept(current: records.State | None, binding: Binding, generation: int, kind: str,

@@ -65,3 +65,13 @@ def test_facts_out_of_bounds_are_refused_not_published() -> None:
     assert refused.outcome is Outcome.REFUSED
     assert (refused.state.revision, refused.state.host_digest, refused.state.facts) == (0, None, {})
     assert "not a string" in refused.state.last_failure.message
+
+
+def test_a_failure_after_the_uri_changed_never_relabels_the_old_facts() -> None:
+    current = published(None).state
+    moved = acceptance.Binding("h.w", "doc", "file:///elsewhere")
+    failing = acceptance.failed(current, moved, 1, "provider-failed", "missing", 5)
+    assert (failing.state.uri, failing.state.facts) == ("file:///d", FACTS)
+    republished = acceptance.accept(failing.state, moved, 1, "Published", {"exists": False}, None, 6)
+    assert (republished.outcome, republished.state.uri, republished.state.revision) == (
+        Outcome.CHANGED, "file:///elsewhere", 2)
