@@ -36,8 +36,14 @@ and the packages' imports form a DAG (tests/test_import_graph.py).
 - :mod:`.records` — one module per replicated record kind (status, harness-state, harness-context,
   driver diagnostic): schema, reader, writer.
 - :mod:`.roster` — the roster behind `st2 agents`.
+- :mod:`.resources` — resource bindings: the per-binding state record, provider runtimes, host
+  acceptance and demand.
 - :mod:`.runtime` — host-local runtime, below the supervisor: one catalog's scope and session store
   on one host.
+- :mod:`.resync` — resync: each accepted resource transition published as stream work into the
+  inboxes of the seats subscribed to it.
+- :mod:`.schedule` — scheduled prompts: each seat's declared schedules posted into its inbox as
+  stream work by ``st2 up``.
 - :mod:`.seathost` — the seat host: one host-level process per runtime scope that forks the per-seat
   processes from frozen pages and serves every seat's inotify wake-ups.
 - :mod:`.service` — systemd integration: the user units rendered from ``units/`` and their

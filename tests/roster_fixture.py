@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+from st2.resources import state as resource_state
+
 NOW_MS = 1_788_000_100_000
 MINUTE_MS = 60_000
 
@@ -46,6 +48,14 @@ def context_record(identity: str, harness: str, observed_at_ms: int, **fields) -
     return record
 
 
+def _resource_state(seat: Path, agent: str, binding: str, uri: str, observed_ms: int, failure) -> None:
+    facts = {"branch": "main", "dirty": False}
+    record = resource_state.State(agent, binding, uri, 1, 1, resource_state.digest_facts(facts), observed_ms, facts,
+                                  failure, observed_ms if failure is None else failure.at_ms)
+    (seat / "resource-state").mkdir()
+    (seat / "resource-state" / f"{binding}.json").write_bytes(resource_state.encode(record))
+
+
 def build(root: Path) -> Path:
     """Write the fixture catalog under ``root`` and return it."""
     # fresh: every axis fresh and definite.
@@ -55,6 +65,9 @@ def build(root: Path) -> Path:
     (fresh / "status").write_text(f"busy\nv1 {NOW_MS - 1000}\n")
     _json(fresh / "harness-state", state_record("a-fresh", "idle", NOW_MS - 5000))
     _json(fresh / "harness-context", context_record("a-fresh", "codex", NOW_MS - 4210))
+    # its resource binding: observed once, then its last observation failed.
+    _resource_state(fresh, "alpha.a-fresh", "spec", "file:///srv/spec.md", NOW_MS - 30_000,
+                    resource_state.Failure("provider-failed", "/srv/spec.md is not UTF-8 text", NOW_MS - 2000))
     (fresh / "resources" / "inbox" / "1788000000000-abcdef.md").write_text("---\nfrom: x\n---\nhi\n")
     (fresh / "resources" / "inbox" / "1788000000001-bcdefg.md").write_text("---\nfrom: x\n---\nsettled\n")
     (fresh / "resources" / "archive" / "1788000000001-bcdefg.md").write_text("---\nfrom: x\n---\nsettled\n")
@@ -65,7 +78,9 @@ def build(root: Path) -> Path:
                 os.utime(path, ns=((NOW_MS - 9000) * 1_000_000,) * 2)
 
     # stale: presence, observed state and context all old; context survives as stale, unclamped.
-    stale = _seat(root, "alpha", "b-stale", 'agent "b-stale" {\n    argv "sh" "-c" "true"\n}\n')
+    stale = _seat(root, "alpha", "b-stale", 'agent "b-stale" {\n    argv "sh" "-c" "true"\n'
+                  '    resource "notes" uri="git:///srv/notes"\n}\n')
+    _resource_state(stale, "alpha.b-stale", "notes", "git:///srv/notes", NOW_MS - 2 * 60 * MINUTE_MS, None)
     (stale / "status").write_text(f"available\nv1 {NOW_MS - 16 * MINUTE_MS}\n")
     _json(stale / "harness-state", state_record("b-stale", "active", NOW_MS - 20 * MINUTE_MS))
     _json(stale / "harness-context", context_record(

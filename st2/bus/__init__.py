@@ -23,6 +23,11 @@ crash-replayed publication yields exactly one message (docs/delivery.md §Exactl
 - :mod:`.guide` — the agent-facing bus guide (``st2 message guide``).
 """
 
+# The tag every stream event carries beside ``stream:<name>`` (:mod:`.stream`), here so DING's
+# notice can tell stream work from mail without importing the publisher.
+STREAM_TAG = "st2-stream"
+STREAM_SENDER_PREFIX = "stream:"
+
 
 class BusError(Exception):
     """A bus operation was refused; the message says why. Nothing was written unless stated."""

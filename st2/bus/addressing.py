@@ -218,7 +218,19 @@ def resolve_seat(catalog: Path, name: str | None = None, *, to_id: str | None = 
     names none, several, or — with ``for_delivery`` — a retired seat."""
     if (name is None) == (to_id is None):
         raise BusError("name a recipient either positionally or with --to-id, not both")
-    everything = _seats(catalog)
+    return resolve_among(_seats(catalog), catalog, name, to_id=to_id, for_delivery=for_delivery)
+
+
+def reading(catalog: Path) -> list[Seat]:
+    """One reading of the catalog's seats, for :func:`resolve_among` to resolve many names
+    against (a thread that resolves a batch reads the catalog once, without :class:`OneReading`'s
+    process-wide state)."""
+    return _seats(catalog)
+
+
+def resolve_among(everything: list[Seat], catalog: Path, name: str | None = None, *, to_id: str | None = None,
+                  for_delivery: bool = True) -> Seat:
+    """:func:`resolve_seat` against the seats of one :func:`reading`."""
     if to_id is not None:
         candidates, shown = [s for s in everything if s.id == to_id], f"with id {to_id!r}"
     else:

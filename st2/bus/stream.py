@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from st2.bus import BusError
+from st2.bus import STREAM_SENDER_PREFIX, STREAM_TAG, BusError
 from st2.bus.addressing import Seat
 from st2.bus.envelope import check_header_text, check_name, render
 from st2.bus.filename import is_message_filename
@@ -37,7 +37,6 @@ from st2.records import decoding
 SCHEMA = "st2.stream-ring.v1"
 RING_CAPACITY = 128
 STREAMS = "streams"
-STREAM_TAG = "st2-stream"
 MAX_STREAM_CHARS = 64
 
 
@@ -131,7 +130,8 @@ def emit(
         check_header_text("event key", key, MAX_KEY_CHARS)
     if subject is None:
         subject = f"{stream}: {event_id}"
-    data = render(f"stream:{stream}", subject, None, (STREAM_TAG, f"stream:{stream}"), None, body)
+    sender = STREAM_SENDER_PREFIX + stream
+    data = render(sender, subject, None, (STREAM_TAG, sender), None, body)
     if stream not in seat.streams:
         raise BusError(f"agent {seat.bus_id} declares no stream {stream!r}")
     if not seat.running:

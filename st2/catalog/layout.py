@@ -21,7 +21,10 @@ STATUS = "status"
 HARNESS_STATE = "harness-state"
 HARNESS_CONTEXT = "harness-context"
 RESOURCES = "resources"
-REPLICATED_NAMES: tuple[str, ...] = (RESOURCES, STATUS, HARNESS_STATE, HARNESS_CONTEXT)
+RESOURCE_STATE = "resource-state"           # one state record per resource binding (docs/resources.md)
+REPLICATED_NAMES: tuple[str, ...] = (RESOURCES, STATUS, HARNESS_STATE, HARNESS_CONTEXT, RESOURCE_STATE)
+REPLICATED_TREES: tuple[str, ...] = (RESOURCES, RESOURCE_STATE)
+"""The replicated names that are directories, carried with everything below them."""
 
 # Not replicated.
 DRIVER_DIAGNOSTIC = "driver-diagnostic"
@@ -37,6 +40,7 @@ INBOX = "inbox"
 ARCHIVE = "archive"
 CONTEXT = "context"
 HARNESS_CONTEXT_STAGING = "harness-context-staging"
+RESOURCE_STATE_STAGING = "resource-state-staging"
 CATALOG_GENERATION = "catalog-generation"
 CATALOG_AUTHORING_LOCK = "catalog-authoring.lock"
 RETIRED_OBSERVED = "retired-observed.json"
@@ -47,7 +51,7 @@ def sync_include_rules() -> list[str]:
     """The include rules a replication engine needs, derived from :data:`REPLICATED_NAMES`."""
     rules = []
     for name in REPLICATED_NAMES:
-        rules.append(f"**/{name}/**" if name == RESOURCES else f"**/{name}")
+        rules.append(f"**/{name}/**" if name in REPLICATED_TREES else f"**/{name}")
     return rules
 
 
@@ -87,6 +91,10 @@ class SeatPaths(namedtuple("SeatPaths", ("catalog", "host", "identity"))):
     @property
     def resources(self) -> Path:
         return self.directory / RESOURCES
+
+    @property
+    def resource_state(self) -> Path:
+        return self.directory / RESOURCE_STATE
 
     @property
     def inbox(self) -> Path:

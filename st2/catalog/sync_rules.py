@@ -8,7 +8,7 @@ an allow-list, so a name st2 adds later stays host-local until it is pinned:
 
 - carried: each seat's ``status``, ``harness-state`` and ``harness-context`` and its whole
   ``resources/`` tree (inbox, archive receipts, message receipts, the seat's sent ledger, working
-  context), and each principal's ``resources/`` tree (typed replies land in its inbox);
+  context) and its ``resource-state/`` tree (one state record per resource binding), and each principal's ``resources/`` tree (typed replies land in its inbox);
 - with ``--with-declarations`` also ``catalog.kdl``, ``_templates/``, every ``agent.kdl`` and
   every ``principal.kdl``;
 - never: the control plane ``.st2/`` (staging, archived seats, the operators' sent ledgers,
@@ -35,6 +35,7 @@ from st2.catalog.layout import (
     PRINCIPAL_DECLARATION,
     PRINCIPALS_DIR,
     REPLICATED_NAMES,
+    REPLICATED_TREES,
     RESOURCES,
     TEMPLATES_DIR,
 )
@@ -42,8 +43,8 @@ from st2.catalog.layout import (
 FORMATS = ("syncthing", "rsync", "unison")
 
 # What each seat carries below agents/<host>/<identity>/: the pinned names, directories last.
-SEAT_FILES = tuple(name for name in REPLICATED_NAMES if name != RESOURCES)
-SEAT_TREES = (RESOURCES,)
+SEAT_FILES = tuple(name for name in REPLICATED_NAMES if name not in REPLICATED_TREES)
+SEAT_TREES = REPLICATED_TREES
 # A principal is only a bus endpoint: its mailboxes replicate, nothing else of it exists.
 PRINCIPAL_TREES = (RESOURCES,)
 

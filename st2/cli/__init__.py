@@ -14,6 +14,8 @@
   account).
 - :mod:`.ding` — `st2 ding <runtime-id>` / `st2 ding --identity NAME` — parsing glue over
   :func:`st2.ding.serve.serve`.
+- :mod:`.resource_runtime` — `st2 resource-runtime SCHEME` — parsing glue over
+  :func:`st2.resources.runtime.main`.
 - :mod:`.ding_service` — `st2 ding-service --scope-directory DIR` — parsing glue over
   :class:`st2.ding.service.DingService`.
 - :mod:`.doctor` — `st2 doctor`: print advisories and failures; exit non-zero only on a failure.
@@ -93,6 +95,7 @@ VERBS: dict[str, str] = {
     "ding": "st2.cli.ding:ding",
     "ding-service": "st2.cli.ding_service:ding_service",
     "seat-host": "st2.cli.seat_host:seat_host",
+    "resource-runtime": "st2.cli.resource_runtime:resource_runtime",
     "hook": "st2.cli.hook:hook",
 }
 

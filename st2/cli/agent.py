@@ -268,7 +268,7 @@ def stream_rm(identity, name, as_json, location) -> None:
 
 @agent.group("resource")
 def resource() -> None:
-    """Declare or remove a seat's resource bindings."""
+    """A seat's resource bindings: declare, remove, refresh, show, list."""
 
 
 @resource.command("add")
@@ -300,6 +300,130 @@ def resource_rm(identity, name, as_json, location) -> None:
     from st2.authoring.resources import remove
 
     _author("resource rm", as_json, lambda: remove(location, identity, name, actor=os.environ.get("ST_AGENT")))
+
+
+@resource.command("refresh")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--wait", "wait", default=None, help="Wait this long (e.g. 10s) for the receipt; expiry cancels nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def resource_refresh(identity, name, wait, as_json, location) -> None:
+    """Demand an observation of IDENTITY's resource NAME now; print its receipt."""
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.declarations.durations import DurationRefused, parse_duration
+    from st2.resources.commands import ResourceRefused, receipt_line, refresh
+    from st2.resources.demand import receipt_wire
+
+    try:
+        seconds = parse_duration(wait) if wait is not None else None
+    except DurationRefused as refusal:
+        _refuse("resource refresh", ValueError(f"--wait {refusal}"))
+        return
+    try:
+        receipt = refresh(location, identity, name, seconds, SYSTEM_CLOCK.wall_ms)
+    except (ResourceRefused, OSError) as refusal:
+        _refuse("resource refresh", refusal)
+        return
+    if as_json:
+        _emit(receipt_wire(receipt))
+    else:
+        click.echo(receipt_line(receipt))
+
+
+@resource.command("propose")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
+              help="The file holding the proposed content.")
+@click.option("--expect-revision", type=int, required=True, help="The state revision the proposal is made from.")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def resource_propose(identity, name, input_path, expect_revision, as_json, location) -> None:
+    """Replace IDENTITY's file: resource NAME with --input, if it is still at --expect-revision
+    (exit 3 when the revision moved, 1 for any other refusal)."""
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.fs.read import read_bounded
+    from st2.resources.commands import ResourceRefused, propose
+    from st2.resources.observers import CONTENT_LIMIT
+    from st2.resources.proposal import ProposalRefused
+
+    try:
+        data = read_bounded(input_path, CONTENT_LIMIT + 1)
+        receipt = propose(location, identity, name, data, expect_revision, SYSTEM_CLOCK.wall_ms)
+    except ProposalRefused as refusal:
+        click.echo(f"st2 agent resource propose: {refusal.code}: {refusal}", err=True)
+        exit_with(CAS_LOST_EXIT if refusal.code == "revision-moved" else 1)
+        return
+    except (ResourceRefused, OSError) as refusal:
+        _refuse("resource propose", refusal)
+        return
+    if as_json:
+        _emit(receipt)
+    else:
+        click.echo(f"{receipt['agent']} resource {receipt['binding']!r}: proposal {receipt['proposal']} committed "
+                   f"at revision {receipt['revision']} (generation {receipt['generation']})")
+
+
+@resource.command("recover")
+@click.argument("identity")
+@click.argument("name")
+@catalog_options
+def resource_recover(identity, name, location) -> None:
+    """Re-adopt IDENTITY's file: resource NAME as it is after out-of-band divergence (advances
+    its generation; proposals are refused until this runs)."""
+    from st2.base.clock import SYSTEM_CLOCK
+    from st2.resources.commands import ResourceRefused, recover
+
+    try:
+        adopted = recover(location, identity, name, SYSTEM_CLOCK.wall_ms)
+    except (ResourceRefused, OSError) as refusal:
+        _refuse("resource recover", refusal)
+        return
+    click.echo(f"{adopted.agent} resource {adopted.binding!r} re-adopted at revision {adopted.revision}, "
+               f"generation {adopted.generation}")
+
+
+@resource.command("show")
+@click.argument("identity")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print it as JSON.")
+@catalog_options
+def resource_show(identity, name, as_json, location) -> None:
+    """Show IDENTITY's resource NAME: its declaration and its last accepted state."""
+    from st2.resources.commands import ResourceRefused, show, state_line
+
+    try:
+        entry = show(location, identity, name)
+    except ResourceRefused as refusal:
+        _refuse("resource show", refusal)
+        return
+    if as_json:
+        _emit(entry)
+        return
+    click.echo(state_line(entry))
+    for key, value in ((entry["state"] or {}).get("facts") or {}).items():
+        click.echo(f"  {key}: {json.dumps(value, ensure_ascii=True)[:200]}")
+
+
+@resource.command("ls")
+@click.argument("identity")
+@click.option("--json", "as_json", is_flag=True, help="Print them as JSON (one array).")
+@catalog_options
+def resource_ls(identity, as_json, location) -> None:
+    """List IDENTITY's resource bindings and their states."""
+    from st2.resources.commands import ResourceRefused, listing, state_line
+
+    try:
+        entries = listing(location, identity)
+    except ResourceRefused as refusal:
+        _refuse("resource ls", refusal)
+        return
+    if as_json:
+        click.echo(json.dumps(entries, ensure_ascii=False, separators=(",", ":")))
+        return
+    for entry in entries:
+        click.echo(state_line(entry))
 
 
 @agent.group("worktree")

@@ -19,7 +19,11 @@ declarations all come from the host-local cache (:mod:`st2.runtime.declaration_c
   strings (quoted, raw, multi-line), numbers, keywords and type annotations.
 - :mod:`.principal` — a declared non-agent service principal,
   ``principals/<host>/<name>/principal.kdl``.
+- :mod:`.resource_providers` — ``catalog.kdl``'s ``resource-provider`` and ``resource-command``
+  blocks, and which resource URIs name a target st2 may observe.
 - :mod:`.render` — ``render { … }``: ordered materialization operations, and ``resource`` bindings.
+- :mod:`.schedule` — ``schedule "<name>" { every | at; prompt }``: a scheduled prompt's shape.
+- :mod:`.subscription` — ``subscribe "<binding>" stream=… agent=…``: a resync subscription's shape.
 - :mod:`.spans` — source positions for KDL 2 documents.
 - :mod:`.tasks` — ``pty``, ``exec`` and ``stream`` task blocks, and the agent's ``restart`` block.
 - :mod:`.worktree` — ``worktree { repo; branch; base; path }``: a seat's own git worktree, judged

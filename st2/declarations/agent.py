@@ -19,6 +19,8 @@ from st2.declarations.model import (DEFAULT_RESUME, DESCRIPTION_MAX_CHARS, RESUM
                                     LIFECYCLES, NAME_MAX_CHARS, RENDER_ONLY_FIELDS, RETIRED, RUNNING,
                                     SUSPENDED, AgentDeclaration, DriverBlock)
 from st2.declarations.render import read_render, read_resource
+from st2.declarations.schedule import read_schedule
+from st2.declarations.subscription import read_subscription
 from st2.declarations.tasks import check_launch, read_argv, read_restart, read_task
 from st2.declarations.worktree import read_worktree
 from st2.fs.read import DECLARATION_LIMIT, read_text
@@ -29,10 +31,10 @@ AGENT_FIELDS = (
     "identity", "name", "description", "host", "role", "type", "workspace", "supervisor",
     "desired-state", "retired", "keep", "lifecycle", "restart", "resource", "command", "argv",
     "ding", "env", "meta", "render", "pty", "exec", "stream", "id", "address", "schedule", "resume",
-    "worktree",
+    "worktree", "subscribe",
 ) + DRIVER_HARNESSES + RENDER_ONLY_FIELDS
 KNOWN_FIELDS = frozenset(AGENT_FIELDS)
-REPEATABLE = frozenset(("resource", "pty", "exec", "stream"))
+REPEATABLE = frozenset(("resource", "pty", "exec", "stream", "schedule", "subscribe"))
 
 
 def load_agent(path: Path | str, *, source: str | None = None) -> tuple[AgentDeclaration | None, list[Diagnostic]]:
@@ -112,6 +114,8 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
     seen: dict[str, int] = {}
     tasks: list = []
     resources: list = []
+    schedules: list = []
+    subscriptions: list = []
     drivers: dict[str, DriverBlock] = {}
     render_only: dict[str, tuple] = {}
     for index, child in enumerate(node.children):
@@ -175,8 +179,21 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         elif name in RENDER_ONLY_FIELDS:
             render_only[name] = tuple(plain(value) for value in child.args)
         elif name == "schedule":
-            context.report_shape("unsupported-schedule", child_path, WHOLE, field_path,
-                                 "scheduled work is reserved for a future contract and is not implemented")
+            schedule = read_schedule(context, child, child_path, field_path)
+            if schedule is not None:
+                if any(existing.name == schedule.name for existing in schedules):
+                    context.report("schedule-invalid", child_path, argument(0), field_path + (schedule.name,),
+                                   f"schedule \"{schedule.name}\" is declared more than once")
+                else:
+                    schedules.append(schedule)
+        elif name == "subscribe":
+            subscription = read_subscription(context, child, child_path, field_path)
+            if subscription is not None:
+                if subscription in subscriptions:
+                    context.report("subscription-invalid", child_path, argument(0), field_path + (subscription.binding,),
+                                   f"subscription \"{subscription.binding}\" is declared more than once")
+                else:
+                    subscriptions.append(subscription)
 
     identity = _identity(context, node, path, base, declared, values, seen, directory_identity)
     host = values.get("host")
@@ -219,6 +236,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         tasks=tuple(task for task, _ in tasks), render=values.get("render") or (),
         drivers=drivers, render_only=render_only, id=values.get("id"), address=values.get("address"),
         resume=values.get("resume") or DEFAULT_RESUME, worktree=values.get("worktree"),
+        schedules=tuple(schedules), subscriptions=tuple(subscriptions),
     )
 
 

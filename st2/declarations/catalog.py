@@ -9,6 +9,8 @@
             timeout "10s"                      // optional: killed (its process group) past this
             rate-limit "1m"                    // optional: at most one run per seat and kind per
         }
+        resource-provider "git" { interval "30s" }     // resource providers and the commands cmd:
+        resource-command "pr" { argv "gh" "pr" "view" }  // bindings run (st2.declarations.resource_providers)
     }
 
 An absent file is the default declaration. The field set is closed: a misspelt field is an error,
@@ -29,7 +31,7 @@ from st2.fs.read import DECLARATION_LIMIT, read_text
 # (st2.catalog.layout.CATALOG_DECLARATION) sits above this package, which imports no catalog code.
 SOURCE = "catalog.kdl"
 DEFAULT_ARCHIVE_AFTER = "7d"
-CATALOG_FIELDS = ("pty-root", "archive-after", "notify")
+CATALOG_FIELDS = ("pty-root", "archive-after", "notify", "resource-provider", "resource-command")
 NOTIFY_FIELDS = ("on", "argv", "command", "timeout", "rate-limit")
 DEFAULT_NOTIFY_TIMEOUT_SECONDS = 10.0
 DEFAULT_NOTIFY_RATE_LIMIT_SECONDS = 60.0
@@ -50,6 +52,19 @@ class CatalogDeclaration(NamedTuple):
     pty_root: str | None = None
     archive_after: str = DEFAULT_ARCHIVE_AFTER
     notify: tuple[NotifyHook, ...] = ()
+    resource_providers: dict | None = None   # scheme -> ResourceProvider; None: the built-ins
+    resource_commands: dict | None = None    # name -> ResourceCommand
+
+    @property
+    def providers(self) -> dict:
+        """Every resource provider by scheme: the built-ins, as declared here."""
+        from st2.declarations.resource_providers import built_ins
+
+        return dict(self.resource_providers) if self.resource_providers is not None else built_ins()
+
+    @property
+    def commands(self) -> dict:
+        return dict(self.resource_commands or {})
 
     @property
     def archive_after_seconds(self) -> float | None:
@@ -107,7 +122,11 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
         return CatalogDeclaration(), [Diagnostic(code="nesting-too-deep", severity=ERROR, layer=SYNTAX,
                                                  source=source, span=SourceText(text).span(deep[0], deep[1]),
                                                  field_path=None, message=deep[2])]
+    from st2.declarations import resource_providers
+
     values: dict[str, str] = {}
+    providers = resource_providers.built_ins()
+    commands: dict = {}
     hooks: list[tuple[tuple[int, ...], NotifyHook]] = []
     blocks = 0
     for index, node in enumerate(document.nodes):
@@ -128,8 +147,15 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
             field_path = ("catalog", child.name)
             if child.name not in CATALOG_FIELDS:
                 context.report("unknown-node", child_path, NAME, field_path,
-                               f"unknown catalog field `{child.name}` (expected pty-root, archive-after or notify)",
+                               f"unknown catalog field `{child.name}` (expected pty-root, archive-after, notify, "
+                               "resource-provider or resource-command)",
                                layer=CATALOG, help=partial(fields.suggestion, child.name, CATALOG_FIELDS))
+                continue
+            if child.name == "resource-provider":
+                resource_providers.provider_block(context, child, child_path, providers)
+                continue
+            if child.name == "resource-command":
+                resource_providers.command_block(context, child, child_path, commands)
                 continue
             if child.name == "notify":
                 hook = _notify_block(context, child, child_path)
@@ -161,7 +187,8 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
         return CatalogDeclaration(), diagnostics
     return CatalogDeclaration(pty_root=values.get("pty-root"),
                               archive_after=values.get("archive-after", DEFAULT_ARCHIVE_AFTER),
-                              notify=_placed(hooks, text, source)), diagnostics
+                              notify=_placed(hooks, text, source), resource_providers=providers,
+                              resource_commands=commands), diagnostics
 
 
 def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
@@ -170,30 +197,18 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
     and column)."""
     from st2.declarations import fields
     from st2.declarations.context import NAME, argument
-    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
     from st2.declarations.event_kinds import KINDS
 
     field_path = ("catalog", "notify")
     fields.no_arguments(context, node, path, field_path)
     fields.no_properties(context, node, path, field_path)
     seen: dict[str, object] = {}
-    declared: set[str] = set()  # named at all (a malformed one is reported once, by itself)
-    clean = True
-    for index, child in enumerate(node.children):
+    accepted, clean = fields.closed_children(context, node, path, field_path, NOTIFY_FIELDS,
+                                             "on, argv, command, timeout or rate-limit", CATALOG)
+    declared = {child.name for _, child in accepted}  # named at all (a malformed one is reported once, by itself)
+    for index, child in accepted:
         child_path = path + (index,)
         child_field = field_path + (child.name,)
-        if child.name not in NOTIFY_FIELDS:
-            context.report("unknown-node", child_path, NAME, child_field,
-                           f"unknown notify field `{child.name}` (expected on, argv, command, timeout or rate-limit)",
-                           layer=CATALOG, help=partial(fields.suggestion, child.name, NOTIFY_FIELDS))
-            clean = False
-            continue
-        if child.name in declared:
-            context.report("duplicate-field", child_path, NAME, child_field,
-                           f"`{child.name}` is declared more than once in `notify`", layer=CATALOG)
-            clean = False
-            continue
-        declared.add(child.name)
         if child.name in ("on", "argv"):
             words = fields.strings(context, child, child_path, child_field)
             if words is None:
@@ -218,13 +233,9 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
             clean = False
             continue
         if child.name in ("timeout", "rate-limit"):
-            try:
-                seconds = parse_duration(value)
-                if child.name == "timeout" and seconds <= 0:
-                    raise DurationRefused(f"{shown_value(value)} is not a positive duration")
-            except DurationRefused as refusal:
-                context.report("invalid-value", child_path, argument(0), child_field, f"{child.name} {refusal}",
-                               layer=CATALOG, help=f'write e.g. "10s", "1m" (at most {MAX_DURATION})')
+            seconds = fields.duration(context, child, child_path, child_field, value, positive=child.name == "timeout",
+                                      example='"10s", "1m"', layer=CATALOG)
+            if seconds is None:
                 clean = False
                 continue
             seen[child.name] = seconds

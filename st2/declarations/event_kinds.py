@@ -10,4 +10,5 @@ PAUSE = "pause"                # the usage verdict becomes or stops being PAUSE
 USAGE_STALE = "usage-stale"    # the usage verdict becomes or stops being STALE
 DIAGNOSTIC = "diagnostic"      # a driver diagnostic appears, changes status or clears
 STALE = "stale"                # a seat's harness-state or harness-context record goes stale or fresh
-KINDS = (BLOCKED, PARKED, CONTEXT, COMPACTION, PAUSE, USAGE_STALE, DIAGNOSTIC, STALE)
+RESOURCE = "resource"          # a resource binding's accepted revision changes, or its observation fails or recovers
+KINDS = (BLOCKED, PARKED, CONTEXT, COMPACTION, PAUSE, USAGE_STALE, DIAGNOSTIC, STALE, RESOURCE)

@@ -141,3 +141,51 @@ def suggestion(word: str, choices: tuple[str, ...] | list[str]) -> str | None:
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.75)
     return f"did you mean `{close[0]}`?" if close else None
+
+
+def closed_children(context: Context, node: Any, path: Path_, field_path: FieldPath, allowed: tuple[str, ...],
+                    expected: str, layer: str, block: str | None = None) -> tuple[list[tuple[int, Any]], bool]:
+    """The children of a block with a closed field set, each named at most once: ``(accepted,
+    clean)``, where ``accepted`` holds ``(index, child)`` of every allowed first occurrence and
+    ``clean`` is False after an unknown or repeated field was reported (at its own position;
+    ``expected`` is the message's list of the allowed names; ``block`` names the block in the
+    messages, by default the last element of ``field_path``)."""
+    from functools import partial
+
+    accepted: list[tuple[int, Any]] = []
+    named: set[str] = set()
+    clean = True
+    block = block or field_path[-1]
+    for index, child in enumerate(node.children):
+        child_path = path + (index,)
+        child_field = field_path + (child.name,)
+        if child.name not in allowed:
+            context.report("unknown-node", child_path, NAME, child_field,
+                           f"unknown {block} field `{child.name}` (expected {expected})",
+                           layer=layer, help=partial(suggestion, child.name, allowed))
+            clean = False
+        elif child.name in named:
+            context.report("duplicate-field", child_path, NAME, child_field,
+                           f"`{child.name}` is declared more than once in `{block}`", layer=layer)
+            clean = False
+        else:
+            named.add(child.name)
+            accepted.append((index, child))
+    return accepted, clean
+
+
+def duration(context: Context, child: Any, child_path: Path_, child_field: FieldPath, value: str, *,
+             positive: bool, example: str, layer: str) -> float | None:
+    """The seconds a block child's duration ``value`` declares, or None after reporting why it is
+    not one (or, when ``positive``, not above zero) at its argument."""
+    from st2.declarations.durations import MAX_DURATION, DurationRefused, parse_duration, shown_value
+
+    try:
+        seconds = parse_duration(value)
+        if positive and seconds <= 0:
+            raise DurationRefused(f"{shown_value(value)} is not a positive duration")
+    except DurationRefused as refusal:
+        context.report("invalid-value", child_path, argument(0), child_field, f"{child.name} {refusal}",
+                       layer=layer, help=f'write e.g. {example} (at most {MAX_DURATION})')
+        return None
+    return float(seconds)

@@ -147,6 +147,37 @@ class Worktree(NamedTuple):
     path: str | None = None
 
 
+class Schedule(NamedTuple):
+    """``schedule "<name>" { every "24h" | at "09:00" "Europe/Berlin"; prompt "…" }``: a prompt
+    posted into the seat's own inbox as stream work on a cadence (:mod:`st2.schedule`). Exactly
+    one of ``every_seconds`` (whole seconds, 60 s .. 365 d) and ``at`` (``(hour, minute)`` in the
+    IANA ``zone``) is set."""
+
+    name: str
+    prompt: str
+    every_seconds: int | None = None
+    at: tuple[int, int] | None = None
+    zone: str | None = None
+
+    @property
+    def cadence(self) -> str:
+        """The canonical cadence text: ``every 86400s`` or ``at 09:00 Europe/Berlin`` (a changed
+        cadence re-arms the schedule)."""
+        if self.every_seconds is not None:
+            return f"every {self.every_seconds}s"
+        return f"at {self.at[0]:02d}:{self.at[1]:02d} {self.zone}"
+
+
+class Subscription(NamedTuple):
+    """``subscribe "<binding>" stream="<stream>" [agent="<owner>"]``: the seat receives each
+    accepted transition of the binding (of the seat ``agent`` names, else its own) as a stream
+    event on its own declared ``stream`` (:mod:`st2.resync`)."""
+
+    binding: str
+    stream: str
+    agent: str | None = None
+
+
 class AgentDeclaration(NamedTuple):
     """One validated ``agent.kdl``."""
 
@@ -179,6 +210,8 @@ class AgentDeclaration(NamedTuple):
     address: str | None = None
     resume: str = DEFAULT_RESUME
     worktree: Worktree | None = None
+    schedules: tuple[Schedule, ...] = ()
+    subscriptions: tuple[Subscription, ...] = ()
 
     @property
     def retired(self) -> bool:

@@ -150,6 +150,10 @@ def read_resource(context: Context, node: Any, path: tuple[int, ...], field_path
                        f"resource \"{name}\" needs a `uri` property")
         return None
     problem = absolute_uri_problem(values["uri"])
+    if problem is None:
+        from st2.declarations.resource_providers import target_problem
+
+        problem = target_problem(values["uri"])
     if problem is not None:
         context.report("resource-invalid", path, property_("uri"), field_path + ("uri",),
                        f"resource \"{name}\" `uri` must be an exact absolute URI: {problem}")

@@ -2,6 +2,12 @@
 
 ``[DING] new st2 message: [id:<rand6>] <subject> (from <sender>); check your inbox``
 
+A stream event (:mod:`st2.bus.stream`: the tags ``st2-stream`` and ``stream:<name>``, sent from
+``stream:<name>``) is stream work, not mail, and its notice says so in words every screen grammar
+keeps (the shell grammar's inert comment included):
+
+``[DING] st2-stream work on stream <name>: [id:<rand6>] <subject>; check your inbox``
+
 Subject and sender are untrusted. Every control character, escape sequence and whitespace run
 becomes at most one ordinary space, so no field can carry a bracketed-paste terminator
 (``ESC[201~``), a newline that would submit early, or a cursor movement out of the single paste
@@ -15,6 +21,7 @@ from __future__ import annotations
 import unicodedata
 
 from st2.bus.filename import is_message_filename, message_id_of
+from st2.bus import STREAM_SENDER_PREFIX, STREAM_TAG
 
 SUBJECT_MAX_CHARS = 160
 SENDER_MAX_CHARS = 80
@@ -22,6 +29,7 @@ NO_SUBJECT = "(no subject)"
 UNKNOWN_SENDER = "unknown"
 BACKLOG_NOTICE = "[DING] unread st2 messages remain; check your inbox"
 NOTICE_PREFIX = "[DING] "
+STREAM_MAX_CHARS = 64
 PASTE_START = "\x1b[200~"
 PASTE_END = "\x1b[201~"
 
@@ -105,6 +113,34 @@ def notice_text(filename: str, subject: str | None, sender: str | None) -> str:
     return (f"{NOTICE_PREFIX}new st2 message: [id:{notice_id(filename)}] "
             f"{normalize_field(subject, NO_SUBJECT, SUBJECT_MAX_CHARS)} "
             f"(from {normalize_field(sender, UNKNOWN_SENDER, SENDER_MAX_CHARS)}); check your inbox")
+
+
+def stream_of(sender: str | None, tags: tuple[str, ...]) -> str | None:
+    """The stream a message is work from, or None for mail: it carries ``st2-stream`` and exactly
+    one ``stream:<name>`` tag, and its sender is that same ``stream:<name>`` (a mail sender that
+    only adds the tags stays mail)."""
+    if STREAM_TAG not in tags:
+        return None
+    named = [tag for tag in tags if tag.startswith(STREAM_SENDER_PREFIX)]
+    if len(named) != 1 or sender != named[0]:
+        return None
+    name = named[0][len(STREAM_SENDER_PREFIX):]
+    return name if name and normalize_line(name) == name and " " not in name else None
+
+
+def stream_notice_text(filename: str, subject: str | None, stream: str) -> str:
+    """The notice for one stream event on ``stream``."""
+    return (f"{NOTICE_PREFIX}st2-stream work on stream {normalize_field(stream, '?', STREAM_MAX_CHARS)}: "
+            f"[id:{notice_id(filename)}] {normalize_field(subject, NO_SUBJECT, SUBJECT_MAX_CHARS)}; "
+            "check your inbox")
+
+
+def message_notice(filename: str, subject: str | None, sender: str | None, tags: tuple[str, ...] = ()) -> str:
+    """The notice one unread message gets: stream work reads as such, anything else as mail."""
+    stream = stream_of(sender, tags)
+    if stream is not None:
+        return stream_notice_text(filename, subject, stream)
+    return notice_text(filename, subject, sender)
 
 
 # What may stay in a notice typed into a shell's line editor. Everything else (``; & | < > $ `

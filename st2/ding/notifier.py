@@ -41,7 +41,7 @@ from st2.bus.mailbox import list_inbox
 from st2.catalog.layout import SeatPaths
 from st2.base.clock import Clock
 from st2.ding import ownership
-from st2.ding.notice import BACKLOG_NOTICE, notice_text
+from st2.ding.notice import BACKLOG_NOTICE, message_notice
 from st2.ding.ownership import (Event, Head, MalformedOwnership, Ownership, OwnershipStore, Phase,
                                 transition)
 from st2.drivers.screen import ComposerState, ReceiptState, classify, receipt
@@ -174,7 +174,8 @@ class Notifier:
         if not pending:
             return None
         message = messages[pending[0]]
-        return Head("message", self._typed(notice_text(message.filename, message.subject, message.sender)),
+        return Head("message", self._typed(message_notice(message.filename, message.subject,
+                                                                        message.sender, message.tags)),
                     (message.filename,), ownership.new_token())
 
     def _typed(self, notice: str) -> str:

@@ -8,6 +8,7 @@
 - :mod:`.records` — record advisories (docs/records.md §Doctor advisories).
 - :mod:`.replication` — Doctor's replication advisories.
 - :mod:`.run` — run every Doctor check over one catalog.
+- :mod:`.schedules` — Doctor's schedule lines: each declared schedule's next run.
 - :mod:`.wakeups` — Doctor's wake-up check: every live DING notifier wakes on inotify.
 - :mod:`.worktrees` — Doctor's worktree findings: a retired seat's worktree holding work, a
   running seat's worktree held.

@@ -5,7 +5,10 @@ HARNESS_CONTEXT_WARN_PERCENT; context stale while the seat should be running; ob
 unknown while the seat should be running; a published driver-diagnostic failure; a harness
 session a relaunch could not resume (``session-lost``, naming the lost id, while the seat's
 current session is that fallback); a seat whose delivery is held (``delivery-hold``: a fresh dnd,
-the one hold DING and both native pumps honour, :mod:`st2.delivery.hold`). Absence of a
+the one hold DING and both native pumps honour, :mod:`st2.delivery.hold`);
+a resource binding whose last observation failed
+(``resource-failing``) or that was not observed within the horizon (``resource-stale``) while
+the seat should be running. Absence of a
 record is silent here (nobody is watching is not ill health).
 """
 
@@ -27,10 +30,11 @@ def _age(milliseconds: int | None) -> str:
     return f"{seconds // 3600}h old"
 
 
-def record_findings(row: RosterRow) -> list[Finding]:
+def record_findings(row: RosterRow, now_ms: int | None = None) -> list[Finding]:
     """The row's advisories, each decided by its record kind's own rule: the reading's
     :attr:`~st2.records.harness_context.Reading.fill_advised` and ``stale``, the observation's
-    ``is_unknown``, :func:`st2.roster.row.lost_session` and the diagnostic's ``failed``."""
+    ``is_unknown``, :func:`st2.roster.row.lost_session`, the diagnostic's ``failed`` and
+    :func:`st2.resources.state.stale` (judged at ``now_ms``; without it no binding is stale)."""
     findings: list[Finding] = []
     running = row.desired_state == "running"
     context = row.context
@@ -59,4 +63,24 @@ def record_findings(row: RosterRow) -> list[Finding]:
         findings.append(Finding(Severity.ADVISORY, row.identity, "driver-diagnostic",
                                 f"{diagnostic.driver} driver failed at stage {diagnostic.stage}: {diagnostic.reason} "
                                 f"(source {diagnostic.source}, evidence {_age(diagnostic.evidence_age_ms)}); recovery: {diagnostic.recovery}"))
+    if running:
+        findings += _resource_findings(row, now_ms)
+    return findings
+
+
+def _resource_findings(row: RosterRow, now_ms: int | None) -> list[Finding]:
+    from st2.resources.state import stale
+
+    findings = []
+    for state in row.resource_states:
+        failure = state.last_failure
+        if failure is not None:
+            findings.append(Finding(Severity.ADVISORY, row.identity, "resource-failing",
+                                    f"resource {state.binding!r} ({state.uri}) failed its last observation: "
+                                    f"{failure.kind}: {failure.message}"))
+        elif now_ms is not None and stale(state, now_ms):
+            age = None if state.host_observed_at_ms is None else now_ms - state.host_observed_at_ms
+            findings.append(Finding(Severity.ADVISORY, row.identity, "resource-stale",
+                                    f"resource {state.binding!r} ({state.uri}) was last observed {_age(age)}, "
+                                    "past the staleness horizon"))
     return findings

@@ -10,6 +10,7 @@ from st2.doctor.filesystem import filesystem_findings
 from st2.doctor.health import supervisor_health, task_health
 from st2.doctor.records import record_findings
 from st2.doctor.replication import replication_findings
+from st2.doctor.schedules import schedule_findings
 from st2.doctor.wakeups import wake_findings
 from st2.doctor.worktrees import worktree_findings
 from st2.roster.build import build_roster
@@ -19,7 +20,7 @@ from st2.runtime.resumable_session import SessionStore
 # The host-scoped checks after the per-seat record checks, each (catalog_root, host, now_ms)
 # -> list[Finding].
 HOST_CHECKS = (supervisor_health, task_health, filesystem_findings, replication_findings, wake_findings,
-               journal_findings, worktree_findings)
+               journal_findings, worktree_findings, schedule_findings)
 
 
 def mailbox_findings(catalog_root: Path, host: str | None = None) -> list[Finding]:
@@ -66,7 +67,7 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     for row in rows:
         if row.host == host:  # this host's resumable-session record (the session-lost advisory)
             row.session = session_record(store, row.identity)
-        findings.extend(record_findings(row))
+        findings.extend(record_findings(row, now_ms))
     findings.extend(mailbox_findings(catalog_root, host))
     for check in HOST_CHECKS:
         findings.extend(check(catalog_root, host, now_ms))

@@ -15,6 +15,8 @@ kind              value (``from`` / ``to`` on the wire)   an event fires when
 ``diagnostic``    driverDiagnostic.status                 the status word changes (appears/clears)
 ``stale``         ``stale`` / ``fresh`` / null            it becomes or stops being ``stale``
                                                           (subject: harness-state/harness-context)
+``resource``      the binding's revision, or its last     the value changes (subject: the binding;
+                  failure's kind while it fails           a new revision, a failure, a recovery)
 ================  ======================================  ==========================================
 
 Only those classes are compared, never stamps, so a heartbeat (a record re-written with a new
@@ -110,6 +112,13 @@ def seat_facets(row) -> dict[str, Facet]:
     facets[key(ev.STALE, seat, HARNESS_STATE_SUBJECT)] = Facet(state_word, {"record": HARNESS_STATE_SUBJECT}, None)
     facets[key(ev.STALE, seat, HARNESS_CONTEXT_SUBJECT)] = Facet(
         context_word, {"record": HARNESS_CONTEXT_SUBJECT}, None)
+    for state in row.resource_states:
+        failure = state.last_failure
+        facets[key(ev.RESOURCE, seat, state.binding)] = Facet(
+            state.revision if failure is None else failure.kind,
+            {"binding": state.binding, "uri": state.uri, "revision": state.revision, "generation": state.generation,
+             "hostDigest": state.host_digest, "failure": None if failure is None else failure.message},
+            state.host_observed_at_ms if failure is None else failure.at_ms)
     return facets
 
 
@@ -169,6 +178,8 @@ def raised(kind: str, value: Any) -> bool:
         return value is not None and value != "absent"
     if kind == ev.COMPACTION:
         return _is_number(value) and value > 0
+    if kind == ev.RESOURCE:
+        return isinstance(value, str)  # failing: its failure's kind
     return changed(kind, None, value)
 
 
@@ -178,6 +189,8 @@ def absent_evidence(kind: str, subject: str) -> dict[str, Any]:
         return {"task": subject, "reason": None, "parkedAtMs": None, "attempts": None}
     if kind == ev.STALE:
         return {"record": subject}
+    if kind == ev.RESOURCE:
+        return {"binding": subject}
     return {}
 
 

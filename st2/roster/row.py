@@ -7,7 +7,7 @@ observed state never hides a context reading, presence never implies desired lif
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,8 @@ class RosterRow:
     session: SessionRecord | None = None  # --enrich: this host's resumable-session record
     worktree: WorktreeReading | None = None  # this host's worktree-state reading (st2.worktree.state)
     delivery_hold: str | None = None  # the seat's delivery hold (st2.delivery.hold): "dnd" or None
+    # The declared bindings' resource state records (st2.resources.state.State), in name order.
+    resource_states: list = field(default_factory=list)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -139,6 +141,11 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         from st2.worktree import state as worktree_state
 
         row.worktree = worktree_state.reading(worktree_state.load(liveness.scope.directory, runtime_id), now_ms)
+    if facts["resources"]:
+        from st2.resources import state as resource_state
+
+        found = resource_state.read_all(directory, runtime_id)
+        row.resource_states = [found[resource["name"]] for resource in facts["resources"] if resource["name"] in found]
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))

@@ -49,6 +49,10 @@ def row_object(row: RosterRow, enrich: bool) -> dict[str, Any]:
     wire["busAddress"] = row.bus_address
     wire["worktree"] = worktree_state.to_wire(row.worktree)
     wire["deliveryHold"] = row.delivery_hold
+    if enrich:  # appended after every earlier field: readers of the older shape are unaffected
+        from st2.resources.state import to_wire as resource_state_wire
+
+        wire["resourceStates"] = [resource_state_wire(state) for state in row.resource_states]
     return wire
 
 

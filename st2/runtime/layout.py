@@ -24,11 +24,19 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         codex/<runtime-id>/control-state.json  a codex seat's control state (+ app-server.stderr)
         delivery/<runtime-id>/delivery-ledger.json  where earlier builds kept the delivery ledger
         worktree-state/<runtime-id>.json     a seat's worktree as the supervisor last read it
+        r/<runtime-id>                       a resource provider runtime's socket
+        resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
+        resource-demand/<seat>/<binding>/    queued refresh demands (<seq>.json), their receipts
+                                             (receipts/<seq>.json), the counter (next) and its lock
+        resource-demand/bell                 republished after every admission: the host's one stat
+        resource-proposals/<seat>/<binding>/ a file: binding's proposal intent (intent.json), its
+                                             receipts (receipts/<proposal-id>.json) and its lock
     sessions/<catalog-digest>/<host>/        the session store (survives a reboot, unlike the scope)
         <runtime-id>.json, <runtime-id>.down,   resumable-session records, stop markers, their locks
           .<runtime-id>.json.lock
         staging/                             staging for atomic publication in the store
         delivery/<runtime-id>/delivery-ledger.json  delivery ledgers
+        schedules/<runtime-id>.json          a seat's scheduled prompts: anchor, last fired, next run
     cache/declarations.<catalog-digest>.json the declaration cache
     cache/seats.<catalog-digest>.json        the seat index
     channel/<runtime-id>.log                 a pi seat's extension channel diagnostics
@@ -88,6 +96,14 @@ CODEX = "codex"
 CODEX_CONTROL_RECORD = "control-state.json"
 CODEX_APP_SERVER_STDERR = "app-server.stderr"
 WORKTREE_STATE = "worktree-state"
+RESOURCE_SOCKETS = "r"
+RESOURCE_RUNTIMES = "resource-runtimes"
+RESOURCE_DEMAND = "resource-demand"
+RESOURCE_RECEIPTS = "receipts"
+RESOURCE_DEMAND_COUNTER = "next"
+RESOURCE_DEMAND_BELL = "bell"
+RESOURCE_PROPOSALS = "resource-proposals"
+RESOURCE_INTENT = "intent.json"
 
 # Beside a repository.
 WORKTREES_BESIDE = ".st2-worktrees"
@@ -95,6 +111,7 @@ WORKTREES_BESIDE = ".st2-worktrees"
 # In the session store (and, from earlier builds, the scope).
 DELIVERY = "delivery"
 DELIVERY_LEDGER = "delivery-ledger.json"
+SCHEDULES = "schedules"
 
 NAMES: tuple[str, ...] = (
     SCOPES, SESSIONS, CACHE, CHANNEL, SCOPE_RECORD, TASKS, PARKS, UNPARK, SOCKETS, STAGING, STOPPED, HOLDS,
@@ -102,6 +119,10 @@ NAMES: tuple[str, ...] = (
     SEAT_HOST_SOCKET, SEAT_HOST_LOCK, DING_SERVICE_SOCKET, DING_SERVICE_LOCK, DING_SERVICE_START_LOCK,
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
+    RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
+    RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL,
+    RESOURCE_PROPOSALS, RESOURCE_INTENT,
+    SCHEDULES,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
 
@@ -224,6 +245,44 @@ def worktree_state(scope: Path, runtime_id: str) -> Path:
     return scope / WORKTREE_STATE / f"{runtime_id}.json"
 
 
+def resource_sockets(scope: Path) -> Path:
+    return scope / RESOURCE_SOCKETS
+
+
+def resource_socket(scope: Path, runtime_id: str) -> Path:
+    return scope / RESOURCE_SOCKETS / runtime_id
+
+
+def resource_runtime(scope: Path, runtime_id: str) -> Path:
+    return scope / RESOURCE_RUNTIMES / f"{runtime_id}.json"
+
+
+def resource_demand(scope: Path, agent: str, binding: str) -> Path:
+    """``resource-demand/<host>.<identity>/<binding>``: one binding's demand queue."""
+    return scope / RESOURCE_DEMAND / agent / binding
+
+
+def resource_demand_bell(scope: Path) -> Path:
+    return scope / RESOURCE_DEMAND / RESOURCE_DEMAND_BELL
+
+
+def resource_demand_counter(queue: Path) -> Path:
+    return queue / RESOURCE_DEMAND_COUNTER
+
+
+def resource_receipts(queue: Path) -> Path:
+    """The receipts beside a demand queue or a proposal directory."""
+    return queue / RESOURCE_RECEIPTS
+
+
+def resource_proposals(scope: Path, agent: str, binding: str) -> Path:
+    return scope / RESOURCE_PROPOSALS / agent / binding
+
+
+def resource_intent(proposals: Path) -> Path:
+    return proposals / RESOURCE_INTENT
+
+
 def default_worktree(repository: str, runtime_id: str) -> str:
     """Where a seat's worktree of ``repository`` (an absolute path, as text) lives when it
     declares no ``path``: ``<parent>/<name>.st2-worktrees/<runtime-id>``, host-local beside
@@ -250,3 +309,9 @@ def delivery_ledger(directory: Path, runtime_id: str) -> Path:
     """``<directory>/delivery/<runtime-id>/delivery-ledger.json``: in the session store where the
     ledger lives, or in the scope where earlier builds left it."""
     return directory / DELIVERY / runtime_id / DELIVERY_LEDGER
+
+
+def schedule_state(store: Path, runtime_id: str) -> Path:
+    """``<store>/schedules/<runtime-id>.json``: in the session store, so a reboot keeps when each
+    schedule last fired (:mod:`st2.schedule.state`)."""
+    return store / SCHEDULES / f"{runtime_id}.json"

@@ -14,6 +14,7 @@
 - :mod:`.park` — park markers and unpark requests, scoped by catalog and host (the runtime scope).
 - :mod:`.reconcile` — one serialized reconcile pass: compare the lowered catalog with launch records
   and live processes, then adopt, launch, restart, park or stop.
+- :mod:`.resources` — the bindings of this host's running seats handed to the resource host thread.
 - :mod:`.restart_policy` — the task lifecycle machine the supervisor keeps per task, and its one
   transition function.
 - :mod:`.resume_request` — ``st2 up --resume``: the seats ``st2 down`` stopped resume their recorded

@@ -20,6 +20,7 @@ class CatalogView:
     errors: list[str] = field(default_factory=list)
     # catalog.kdl's own errors (also in ``errors``): while it does not validate, archival waits.
     catalog_errors: list[str] = field(default_factory=list)
+    catalog: object = None   # the CatalogDeclaration read (its resource providers and commands)
 
     def plan(self, identity: str) -> SeatPlan | None:
         return next((plan for plan in self.plans if plan.identity == identity or plan.agent == identity), None)
@@ -43,8 +44,14 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
     deliver them, and they neither launch here nor hold back this host's reconciliation."""
     from st2.declarations.catalog import load_catalog_declaration
 
+    from st2.runtime import layout
+    from st2.runtime.scope import RuntimeScope
+
     view = CatalogView()
-    _, catalog_diagnostics = load_catalog_declaration(location.root)
+    catalog_declaration, catalog_diagnostics = load_catalog_declaration(location.root)
+    view.catalog = catalog_declaration
+    providers = catalog_declaration.providers
+    sockets = layout.resource_sockets(RuntimeScope(location.root, location.host).directory)
     view.catalog_errors = [_diagnostic_text(item) for item in catalog_diagnostics if item.is_error]
     view.errors.extend(view.catalog_errors)
     base_environment = task_base_environment()
@@ -64,7 +71,8 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
             view.errors.append(f"{declaration_path}: declares agent {declaration.identity!r} in directory {identity!r}")
             continue
         view.plans.append(lower(declaration, location.host, location.root,
-                                base_environment=base_environment, hooks=hooks, command=command))
+                                base_environment=base_environment, hooks=hooks, command=command,
+                                providers=providers, resource_sockets=sockets))
     view.plans.sort(key=lambda plan: plan.agent)
     return view
 

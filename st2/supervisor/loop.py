@@ -115,6 +115,9 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     if watch is not None and watch.error:
         reconciler.say(watch.error)
     events = None
+    schedules = None
+    resync = None
+    resources = None
     try:
         ready_sent = False
         archive_held = False  # said once when archival starts waiting for catalog.kdl
@@ -149,6 +152,10 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
                 return 1 if report.errors else 0
             if events is None and selection.everything:
                 events = _start_events(location, scope, interval, clock, reconciler)
+            if selection.everything:
+                schedules = _hand_schedules(schedules, location, scope, view, clock, reconciler)
+                resync = _hand_resync(resync, location, view, clock, reconciler)
+                resources = _observe_resources(resources, view, location, scope, clock, reconciler)
             if watch is not None:
                 watch.sync()
             if exits.track(report.running_identities):
@@ -160,6 +167,12 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     finally:
         if events is not None:
             events.stop()
+        if schedules is not None:
+            schedules.stop()
+        if resync is not None:
+            resync.stop()
+        if resources is not None:
+            resources.stop()
         exits.close()
         if not once:
             signal.set_wakeup_fd(previous_wakeup)
@@ -182,6 +195,51 @@ def _start_events(location: CatalogLocation, scope: RuntimeScope, interval: floa
                          on_events=hooks.submit, on_catalog=hooks.reload)
     engine.hooks = hooks
     return engine.start()
+
+
+def _hand_schedules(runner, location: CatalogLocation, scope: RuntimeScope, view, clock: Clock,
+                    reconciler: Reconciler):
+    """Hand this pass's seats to the schedule thread (:mod:`st2.schedule.runner`), started on
+    the first pass that finds a schedule; it posts outside the pass."""
+    from st2.schedule.runner import ScheduleRunner, armed_from_plans
+
+    armed = armed_from_plans(view.plans)
+    if runner is None:
+        if not armed:
+            return None
+        from st2.runtime.resumable_session import SessionStore
+
+        runner = ScheduleRunner(location.root, SessionStore.beside(scope.directory), clock=clock,
+                                say=reconciler.say).start()
+    runner.update(armed)
+    return runner
+
+
+def _hand_resync(publisher, location: CatalogLocation, view, clock: Clock, reconciler: Reconciler):
+    """Hand this pass's subscriptions to the resync publisher (:mod:`st2.resync.publisher`),
+    started on the first pass that finds one. Only tables are swapped: the pass never waits for
+    a publication."""
+    from st2.resync.publisher import ResyncPublisher, entries_from_plans
+
+    entries = entries_from_plans(view.plans)
+    if publisher is None:
+        if not entries:
+            return None
+        publisher = ResyncPublisher(location.root, location.host, clock=clock, say=reconciler.say).start()
+    publisher.refresh(entries)
+    return publisher
+
+
+def _observe_resources(resources, view, location: CatalogLocation, scope: RuntimeScope, clock: Clock,
+                       reconciler: Reconciler):
+    """Hand this pass's bindings to the resource host (:mod:`st2.supervisor.resources`), starting
+    its thread after the first pass, once the provider runtimes were launched."""
+    from st2.supervisor import resources as observation
+
+    if resources is None:
+        resources = observation.start(scope.directory, clock.wall_ms, reconciler.say)
+    resources.configure(observation.watched(view, lambda host, identity: location.paths.seat(host, identity).directory))
+    return resources
 
 
 def _archive_step(location: CatalogLocation, scope: RuntimeScope, clock: Clock, reconciler: Reconciler,

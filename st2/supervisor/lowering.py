@@ -3,7 +3,10 @@
 - the canonical agent PTY task ``<host>.<identity>`` (from ``argv``/``command``),
 - the derived DING exec task ``<host>.<identity>.ding`` running ``st2 ding <host>.<identity>``
   (its target PTY task) when the seat declares ``ding`` (a companion of the agent task),
-- stream tasks for streams with a launch (companions too), authored ``exec``/``pty`` tasks.
+- stream tasks for streams with a launch (companions too), authored ``exec``/``pty`` tasks,
+- one resource provider runtime ``<host>.<identity>.resource-<scheme>`` per URI scheme the
+  seat's ``resource`` bindings use that has a provider (a companion, like a stream adapter;
+  docs/resources.md §Providers), told its socket in ``ST2_RESOURCE_SOCKET``.
 
 Every task's environment carries ``CATALOG``, ``ST_ROOT``, ``ST_AGENT=<host>.<identity>`` and
 ``ST_HOOKS``. An authored ``ST_AGENT`` equal to that value is accepted; any other value refuses
@@ -44,6 +47,7 @@ class TaskRole(enum.Enum):
     AGENT = "agent"          # the canonical agent PTY task
     DING = "ding"            # derived DING companion
     STREAM = "stream"        # derived stream companion
+    RESOURCE = "resource"    # derived resource provider runtime companion
     AUTHORED = "authored"    # an explicit exec/pty task
 
 
@@ -65,7 +69,7 @@ class Task:
     @property
     def companion(self) -> bool:
         """Derived companions run only alongside an eligible canonical agent task."""
-        return self.role in (TaskRole.DING, TaskRole.STREAM)
+        return self.role in (TaskRole.DING, TaskRole.STREAM, TaskRole.RESOURCE)
 
 
 @dataclass(frozen=True)
@@ -119,11 +123,14 @@ def task_base_environment(environment: dict[str, str] | None = None) -> dict[str
 
 def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
           base_environment: dict[str, str] | None = None, hooks: str | None = None,
-          command: list[str] | None = None) -> SeatPlan:
+          command: list[str] | None = None, providers: dict | None = None,
+          resource_sockets: Path | None = None) -> SeatPlan:
     """Lower ``declaration`` for ``host``. Errors are returned in the plan (with no tasks),
     never raised; a plan with errors must not be reconciled. Pass ``base_environment`` (from
     :func:`task_base_environment`), ``hooks`` and ``command`` (:func:`st2_command`, a PATH search)
-    when lowering many seats at once."""
+    when lowering many seats at once. ``providers`` (scheme -> ``ResourceProvider``, from
+    ``catalog.kdl``) and ``resource_sockets`` (the scope's socket directory) lower the seat's
+    resource provider runtimes; without them the seat has none."""
     agent = f"{host}.{declaration.identity}"
     workspace = expand_workspace(declaration.workspace)
     if declaration.worktree is not None:  # the seat's own worktree is its workspace (st2.worktree)
@@ -197,9 +204,40 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
             directory=os.path.expanduser(directory), restart=restart, keep=declared.keep,
             lifecycle=declared.lifecycle,
         ))
+    if providers and resource_sockets is not None and has_agent:
+        tasks += _resource_runtimes(declaration, agent, providers, resource_sockets, command, base, injected,
+                                    restart, {task.name for task in tasks}, errors)
     if errors:
         return SeatPlan(**plan, errors=tuple(errors))
     return SeatPlan(**plan, tasks=tuple(tasks))
+
+
+RESOURCE_TASK_PREFIX = "resource-"
+RESOURCE_SOCKET_VARIABLE = "ST2_RESOURCE_SOCKET"
+
+
+def resource_task_name(scheme: str) -> str:
+    return RESOURCE_TASK_PREFIX + scheme
+
+
+def _resource_runtimes(declaration, agent, providers, sockets, command, base, injected, restart,
+                       taken, errors) -> list[Task]:
+    """One provider runtime task per scheme the seat's bindings use (sorted by scheme)."""
+    schemes = sorted({resource.uri.partition(":")[0] for resource in declaration.resources} & set(providers))
+    tasks = []
+    for scheme in schemes:
+        provider = providers[scheme]
+        name = resource_task_name(scheme)
+        if name in taken:
+            errors.append(f"{declaration.path}: task name {name!r} is taken by the {scheme}: resource provider")
+            continue
+        runtime_id = f"{agent}.{name}"
+        argv = tuple(provider.argv) if provider.argv else (*(command or st2_command()), "resource-runtime", scheme)
+        environment = {**base, **injected, RESOURCE_SOCKET_VARIABLE: str(sockets / runtime_id)}
+        tasks.append(Task(runtime_id=runtime_id, agent=agent, identity=declaration.identity, name=name,
+                          role=TaskRole.RESOURCE, kind="exec", argv=argv, environment=environment,
+                          directory=str(declaration.path.parent), restart=restart))
+    return tasks
 
 
 def _role(task, agent: str) -> TaskRole:

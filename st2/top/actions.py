@@ -92,6 +92,8 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
     lines += ["", "session: " + session_text(row.session)]
     lines += ["worktree: " + worktree_text(row.worktree)]
+    lines += [resource_text(state, now_ms) for state in row.resource_states]
+    lines += schedule_lines(location, row)
     diagnostic = driver_diagnostic.to_wire(row.driver_diagnostic)  # printed under its wire names
     lines += ["", "driver diagnostic: " + (" ".join(f"{key}={value}" for key, value in diagnostic.items()
                                                    if value is not None) or "none")]
@@ -114,6 +116,35 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
         findings = [f"doctor could not run: {error}"]
     lines += ["", "doctor:"] + ([f"  {line}" for line in findings] or ["  no findings"])
     return lines
+
+
+def resource_text(state, now_ms: int) -> str:
+    """The detail pane's line for one resource binding's state record
+    (:class:`st2.resources.state.State`)."""
+    observed = ("never observed" if state.host_observed_at_ms is None
+                else f"observed {max(0, now_ms - state.host_observed_at_ms) // 1000}s ago")
+    failure = state.last_failure
+    verdict = "ok" if failure is None else f"failing ({failure.kind}: {one_line(failure.message)})"
+    return (f"resource {state.binding}: revision {state.revision} generation {state.generation} {observed}, "
+            f"{verdict}")
+
+
+def schedule_lines(location: CatalogLocation, row) -> list[str]:
+    """``schedules:`` and one line per declared schedule with its next run (this host's seats;
+    :func:`st2.schedule.state.next_run_text`), or nothing for a seat without schedules."""
+    if row.host != location.host:
+        return []
+    from st2.declarations import load_agent
+    from st2.runtime.resumable_session import SessionStore
+    from st2.schedule import state
+
+    directory = layout.SeatPaths(location.root, row.host, row.bare_identity).directory
+    declaration, _ = load_agent(os.path.join(directory, "agent.kdl"))
+    if declaration is None or not declaration.schedules:
+        return []
+    recorded = state.read(SessionStore.of(location.root, location.host), row.identity) or {}
+    return ["schedules:"] + [f"  {state.next_run_text(schedule, recorded.get(schedule.name))}"
+                             for schedule in declaration.schedules]
 
 
 def session_text(session) -> str:

@@ -38,7 +38,8 @@ def test_the_graph_carries_edges_streams_resources_runtime_and_tombstones(fleet)
     assert (worker["supervisor"], worker["parentId"]) == ("lead", "h.lead")
     assert worker["streams"] == [{"name": "ci", "launched": False}]
     assert worker["resources"] == [{"name": "spec", "uri": "file:///spec.md"}]
-    assert [(row["runtimeId"], row["runtime"]["state"]) for row in worker["runtime"]] == [("h.worker", "absent")]
+    assert [(row["runtimeId"], row["runtime"]["state"]) for row in worker["runtime"]] == [
+        ("h.worker", "absent"), ("h.worker.resource-file", "absent")]   # the file: binding's provider runtime
     assert compact(envelope["archived"]) == compact([{
         "id": "h.gone", "host": "h", "identity": "gone", "archivedAt": NOW, "reason": "done",
         "archiveRoot": ".st2/archive/h/gone"}])

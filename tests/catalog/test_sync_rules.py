@@ -36,6 +36,7 @@ SYNCTHING = """\
 !/agents/*/*/harness-state
 !/agents/*/*/harness-context
 !/agents/*/*/resources
+!/agents/*/*/resource-state
 !/principals/*/*/resources
 // Everything else is host-local.
 *
@@ -64,6 +65,7 @@ SYNCTHING_WITH_DECLARATIONS = """\
 !/agents/*/*/agent.kdl
 !/principals/*/*/principal.kdl
 !/agents/*/*/resources
+!/agents/*/*/resource-state
 !/principals/*/*/resources
 !/_templates
 // Everything else is host-local.
@@ -93,6 +95,7 @@ RSYNC = """\
 + /agents/*/*/harness-state
 + /agents/*/*/harness-context
 + /agents/*/*/resources/***
++ /agents/*/*/resource-state/***
 + /principals/*/*/resources/***
 - *
 """
@@ -123,6 +126,7 @@ RSYNC_WITH_DECLARATIONS = """\
 + /agents/*/*/agent.kdl
 + /principals/*/*/principal.kdl
 + /agents/*/*/resources/***
++ /agents/*/*/resource-state/***
 + /principals/*/*/resources/***
 + /_templates/***
 - *
@@ -150,6 +154,7 @@ ignorenot = Path agents/*/*/status
 ignorenot = Path agents/*/*/harness-state
 ignorenot = Path agents/*/*/harness-context
 ignorenot = Path agents/*/*/resources
+ignorenot = Path agents/*/*/resource-state
 ignorenot = Path principals/*/*/resources
 """
 
@@ -179,6 +184,7 @@ ignorenot = Path agents/*/*/harness-context
 ignorenot = Path agents/*/*/agent.kdl
 ignorenot = Path principals/*/*/principal.kdl
 ignorenot = Path agents/*/*/resources
+ignorenot = Path agents/*/*/resource-state
 ignorenot = Path principals/*/*/resources
 """
 
@@ -198,6 +204,7 @@ CARRIED = [
     "agents/b/worker/resources/message-receipts/0f0f.json",
     "agents/b/worker/resources/sent/1786000000000-aaaaaa.md",
     "agents/b/worker/resources/context/now.md",
+    "agents/b/worker/resource-state/now.json",
     "agents/b/worker/resources/context/decisions/0001.md",
     "principals/a/operator/resources/inbox/1788000000001-bbbbbb.md",
     "principals/a/operator/resources/archive/1788000000002-cccccc.md",
@@ -217,6 +224,7 @@ HOST_LOCAL = [
     "agents/b/.harness-context.tmp-41-7",
     ".st2/bus-staging/tmp-1",
     ".st2/harness-context-staging/tmp-2",
+    ".st2/resource-state-staging/.b.worker.now.lock",
     ".st2/archive/b/old/resources/inbox/1700000000000-dddddd.md",
     ".st2/archive/b/old.tombstone.json",
     ".st2/sent/a.operator/1788000000001-bbbbbb.md",

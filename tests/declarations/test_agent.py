@@ -290,7 +290,6 @@ def test_render_rules_fire(tmp_path: Path, body: str, expected) -> None:
     ('pty "agent" { argv "x" }', [("compact-conflict", 3, 9)]),
     ('ding\n    exec "ding" { argv "x" }', [("compact-conflict", 4, 10)]),
     ('exec "w" { argv "x"; lifecycle "sometimes" }', [("unknown-lifecycle", 3, 36)]),
-    ('schedule "daily"', [("unsupported-schedule", 3, 5)]),
 ])
 def test_task_rules_fire(tmp_path: Path, body: str, expected) -> None:
     assert found(load(tmp_path, minimal(f"    {body}\n"))[1]) == expected

@@ -14,20 +14,24 @@ from st2.catalog import layout
 from st2.base.clock import FakeClock
 from st2.fs.atomic import publish
 from st2.records import driver_diagnostic, harness_context, harness_state, status
+from st2.resources import state as resource_state
 
 CANONICAL = {"status", "harness-state", "harness-context", "driver-diagnostic"}
 LOCKS = {".status.lock", ".harness-state.lock", ".harness-context.lock"}
 
 
 def test_the_pinned_replicated_names_are_exactly_the_transport_contract() -> None:
-    assert layout.REPLICATED_NAMES == ("resources", "status", "harness-state", "harness-context")
-    assert layout.sync_include_rules() == ["**/resources/**", "**/status", "**/harness-state", "**/harness-context"]
+    assert layout.REPLICATED_NAMES == ("resources", "status", "harness-state", "harness-context", "resource-state")
+    assert layout.REPLICATED_TREES == ("resources", "resource-state")
+    assert layout.sync_include_rules() == ["**/resources/**", "**/status", "**/harness-state", "**/harness-context",
+                                           "**/resource-state/**"]
 
 
 def test_every_replicated_record_reader_derives_its_name_from_the_pinned_list() -> None:
-    assert (status.RECORD_NAME, harness_state.RECORD_NAME, harness_context.RECORD_NAME) == (
-        layout.STATUS, layout.HARNESS_STATE, layout.HARNESS_CONTEXT)
-    assert {status.RECORD_NAME, harness_state.RECORD_NAME, harness_context.RECORD_NAME} <= set(layout.REPLICATED_NAMES)
+    assert (status.RECORD_NAME, harness_state.RECORD_NAME, harness_context.RECORD_NAME, resource_state.TREE_NAME) == (
+        layout.STATUS, layout.HARNESS_STATE, layout.HARNESS_CONTEXT, layout.RESOURCE_STATE)
+    assert {status.RECORD_NAME, harness_state.RECORD_NAME, harness_context.RECORD_NAME,
+            resource_state.TREE_NAME} <= set(layout.REPLICATED_NAMES)
     assert driver_diagnostic.RECORD_NAME not in layout.REPLICATED_NAMES  # host-local, never replicated
 
 

@@ -86,7 +86,14 @@ def test_agents_json_enrich_inserts_last_activity_and_inbox_after_resources(fixt
     # lastActivity is the v1 status origin (newer than the mail files); the settled message is
     # shadowed by its archive receipt, so one unread remains.
     enrich = '"lastActivity":1788000099000.0,"inbox":1,"session":null,'
-    assert result.stdout == "[" + ROW_A.replace("{enrich}", enrich) + "]\n"
+    # resourceStates comes after every other field; everything before it is unchanged.
+    states = ('"resourceStates":[{"schema":"st2.resource-state.v1","agent":"alpha.a-fresh","binding":"spec",'
+              '"uri":"file:///srv/spec.md","generation":1,"revision":1,'
+              '"hostDigest":"sha256:8fb1cd74d9689a65bdf081941b459a5a575e4923b8c9254bf73ac2df65a6c942",'
+              '"hostObservedAtMs":1788000070000,"facts":{"branch":"main","dirty":false},'
+              '"lastFailure":{"kind":"provider-failed","message":"/srv/spec.md is not UTF-8 text","atMs":1788000098000},'
+              '"writtenAtMs":1788000098000}]')
+    assert result.stdout == "[" + ROW_A.replace("{enrich}", enrich)[:-1] + "," + states + "}]\n"
 
 
 @pytest.mark.process

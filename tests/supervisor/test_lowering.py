@@ -108,3 +108,36 @@ def test_a_stream_never_claims_a_delivery_transport(tmp_path):
                  "h", tmp_path / "c")
     [ding] = [task for task in both.tasks if task.role is TaskRole.DING]
     assert ding.argv[-2:] == ("ding", "h.dz")
+
+
+def test_resource_bindings_lower_to_one_provider_runtime_per_scheme_with_a_provider(tmp_path):
+    from st2.declarations.resource_providers import ResourceProvider, built_ins
+
+    providers = {**built_ins(), "jira": ResourceProvider("jira", ("jira-provider", "-q"), (), 300.0)}
+    declaration = declare(tmp_path, "rev", '''    argv "claude"
+    resource "now" uri="file:///srv/now.md"
+    resource "notes" uri="file:///srv/notes.md"
+    resource "repo" uri="git:///srv/repo"
+    resource "ticket" uri="jira:ST-1"
+    resource "board" uri="https://example.invalid/board"''')
+    plan = lower(declaration, "h", tmp_path / "c", base_environment={"PATH": "/bin"}, command=["st2"],
+                 providers=providers, resource_sockets=Path("/run/r"))
+    assert plan.errors == ()
+    resources = [(t.runtime_id, t.kind, t.argv, t.environment["ST2_RESOURCE_SOCKET"], t.companion)
+                 for t in plan.tasks if t.role is TaskRole.RESOURCE]
+    assert resources == [
+        ("h.rev.resource-file", "exec", ("st2", "resource-runtime", "file"), "/run/r/h.rev.resource-file", True),
+        ("h.rev.resource-git", "exec", ("st2", "resource-runtime", "git"), "/run/r/h.rev.resource-git", True),
+        ("h.rev.resource-jira", "exec", ("jira-provider", "-q"), "/run/r/h.rev.resource-jira", True),
+    ]
+    assert [task.runtime_id for task in lower(declaration, "h", tmp_path / "c", base_environment={}).tasks] == [
+        "h.rev"]  # no providers given
+    lonely = declare(tmp_path, "lonely", '    exec "job" { argv "y"; }\n    resource "now" uri="file:///srv/now.md"')
+    assert [task.runtime_id for task in lower(lonely, "h", tmp_path / "c", base_environment={}, providers=providers,
+                                              resource_sockets=Path("/run/r")).tasks] == [
+        "h.lonely.job"]   # no agent task: nothing for a provider runtime to accompany
+    clash = declare(tmp_path, "clash", '    argv "x"\n    exec "resource-file" { argv "y"; }\n'
+                                       '    resource "now" uri="file:///srv/now.md"')
+    refused = lower(clash, "h", tmp_path / "c", base_environment={}, providers=providers,
+                    resource_sockets=Path("/run/r"))
+    assert refused.errors and "taken by the file: resource provider" in refused.errors[0]

@@ -1,0 +1,168 @@
+"""Atomic proposals to a file: binding: the compare-and-swap, a SIGKILL after each step leaving
+exactly the old or the new state, the retry's durable receipt, fail-closed divergence and its
+recovery, and 16 concurrent proposers on one prior yielding one winner."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from st2.resources import proposal, registry, state
+from st2.resources.observers import observe_file
+from st2.runtime import layout
+from support import REPO
+
+AGENT, BINDING = "h.w", "now"
+
+
+class Binding:
+    def __init__(self, base: Path) -> None:
+        self.seat = base / "c" / "agents" / "h" / "w"
+        self.seat.mkdir(parents=True)
+        self.scope = base / "scope"
+        (self.scope / "staging").mkdir(parents=True)
+        self.document = base / "docs" / "now.md"
+        self.document.parent.mkdir()
+        self.document.write_text("old\n")
+        self.uri = f"file://{self.document}"
+        facts = observe_file({"path": str(self.document)})
+        state.update(self.seat, AGENT, BINDING, lambda current: state.State(
+            AGENT, BINDING, self.uri, 1, 1, state.digest_facts(facts), 1, facts, None, 0), 1)
+
+    def propose(self, data: bytes, revision: int = 1, on_step=lambda step: None) -> dict:
+        return proposal.propose(self.scope, str(self.seat), AGENT, BINDING, self.uri, data, revision,
+                                lambda: 1000, on_step)
+
+    def record(self) -> state.State:
+        return state.read_file(self.seat, AGENT, BINDING)
+
+    def in_child(self, data: bytes, kill_after: str | None = None) -> subprocess.CompletedProcess:
+        """The proposal in its own process, SIGKILLed right after step ``kill_after``."""
+        script = (
+            "import os, signal, sys\n"
+            "from st2.resources import proposal\n"
+            "def step(name):\n"
+            f"    if name == {kill_after!r}: os.kill(os.getpid(), signal.SIGKILL)\n"
+            "try:\n"
+            f"    r = proposal.propose({str(self.scope)!r}, {str(self.seat)!r}, {AGENT!r}, {BINDING!r}, "
+            f"{self.uri!r}, sys.stdin.buffer.read(), 1, lambda: 1000, step)\n"
+            "    print('won', r['revision'])\n"
+            "except proposal.ProposalRefused as refusal:\n"
+            "    print('refused', refusal.code)\n")
+        return subprocess.run([sys.executable, "-c", script], input=data, capture_output=True, cwd=REPO, timeout=60)
+
+
+@pytest.fixture
+def binding(tmp_path: Path) -> Binding:
+    made = Binding(tmp_path)
+    made.scope = Path(str(made.scope))
+    return made
+
+
+def test_a_proposal_swaps_the_carrier_and_catches_the_state_up_once(binding) -> None:
+    receipt = binding.propose(b"new\n")
+    identity = proposal.proposal_id(AGENT, BINDING, 1, 1, __import__("hashlib").sha256(b"new\n").hexdigest())
+    assert json.dumps(receipt, separators=(",", ":")) == (
+        '{"schema":"st2.resource-proposal-receipt.v1","proposal":"' + identity + '","agent":"h.w","binding":"now",'
+        '"state":"committed","generation":1,"revision":2,"contentSha256":"'
+        + __import__("hashlib").sha256(b"new\n").hexdigest() + '","committedAtMs":1000}')
+    assert binding.document.read_bytes() == b"new\n"
+    assert (binding.record().revision, binding.record().facts["content"]) == (2, "new\n")
+    assert binding.propose(b"new\n") == receipt                 # a retry: the same receipt, no transition
+    assert binding.record().revision == 2
+
+
+def test_a_stale_revision_or_an_out_of_band_carrier_is_refused(binding) -> None:
+    with pytest.raises(proposal.ProposalRefused, match="at revision 1, not 7") as moved:
+        binding.propose(b"new\n", revision=7)
+    assert moved.value.code == "revision-moved"
+    binding.document.write_text("edited by hand\n")
+    with pytest.raises(proposal.ProposalRefused) as carrier:
+        binding.propose(b"new\n")
+    assert carrier.value.code == "carrier-moved"
+    assert binding.document.read_text() == "edited by hand\n" and binding.record().revision == 1
+    with pytest.raises(proposal.ProposalRefused) as unsupported:
+        proposal.propose(binding.scope, str(binding.seat), AGENT, BINDING, "git:///srv/r", b"x", 1, lambda: 1)
+    assert unsupported.value.code == "proposals-unsupported"
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("step", proposal.STEPS)
+def test_a_sigkill_after_each_step_leaves_the_old_or_the_new_state_and_a_retry_settles_once(binding, step) -> None:
+    killed = binding.in_child(b"new\n", kill_after=step)
+    assert killed.returncode == -9, killed
+    carrier = binding.document.read_text()
+    record = binding.record()
+    if step == "intent":
+        assert (carrier, record.revision) == ("old\n", 1)      # before the carrier: the old state
+    else:
+        assert carrier == "new\n"
+        assert record.revision == (1 if step == "carrier" else 2)
+    retry = binding.in_child(b"new\n")
+    assert retry.stdout == b"won 2\n", retry
+    assert (binding.document.read_text(), binding.record().revision) == ("new\n", 2)
+    assert not layout.resource_intent(layout.resource_proposals(binding.scope, AGENT, BINDING)).exists()
+
+
+@pytest.mark.process
+def test_divergence_after_a_committed_intent_fails_closed_until_recovered(binding) -> None:
+    assert binding.in_child(b"new\n", kill_after="carrier").returncode == -9
+    binding.document.write_text("someone else\n")
+    with pytest.raises(proposal.ProposalRefused) as diverged:
+        binding.propose(b"third\n")
+    assert diverged.value.code == "diverged"
+    with pytest.raises(proposal.ProposalRefused):
+        binding.propose(b"third\n")                             # still closed
+    adopted = proposal.recover(binding.scope, str(binding.seat), AGENT, BINDING, binding.uri, "h.w.resource-file",
+                               lambda: 2000)
+    assert (adopted.generation, adopted.revision, adopted.facts["content"]) == (2, 2, "someone else\n")
+    assert registry.read(binding.scope, "h.w.resource-file")[1] == 2
+    assert binding.propose(b"third\n", revision=2)["revision"] == 3
+
+
+@pytest.mark.process
+def test_sixteen_concurrent_proposers_on_one_prior_yield_one_winner(binding) -> None:
+    script_runs = [subprocess.Popen([sys.executable, "-c", (
+        "import sys\nfrom st2.resources import proposal\n"
+        "try:\n"
+        f"    r = proposal.propose({str(binding.scope)!r}, {str(binding.seat)!r}, {AGENT!r}, {BINDING!r}, "
+        f"{binding.uri!r}, b'proposer {index}\\n', 1, lambda: 1000)\n"
+        "    print('won', r['revision'])\n"
+        "except proposal.ProposalRefused as refusal:\n"
+        "    print('refused', refusal.code)\n")], stdout=subprocess.PIPE, cwd=REPO) for index in range(16)]
+    outcomes = sorted(process.communicate(timeout=120)[0].decode().strip() for process in script_runs)
+    assert outcomes == ["refused revision-moved"] * 15 + ["won 2"], outcomes
+    assert binding.record().revision == 2
+    assert binding.document.read_text() == binding.record().facts["content"]
+
+
+@pytest.mark.process
+def test_the_cli_prints_the_receipt_and_exits_3_when_the_revision_moved(tmp_path: Path) -> None:
+    from support import run_st2, st2_env
+
+    document = tmp_path / "now.md"
+    document.write_text("old\n")
+    catalog = tmp_path / "c"
+    seat = catalog / "agents" / "h" / "w"
+    seat.mkdir(parents=True)
+    (seat / "agent.kdl").write_text(f'agent "w" {{\n    argv "true"\n    resource "now" uri="file://{document}"\n}}\n')
+    facts = observe_file({"path": str(document)})
+    state.update(seat, AGENT, BINDING, lambda current: state.State(
+        AGENT, BINDING, f"file://{document}", 1, 1, state.digest_facts(facts), 1, facts, None, 0), 1)
+    proposed = tmp_path / "proposed.md"
+    proposed.write_text("new\n")
+    env = st2_env(catalog, XDG_STATE_HOME=str(tmp_path / "state"))
+    arguments = ("agent", "resource", "propose", "w", "now", "--input", str(proposed), "--expect-revision", "1",
+                 "--json", "--host", "h")
+    won = run_st2(*arguments, env=env)
+    assert won.returncode == 0 and json.loads(won.stdout)["revision"] == 2, won
+    assert document.read_text() == "new\n"
+    assert run_st2(*arguments, env=env).stdout == won.stdout       # the retry: the same receipt
+    proposed.write_text("newer\n")
+    lost = run_st2(*arguments, env=env)
+    assert (lost.returncode, lost.stdout) == (3, "")
+    assert lost.stderr == "st2 agent resource propose: revision-moved: h.w resource 'now' is at revision 2, not 1\n"
