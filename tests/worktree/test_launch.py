@@ -43,7 +43,7 @@ def test_two_seats_on_one_repository_get_two_locked_worktrees_and_a_relaunch_reu
     assert fleet.log().count("created worktree") == 2, fleet.log()   # once per seat, never again
     assert worktrees(repo)[str(paths["a"])]["branch"] == "refs/heads/seat-a"
 
-    # The roster's field, last in the row: a file created at the top counts as dirty.
+    # The roster's field, before the delivery hold: a file created at the top counts as dirty.
     def row():
         rows = json.loads(fleet.st2("agents", "--json").stdout)
         found = next(r for r in rows if r["identity"] == "h.a")
@@ -53,7 +53,7 @@ def test_two_seats_on_one_repository_get_two_locked_worktrees_and_a_relaunch_reu
     fleet.seat("a", worktree_seat(repo, "seat-a", LAUNCH) + "\n    name \"A\"")   # wakes a pass
     found = poll_for(row, timeout=20)
     assert found, fleet.log()
-    assert list(found)[-1] == "worktree"
+    assert list(found)[-2:] == ["worktree", "deliveryHold"]   # the presence hold was appended after it
     worktree = found["worktree"]
     assert {key: worktree[key] for key in ("path", "branch", "state", "reason", "dirty", "ahead", "behind")} == {
         "path": str(paths["a"]), "branch": "seat-a", "state": "ready", "reason": None, "dirty": 2,
