@@ -9,6 +9,7 @@ documents, and every citation of a docs page names a page and a heading that exi
   ``docs/<page>.md#<anchor>`` (``<page>.md#<anchor>`` inside docs/) names a page and the anchor
   of one of its headings. tests/ is held to this second rule too.
 - The README's package map lists every package under ``st2/`` and nothing that is not there.
+- No text file there or in tests/ keeps a merge's conflict markers.
 """
 
 from __future__ import annotations
@@ -117,6 +118,21 @@ def unresolved_citations(root: Path, names: tuple[str, ...] = LINKING) -> list[s
     return problems
 
 
+MARKER = re.compile(r"^(?:<{7}|>{7}) \S", re.M)
+
+
+def conflict_markers(root: Path) -> list[str]:
+    """``file:line`` of every merge conflict marker line (``<<<<<<< ours``, ``>>>>>>> theirs``)
+    left in a text file of the repository (a line of seven ``=`` alone is also markdown's heading
+    underline, so only the two ends are looked for: a conflict always leaves both)."""
+    problems = []
+    for path in text_files(root, LINKING):
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for match in MARKER.finditer(text):
+            problems.append(f"{path.relative_to(root)}:{text.count(chr(10), 0, match.start()) + 1}")
+    return problems
+
+
 def package_map_problems(root: Path) -> list[str]:
     """What the README's "Package map" section gets wrong about the packages under ``st2/``: a
     package (a directory holding ``__init__.py``) it does not list, or a listed path that does not
@@ -208,3 +224,13 @@ def test_a_citation_of_a_missing_page_or_heading_is_found(tmp_path: Path) -> Non
         "INVARIANTS.md:1: docs/records.md#write-policies: no such anchor",
         "docs/other.md:3: docs/records.md#gone: no such anchor",
     ]
+
+
+def test_no_file_keeps_a_merge_conflict_marker() -> None:
+    assert conflict_markers(REPO) == []
+
+
+def test_a_conflict_marker_is_found_and_a_markdown_rule_is_not(tmp_path: Path) -> None:
+    root = _sample(tmp_path, {"docs/page.md": "# Page\n\nText\n=======\n\n---\n",
+                              "st2/mod.py": "x = 1\n<<<<<<< HEAD\ny = 2\n>>>>>>> branch\n"})
+    assert conflict_markers(root) == ["st2/mod.py:2", "st2/mod.py:4"]
