@@ -12,11 +12,14 @@ steady pass (nothing changed: every answer ``Unchanged``, no record written insi
 heartbeat) and a pass after a tenth of the documents changed; then what the host's thread costs
 while nothing is due (its CPU share over a few seconds). The anchor is ``build_roster``
 (the body of ``st2 agents --json``) over the same catalog: what reading the fleet once costs.
+Then ``benchmarks/resync.py`` runs over the same number of seats (``--smoke`` passed on) and its
+``file:`` change → subscriber inbox p99 joins this line as ``resync_p99_ms``.
 
 Usage: python benchmarks/resources.py [--seats 627] [--rounds 5] [--smoke]
 (``--smoke``: 8 seats, 2 rounds).
 Last line: RESULT observe_pass_ms=<steady median> first_pass_ms=<…> changed_pass_ms=<…>
-host_cpu_ms=<steady median> idle_cpu_pct=<…> anchor_roster_ms=<…> ratio=<observe_pass_ms/anchor_roster_ms> seats=<n>
+host_cpu_ms=<steady median> idle_cpu_pct=<…> anchor_roster_ms=<…> ratio=<observe_pass_ms/anchor_roster_ms>
+resync_p99_ms=<benchmarks/resync.py's p99> seats=<n>
 """
 
 from __future__ import annotations
@@ -110,6 +113,21 @@ def one_pass(resource_host) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000
 
 
+def resync_figure(seats: int, smoke: bool) -> str | None:
+    """benchmarks/resync.py's ``resync_p99_ms`` over ``seats`` seats (its own output shown), or
+    None when it failed or printed no such figure."""
+    argv = [sys.executable, str(Path(__file__).with_name("resync.py")),
+            *(["--smoke"] if smoke else ["--seats", str(seats)])]
+    result = subprocess.run(argv, capture_output=True, text=True)
+    sys.stdout.write("".join(f"  resync: {line}\n" for line in result.stdout.splitlines()))
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    fields = dict(word.split("=", 1) for word in lines[-1].split()[1:] if "=" in word) if lines else {}
+    if result.returncode != 0 or "resync_p99_ms" not in fields:
+        print(f"benchmarks/resync.py failed (exit {result.returncode}): {result.stderr[-400:]}", file=sys.stderr)
+        return None
+    return fields["resync_p99_ms"]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seats", type=int, default=627)
@@ -163,10 +181,13 @@ def main() -> int:
         print(f"seats {arguments.seats}, bindings {len(watched)}: first pass {first_ms:.1f} ms, "
               f"steady pass {observe_ms:.1f} ms (host CPU {cpu_ms:.1f} ms), changed pass "
               f"{statistics.median(changed):.1f} ms; idle host CPU {idle_pct:.2f} %; anchor build_roster {anchor_ms:.1f} ms")
+        resync_p99 = resync_figure(arguments.seats, arguments.smoke)
+        if resync_p99 is None:
+            return 1
         print(f"RESULT observe_pass_ms={observe_ms:.1f} first_pass_ms={first_ms:.1f} "
               f"changed_pass_ms={statistics.median(changed):.1f} host_cpu_ms={cpu_ms:.1f} "
               f"idle_cpu_pct={idle_pct:.2f} anchor_roster_ms={anchor_ms:.1f} ratio={observe_ms / anchor_ms:.2f} "
-              f"seats={arguments.seats}")
+              f"resync_p99_ms={resync_p99} seats={arguments.seats}")
         return 0
     finally:
         if resource_host is not None:
