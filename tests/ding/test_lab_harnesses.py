@@ -180,6 +180,8 @@ def test_real_pi_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
             assert (record["phase"], record["settled"]) == ("idle", [name])
             assert all(text.count(notice) == 1 for entry in fake.model_requests()[before:]
                        for text in user_texts(entry) if notice in text)
+            # The delivery's log line follows its settled record: wait for the notifier to carry on.
+            notifier.runs_on(passes=2)
             [gate] = return_gates(notifier.log)   # one delivery, by the gated first Return
             assert gate is not None
             print(f"pi: first Return {gate} ms after the paste")
@@ -264,6 +266,8 @@ def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
                        if notice in text]
             assert prompts and all(text.count(notice) == 1 for text in prompts)
             assert screen().count(notice) == 1  # one transcript row, nothing left in the composer
+            # The delivery's log line follows its settled record: wait for the notifier to carry on.
+            notifier.runs_on(passes=2)
             [gate] = return_gates(notifier.log)   # one delivery, by the gated first Return
             assert gate is not None
             print(f"omp: first Return {gate} ms after the paste")
