@@ -192,7 +192,9 @@ def declaration(kind: str, identity: str, workspace: Path) -> str:
     if kind == "shell":
         body = '    argv "sh" "-c" "exec sleep 7200"\n    ding'
     elif kind == "claude":
-        body = '    ding\n    claude {\n        executable "sleep"\n        args "7200"\n    }'
+        # The wrapper appends Claude's options (the seat guide's --append-system-prompt …); the
+        # stand-in takes them as sh's positional parameters and becomes the sleep.
+        body = '    ding\n    claude {\n        executable "sh"\n        args "-c" "exec sleep 7200" "claude"\n    }'
     elif kind == "codex":
         script = standin_script(workspace, "codex", CODEX_STANDIN)
         body = f'    codex {{\n        executable "{script}"\n    }}'
@@ -266,6 +268,12 @@ def main() -> int:
         if up_seconds is None:
             return 1
         time.sleep(arguments.settle)
+        # A seat that crash-loops still shows a live record between its restarts: measuring it
+        # would report a fleet that is not running.
+        restarts = [line for line in (base / "up.log").read_text().splitlines() if "st2 up: restarted" in line]
+        if restarts:
+            print(f"a task restarted before the measurement ({restarts[0]}); see {base / 'up.log'}")
+            return 1
         alive = live_records(fleet.scope)
         report = measure(plan, alive, fleet.supervisor.pid, fleet.state, idle_window)
         report["up_seconds"] = up_seconds
