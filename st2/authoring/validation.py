@@ -52,7 +52,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     if overlay is not None:
         _apply_overlay(found, root, overlay)
     diagnostics: list[Diagnostic] = [_at_declaration(root, error) for error in found.errors] + list(found.warnings)
-    _, catalog_diagnostics = load_catalog_declaration(root)
+    catalog_declaration, catalog_diagnostics = load_catalog_declaration(root)
     diagnostics.extend(catalog_diagnostics)
     declarations = []
     for seat in found.seats:
@@ -75,6 +75,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     diagnostics.extend(_dangling_supervisors(found.seats, declarations, overlay))
     diagnostics.extend(_shared_runtime_ids(declarations, overlay))
     diagnostics.extend(_address_collisions(declarations, overlay))
+    diagnostics.extend(_undeclared_commands(catalog_declaration, declarations, overlay))
     diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
     diagnostics.extend(worktree_problems(root, host, declarations,
@@ -197,6 +198,25 @@ def _address_collisions(declarations, overlay: Overlay | None = None) -> list[Di
     return problems
 
 
+def _undeclared_commands(catalog, declarations, overlay: Overlay | None = None) -> list[Diagnostic]:
+    """A ``cmd:<name>`` binding whose name no ``resource-command`` block of ``catalog.kdl``
+    declares: its provider would have nothing to run. Not judged when ``catalog.kdl`` itself does
+    not load (its own diagnostics say why)."""
+    if catalog is None:
+        return []
+    commands = catalog.commands
+    problems = []
+    for seat, declaration in declarations:
+        for resource in declaration.resources:
+            scheme, _, name = resource.uri.partition(":")
+            if scheme == "cmd" and name not in commands:
+                problems.append(_located(seat, "resource", "resource-command-undeclared", ERROR,
+                                         f"resource \"{resource.name}\" binds cmd:{name}, which catalog.kdl does not "
+                                         "declare", f"add `resource-command \"{name}\" {{ argv …; }}` to catalog.kdl",
+                                         overlay, matching=resource.uri))
+    return problems
+
+
 def _at_declaration(root: Path, diagnostic: Diagnostic) -> Diagnostic:
     """A seat directory's refused name pointed at its declaration's ``agent`` node when it holds
     one (``file:line:column``); otherwise the diagnostic as discovery made it."""
@@ -249,9 +269,10 @@ def _unbindable_sockets(root: Path, host: str, declarations, state_dir: Path | N
 
 
 def _located(seat, field: str | None, code: str, severity: str, message: str, help_text: str | None,
-             overlay: Overlay | None = None) -> Diagnostic:
-    """A cross-seat diagnostic pointing at ``field``'s node in the seat's declaration (or at the
-    agent node when ``field`` is None); an overlaid seat is located in the overlay's text."""
+             overlay: Overlay | None = None, matching: str | None = None) -> Diagnostic:
+    """A cross-seat diagnostic pointing at ``field``'s node in the seat's declaration (the first
+    whose text holds ``matching``, when given; the agent node when ``field`` is None); an overlaid
+    seat is located in the overlay's text."""
     from st2.declarations.spans import KdlSyntaxError, SourceText, locate
 
     source = f"agents/{seat.host}/{seat.identity}/agent.kdl"
@@ -263,7 +284,8 @@ def _located(seat, field: str | None, code: str, severity: str, message: str, he
             text = read_text(seat.declaration_path, DECLARATION_LIMIT)
         tree = locate(text)
         agent = next(node for node in tree if node.name == "agent")
-        target = next((node for node in agent.children if node.name == field), agent) if field else agent
+        target = next((node for node in agent.children if node.name == field
+                       and (matching is None or matching in text[node.start:node.end])), agent) if field else agent
         span = SourceText(text).span(target.start, target.end)
     except (OSError, UnicodeDecodeError, KdlSyntaxError, StopIteration):
         pass

@@ -76,3 +76,20 @@ def test_validate_refuses_resource_uris_with_control_characters_or_traversal(cat
         assert "agent.kdl:2:" in result.stdout + result.stderr and "Traceback" not in result.stderr
     (seat / "agent.kdl").write_text('agent "w" {\n    resource "doc" uri="file:///srv/now.md"\n    argv "true"\n}\n')
     assert run_st2("validate", "--host", "h", catalog=catalog).returncode == 0
+
+
+@pytest.mark.process
+def test_validate_refuses_a_cmd_binding_whose_command_catalog_kdl_does_not_declare(catalog) -> None:
+    seat = catalog / "agents" / "h" / "w"
+    seat.mkdir(parents=True)
+    (seat / "agent.kdl").write_text('agent "w" {\n    resource "doc" uri="file:///srv/now.md"\n'
+                                    '    resource "pr" uri="cmd:pr"\n    argv "true"\n}\n')
+    result = run_st2("validate", "--host", "h", catalog=catalog)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stdout.splitlines()[:2] == [
+        'agents/h/w/agent.kdl:3:5: error[resource-command-undeclared]: resource "pr" binds cmd:pr, which catalog.kdl '
+        'does not declare',
+        '  help: add `resource-command "pr" { argv …; }` to catalog.kdl']
+    (catalog / "catalog.kdl").write_text('catalog {\n    resource-command "pr" { argv "true"; timeout "5s"; }\n}\n')
+    result = run_st2("validate", "--host", "h", catalog=catalog)
+    assert result.returncode == 0, result.stdout + result.stderr
