@@ -75,7 +75,8 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     diagnostics.extend(_dangling_supervisors(found.seats, declarations, overlay))
     diagnostics.extend(_shared_runtime_ids(declarations, overlay))
     diagnostics.extend(_address_collisions(declarations, overlay))
-    diagnostics.extend(_undeclared_commands(catalog_declaration, declarations, overlay))
+    if not any(diagnostic.severity == ERROR for diagnostic in catalog_diagnostics):
+        diagnostics.extend(_undeclared_commands(catalog_declaration, declarations, overlay))
     diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
     diagnostics.extend(worktree_problems(root, host, declarations,
@@ -200,8 +201,8 @@ def _address_collisions(declarations, overlay: Overlay | None = None) -> list[Di
 
 def _undeclared_commands(catalog, declarations, overlay: Overlay | None = None) -> list[Diagnostic]:
     """A ``cmd:<name>`` binding whose name no ``resource-command`` block of ``catalog.kdl``
-    declares: its provider would have nothing to run. Not judged when ``catalog.kdl`` itself does
-    not load (its own diagnostics say why)."""
+    declares: its provider would have nothing to run. The caller skips it when ``catalog.kdl``
+    has errors of its own (unreadable, malformed): those say why, and its commands are unknown."""
     if catalog is None:
         return []
     commands = catalog.commands

@@ -3,6 +3,8 @@ line and column, and the resource URIs validate refuses (control characters, tra
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from st2.declarations.catalog import parse_catalog_declaration
@@ -90,6 +92,12 @@ def test_validate_refuses_a_cmd_binding_whose_command_catalog_kdl_does_not_decla
         'agents/h/w/agent.kdl:3:5: error[resource-command-undeclared]: resource "pr" binds cmd:pr, which catalog.kdl '
         'does not declare',
         '  help: add `resource-command "pr" { argv …; }` to catalog.kdl']
+    # An unreadable catalog.kdl (a FIFO) is said as such; its commands are unknown, not absent.
+    os.mkfifo(catalog / "catalog.kdl")
+    result = run_st2("validate", "--host", "h", catalog=catalog)
+    assert result.returncode == 1 and "unreadable-declaration" in result.stdout, result.stdout
+    assert "resource-command-undeclared" not in result.stdout and "Traceback" not in result.stderr
+    (catalog / "catalog.kdl").unlink()
     (catalog / "catalog.kdl").write_text('catalog {\n    resource-command "pr" { argv "true"; timeout "5s"; }\n}\n')
     result = run_st2("validate", "--host", "h", catalog=catalog)
     assert result.returncode == 0, result.stdout + result.stderr
