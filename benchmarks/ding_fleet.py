@@ -14,8 +14,11 @@ inbox:
   first mail, so a served seat's tmux control client is opened cold): the next message is posted
   once the previous notice is on its screen; 60 samples keep the run-to-run spread of the p50
   well inside the ratio's margin, where 20 let it move by a third;
-- a burst: one message to each of ``--sample`` of those seats (default 20, spread over them) at
-  once, each timed from its own rename.
+- bursts: one message to each of ``--sample`` of those seats (default 20, spread over them) at
+  once, each timed from its own rename; ``--bursts`` of them (default 3, 2 s apart), each to its
+  own seats where the singles allow (60 singles: three disjoint sets of 20), so the burst figures
+  are p50s over 60 samples: one burst of 20 let the burst ratio move from 0.37 to 0.76 between
+  runs of one machine.
 
 "On the screen" is screen-verified: a read-only, size-ignoring tmux control client on each
 sampled seat (``tmux -C attach -f ignore-size,read-only``) reports the pane's output as it
@@ -180,7 +183,7 @@ def wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.5)
 
 
-def fleet_run(seats: int, singles: int, sample: int, service: bool, timeout: float) -> dict:
+def fleet_run(seats: int, singles: int, sample: int, bursts: int, service: bool, timeout: float) -> dict:
     """One fleet, measured: the latencies and what served it."""
     base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2df-"))
     plan = make_catalog(base, seats, ("shell",))
@@ -204,7 +207,9 @@ def fleet_run(seats: int, singles: int, sample: int, service: bool, timeout: flo
             watching = lambda: all(row.get("watch") for row in service_rows(fleet.state))  # noqa: E731
             wait_for(watching, timeout, "every served seat's shared watch")
         single_seats = sample_of(plan, singles)
-        chosen = single_seats[::max(1, len(single_seats) // sample)][:sample]
+        step = max(1, len(single_seats) // sample)
+        burst_sets = [single_seats[offset::step][:sample] for offset in range(min(bursts, step))]
+        burst_sets += [burst_sets[index % len(burst_sets)] for index in range(len(burst_sets), bursts)]
         ownership = fleet.scope.directory / "ding"
         wait_for(lambda: all((ownership / f"{HOST}.{identity}.json").exists() for identity in single_seats), timeout,
                  "every sampled seat's notifier to take its backlog")
@@ -223,32 +228,11 @@ def fleet_run(seats: int, singles: int, sample: int, service: bool, timeout: flo
             on_screen, submitted = seen(screens[identity], notice, written, start)
             single.append(on_screen)
             single_submit.append(submitted)
-        time.sleep(2.0)   # every single's Return and receipt done before the burst
-        marks = {identity: screens[identity].mark() for identity in chosen}
-        serving = ([service_pid, *children(service_pid)] if service_pid
-                   else [alive[f"{HOST}.{identity}.ding"].pid for identity in chosen])
-        cpu_before, wall_before = sum(cpu_ns(pid) for pid in serving), time.monotonic()
-        posted = {}
-        for identity in chosen:
-            posted[identity] = post(seat(identity), f"burst for {identity}")
-            notices[identity].append(posted[identity][0])
-        burst, burst_submit = [], []
-        results: dict[str, tuple[float, float]] = {}
-        threads = [threading.Thread(target=lambda identity=identity: results.__setitem__(
-            identity, seen(screens[identity], posted[identity][0], posted[identity][1], marks[identity])))
-            for identity in chosen]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        burst_cpu = (sum(cpu_ns(pid) for pid in serving) - cpu_before) / 1e6
-        burst_wall = (time.monotonic() - wall_before) * 1000
-        missing = [identity for identity in chosen if identity not in results]
-        if missing:
-            raise TimeoutError(f"the burst's notices never reached {missing}")
-        for identity in chosen:
-            burst.append(results[identity][0])
-            burst_submit.append(results[identity][1])
+        burst, burst_submit, burst_cpu, burst_wall = [], [], 0.0, 0.0
+        for chosen in burst_sets:
+            time.sleep(2.0)   # every earlier Return and receipt done before the burst
+            cpu, wall = burst_once(chosen, screens, notices, seat, service_pid, alive, burst, burst_submit)
+            burst_cpu, burst_wall = burst_cpu + cpu, burst_wall + wall
         time.sleep(2.0)
         duplicates = {identity: [notice for notice in notices[identity]
                                  if compact(screens[identity].capture(history=True)).count(compact(notice)) != 1]
@@ -257,12 +241,44 @@ def fleet_run(seats: int, singles: int, sample: int, service: bool, timeout: flo
         return {"single": single, "single_submit": single_submit, "burst": burst, "burst_submit": burst_submit,
                 "self_serving": self_serving, "service_pid": service_pid, "up_seconds": up_seconds,
                 "service_threads": threads_and_descriptors(service_pid) if service_pid else "none",
-                "not_once": duplicates, "burst_cpu_ms": burst_cpu, "burst_wall_ms": burst_wall, "seats": seats, "sampled": len(chosen),
+                "not_once": duplicates, "burst_cpu_ms": burst_cpu, "burst_wall_ms": burst_wall, "seats": seats, "sampled": len(burst_sets[0]),
+                "bursts": len(burst_sets),
                 "singles": len(single_seats)}
     finally:
         for screen in screens.values():
             screen.close()
         fleet.close()
+
+
+def burst_once(chosen: list[str], screens: dict, notices: dict, seat, service_pid: int | None, alive: dict,
+               burst: list[float], burst_submit: list[float]) -> tuple[float, float]:
+    """Post one message to each of ``chosen`` at once and append each one's (on screen, Return
+    echoed) times; return the CPU (ms) of what serves them and the wall time (ms) the burst took."""
+    marks = {identity: screens[identity].mark() for identity in chosen}
+    serving = ([service_pid, *children(service_pid)] if service_pid
+               else [alive[f"{HOST}.{identity}.ding"].pid for identity in chosen])
+    cpu_before, wall_before = sum(cpu_ns(pid) for pid in serving), time.monotonic()
+    posted = {}
+    for identity in chosen:
+        posted[identity] = post(seat(identity), f"burst for {identity} {len(burst)}")
+        notices[identity].append(posted[identity][0])
+    results: dict[str, tuple[float, float]] = {}
+    threads = [threading.Thread(target=lambda identity=identity: results.__setitem__(
+        identity, seen(screens[identity], posted[identity][0], posted[identity][1], marks[identity])))
+        for identity in chosen]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    cpu = (sum(cpu_ns(pid) for pid in serving) - cpu_before) / 1e6
+    wall = (time.monotonic() - wall_before) * 1000
+    missing = [identity for identity in chosen if identity not in results]
+    if missing:
+        raise TimeoutError(f"the burst's notices never reached {missing}")
+    for identity in chosen:
+        burst.append(results[identity][0])
+        burst_submit.append(results[identity][1])
+    return cpu, wall
 
 
 def children(pid: int) -> list[int]:
@@ -294,16 +310,16 @@ def service_rows(state: Path) -> list[dict]:
 def describe(name: str, run: dict) -> None:
     single, burst = run["single"], run["burst"]
     print(f"{name}: {run['seats']} seats up in {run['up_seconds']:.0f} s, {run['singles']} sent one at a time, "
-          f"{run['sampled']} in the burst; "
+          f"{run['bursts']} burst(s) of {run['sampled']}; "
           f"DING service pid {run['service_pid']} ({run['service_threads']}); self-serving DING tasks "
           f"{run['self_serving']}")
     for label, values, submits in (("one at a time", single, run["single_submit"]),
-                                   ("burst to all sampled", burst, run["burst_submit"])):
+                                   ("bursts, all at once", burst, run["burst_submit"])):
         print(f"  {label:21s} rename -> on screen p50 {percentile(values, 0.5):7.1f} ms  p95 "
               f"{percentile(values, 0.95):7.1f} ms  max {max(values):7.1f} ms;  -> Return echoed p50 "
               f"{percentile(submits, 0.5):7.1f} ms  max {max(submits):7.1f} ms")
     print(f"  CPU of what serves the sampled seats (the DING service and its spawn helper, or their own notifiers) "
-          f"during the burst: "
+          f"during the bursts: "
           f"{run['burst_cpu_ms']:.0f} ms over {run['burst_wall_ms']:.0f} ms")
     if run["not_once"]:
         print(f"  NOT EXACTLY ONCE on screen: {run['not_once']}")
@@ -314,6 +330,7 @@ def main() -> int:
     parser.add_argument("--seats", type=int, default=100)
     parser.add_argument("--singles", type=int, default=60, help="seats sent one message each, one at a time")
     parser.add_argument("--sample", type=int, default=20, help="seats of the burst (spread over the singles')")
+    parser.add_argument("--bursts", type=int, default=3, help="bursts, each to its own seats where the singles allow")
     parser.add_argument("--anchor-seats", type=int, default=None,
                         help="seats of the anchor fleet (the DING service absent); default --seats, 0 skips it")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds to wait for a fleet")
@@ -322,17 +339,18 @@ def main() -> int:
     arguments = parser.parse_args()
     if arguments.smoke:
         arguments.seats, arguments.singles, arguments.sample, arguments.anchor_seats = 6, 3, 3, 6
+        arguments.bursts = 1
         arguments.timeout = min(arguments.timeout, 300.0)
     anchor_seats = arguments.seats if arguments.anchor_seats is None else arguments.anchor_seats
     singles = min(arguments.singles, arguments.seats)
     sample = min(arguments.sample, singles)
 
-    with_service = fleet_run(arguments.seats, singles, sample, True, arguments.timeout)
+    with_service = fleet_run(arguments.seats, singles, sample, arguments.bursts, True, arguments.timeout)
     describe("with the DING service", with_service)
     anchor = None
     if anchor_seats:
-        anchor = fleet_run(anchor_seats, min(singles, anchor_seats), min(sample, anchor_seats), False,
-                           arguments.timeout)
+        anchor = fleet_run(anchor_seats, min(singles, anchor_seats), min(sample, anchor_seats), arguments.bursts,
+                           False, arguments.timeout)
         describe("anchor, no DING service (ST2_DING_SERVICE=off: each task serves its seat)", anchor)
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
     single, burst = with_service["single"], with_service["burst"]
