@@ -4,7 +4,11 @@ processes, then adopt, launch, restart, park or stop.
 Rules a pass keeps:
 
 - a live task (PID **and** start time match its record, and for PTY tasks its tmux server
-  answers naming it) is adopted, exactly once per supervisor, never relaunched;
+  answers naming it) is adopted, exactly once per supervisor, never relaunched — except a
+  resource provider runtime whose recorded argv digest is not its declaration's (an edited
+  ``resource-provider``, or another st2 build's built-in runtime): it holds no agent state, so it
+  is stopped and launched as declared in the same pass (a replacement, not an exit: no restart
+  budget is spent), and the resource host fences its output by generation;
 - only a task with no live generation is launched; a record whose PID now belongs to another
   process proves the old generation gone, so it is replaced, never adopted;
 - evidence that cannot be trusted (malformed record, a live PID whose tmux server no longer
@@ -238,7 +242,10 @@ class Reconciler:
         rid = task.runtime_id
         state = self.states.get(rid, TaskState())
         observation = self.observe(rid)
-        if observation.state is RuntimeState.RUNNING:
+        if observation.state is RuntimeState.RUNNING and self._replaced(task, observation, report):
+            state = transition(state, Event.STOPPED, task.restart, now)
+            self.states[rid] = state
+        elif observation.state is RuntimeState.RUNNING:
             adopted = transition(state, Event.ADOPTED, task.restart, now)
             if adopted.phase is Phase.RUNNING and state.phase is not Phase.RUNNING:
                 report.adopted.append(rid)
@@ -298,6 +305,17 @@ class Reconciler:
         (report.restarted if restarting else report.launched).append(f"{rid}[{record.pid}]")
         report.running.append(rid)
         report.running_identities[rid] = record.identity
+        return True
+
+    def _replaced(self, task: Task, observation: Observation, report: PassReport) -> bool:
+        """Stop a running resource provider runtime launched from another argv than its
+        declaration's; True when it was stopped (the caller launches the declared one)."""
+        record = observation.record
+        if task.role is not TaskRole.RESOURCE or record.argv_digest == launch_record.argv_digest(list(task.argv)):
+            return False
+        self.backend(record.kind).kill(record)
+        self.say(f"replacing {task.runtime_id}[{record.pid}]: its declared argv changed")
+        report.stopped.append(task.runtime_id)
         return True
 
     def _parked(self, task: Task, plan: SeatPlan, state: TaskState, report: PassReport) -> None:

@@ -302,3 +302,37 @@ def test_a_seat_whose_declaration_does_not_load_is_left_alone(world):
     world.pty.exit("h.a")
     report = world.run()
     assert report.launched == [] and world.pty.killed == [] and report.errors
+
+
+
+def test_a_provider_runtime_whose_declared_argv_changed_is_replaced_in_one_pass_without_spending_its_budget(world):
+    provider = world.catalog / "catalog.kdl"
+    provider.write_text('catalog {\n    resource-provider "probe" { argv "/opt/probe-1" }\n}\n')
+    world.seat("w", '    argv "sleep" "600"\n    restart { attempts 0; interval "60s"; mode "fail"; }\n'
+                    '    resource "r" uri="probe:x"')
+    rid = "h.w.resource-probe"
+    world.run()
+    world.run()
+    first = launch_record.read(world.scope, rid)
+    assert world.exec.launched == [rid] and world.exec.killed == []    # the same argv: launched once, kept
+    provider.write_text('catalog {\n    resource-provider "probe" { argv "/opt/probe-2" }\n}\n')
+    report = world.run()
+    second = launch_record.read(world.scope, rid)
+    assert world.exec.killed == [rid] and world.exec.launched == [rid, rid]
+    assert second.pid != first.pid and second.argv_digest == launch_record.argv_digest(["/opt/probe-2"])
+    assert report.stopped == [rid] and report.launched == [f"{rid}[{second.pid}]"]
+    assert f"replacing {rid}[{first.pid}]: its declared argv changed" in world.output.getvalue()
+    # No exit was counted: with no attempts left in fail mode, one counted exit would park it.
+    assert world.reconciler.states[rid].phase is Phase.RUNNING and park.read(world.scope, rid).marker is None
+    world.run()
+    assert world.exec.killed == [rid] and world.exec.launched == [rid, rid]   # settled: nothing more
+
+
+def test_a_changed_argv_never_replaces_a_running_agent_or_its_own_tasks(world):
+    world.seat("w", '    argv "sleep" "600"\n    exec "worker" { argv "sleep" "600"; }')
+    world.run()
+    assert sorted(world.pty.launched + world.exec.launched) == ["h.w", "h.w.worker"]
+    world.seat("w", '    argv "sleep" "700"\n    exec "worker" { argv "sleep" "700"; }')
+    world.run()
+    assert world.exec.killed == [] and world.pty.killed == []
+    assert sorted(world.pty.launched + world.exec.launched) == ["h.w", "h.w.worker"]
