@@ -5,6 +5,8 @@ bounds how many a process keeps."""
 
 from __future__ import annotations
 
+import os
+import select
 import socket
 import subprocess
 import tempfile
@@ -101,8 +103,14 @@ def test_a_client_of_a_replaced_server_is_opened_again_before_any_list_is_sent(s
     path = server()
     pool = ControlPool(opener=open_here)
     first = controlled(pool, path, ["display-message", "-p", "#{pid}"])
+    # Wait for the old server's exit itself (its pidfd): while it shuts down it already answers
+    # has-session with "no session", and a new-session on its socket then fails with it.
+    old = os.pidfd_open(int(first[1]))
     subprocess.run(["tmux", "-S", path, "kill-server"], capture_output=True, timeout=10)
-    poll_for(lambda: spawned(path, ["has-session"])[0] != 0, "the server gone")
+    try:
+        assert select.select([old], [], [], 10.0)[0], "the old server never exited"
+    finally:
+        os.close(old)
     server()
     second = controlled(pool, path, ["display-message", "-p", "#{pid}"])
     assert second is not None and second[0] == 0 and second != first   # the new server answered
