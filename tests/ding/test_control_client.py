@@ -5,8 +5,6 @@ bounds how many a process keeps."""
 
 from __future__ import annotations
 
-import os
-import select
 import socket
 import subprocess
 import tempfile
@@ -18,7 +16,7 @@ import pytest
 from st2.ding.control_client import ControlClient, ControlPool, command_line
 from st2.ding.terminal import SESSION
 from st2.runtime.tmux import client_argv
-from support import poll_for
+from support import kill_tmux_server, poll_for
 
 HOSTILE = '[DING] new st2 message: [id:abc123] "q" \\ $HOME ~ #{pid} ; {x} \'s %end 1 2 1 📬 (from h.a); check your inbox'
 
@@ -103,14 +101,7 @@ def test_a_client_of_a_replaced_server_is_opened_again_before_any_list_is_sent(s
     path = server()
     pool = ControlPool(opener=open_here)
     first = controlled(pool, path, ["display-message", "-p", "#{pid}"])
-    # Wait for the old server's exit itself (its pidfd): while it shuts down it already answers
-    # has-session with "no session", and a new-session on its socket then fails with it.
-    old = os.pidfd_open(int(first[1]))
-    subprocess.run(["tmux", "-S", path, "kill-server"], capture_output=True, timeout=10)
-    try:
-        assert select.select([old], [], [], 10.0)[0], "the old server never exited"
-    finally:
-        os.close(old)
+    kill_tmux_server(path)
     server()
     second = controlled(pool, path, ["display-message", "-p", "#{pid}"])
     assert second is not None and second[0] == 0 and second != first   # the new server answered
