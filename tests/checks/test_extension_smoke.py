@@ -48,8 +48,10 @@ def test_the_shipped_extensions_pass_the_smoke() -> None:
         "extension-smoke: type-checked with typescript 5.9.3 against pi 0.73.1 and omp 18.2.3",
         "extension-smoke: pi: 7 handlers x 4 contexts, 40 frames",
         "extension-smoke: pi: re-pull every 5 ms while settled, none otherwise",
-        "extension-smoke: omp: 9 handlers x 4 contexts, 48 frames",
+        "extension-smoke: pi: 0 turn results from 9 run ends",
+        "extension-smoke: omp: 9 handlers x 4 contexts, 52 frames",
         "extension-smoke: omp: re-pull every 5 ms while settled, none otherwise",
+        "extension-smoke: omp: 9 turn results from 9 run ends",
     ]
 
 
