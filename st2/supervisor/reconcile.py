@@ -11,6 +11,9 @@ Rules a pass keeps:
   budget is spent), and the resource host fences its output by generation;
 - only a task with no live generation is launched; a record whose PID now belongs to another
   process proves the old generation gone, so it is replaced, never adopted;
+- an ``adopt-only`` task is adopted like any other but never launched or restarted: without a
+  live generation it stays down (no exit counted, never parked, its dead record left as
+  evidence) until a generation appears to adopt;
 - evidence that cannot be trusted (malformed record, a live PID whose tmux server no longer
   answers) holds the task: launching could duplicate a survivor;
 - a task its backend refuses at admission (it could never start, e.g. an unbindable session
@@ -37,7 +40,7 @@ from typing import Callable, Mapping, TextIO
 
 from st2.catalog.location import CatalogLocation
 from st2.base.clock import SYSTEM_CLOCK, Clock
-from st2.declarations.model import RETIRED, SUSPENDED
+from st2.declarations.model import ADOPT_ONLY, RETIRED, SUSPENDED
 from st2.supervisor import holds, park, supervisor_record
 from st2.supervisor.catalog_view import CatalogView
 from st2.supervisor.lowering import SeatPlan, Task, TaskRole, st2_command, task_base_environment
@@ -256,9 +259,12 @@ class Reconciler:
         if observation.state in (RuntimeState.VANISHED, RuntimeState.INDETERMINATE) and not observation.pid_reused:
             report.errors.append(f"{rid}: holding, not launching: {observation.error}")
             return False
+        if observation.pid_reused:
+            report.errors.append(f"{rid}: not adopted: {observation.error}")
+        if task.lifecycle == ADOPT_ONLY:
+            self.states[rid] = transition(state, Event.GONE, task.restart, now)
+            return False
         if observation.state is RuntimeState.EXITED or observation.pid_reused:
-            if observation.pid_reused:
-                report.errors.append(f"{rid}: not adopted: {observation.error}")
             if state.phase in (Phase.RUNNING, Phase.UNKNOWN):
                 state = transition(state, Event.EXITED, task.restart, now)
                 self.states[rid] = state
