@@ -4,6 +4,7 @@ recovery, and 16 concurrent proposers on one prior yielding one winner."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -65,15 +66,69 @@ def binding(tmp_path: Path) -> Binding:
 
 def test_a_proposal_swaps_the_carrier_and_catches_the_state_up_once(binding) -> None:
     receipt = binding.propose(b"new\n")
-    identity = proposal.proposal_id(AGENT, BINDING, 1, 1, __import__("hashlib").sha256(b"new\n").hexdigest())
+    identity = proposal.proposal_id({"agent": AGENT, "binding": BINDING, "uri": binding.uri, "generation": 1,
+                                     "expectedRevision": 1, "newDigest": hashlib.sha256(b"new\n").hexdigest()})
     assert json.dumps(receipt, separators=(",", ":")) == (
         '{"schema":"st2.resource-proposal-receipt.v1","proposal":"' + identity + '","agent":"h.w","binding":"now",'
         '"state":"committed","generation":1,"revision":2,"contentSha256":"'
-        + __import__("hashlib").sha256(b"new\n").hexdigest() + '","committedAtMs":1000}')
+        + hashlib.sha256(b"new\n").hexdigest() + '","committedAtMs":1000}')
     assert binding.document.read_bytes() == b"new\n"
     assert (binding.record().revision, binding.record().facts["content"]) == (2, "new\n")
     assert binding.propose(b"new\n") == receipt                 # a retry: the same receipt, no transition
     assert binding.record().revision == 2
+
+
+NEW = hashlib.sha256(b"new\n").hexdigest()
+OLD = hashlib.sha256(b"old\n").hexdigest()
+
+
+def test_the_id_is_derived_from_the_whole_envelope_the_intent_carries(binding) -> None:
+    written = []
+    binding.propose(b"new\n", on_step=lambda step: step == "intent" and written.append(
+        layout.resource_intent(layout.resource_proposals(binding.scope, AGENT, BINDING)).read_text()))
+    envelope = {"agent": AGENT, "binding": BINDING, "uri": binding.uri, "generation": 1, "expectedRevision": 1,
+                "newDigest": NEW}
+    canonical = (f'{{"agent":"h.w","binding":"now","expectedRevision":1,"generation":1,"newDigest":"{NEW}",'
+                 f'"uri":"{binding.uri}"}}')
+    identity = hashlib.sha256(canonical.encode()).hexdigest()[:32]
+    assert proposal.proposal_id(envelope) == identity
+    assert written == [f'{{"schema":"st2.resource-intent.v1","proposal":"{identity}","agent":"h.w","binding":"now",'
+                       f'"uri":"{binding.uri}","generation":1,"expectedRevision":1,"newDigest":"{NEW}",'
+                       f'"priorDigest":"{OLD}"}}\n']
+    assert proposal.proposal_id(dict(reversed(list(envelope.items())))) == identity      # the same envelope
+    for field, other in (("agent", "h.x"), ("binding", "later"), ("uri", "file:///elsewhere.md"), ("generation", 2),
+                         ("expectedRevision", 2), ("newDigest", OLD)):
+        assert proposal.proposal_id({**envelope, field: other}) != identity, field
+
+
+def test_the_same_content_for_another_carrier_is_another_proposal_not_the_old_receipt(binding) -> None:
+    receipt = binding.propose(b"new\n")
+    elsewhere = binding.document.with_name("elsewhere.md")
+    elsewhere.write_text("old\n")
+    assert binding.propose(b"new\n") == receipt                            # the same envelope: its receipt
+    with pytest.raises(proposal.ProposalRefused) as moved:                  # the binding re-pointed: not committed
+        proposal.propose(binding.scope, str(binding.seat), AGENT, BINDING, f"file://{elsewhere}", b"new\n", 1,
+                         lambda: 1000)
+    assert moved.value.code == "revision-moved"
+    assert elsewhere.read_text() == "old\n" and binding.record().revision == 2
+
+
+def test_an_intent_whose_id_is_not_its_envelope_s_fails_closed(binding) -> None:
+    class Crash(Exception):
+        pass
+
+    def crash(step):
+        if step == "intent":
+            raise Crash
+
+    with pytest.raises(Crash):
+        binding.propose(b"new\n", on_step=crash)                          # the intent is durable, the carrier old
+    intent = layout.resource_intent(layout.resource_proposals(binding.scope, AGENT, BINDING))
+    intent.write_text(intent.read_text().replace(f'"newDigest":"{NEW}"', f'"newDigest":"{OLD}"'))
+    with pytest.raises(proposal.ProposalRefused, match="its id is not its envelope's") as diverged:
+        binding.propose(b"third\n")
+    assert diverged.value.code == "diverged"
+    assert (binding.document.read_text(), binding.record().revision, intent.exists()) == ("old\n", 1, True)
 
 
 def test_a_stale_revision_or_an_out_of_band_carrier_is_refused(binding) -> None:
