@@ -8,9 +8,11 @@ and add one no forked process needs.
 
 DING: a stub in the launched shape (the front door's ``ding`` row) with no seat host, which asks
 for a DING service and then serves its seat itself; the DING service (click's ``ding-service``);
-a stub in another spelling (click's ``ding``) that the service serves. Session wrappers: a forked
-Codex and a forked opencode wrapper (the front door's session rows) against their stand-in
-servers, each delivering one message."""
+a stub in another spelling (click's ``ding``) that the service serves. Resource runtimes: a forked
+``st2 resource-runtime`` of each built-in scheme (``file``, ``git``, ``cmd``), in the launched
+shape (st2/supervisor/lowering.py), each answering one real ``Observe`` on its socket. Session
+wrappers: a forked Codex and a forked opencode wrapper (the front door's session rows) against
+their stand-in servers, each delivering one message."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import pytest
 
 from support import REPO, poll_for
 from st2.seathost import wire
-from st2.seathost.preload import DING, SESSION_WRAPPERS
+from st2.seathost.preload import DING, RESOURCE_RUNTIMES, SESSION_WRAPPERS
 
 pytestmark = [pytest.mark.process, pytest.mark.long]
 
@@ -57,6 +59,7 @@ import json, sys
 import st2.entry, st2.cli, st2.cli.seat_host, st2.seathost.server
 from st2.seathost import preload
 preload.DING, preload.SESSION_WRAPPERS = tuple(json.loads(sys.argv[1])), tuple(json.loads(sys.argv[2]))
+preload.RESOURCE_RUNTIMES = tuple(json.loads(sys.argv[4]))
 from st2.cli.seat_host import preload_native_wrappers, preload
 preload()
 if sys.argv[3] == "sessions":
@@ -96,11 +99,12 @@ class Traced:
                 self.process.wait()
 
 
-def preloaded(ding: tuple[str, ...], sessions: tuple[str, ...] | None) -> set[str]:
+def preloaded(ding: tuple[str, ...], sessions: tuple[str, ...] | None,
+              resources: tuple[str, ...] = RESOURCE_RUNTIMES) -> set[str]:
     """The modules the seat host holds before it forks, with these manifests (and, with
     ``sessions``, after its session wrappers' preload too)."""
     completed = subprocess.run([sys.executable, "-c", PRELOADED, json.dumps(ding), json.dumps(sessions or ()),
-                                "sessions" if sessions is not None else "ding"],
+                                "sessions" if sessions is not None else "ding", json.dumps(resources)],
                                capture_output=True, text=True, cwd=REPO, timeout=120, check=True)
     return set(json.loads(completed.stdout))
 
@@ -158,6 +162,56 @@ def test_the_ding_check_fires_on_a_missing_and_on_an_unused_entry(ding_runs) -> 
     short = tuple(name for name in DING if name != "st2.cli.ding_service") + ("st2.top",)
     assert findings(short, ding_runs, preloaded(short, None)) == {"missing": ["st2.cli.ding_service"],
                                                                   "unused": ["st2.top"]}
+
+
+def runtime_run(base: Path, scheme: str, target: dict, env: dict) -> set[str]:
+    """A forked ``st2 resource-runtime <scheme>`` answering one ``Observe`` for ``target``, then
+    its modules."""
+    import socket as socket_module
+
+    from st2.resources import protocol
+
+    path = base / "sockets" / f"h.w.resource-{scheme}"
+    run = Traced(base, f"runtime-{scheme}", "entry", base / "scope", ["resource-runtime", scheme],
+                 {**env, "ST2_RESOURCE_SOCKET": str(path)})
+    try:
+        poll_for(path.exists, f"the {scheme} runtime's socket", timeout=30)
+        with socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM) as connection:
+            connection.settimeout(30)
+            connection.connect(str(path))
+            reader = connection.makefile("rb")
+            hello = protocol.decode_hello(reader.readline())
+            connection.sendall(protocol.encode_observe(protocol.Observe(1, "h.w", "b", hello.registration,
+                                                                        f"{scheme}:trace", target)))
+            result = protocol.decode_result(reader.readline())
+        assert result.kind == protocol.PUBLISHED, (result, run.text())
+        return run.modules()
+    finally:
+        run.stop()
+
+
+@pytest.fixture(scope="module")
+def runtime_runs(tmp_path_factory) -> list[set[str]]:
+    base = tmp_path_factory.mktemp("runtimes")
+    (base / "scope").mkdir()
+    document = base / "now.md"
+    document.write_text("working state\n")
+    repository = base / "repo"
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    env = environment(base, base / "catalog")
+    return [runtime_run(base, "file", {"path": str(document)}, env),
+            runtime_run(base, "git", {"path": str(repository)}, env),
+            runtime_run(base, "cmd", {"argv": ["echo", "ok"], "timeoutSeconds": 10}, env)]
+
+
+def test_the_resource_runtimes_manifest_is_what_a_forked_runtime_imports(runtime_runs) -> None:
+    assert findings(RESOURCE_RUNTIMES, runtime_runs, preloaded(DING, None)) == {"missing": [], "unused": []}
+
+
+def test_the_resource_runtimes_check_fires_on_a_missing_and_on_an_unused_entry(runtime_runs) -> None:
+    short = tuple(name for name in RESOURCE_RUNTIMES if name != "st2.worktree.git") + ("st2.top",)
+    assert findings(short, runtime_runs, preloaded(DING, None, short)) == {"missing": ["st2.worktree.git"],
+                                                                        "unused": ["st2.top"]}
 
 
 def ledger_phase(state: Path, name: str) -> str | None:
