@@ -1,5 +1,6 @@
-"""Resource observation under a real `st2 up`: real provider runtimes as host tasks, a real git
-repository, real signals (process tier)."""
+"""Resource observation under a real `st2 up`: real provider runtimes as host tasks (the built-in
+ones forked by the seat host, or spawned with ``ST2_SEAT_HOST=off``), a real git repository, real
+signals (process tier)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from supervisor_support import poll_for
 from st2.resources import demand, state
 from st2.runtime import layout
+from st2.seathost import wire
 
 pytestmark = pytest.mark.process
 
@@ -177,14 +180,6 @@ def test_a_crash_looping_provider_runtime_is_parked_and_its_binding_says_unavail
     assert "h.w" in fleet.running()                                   # the agent itself keeps running
 
 
-def proc_cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
-
-
-def parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[1])
-
-
 def observes_an_edit(fleet, document: Path) -> None:
     """The ``now`` binding's runtime publishes the document's first content, then an edit on demand."""
     first = poll_for(lambda: record(fleet, "now"), "the first observation", timeout=30)
@@ -204,20 +199,19 @@ def file_seat(fleet) -> Path:
 
 
 def test_a_built_in_runtime_is_forked_by_the_seat_host_and_observes_a_file_binding(fleet) -> None:
-    from st2.seathost import wire
-
     document = file_seat(fleet)
     supervisor = fleet.up()
     try:
         observes_an_edit(fleet, document)
         runtime = fleet.record("h.w.resource-file")
+        process = psutil.Process(runtime.pid)
         host = wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"}, timeout=5.0)
         # The seat host's zygote forked it: its parent, and it still runs the host's command line.
-        assert parent(runtime.pid) == host["zygote"] != supervisor.pid
-        assert "seat-host" in proc_cmdline(runtime.pid) and "resource-runtime" not in proc_cmdline(runtime.pid)
+        assert process.ppid() == host["zygote"] != supervisor.pid
+        assert "seat-host" in process.cmdline() and "resource-runtime" not in process.cmdline()
         assert os.getpgid(runtime.pid) == os.getsid(runtime.pid) == runtime.pid   # its own session and group
-        log = Path(runtime.log).read_text()
-        assert f"resource runtime file listening on {layout.resource_socket(fleet.scope.directory, 'h.w.resource-file')}" in log
+        listening = layout.resource_socket(fleet.scope.directory, "h.w.resource-file")
+        assert f"resource runtime file listening on {listening}" in Path(runtime.log).read_text()
     finally:
         try:
             wire.request(wire.socket_path(fleet.scope.directory), {"op": "retire"}, timeout=5.0)
@@ -226,12 +220,10 @@ def test_a_built_in_runtime_is_forked_by_the_seat_host_and_observes_a_file_bindi
 
 
 def test_without_a_seat_host_a_built_in_runtime_is_spawned_and_observes_a_file_binding(fleet) -> None:
-    from st2.seathost import wire
-
     document = file_seat(fleet)
     supervisor = fleet.up(env={**fleet.env, "ST2_SEAT_HOST": "off"})
     observes_an_edit(fleet, document)
-    runtime = fleet.record("h.w.resource-file")
-    assert parent(runtime.pid) == supervisor.pid
-    assert proc_cmdline(runtime.pid)[-2:] == ["resource-runtime", "file"]
+    process = psutil.Process(fleet.record("h.w.resource-file").pid)
+    assert process.ppid() == supervisor.pid
+    assert process.cmdline()[-2:] == ["resource-runtime", "file"]
     assert not wire.socket_path(fleet.scope.directory).exists()   # no seat host was started
