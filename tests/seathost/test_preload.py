@@ -210,8 +210,8 @@ def test_the_resource_runtimes_manifest_is_what_a_forked_runtime_imports(runtime
 
 def test_the_resource_runtimes_check_fires_on_a_missing_and_on_an_unused_entry(runtime_runs) -> None:
     short = tuple(name for name in RESOURCE_RUNTIMES if name != "st2.worktree.git") + ("st2.top",)
-    assert findings(short, runtime_runs, preloaded(DING, None, short)) == {"missing": ["st2.worktree.git"],
-                                                                        "unused": ["st2.top"]}
+    assert findings(short, runtime_runs, preloaded(DING, None, short)) == {
+        "missing": ["st2.worktree", "st2.worktree.git"], "unused": ["st2.top"]}
 
 
 def ledger_phase(state: Path, name: str) -> str | None:
