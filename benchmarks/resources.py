@@ -153,7 +153,8 @@ def runtime_pss_mib(base: Path, count: int, forked: bool) -> float:
                                                    {**os.environ, RESOURCE_SOCKET_VARIABLE: str(socket_path)},
                                                    str(base))))
             deadline = time.monotonic() + 30
-            while not socket_path.exists():
+            while "listening on" not in (backend.log_path(runtime_id).read_text()
+                                         if backend.log_path(runtime_id).exists() else ""):
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"{runtime_id} never listened (see {logs})")
                 time.sleep(0.02)

@@ -175,7 +175,7 @@ def runtime_run(base: Path, scheme: str, target: dict, env: dict) -> set[str]:
     run = Traced(base, f"runtime-{scheme}", "entry", base / "scope", ["resource-runtime", scheme],
                  {**env, "ST2_RESOURCE_SOCKET": str(path)})
     try:
-        poll_for(path.exists, f"the {scheme} runtime's socket", timeout=30)
+        poll_for(lambda: "listening on" in run.text(), f"the {scheme} runtime to listen", timeout=30)
         with socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM) as connection:
             connection.settimeout(30)
             connection.connect(str(path))
