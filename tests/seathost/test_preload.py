@@ -89,6 +89,12 @@ class Traced:
         poll_for(self.report.exists, "the traced process's modules", timeout=30)
         return set(json.loads(self.report.read_text()))
 
+    def __enter__(self) -> "Traced":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.stop()
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -164,6 +170,13 @@ def test_the_ding_check_fires_on_a_missing_and_on_an_unused_entry(ding_runs) -> 
                                                                   "unused": ["st2.top"]}
 
 
+def scoped(tmp_path_factory, name: str) -> Path:
+    """A module-wide directory with the ``scope`` a traced child names as its host's."""
+    base = tmp_path_factory.mktemp(name)
+    (base / "scope").mkdir()
+    return base
+
+
 def runtime_run(base: Path, scheme: str, target: dict, env: dict) -> set[str]:
     """A forked ``st2 resource-runtime <scheme>`` answering one ``Observe`` for ``target``, then
     its modules."""
@@ -172,9 +185,8 @@ def runtime_run(base: Path, scheme: str, target: dict, env: dict) -> set[str]:
     from st2.resources import protocol
 
     path = base / "sockets" / f"h.w.resource-{scheme}"
-    run = Traced(base, f"runtime-{scheme}", "entry", base / "scope", ["resource-runtime", scheme],
-                 {**env, "ST2_RESOURCE_SOCKET": str(path)})
-    try:
+    with Traced(base, f"runtime-{scheme}", "entry", base / "scope", ["resource-runtime", scheme],
+                {**env, "ST2_RESOURCE_SOCKET": str(path)}) as run:
         poll_for(lambda: "listening on" in run.text(), f"the {scheme} runtime to listen", timeout=30)
         with socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM) as connection:
             connection.settimeout(30)
@@ -186,14 +198,11 @@ def runtime_run(base: Path, scheme: str, target: dict, env: dict) -> set[str]:
             result = protocol.decode_result(reader.readline())
         assert result.kind == protocol.PUBLISHED, (result, run.text())
         return run.modules()
-    finally:
-        run.stop()
 
 
 @pytest.fixture(scope="module")
 def runtime_runs(tmp_path_factory) -> list[set[str]]:
-    base = tmp_path_factory.mktemp("runtimes")
-    (base / "scope").mkdir()
+    base = scoped(tmp_path_factory, "runtimes")
     document = base / "now.md"
     document.write_text("working state\n")
     repository = base / "repo"
@@ -229,15 +238,12 @@ def wrapper_run(base: Path, harness: str, words: list[str], seat: Path, delivere
     directory.mkdir()
     (directory / "standin").mkdir()
     env = environment(directory, seat.parent.parent.parent, STANDIN_DIR=str(directory / "standin"))
-    run = Traced(directory, harness, "run_forked_session", base / "scope",
-                 ["--catalog", str(seat.parent.parent.parent), "driver", *words], env, stdin=subprocess.PIPE)
-    try:
+    with Traced(directory, harness, "run_forked_session", base / "scope",
+                ["--catalog", str(seat.parent.parent.parent), "driver", *words], env, stdin=subprocess.PIPE) as run:
         poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", run.text, timeout=60)
         name = write_message(seat, "trace")
         poll_for(lambda: ledger_phase(directory / "state", name) == delivered, run.text, timeout=60)
         return run.modules()
-    finally:
-        run.stop()
 
 
 @pytest.fixture(scope="module")
@@ -245,8 +251,7 @@ def session_runs(tmp_path_factory) -> list[set[str]]:
     import codex_support
     import opencode_support
 
-    base = tmp_path_factory.mktemp("sessions")
-    (base / "scope").mkdir()
+    base = scoped(tmp_path_factory, "sessions")
     catalog = base / "catalog"
     codex = codex_support.make_seat(catalog, "coder")
     opencode = opencode_support.make_seat(catalog, "oc")
