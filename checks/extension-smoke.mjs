@@ -20,6 +20,7 @@ const ENVELOPE = {
   context: ["type", "event", "reading", "compaction"],
   state: ["type", "event", "state", "blockedOn", "ask"],
   session: ["type", "event", "sessionFile"],   // the conversation's file, for a relaunch to resume (issue 24)
+  turn: ["type", "event", "result"],           // how a run ended, by the harness's typed class (omp only)
 };
 
 // Measured shapes (seed 000: a 4,000-token window the turn overran). pi's numerator is the last
@@ -233,11 +234,51 @@ async function repull(harness) {
   }
 }
 
+// The turn frame: omp's typed class (omp 18.2.3's AIError.Flag bits on AssistantMessage.errorId)
+// decides alone — the credential class only when nothing else is set beside it; never prose, a
+// bare status or an abort. pi types no errors and sends none.
+const CLASS = 0x1000, AUTH = 0x0100_0000, TRANSIENT = 0x0002_0000, USAGE_LIMIT = 0x0008_0000, ACCOUNT_POLICY = 0x4000;
+const TURNS = [
+  ["a settled reply", {}, "ordinary"],
+  ["the credential class alone (a 401)", { stopReason: "error", errorId: CLASS | AUTH }, "credentialRejected"],
+  ["a transient class (a 429)", { stopReason: "error", errorId: CLASS | TRANSIENT }, "failed"],
+  ["the credential class beside a usage limit", { stopReason: "error", errorId: CLASS | AUTH | USAGE_LIMIT }, "failed"],
+  ["the credential class beside an account policy", { stopReason: "error", errorId: CLASS | AUTH | ACCOUNT_POLICY }, "failed"],
+  ["the credential class beside a transient one", { stopReason: "error", errorId: CLASS | AUTH | TRANSIENT }, "failed"],
+  ["a bare status 401 (no class bit)", { stopReason: "error", errorId: 401 }, "failed"],
+  ["credential prose and no class", { stopReason: "error", errorMessage: "401 Unauthorized: invalid api key" }, "failed"],
+  ["an abort carrying the credential class", { stopReason: "aborted", errorId: CLASS | AUTH }, "failed"],
+];
+
+async function turns(harness) {
+  const module = await import(pathToFileURL(join(directory, `${harness}-channel.js`)).href);
+  const sent = [];
+  const handlers = new Map();
+  module.install({ on: (event, handler) => handlers.set(event, handler) }, { send: (frame) => sent.push(frame) }, 60_000);
+  const end = (messages, extra = {}) => {
+    sent.length = 0;
+    handlers.get("agent_end")({ type: "agent_end", messages, ...extra }, contexts(harness, "agent_end").populated);
+    return sent.filter((frame) => frame.type === "turn");
+  };
+  const user = { role: "user", content: "hi" };
+  for (const [what, fields, expected] of TURNS) {
+    const frames = end([user, { ...assistant(harness), ...fields }]);
+    const wanted = harness === "omp" ? [{ type: "turn", event: "agent_end", result: expected }] : [];
+    check(JSON.stringify(frames) === JSON.stringify(wanted),
+      `${harness}: agent_end on ${what}: ${JSON.stringify(frames)}, expected ${JSON.stringify(wanted)}`);
+  }
+  check(end([user, { ...assistant(harness), stopReason: "error", errorId: CLASS | AUTH }], { willContinue: true }).length === 0,
+    `${harness}: a turn frame from an agent_end that continues (a retry)`);
+  check(end([user]).length === 0, `${harness}: a turn frame with no assistant reply`);
+  return `${harness}: ${harness === "omp" ? TURNS.length : 0} turn results from ${TURNS.length} run ends`;
+}
+
 const lines = [];
 for (const harness of ["pi", "omp"]) {
   try {
     lines.push(await drive(harness));
     lines.push(await repull(harness));
+    lines.push(await turns(harness));
   } catch (error) {
     failures.push(`${harness}: ${error?.stack ?? error}`);
   }

@@ -18,8 +18,20 @@
 //   InteractiveMode.init()): a Return in between is ignored (st2/drivers/omp/screen.py).
 // - omp has no agent_settled; agent_end with willContinue is not a settle. Tool approvals are
 //   events here (tool_approval_requested / _resolved): blocked on a human, asked for permission.
-import type { ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
-import { Producer, REPULL_MS, channelFromEnvironment, compactionCount, field, guarded, type Channel } from "./st2-channel.ts";
+// - A final agent_end sends a turn frame from its last message: a settled assistant reply is
+//   "ordinary"; a failed one is "credentialRejected" only when omp's own typed class, the bit set
+//   AssistantMessage.errorId (AIError.Flag in @oh-my-pi/pi-ai), is the class bit plus AuthFailed
+//   and nothing else — omp also sets AuthFailed beside UsageLimit, Transient or AccountPolicy, and
+//   a status-only id (no class bit) is no class at all, so those are "failed", as is any other
+//   error or an abort. The lab's HTTP 401 arrives as exactly ERROR_CLASS | AUTH_FAILED, its 429 as
+//   Transient. errorMessage (prose) is never read.
+import type { Flag } from "@oh-my-pi/pi-ai/error";
+import type { AgentEndEvent, ExtensionAPI, ExtensionContext } from "@oh-my-pi/pi-coding-agent";
+import { Producer, REPULL_MS, channelFromEnvironment, compactionCount, field, guarded, type Channel, type TurnResult } from "./st2-channel.ts";
+
+/** omp 18.2.3's error-class bits (pinned against its declarations below). */
+export const ERROR_CLASS = 0x1000;
+export const AUTH_FAILED = 0x0100_0000;
 
 type Mutual<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type Pin<T extends true> = T;
@@ -28,6 +40,9 @@ export type Pins = [
     { tokens: number; contextWindow: number; percent: number } | undefined>>,
   Pin<Mutual<NonNullable<ExtensionContext["model"]>["id"], string>>,
   Pin<"compaction" extends ReturnType<ExtensionContext["sessionManager"]["getEntries"]>[number]["type"] ? true : false>,
+  Pin<Mutual<Extract<AgentEndEvent["messages"][number], { role: "assistant" }>["errorId"], number | undefined>>,
+  Pin<Mutual<(typeof Flag)["Class"], typeof ERROR_CLASS>>,
+  Pin<Mutual<(typeof Flag)["AuthFailed"], typeof AUTH_FAILED>>,
 ];
 
 /** Whether the last message of an agent_end is a settled assistant reply (the usage anchor). */
@@ -38,6 +53,19 @@ export function settledOnAssistant(event: unknown): boolean {
   const last: unknown = messages[messages.length - 1];
   const stop = field(last, "stopReason");
   return field(last, "role") === "assistant" && field(last, "usage") !== undefined && stop !== "error" && stop !== "aborted";
+}
+
+/** How a final agent_end's run ended, by omp's typed class (never its prose); null when its last
+ * message is no assistant reply (nothing to say). */
+export function turnResult(event: unknown): TurnResult | null {
+  if (field(event, "willContinue") === true) return null;
+  const messages = field(event, "messages");
+  if (!Array.isArray(messages) || messages.length === 0) return null;
+  const last: unknown = messages[messages.length - 1];
+  if (field(last, "role") !== "assistant") return null;
+  if (settledOnAssistant(event)) return "ordinary";
+  const rejected = field(last, "stopReason") === "error" && field(last, "errorId") === (ERROR_CLASS | AUTH_FAILED);
+  return rejected ? "credentialRejected" : "failed";
 }
 
 export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = REPULL_MS): void {
@@ -67,6 +95,8 @@ export function install(pi: ExtensionAPI, channel: Channel | null, repullMs = RE
       producer.context("agent_end", producer.reading(ctx));
       producer.settle(ctx);
     }
+    const result = turnResult(event);
+    if (result !== null) producer.turn("agent_end", result);
     producer.state("agent_end", "idle");
     producer.session("agent_end", ctx); // a new session's file exists once its first reply is persisted
   }));

@@ -9,6 +9,11 @@
 //    "compaction":null | {"trigger":"unknown","count":N | null}}
 //   {"type":"state","event":E,"state":"idle"|"active","blockedOn":"none"|"human","ask":"none"|"permission"}
 //   {"type":"session","event":E,"sessionFile":F | null}
+//   {"type":"turn","event":E,"result":"ordinary"|"credentialRejected"|"failed"}
+//
+// A turn frame is how a run ended by the harness's own typed result, a closed word and nothing
+// else (no status, no prose): only an extension whose harness types its errors sends one
+// (hooks/omp-channel.ts); the wrapper publishes or clears the seat's providerAuth from it.
 //
 // `sessionFile` is sessionManager.getSessionFile(): the file the harness keeps this conversation
 // in, which the wrapper records so a relaunch resumes it (issue 24); null when there is none.
@@ -41,6 +46,9 @@ export interface Reading {
   model: string | null;
   costUsd: number | null;
 }
+
+/** How a run of the agent ended (the turn frame's word). */
+export type TurnResult = "ordinary" | "credentialRejected" | "failed";
 
 export interface Compaction {
   trigger: "unknown";
@@ -205,6 +213,10 @@ export class Producer {
 
   session(event: string, context: unknown): void {
     this.channel?.send({ type: "session", event, sessionFile: sessionFile(context) });
+  }
+
+  turn(event: string, result: TurnResult): void {
+    this.channel?.send({ type: "turn", event, result });
   }
 
   state(event: string, state: "idle" | "active", blockedOn: "none" | "human" = "none", ask: "none" | "permission" = "none"): void {

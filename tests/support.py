@@ -57,6 +57,33 @@ def poll_for(predicate, what=None, timeout: float = 30.0, step: float = 0.02):
     raise AssertionError(f"timed out after {timeout:g}s waiting for {what() if callable(what) else what}")
 
 
+def exits_within(pid: int, seconds: float) -> bool:
+    """True once process ``pid`` (any process, not only a child) has exited, or was already
+    gone, within ``seconds``: waits on its pidfd."""
+    import select
+
+    try:
+        descriptor = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        return bool(select.select([descriptor], [], [], seconds)[0])
+    finally:
+        os.close(descriptor)
+
+
+def kill_tmux_server(socket: str, seconds: float = 10.0) -> None:
+    """End the tmux server on ``socket`` and wait for its process to exit. ``kill-server`` returns
+    before it has, and while it shuts down the server already answers ``has-session`` with "no
+    session", so waiting on that is not enough: a new server started on the same socket in that
+    window fails ("server exited unexpectedly", 10 of 200 tries on a quiet machine)."""
+    answer = subprocess.run(["tmux", "-S", socket, "display-message", "-p", "#{pid}"], capture_output=True,
+                            text=True, timeout=10)
+    subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=10)
+    if answer.returncode == 0 and answer.stdout.strip().isdigit():
+        assert exits_within(int(answer.stdout), seconds), f"the tmux server on {socket} never exited"
+
+
 def make_seat(catalog: Path, host: str = "host", identity: str = "worker"):
     """A seat directory under ``catalog`` (created) as the drivers' :class:`~st2.drivers.seat.Seat`."""
     from st2.drivers.seat import Seat

@@ -34,7 +34,9 @@ RETIRED = "retired"
 DESIRED_STATES = (RUNNING, SUSPENDED, RETIRED)
 
 TASK_KINDS = ("pty", "exec", "stream")
-LIFECYCLES = ("service", "adopt-only")
+SERVICE = "service"         # st2 launches the task and restarts it under its restart policy
+ADOPT_ONLY = "adopt-only"   # st2 adopts a live generation but never launches or restarts one
+LIFECYCLES = (SERVICE, ADOPT_ONLY)
 RESTART_MODES = ("delay", "fail")
 DRIVER_HARNESSES = harnesses.names()  # the typed driver blocks, in the table's order (st2.base.harnesses)
 # Fields the original treats as render-only: accepted, kept, never acted on by the runner.

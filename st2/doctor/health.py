@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from st2.catalog.location import CatalogLocation
-from st2.declarations.model import RETIRED, RUNNING, SUSPENDED
+from st2.declarations.model import ADOPT_ONLY, RETIRED, RUNNING, SUSPENDED
 from st2.doctor.findings import Finding, Severity
 from st2.supervisor import park, supervisor_record
 from st2.supervisor.catalog_view import read_catalog
@@ -85,6 +85,9 @@ def _task_findings(plan, task, observation, scope: RuntimeScope) -> list[Finding
         return findings
     if state in (RuntimeState.INDETERMINATE, RuntimeState.VANISHED):
         findings.append(Finding(FAILURE, plan.agent, "task-evidence", f"{rid}: {observation.error}"))
+    elif task.lifecycle == ADOPT_ONLY:
+        findings.append(Finding(ADVISORY, plan.agent, "task-down", f"{rid}: {state.value}, not running; st2 never "
+                                "starts an adopt-only task: start it yourself and the next pass adopts it"))
     elif reading.belief is not park.Belief.PARKED:
         findings.append(Finding(FAILURE, plan.agent, "task-down", f"{rid}: {state.value}, not running"))
     return findings

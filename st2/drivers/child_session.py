@@ -141,7 +141,7 @@ class ChildSession:
         if resume_id is None:
             return self.argv
         if self.resume_unavailable(resume_id):
-            self.resume.refused(resume_id)
+            self.resume.refused(resume_id, self.diagnostics)
             return self.argv
         self.say(f"resuming harness session {resume_id}")
         return self.resume_argv(resume_id)
@@ -151,11 +151,15 @@ class ChildSession:
         harness ended refusing or not finding it) — then fall back, once."""
         if self.resume is None or not self.resume.still_resuming():
             return False
-        self.resume.refused(self.resume.binding.resume_id)
+        self.resume.refused(self.resume.binding.resume_id, self.diagnostics)
         return True
 
     product = None
     """The harness's name in the version gate's refusal (default: the harness word)."""
+    diagnostics = None
+    """The driver-diagnostic publisher a driver keeps for its whole run (a
+    :class:`~st2.records.driver_diagnostic.Publisher`), or None: a lost resume is then published
+    through a publisher of its own."""
 
     def probe_version(self) -> tuple[str | None, str | None]:
         """``(version, None)`` from the harness's ``--version``, or ``(None, why not)``; asked

@@ -6,15 +6,15 @@ revision and the prior carrier digest (the ``contentSha256`` the record holds), 
 binding's persistent cross-process lock, so one proposal from a prior wins. The steps, each
 durable before the next (:data:`STEPS`; ``on_step`` is called after each, the crash tests' seam):
 
-1. ``intent``: ``intent.json`` names the proposal id (content-derived: the SHA-256 of seat,
-   binding, generation, revision and the new content's digest), the fences and the new
-   content's digest;
+1. ``intent``: ``intent.json`` holds the proposal's envelope (:data:`ENVELOPE`: seat, binding,
+   carrier URI, generation, expected revision, new content digest), the prior digest and the
+   proposal id the envelope derives (:func:`proposal_id`);
 2. ``carrier``: the file is replaced atomically with exactly the proposed bytes;
 3. ``state``: the state record catches up to the carrier (one revision, the host's digest) — or,
    when the host's own observation got there first, already holds it;
 4. ``receipt``: the receipt is published under the proposal id, then the intent removed.
 
-Recovery runs first on every proposal (and ``show``): an intent whose carrier still holds the
+Recovery runs first on every proposal: an intent whose carrier still holds the
 prior digest is dropped (the crash came before the carrier: the old state stands); one whose
 carrier holds the new digest is caught up and receipted; any other carrier is out-of-band
 divergence after a committed intent, and every proposal fails closed until
@@ -41,6 +41,10 @@ from st2.runtime import layout
 INTENT_SCHEMA = "st2.resource-intent.v1"
 RECEIPT_SCHEMA = "st2.resource-proposal-receipt.v1"
 STEPS = ("intent", "carrier", "state", "receipt")
+ENVELOPE = ("agent", "binding", "uri", "generation", "expectedRevision", "newDigest")
+"""What a proposal means, and all its id binds. The prior digest is not in it: within one
+generation a revision names exactly one prior content, and a retry after the commit must find
+its receipt although the record has moved past that prior."""
 
 
 class ProposalRefused(Exception):
@@ -51,11 +55,20 @@ class ProposalRefused(Exception):
         self.code = code
 
 
-def proposal_id(agent: str, binding: str, generation: int, revision: int, new: str) -> str:
-    """Content-derived: the same content proposed from the same generation and revision is the
-    same proposal (a retry finds its receipt); the revision fixes the prior content."""
-    text = "\n".join((agent, binding, str(generation), str(revision), new))
-    return sha256(text.encode()).hexdigest()[:32]
+def proposal_id(envelope: dict) -> str:
+    """32 hex of the SHA-256 of the canonical :data:`ENVELOPE` (keys sorted, no whitespace):
+    the same envelope is the same proposal (a retry finds its receipt); any other field value,
+    the carrier URI included, is another proposal. Raise KeyError when a field is missing."""
+    return sha256(records.canonical_facts({key: envelope[key] for key in ENVELOPE})).hexdigest()[:32]
+
+
+def _envelope_holds(intent: dict) -> bool:
+    """Whether ``intent`` is a well-formed intent whose id is the one its envelope derives."""
+    try:
+        return (intent.get("schema") == INTENT_SCHEMA and "priorDigest" in intent
+                and intent.get("proposal") == proposal_id(intent))
+    except (KeyError, TypeError):
+        return False
 
 
 def _read_json(path) -> dict | None:
@@ -111,8 +124,9 @@ def _settle_intent(proposals, scope, seat_dir, uri, target, now_ms) -> None:
     intent = _read_json(layout.resource_intent(proposals))
     if intent is None:
         return
-    if intent.get("schema") != INTENT_SCHEMA:
-        raise ProposalRefused("diverged", f"the proposal intent {layout.resource_intent(proposals)} is malformed; "
+    if not _envelope_holds(intent):
+        raise ProposalRefused("diverged", f"the proposal intent {layout.resource_intent(proposals)} is malformed "
+                                          "or its id is not its envelope's; "
                                           "run `st2 agent resource recover` to re-adopt the file")
     carrier = _carrier_digest(target)
     if carrier == intent["priorDigest"] and carrier != intent["newDigest"]:
@@ -160,7 +174,9 @@ def _transact(proposals, scope, seat_dir, agent, binding, uri, target, data, new
     if current is None or current.revision == 0:
         raise ProposalRefused("no-state", f"{agent} resource {binding!r} has no observed state to propose from")
     prior = current.facts.get("contentSha256")
-    identity = proposal_id(agent, binding, current.generation, expect_revision, new_digest)
+    envelope = {"agent": agent, "binding": binding, "uri": uri, "generation": current.generation,
+                "expectedRevision": expect_revision, "newDigest": new_digest}
+    identity = proposal_id(envelope)
     done = _read_json(layout.resource_receipts(proposals) / f"{identity}.json")
     if done:
         return done                                     # a retry after a lost acknowledgement
@@ -170,9 +186,7 @@ def _transact(proposals, scope, seat_dir, agent, binding, uri, target, data, new
     if _carrier_digest(target) != prior:
         raise ProposalRefused("carrier-moved", f"{target} no longer holds revision {current.revision}'s content; "
                                                "refresh and propose from the new revision")
-    intent = {"schema": INTENT_SCHEMA, "proposal": identity, "agent": agent, "binding": binding,
-              "generation": current.generation, "expectedRevision": expect_revision, "priorDigest": prior,
-              "newDigest": new_digest}
+    intent = {"schema": INTENT_SCHEMA, "proposal": identity, **envelope, "priorDigest": prior}
     _publish(proposals, layout.RESOURCE_INTENT, intent, scope)
     on_step("intent")
     publish(target, data, os.path.dirname(target))

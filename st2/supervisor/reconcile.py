@@ -4,9 +4,16 @@ processes, then adopt, launch, restart, park or stop.
 Rules a pass keeps:
 
 - a live task (PID **and** start time match its record, and for PTY tasks its tmux server
-  answers naming it) is adopted, exactly once per supervisor, never relaunched;
+  answers naming it) is adopted, exactly once per supervisor, never relaunched — except a
+  resource provider runtime whose recorded argv digest is not its declaration's (an edited
+  ``resource-provider``, or another st2 build's built-in runtime): it holds no agent state, so it
+  is stopped and launched as declared in the same pass (a replacement, not an exit: no restart
+  budget is spent), and the resource host fences its output by generation;
 - only a task with no live generation is launched; a record whose PID now belongs to another
   process proves the old generation gone, so it is replaced, never adopted;
+- an ``adopt-only`` task is adopted like any other but never launched or restarted: without a
+  live generation it stays down (no exit counted, never parked, its dead record left as
+  evidence) until a generation appears to adopt;
 - evidence that cannot be trusted (malformed record, a live PID whose tmux server no longer
   answers) holds the task: launching could duplicate a survivor;
 - a task its backend refuses at admission (it could never start, e.g. an unbindable session
@@ -33,7 +40,7 @@ from typing import Callable, Mapping, TextIO
 
 from st2.catalog.location import CatalogLocation
 from st2.base.clock import SYSTEM_CLOCK, Clock
-from st2.declarations.model import RETIRED, SUSPENDED
+from st2.declarations.model import ADOPT_ONLY, RETIRED, SUSPENDED
 from st2.supervisor import holds, park, supervisor_record
 from st2.supervisor.catalog_view import CatalogView
 from st2.supervisor.lowering import SeatPlan, Task, TaskRole, st2_command, task_base_environment
@@ -238,7 +245,10 @@ class Reconciler:
         rid = task.runtime_id
         state = self.states.get(rid, TaskState())
         observation = self.observe(rid)
-        if observation.state is RuntimeState.RUNNING:
+        if observation.state is RuntimeState.RUNNING and self._replaced(task, observation, report):
+            state = transition(state, Event.STOPPED, task.restart, now)
+            self.states[rid] = state
+        elif observation.state is RuntimeState.RUNNING:
             adopted = transition(state, Event.ADOPTED, task.restart, now)
             if adopted.phase is Phase.RUNNING and state.phase is not Phase.RUNNING:
                 report.adopted.append(rid)
@@ -249,9 +259,12 @@ class Reconciler:
         if observation.state in (RuntimeState.VANISHED, RuntimeState.INDETERMINATE) and not observation.pid_reused:
             report.errors.append(f"{rid}: holding, not launching: {observation.error}")
             return False
+        if observation.pid_reused:
+            report.errors.append(f"{rid}: not adopted: {observation.error}")
+        if task.lifecycle == ADOPT_ONLY:
+            self.states[rid] = transition(state, Event.GONE, task.restart, now)
+            return False
         if observation.state is RuntimeState.EXITED or observation.pid_reused:
-            if observation.pid_reused:
-                report.errors.append(f"{rid}: not adopted: {observation.error}")
             if state.phase in (Phase.RUNNING, Phase.UNKNOWN):
                 state = transition(state, Event.EXITED, task.restart, now)
                 self.states[rid] = state
@@ -298,6 +311,17 @@ class Reconciler:
         (report.restarted if restarting else report.launched).append(f"{rid}[{record.pid}]")
         report.running.append(rid)
         report.running_identities[rid] = record.identity
+        return True
+
+    def _replaced(self, task: Task, observation: Observation, report: PassReport) -> bool:
+        """Stop a running resource provider runtime launched from another argv than its
+        declaration's; True when it was stopped (the caller launches the declared one)."""
+        record = observation.record
+        if task.role is not TaskRole.RESOURCE or record.argv_digest == launch_record.argv_digest(list(task.argv)):
+            return False
+        self.backend(record.kind).kill(record)
+        self.say(f"replacing {task.runtime_id}[{record.pid}]: its declared argv changed")
+        report.stopped.append(task.runtime_id)
         return True
 
     def _parked(self, task: Task, plan: SeatPlan, state: TaskState, report: PassReport) -> None:

@@ -5,7 +5,9 @@ relaunched ``D`` seconds later as long as at most ``N`` exits fall within the la
 seconds. Past that, mode ``delay`` waits until the oldest exit leaves the window; mode ``fail``
 parks the task. A task admission refuses (it could never start as declared, e.g. an unbindable
 session socket path) is REFUSED, not crash-counted, until admission passes again. Adoption of a
-live generation this supervisor did not start is its own event, distinct from a launch. Times are
+live generation this supervisor did not start is its own event, distinct from a launch. A task
+whose lifecycle is ``adopt-only`` is never launched by st2: seen without a live generation it is
+DOWN (no exit counted, never parked) until a generation appears and is adopted. Times are
 monotonic seconds from the :class:`~st2.base.clock.Clock`.
 """
 
@@ -23,6 +25,7 @@ class Phase(enum.Enum):
     WAITING = "waiting"     # exited; may relaunch at ``not_before``
     PARKED = "parked"       # fail-mode budget exhausted; only ``st2 unpark`` recovers it
     REFUSED = "refused"     # can never start as declared (admission); relaunched once it can
+    DOWN = "down"           # adopt-only with no live generation: never launched, adopted if one appears
 
 
 class Event(enum.Enum):
@@ -33,7 +36,7 @@ class Event(enum.Enum):
     STOPPED = "stopped"           # desired absent; torn down
     REFUSED = "refused"           # admission refused the task: it could never start as declared
     ADMITTED = "admitted"         # admission passes again for a refused task
-
+    GONE = "gone"                 # an adopt-only task was seen with no live generation
 
 
 @dataclass(frozen=True)
@@ -59,13 +62,15 @@ def transition(state: TaskState, event: Event, policy: Restart, now: float) -> T
         return state
     if event is Event.ADOPTED:
         # UNKNOWN -> RUNNING: a survivor of an earlier supervisor (or one that came up while we
-        # waited, WAITING -> RUNNING) is adopted, never relaunched. A parked or refused task is
-        # not revived by being seen alive, and a running one is not adopted twice.
-        if phase in (Phase.UNKNOWN, Phase.WAITING):
+        # waited, WAITING -> RUNNING, or while an adopt-only task was down, DOWN -> RUNNING) is
+        # adopted, never relaunched. A parked or refused task is not revived by being seen alive,
+        # and a running one is not adopted twice.
+        if phase in (Phase.UNKNOWN, Phase.WAITING, Phase.DOWN):
             return replace(state, phase=Phase.RUNNING, not_before=None)
         return state
     if event is Event.EXITED:
-        if phase in (Phase.PARKED, Phase.REFUSED):
+        # PARKED, REFUSED and DOWN stay: none of them has a generation whose exit could count
+        if phase in (Phase.PARKED, Phase.REFUSED, Phase.DOWN):
             return state
         exits = tuple(moment for moment in state.exits if now - moment < policy.interval_seconds) + (now,)
         if len(exits) > policy.attempts:
@@ -91,5 +96,11 @@ def transition(state: TaskState, event: Event, policy: Restart, now: float) -> T
         # REFUSED -> UNKNOWN: the cause is gone, the task may launch
         if phase is Phase.REFUSED:
             return TaskState(Phase.UNKNOWN, state.exits, None)
+        return state
+    if event is Event.GONE:
+        # UNKNOWN|RUNNING|WAITING -> DOWN: an adopt-only task without a live generation is not an
+        # exit to count and not a budget to spend; the exit history and any park stay as they were
+        if phase in (Phase.UNKNOWN, Phase.RUNNING, Phase.WAITING):
+            return TaskState(Phase.DOWN, state.exits, None)
         return state
     raise ValueError(event)

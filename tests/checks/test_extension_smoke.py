@@ -3,8 +3,9 @@ kind of broken one — the mutations below are the proof it is not vacuous: a fl
 (every Python fixture would stay green while no record is ever written), a lifecycle event the
 pinned build does not declare, a moved declaration, a use before declaration inside a handler
 body (only a populated context reaches it), an estimate published as omp's prompt figure, a
-countless edge turned into a count, and a re-pull that runs during omp's turn or from a failing
-pull.
+countless edge turned into a count, a re-pull that runs during omp's turn or from a failing
+pull, and a turn frame that reads omp's credential bit beside another class, names a flag value
+the pinned build does not have, or comes from pi (which types no errors).
 
 It type-checks against the lab's pinned pi and omp builds and installs the pinned TypeScript
 toolchain from npm when missing, so it runs with the lab tier (``scripts/dev test``, CI)."""
@@ -47,8 +48,10 @@ def test_the_shipped_extensions_pass_the_smoke() -> None:
         "extension-smoke: type-checked with typescript 5.9.3 against pi 0.73.1 and omp 18.2.3",
         "extension-smoke: pi: 7 handlers x 4 contexts, 40 frames",
         "extension-smoke: pi: re-pull every 5 ms while settled, none otherwise",
-        "extension-smoke: omp: 9 handlers x 4 contexts, 48 frames",
+        "extension-smoke: pi: 0 turn results from 9 run ends",
+        "extension-smoke: omp: 9 handlers x 4 contexts, 52 frames",
         "extension-smoke: omp: re-pull every 5 ms while settled, none otherwise",
+        "extension-smoke: omp: 9 turn results from 9 run ends",
     ]
 
 
@@ -99,6 +102,25 @@ MUTATIONS = {
         '    if (usage === null || typeof usage !== "object") return;\n',
         "",
         "pi: a re-pull from a context whose pull throws",
+    ),
+    "an-auth-bit-read-beside-another-class": (
+        "omp-channel.ts",
+        'field(last, "errorId") === (ERROR_CLASS | AUTH_FAILED)',
+        '(Number(field(last, "errorId")) & AUTH_FAILED) !== 0',
+        "omp: agent_end on the credential class beside a usage limit: "
+        '[{"type":"turn","event":"agent_end","result":"credentialRejected"}]',
+    ),
+    "a-flag-value-omp-does-not-have": (
+        "omp-channel.ts",
+        "export const AUTH_FAILED = 0x0100_0000;",
+        "export const AUTH_FAILED = 0x0200_0000;",
+        "error TS2344: Type 'false' does not satisfy the constraint 'true'",
+    ),
+    "a-turn-result-from-pi": (
+        "pi-channel.ts",
+        '    producer.state("agent_end", "idle");',
+        '    producer.turn("agent_end", "ordinary");\n    producer.state("agent_end", "idle");',
+        "pi: agent_end on a settled reply: ",
     ),
     "a-countless-edge-counted": (
         "st2-channel.ts",

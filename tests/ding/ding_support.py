@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from support import poll_for  # noqa: F401 (re-exported: the one polling helper)
+from support import kill_tmux_server, poll_for  # noqa: F401 (poll_for re-exported: the one polling helper)
 from st2.bus.envelope import render
 from st2.bus.filename import new_filename
 
@@ -46,12 +46,8 @@ class Pane:
         self.tmux("send-keys", "-t", "st2", "-l", text)
 
     def kill(self) -> None:
-        """End the tmux server and wait until it no longer answers on its socket: kill-server
-        returns before the server has exited, and a new server started on the same socket in
-        that window fails (seen under the full suite's load)."""
-        self.tmux("kill-server")
-        poll_for(lambda: self.tmux("has-session").returncode != 0, timeout=10,
-                 what=f"the tmux server on {self.socket} to exit")
+        """End the tmux server and wait for its process to exit (:func:`support.kill_tmux_server`)."""
+        kill_tmux_server(self.socket)
 
     def close(self) -> None:
         self.kill()

@@ -16,7 +16,7 @@ import pytest
 from st2.ding.control_client import ControlClient, ControlPool, command_line
 from st2.ding.terminal import SESSION
 from st2.runtime.tmux import client_argv
-from support import poll_for
+from support import kill_tmux_server, poll_for
 
 HOSTILE = '[DING] new st2 message: [id:abc123] "q" \\ $HOME ~ #{pid} ; {x} \'s %end 1 2 1 📬 (from h.a); check your inbox'
 
@@ -101,8 +101,7 @@ def test_a_client_of_a_replaced_server_is_opened_again_before_any_list_is_sent(s
     path = server()
     pool = ControlPool(opener=open_here)
     first = controlled(pool, path, ["display-message", "-p", "#{pid}"])
-    subprocess.run(["tmux", "-S", path, "kill-server"], capture_output=True, timeout=10)
-    poll_for(lambda: spawned(path, ["has-session"])[0] != 0, "the server gone")
+    kill_tmux_server(path)
     server()
     second = controlled(pool, path, ["display-message", "-p", "#{pid}"])
     assert second is not None and second[0] == 0 and second != first   # the new server answered

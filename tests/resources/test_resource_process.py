@@ -16,6 +16,7 @@ import pytest
 
 from supervisor_support import poll_for
 from st2.resources import demand, state
+from st2.process.existence import pid_exists
 from st2.runtime import layout
 from st2.seathost import wire
 
@@ -227,3 +228,69 @@ def test_without_a_seat_host_a_built_in_runtime_is_spawned_and_observes_a_file_b
     assert process.ppid() == supervisor.pid
     assert process.cmdline()[-2:] == ["resource-runtime", "file"]
     assert not wire.socket_path(fleet.scope.directory).exists()   # no seat host was started
+
+
+BUILD = '''
+import os, socket, sys, time
+sys.path.insert(0, {repo!r})
+from st2.resources import protocol
+build, hold = {build}, {hold!r}
+listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+path = os.environ["ST2_RESOURCE_SOCKET"]
+os.makedirs(os.path.dirname(path), exist_ok=True)
+try:
+    os.unlink(path)
+except FileNotFoundError:
+    pass
+listener.bind(path); listener.listen(1)
+while True:
+    connection, _ = listener.accept()
+    connection.sendall(protocol.encode_hello(protocol.Hello("prov", "build%d-%d" % (build, os.getpid()), ("demand",))))
+    for line in connection.makefile("rb"):
+        observe = protocol.decode_observe(line)
+        if os.path.exists(hold):
+            with open(hold + ".held", "w") as held:
+                held.write(str(os.getpid()))
+            time.sleep(120)   # this build holds the observation open when it is replaced
+        connection.sendall(protocol.encode_result(protocol.Result(
+            "Published", observe.watermark, observe.owner, observe.binding, observe.registration,
+            {{"build": build}}, None)))
+'''
+
+
+def test_a_replaced_provider_build_settles_its_open_observation_failed_and_the_new_build_publishes_once(fleet) -> None:
+    hold = fleet.base / "hold"
+    for build in (1, 2):
+        (fleet.base / f"build{build}.py").write_text(
+            BUILD.format(repo=str(Path(__file__).resolve().parents[2]), build=build, hold=str(hold)))
+
+    def declare(build: int) -> None:
+        (fleet.catalog / "catalog.kdl").write_text(
+            f'catalog {{\n    resource-provider "prov" {{ argv "{sys.executable}" "{fleet.base}/build{build}.py"; '
+            'capability "demand"; interval "1h"; timeout "100s" }\n}\n')
+
+    declare(1)
+    fleet.seat("w", SEAT + 'resource "x" uri="prov:thing"')
+    fleet.up()
+    first = poll_for(lambda: record(fleet, "x"), "the first observation")
+    assert (first.facts, first.generation, first.revision) == ({"build": 1}, 1, 1)
+    old = fleet.record("h.w.resource-prov")
+    hold.write_text("")
+    pending = refresh(fleet, "x", wait="0s")
+    assert pending["state"] == "pending"
+    poll_for((fleet.base / "hold.held").exists, "build 1 to hold the observation open")
+    hold.unlink()
+    declare(2)                                         # the operator installs build 2
+    queue = layout.resource_demand(fleet.scope.directory, "h.w", "x")
+    closed = poll_for(lambda: (receipt := demand.read_receipt(queue, "h.w", "x", pending["demand"])).state
+                      == "closed" and receipt, "the held demand's receipt")
+    assert (closed.result, closed.generation) == ("Failed", 1) and "went away" in closed.reason
+    new = poll_for(lambda: (current := fleet.record("h.w.resource-prov")) and current.pid != old.pid and current,
+                   "the replacement")
+    assert new.argv_digest != old.argv_digest and not pid_exists(old.pid)
+    receipt = refresh(fleet, "x")
+    assert (receipt["result"], receipt["generation"]) == ("Published", 2)
+    final = record(fleet, "x")
+    assert (final.facts, final.generation, final.revision, final.last_failure) == ({"build": 2}, 2, 2, None)
+    assert f"replacing h.w.resource-prov[{old.pid}]: its declared argv changed" in fleet.log()
+    assert refresh(fleet, "x")["result"] == "Published" and record(fleet, "x").revision == 2  # no second transition

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,7 +13,9 @@ import pytest
 from supervisor_support import RuntimeScope, poll_for
 from st2.runtime import launch_record
 from st2.process.identity import observe
-from st2.supervisor.backends.process_group import kill_group
+from st2.supervisor.backends.backend import RuntimeState, TaskSpec
+from st2.supervisor.backends.exec_backend import ExecBackend
+from st2.supervisor.backends.process_group import kill_group, reap_children
 from st2.runtime.scope import SUN_PATH_BYTES
 
 pytestmark = pytest.mark.process
@@ -186,3 +189,28 @@ def test_pty_metadata_is_form_equivalent_and_role_scoped_and_a_dead_task_replay_
         environment = _environ(after)
         assert environment["ST_AGENT"] == "h.one", runtime_id
         assert (environment.get("ST_ACTOR_PATH"), environment.get("ST_ROLE")) == expected[runtime_id], runtime_id
+
+
+def test_st2_up_adopts_a_hand_started_adopt_only_task_and_never_starts_or_restarts_it(fleet):
+    fleet.seat("one", '    argv "sleep" "600"\n    exec "side" { argv "sleep" "600"; lifecycle "adopt-only"; }')
+    assert fleet.st2("up", "--once").returncode == 0
+    assert sorted(fleet.running()) == ["h.one"] and fleet.record("h.one.side") is None   # never started
+    # Started outside st2, through the exec backend, so its launch record is the one st2 writes.
+    backend = ExecBackend(fleet.scope, fleet.catalog / "logs")
+    record = backend.launch(TaskSpec("h.one.side", "exec", ("sleep", "600")))
+    adopting = fleet.st2("up", "--once")
+    assert adopting.returncode == 0 and "adopted h.one.side" in adopting.stderr
+    assert fleet.running()["h.one.side"] == (record.pid, record.start_time)
+    os.kill(record.pid, signal.SIGKILL)
+    assert poll_for(lambda: (reap_children() or True) and backend.observe(record).state is RuntimeState.EXITED)
+    for _ in range(2):
+        again = fleet.st2("up", "--once")
+        assert again.returncode == 0, again.stderr
+        assert "h.one.side" not in again.stderr and fleet.record("h.one.side") == record   # not relaunched
+    assert not fleet.scope.park_marker("h.one.side").exists()
+    result = fleet.st2("tasks", "--json")
+    row = next(row for row in json.loads(result.stdout)["tasks"] if row["runtimeId"] == "h.one.side")
+    assert result.returncode == 0 and json.dumps(row, separators=(",", ":")) == (
+        '{"agent":"h.one","task":"side","runtimeId":"h.one.side","kind":"exec","lifecycle":"adopt-only",'
+        '"retired":false,"desiredState":"running","agentDesiredState":"running","agentDesiredStateReason":null,'
+        '"runtime":{"state":"exited","pid":null,"createdAt":null,"generationId":null,"error":null},"parked":null}')

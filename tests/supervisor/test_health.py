@@ -79,3 +79,16 @@ def test_a_running_seat_reports_down_and_parked_tasks_and_is_healthy_when_runnin
     assert poll_for(lambda: "h.lead" in fleet.running(), timeout=20)
     assert poll_for(lambda: supervisor_health(fleet.catalog, "h", 0, scope=fleet.scope) == [])
     assert lines(fleet) == []
+
+
+@pytest.mark.process
+def test_a_down_adopt_only_task_is_an_advisory_not_a_failure(fleet):
+    fleet.seat("lead", '    argv "sleep" "600"\n    exec "side" { argv "sleep" "600"; lifecycle "adopt-only"; }')
+    live_record(fleet, "h.lead")
+    advice = ("advisory: h.lead: task-down: h.lead.side: {}, not running; st2 never starts an adopt-only task: "
+              "start it yourself and the next pass adopts it")
+    assert lines(fleet) == [advice.format("absent")]
+    dead_record(fleet, "h.lead.side")
+    assert lines(fleet) == [advice.format("exited")]
+    live_record(fleet, "h.lead.side")
+    assert lines(fleet) == []

@@ -302,3 +302,100 @@ def test_a_seat_whose_declaration_does_not_load_is_left_alone(world):
     world.pty.exit("h.a")
     report = world.run()
     assert report.launched == [] and world.pty.killed == [] and report.errors
+
+
+
+def test_a_provider_runtime_whose_declared_argv_changed_is_replaced_in_one_pass_without_spending_its_budget(world):
+    provider = world.catalog / "catalog.kdl"
+    provider.write_text('catalog {\n    resource-provider "probe" { argv "/opt/probe-1" }\n}\n')
+    world.seat("w", '    argv "sleep" "600"\n    restart { attempts 0; interval "60s"; mode "fail"; }\n'
+                    '    resource "r" uri="probe:x"')
+    rid = "h.w.resource-probe"
+    world.run()
+    world.run()
+    first = launch_record.read(world.scope, rid)
+    assert world.exec.launched == [rid] and world.exec.killed == []    # the same argv: launched once, kept
+    provider.write_text('catalog {\n    resource-provider "probe" { argv "/opt/probe-2" }\n}\n')
+    report = world.run()
+    second = launch_record.read(world.scope, rid)
+    assert world.exec.killed == [rid] and world.exec.launched == [rid, rid]
+    assert second.pid != first.pid and second.argv_digest == launch_record.argv_digest(["/opt/probe-2"])
+    assert report.stopped == [rid] and report.launched == [f"{rid}[{second.pid}]"]
+    assert f"replacing {rid}[{first.pid}]: its declared argv changed" in world.output.getvalue()
+    # No exit was counted: with no attempts left in fail mode, one counted exit would park it.
+    assert world.reconciler.states[rid].phase is Phase.RUNNING and park.read(world.scope, rid).marker is None
+    world.run()
+    assert world.exec.killed == [rid] and world.exec.launched == [rid, rid]   # settled: nothing more
+
+
+def test_a_changed_argv_never_replaces_a_running_agent_or_its_own_tasks(world):
+    world.seat("w", '    argv "sleep" "600"\n    exec "worker" { argv "sleep" "600"; }')
+    world.run()
+    assert sorted(world.pty.launched + world.exec.launched) == ["h.w", "h.w.worker"]
+    world.seat("w", '    argv "sleep" "700"\n    exec "worker" { argv "sleep" "700"; }')
+    world.run()
+    assert world.exec.killed == [] and world.pty.killed == []
+    assert sorted(world.pty.launched + world.exec.launched) == ["h.w", "h.w.worker"]
+
+
+# -- adopt-only ----------------------------------------------------------------------------------
+
+SIDE = '    exec "side" { argv "sleep" "600"; lifecycle "adopt-only"; }'
+
+
+def start_by_hand(world, runtime_id: str) -> None:
+    """A generation st2 did not launch: the backend writes its launch record as st2 would."""
+    world.exec.launch(TaskSpec(runtime_id, "exec", ("sleep", "600")))
+
+
+def test_an_adopt_only_task_is_never_launched_but_a_live_generation_is_adopted_once(world):
+    world.seat("a", '    argv "sleep" "600"\n' + SIDE)
+    first = world.run()
+    assert names(first.launched) == ["h.a"] and world.exec.launched == []
+    assert world.reconciler.states["h.a.side"].phase is Phase.DOWN and "h.a.side" not in first.running
+    start_by_hand(world, "h.a.side")
+    second = world.run()
+    third = world.run()
+    assert (second.adopted, second.launched) == (["h.a.side"], []) and "h.a.side" in second.running
+    assert (third.adopted, third.launched) == ([], []) and "h.a.side" in third.running
+    fresh = world.supervisor()                                  # a restarted `st2 up` adopts it once too
+    assert sorted(world.run(reconciler=fresh).adopted) == ["h.a", "h.a.side"]
+    assert world.run(reconciler=fresh).adopted == []
+    assert world.exec.launched == ["h.a.side"]                  # only the hand-started generation
+
+
+def test_a_dead_adopt_only_task_stays_down_without_a_park_or_a_crash_count(world):
+    world.seat("lead", '    argv "sleep" "600"')
+    world.seat("a", CRASHY + '\n' + SIDE)                      # the seat's policy: one exit per minute, then park
+    start_by_hand(world, "h.a.side")
+    assert world.run().adopted == ["h.a.side"]
+    world.exec.exit("h.a.side")
+    for _ in range(4):                                          # well past a fail-mode budget of one
+        report = world.run()
+        world.clock.advance(1)
+        assert report.launched == report.restarted == report.parked == [] and "h.a.side" not in report.running
+    assert world.exec.launched == ["h.a.side"]
+    state = world.reconciler.states["h.a.side"]
+    assert (state.phase, state.exits, state.not_before) == (Phase.DOWN, (), None)
+    assert park.read(world.scope, "h.a.side").marker is None and world.notices == []
+    assert launch_record.read(world.scope, "h.a.side") is not None   # the dead record stays as evidence
+
+
+def test_suspend_then_resume_keeps_the_adopt_only_and_keep_policies(world):
+    cache = '    exec "cache" { argv "sleep" "600"; keep #true; }'
+    body = '    argv "sleep" "600"\n' + cache + '\n' + SIDE
+    world.seat("a", body)
+    start_by_hand(world, "h.a.side")
+    started = world.run()
+    assert names(started.launched) == ["h.a", "h.a.cache"] and started.adopted == ["h.a.side"]
+    world.seat("a", '    desired-state "suspended" reason="w"\n' + body)
+    suspended = world.run()
+    assert sorted(suspended.stopped) == ["h.a", "h.a.cache", "h.a.side"]
+    assert launch_record.recorded_ids(world.scope) == ["h.a.cache"]      # only the keep-pinned dead record
+    world.seat("a", body)
+    resumed = world.run()
+    # The keep-pinned task is ordinary evidence again and relaunches; the adopt-only one stays down.
+    assert names(resumed.launched) == ["h.a"] and names(resumed.restarted) == ["h.a.cache"]
+    assert world.exec.launched == ["h.a.side", "h.a.cache", "h.a.cache"]
+    assert world.reconciler.states["h.a.side"].phase is Phase.DOWN and resumed.parked == []
+    assert world.run().launched == []

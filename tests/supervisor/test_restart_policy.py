@@ -63,10 +63,24 @@ def test_a_refused_task_is_not_crash_counted_and_admission_releases_it():
     assert transition(TaskState(), Event.ADMITTED, FAIL, 2) == TaskState()  # admission alone starts nothing
 
 
+def test_an_adopt_only_task_goes_down_without_counting_an_exit_and_is_adopted_again():
+    running = transition(TaskState(), Event.ADOPTED, FAIL, 0)
+    down = transition(running, Event.GONE, FAIL, 1)
+    assert (down.phase, down.exits, down.not_before, down.launchable(100)) == (Phase.DOWN, (), None, False)
+    for moment in (2, 3, 4):                    # however often it is seen down: never parked
+        assert transition(down, Event.GONE, FAIL, moment) == down
+        assert transition(down, Event.EXITED, FAIL, moment) == down
+    assert transition(down, Event.LAUNCHED, FAIL, 5) == down
+    assert transition(down, Event.ADOPTED, FAIL, 6).phase is Phase.RUNNING
+    parked = exits(FAIL, [0, 1, 2])
+    assert transition(parked, Event.GONE, FAIL, 3) == parked    # a park is not lifted by going down
+
+
 def test_every_event_from_every_phase_has_a_defined_outcome():
     states = {Phase.UNKNOWN: TaskState(), Phase.RUNNING: transition(TaskState(), Event.LAUNCHED, FAIL, 0),
               Phase.WAITING: exits(FAIL, [0]), Phase.PARKED: exits(FAIL, [0, 1, 2]),
-              Phase.REFUSED: transition(TaskState(), Event.REFUSED, FAIL, 0)}
+              Phase.REFUSED: transition(TaskState(), Event.REFUSED, FAIL, 0),
+              Phase.DOWN: transition(TaskState(), Event.GONE, FAIL, 0)}
     assert set(states) == set(Phase) and all(state.phase is phase for phase, state in states.items())
     for state in states.values():
         for event in Event:

@@ -1,5 +1,6 @@
 """The channel consumer: frames from st2's pi / omp extension (``hooks/st2-channel.ts``) into the
-seat's ``harness-context`` and ``harness-state`` records. Shared by the pi and omp wrappers — omp
+seat's ``harness-context`` and ``harness-state`` records (and its ``driver-diagnostic``'s
+``providerAuth`` stage). Shared by the pi and omp wrappers — omp
 is pi's fork and speaks the same extension wire; what each harness's numbers mean is decided by
 its own extension, and pinned by the fixtures over its captures.
 
@@ -9,14 +10,25 @@ The wire: one JSON object per line, at most :data:`FRAME_LIMIT` bytes::
      "compaction":null | {"trigger":W,"count":N | null}}
     {"type":"state","event":E,"state":"idle"|"active","blockedOn":"none"|"human","ask":"none"|"permission"}
     {"type":"session","event":E,"sessionFile":F | null}
+    {"type":"turn","event":E,"result":"ordinary"|"credentialRejected"|"failed"}
 
 A session frame names the file the harness keeps the conversation in; the consumer
 hands a non-null one to its ``session`` callback (the wrapper records it for a relaunch to resume).
 
+A turn frame is how a run of the agent ended, as the harness's own typed result says it:
+``ordinary`` (it settled on an assistant reply), ``credentialRejected`` (the harness typed the
+failure as the provider rejecting the credential, and as nothing else), ``failed`` (any other
+error or an abort). The consumer turns it into the seat's ``providerAuth`` driver diagnostic
+(docs/records.md §Driver diagnostic) through its ``diagnostics`` publisher: ``credentialRejected``
+publishes the stage, ``ordinary`` clears it, ``failed`` touches nothing. Only omp's extension sends
+it (omp 18.2.3 types a turn's error as a bit set, ``AssistantMessage.errorId``: the class bit plus
+``AuthFailed`` alone is ``credentialRejected``; hooks/omp-channel.ts); pi 0.73.1 carries its
+errors as prose only, so pi's sends none. No prose, status text or message rides the frame.
+
 Decoding is conservative (:func:`decode`): a frame is applied whole or not at all. Not JSON, not
 an object, an unknown ``type``, a reading missing any of its five keys, a number of the wrong kind
 (a float token count, a negative or non-finite value, a boolean), a state word outside the
-vocabulary: :class:`Malformed`, nothing written, one diagnostic. Unknown extra keys are tolerated
+vocabulary (a turn result included): :class:`Malformed`, nothing written, one diagnostic. Unknown extra keys are tolerated
 (additive). A trigger word the record does not know is carried to the writer, which reads it as
 ``unknown``. A line longer than the limit is discarded whole, up to its newline.
 
@@ -40,6 +52,7 @@ TEXT_LIMIT = 256
 STATES = ("idle", "active")
 BLOCKED_ON = ("none", "human")
 ASKS = ("none", "permission")
+TURN_RESULTS = ("ordinary", "credentialRejected", "failed")
 DIAGNOSTIC_LOG_LIMIT = 64 * 1024
 
 
@@ -61,6 +74,12 @@ class SessionFrame:
 
 
 SESSION_FILE_LIMIT = FRAME_LIMIT // 2
+
+
+@dataclass(frozen=True)
+class TurnFrame:
+    event: str | None
+    result: str
 
 
 @dataclass(frozen=True)
@@ -125,7 +144,10 @@ def _word(value: Any, name: str, vocabulary: tuple[str, ...]) -> str:
     return value
 
 
-def decode(line: bytes) -> ContextFrame | StateFrame | SessionFrame:
+Frame = ContextFrame | StateFrame | SessionFrame | TurnFrame
+
+
+def decode(line: bytes) -> Frame:
     """One frame from one line (without its newline). Raise :class:`Malformed`."""
     if len(line) >= FRAME_LIMIT:
         raise Malformed(f"frame of {len(line)} bytes exceeds {FRAME_LIMIT}")
@@ -160,21 +182,26 @@ def decode(line: bytes) -> ContextFrame | StateFrame | SessionFrame:
                                          or len(session_file) > SESSION_FILE_LIMIT or "\0" in session_file):
             raise Malformed("sessionFile must be null or an absolute path")
         return SessionFrame(event, session_file)
-    raise Malformed("type must be context, state or session")
+    if kind == "turn":
+        return TurnFrame(event, _word(value.get("result"), "result", TURN_RESULTS))
+    raise Malformed("type must be context, state, session or turn")
 
 
 class Consumer:
     """Turns channel bytes into record writes. ``context`` is a
     :class:`~st2.records.harness_context.Writer`, ``state`` a harness-state ``Writer``,
     ``diagnose`` receives one line per malformed frame, ``session`` (optional) each session
-    file named (returning whether it was recorded). Nothing raised by a writer or a frame
-    escapes :meth:`feed`: the wrapper's loop must outlive any input."""
+    file named (returning whether it was recorded), ``diagnostics`` (optional) the wrapper's
+    :class:`~st2.records.driver_diagnostic.Publisher`, which turn frames publish and clear
+    ``providerAuth`` through. Nothing raised by a writer or a frame escapes :meth:`feed`: the
+    wrapper's loop must outlive any input."""
 
     def __init__(self, context, state, diagnose: Callable[[str], None],
-                 session: Callable[[str], None] | None = None) -> None:
+                 session: Callable[[str], None] | None = None, diagnostics=None) -> None:
         self.context = context
         self.state = state
         self.session = session
+        self.diagnostics = diagnostics
         self.diagnose = diagnose
         self.buffer = bytearray()
         self.discarding = False
@@ -226,7 +253,9 @@ class Consumer:
         self.applied += 1
         return written
 
-    def apply(self, frame: ContextFrame | StateFrame | SessionFrame) -> list[str]:
+    def apply(self, frame: Frame) -> list[str]:
+        if isinstance(frame, TurnFrame):
+            return ["driver-diagnostic"] if self._turn(frame.result) else []
         if isinstance(frame, SessionFrame):
             if frame.session_file is not None and self.session is not None and self.session(frame.session_file):
                 return ["resumable-session"]
@@ -234,6 +263,17 @@ class Consumer:
         if isinstance(frame, ContextFrame):
             return ["harness-context"] if self.context.publish(frame.reading, frame.edge) else []
         return ["harness-state"] if self.state.observe(frame.state, frame.blocked_on, "unknown", frame.ask) else []
+
+    def _turn(self, result: str) -> bool:
+        """``providerAuth`` from a turn's typed result: published on a rejected credential,
+        cleared by an ordinary end, untouched by any other failure. Whether the record changed."""
+        if self.diagnostics is None:
+            return False
+        if result == "credentialRejected":
+            return self.diagnostics.publish("providerAuth", "providerAuthRejected", "turnResult")
+        if result == "ordinary":
+            return self.diagnostics.clear("providerAuth")
+        return False
 
     def _reject(self, reason: str) -> None:
         self.malformed += 1

@@ -18,6 +18,10 @@ channel adds:
   (``$XDG_STATE_HOME/st2/channel/<runtime-id>.log``), never on the PTY.
 - When the harness is reaped, the frames still in the pipe are applied before ``ended`` (on the
   stop path the cover is written first; state frames after it are refused by the writer).
+- A turn frame's typed result publishes or clears the seat's ``providerAuth`` driver diagnostic
+  through the one publisher this run keeps (:attr:`ChannelSession.diagnostics`): the launch gate's
+  for omp, which adopted a predecessor's failure; a publisher adopting it the same way for pi,
+  which has no gate. A lost resume is published through it too.
 - Resuming (docs/records.md §Resumable session): the extension's session frames name the conversation's file, recorded
   (:mod:`st2.runtime.resume`) once it exists; a relaunch passes it back (pi ``--session <file>``,
   omp ``--resume=<file>``), after checking the file is still there — both harnesses open a
@@ -114,6 +118,20 @@ class ChannelSession(ChildSession):
         super().observe_session(session_id)
         return True
 
+    def gate(self) -> bool:
+        """The launch gate, keeping its publisher as this run's :attr:`diagnostics` (for a driver
+        without a gate, one that adopts a predecessor's failure as the gate's does)."""
+        from st2.drivers.version_gate import adopt_predecessor_failure, gate_session
+
+        publisher, ok = gate_session(self)
+        if publisher is None:
+            from st2.records import driver_diagnostic
+
+            publisher = driver_diagnostic.Publisher(self.seat.directory, self.harness, self.clock)
+            adopt_predecessor_failure(publisher, self.seat.directory, self.harness, self.clock)
+        self.diagnostics = publisher
+        return ok
+
     def prepare_spawn(self) -> None:
         self.read_end, self.write_end = os.pipe()
         for descriptor in (self.read_end, self.write_end):
@@ -132,7 +150,7 @@ class ChannelSession(ChildSession):
         context = harness_context.Writer(self.seat.directory, self.seat.agent, self.harness, self.records.token,
                                           self.clock)
         self.consumer = Consumer(context, self.writer, DiagnosticLog(diagnostics_path(self.runtime_id), self.clock),
-                                 session=self.observe_session)
+                                 session=self.observe_session, diagnostics=self.diagnostics)
 
     def spawn_failed(self) -> None:
         self._close_channel()

@@ -6,6 +6,7 @@ one compaction per `/compact`), and DING still delivers one notice exactly once.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -189,3 +190,61 @@ def test_a_pi_family_seat_under_st2_up_is_observed_natively_and_still_delivered_
     assert seat.record("harness-state")["exit"] == "signal 9"
     log = seat.state_home / "st2" / "channel" / f"{HOST}.worker.log"
     assert not log.exists(), log.read_text()  # the real extension wrote nothing malformed
+
+
+def omp_errors(log: Path) -> list[tuple[str, int | None]]:
+    """``(event, errorId)`` of every failed turn the lab extension logged (tests/lab/extension/
+    context-usage.ts): omp's own typed class on the failed message_end and on agent_end's last
+    message."""
+    if not log.exists():
+        return []
+    found = []
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        if "errorId" in entry:
+            found.append((entry["event"], entry["errorId"]))
+        if "last" in entry:
+            found.append((entry["event"], entry["last"]["errorId"]))
+    return found
+
+
+@pytest.mark.parametrize("seat", ["omp"], indirect=True)
+def test_omp_s_typed_401_reads_provider_auth_a_429_does_not_and_an_ordinary_turn_clears_it(
+        seat: Seat, fake_model: FakeModel) -> None:
+    """omp 18.2.3 types a turn's error as a bit set (``AssistantMessage.errorId``): the fake model's
+    401 is the class bit plus AuthFailed alone (0x01001000), its 429 the class bit plus Transient
+    (0x21000). The extension forwards only the class's word; the wrapper publishes providerAuth
+    through the gate's publisher (producerVersion 18.2.3) and clears it on an ordinary turn."""
+    config = Path(seat.env["HOME"]) / ".omp" / "agent" / "config.yml"
+    config.write_text(config.read_text() + "retry:\n  enabled: false\n")  # a 429 is otherwise retried ten times
+    # The lab extension beside st2's logs the typed class omp hands extensions.
+    log = Path(seat.env["ST2_LAB_EXTENSION_LOG"])
+    declaration = seat.directory / "agent.kdl"
+    declaration.write_text(declaration.read_text().replace(
+        '        model "fake-claude"\n', f'        model "fake-claude"\n        args "-e" "{LAB_DIR / "extension" / "context-usage.ts"}"\n'))
+    seat.up()
+    poll_for(lambda: seat.state() == "idle" and "fake-claude" in seat.screen(), "omp idle", WAIT)
+
+    def answered(status: int) -> bool:
+        return any((entry.get("answer") or {}).get("status") == status for entry in fake_model.model_requests())
+
+    seat.type("FAKE_HTTP_STATUS: 429")
+    poll_for(lambda: answered(429) and seat.state() == "idle" and len(omp_errors(log)) == 2, "the 429's failed turn", 90)
+    assert omp_errors(log) == [("message_end", 0x1000 | 0x0002_0000), ("agent_end", 0x1000 | 0x0002_0000)]
+    assert seat.record("driver-diagnostic") is None
+
+    seat.type("FAKE_HTTP_STATUS: 401")
+    poll_for(lambda: seat.record("driver-diagnostic"), "providerAuth from the 401", 90)
+    assert omp_errors(log)[2:] == [("message_end", 0x1000 | 0x0100_0000), ("agent_end", 0x1000 | 0x0100_0000)]
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"], diagnostic["producerVersion"], diagnostic["support"]) == (
+        "failure", "omp", "providerAuth", "providerAuthRejected", "turnResult", "18.2.3", "supported")
+    advised = seat.st2("doctor", "--host", HOST).stdout.splitlines()
+    assert any(line.startswith(f"advisory: {HOST}.worker: driver-diagnostic: omp driver failed at stage providerAuth: "
+                               "providerAuthRejected (source turnResult") for line in advised), advised
+
+    seat.type("hello again")
+    poll_for(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", 90)
+    channel_log = seat.state_home / "st2" / "channel" / f"{HOST}.worker.log"
+    assert not channel_log.exists(), channel_log.read_text()  # every turn frame the real extension sent decoded

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from delegation_support import (
     write_by_child,
 )
 from st2.kit.delegation import process_liveness
+from support import exits_within
 
 pytestmark = pytest.mark.process
 
@@ -187,19 +187,6 @@ def test_a_hung_override_reads_error_after_the_bound_and_its_group_is_ended(tmp_
     assert not process_liveness.is_alive(int((tmp_path / "hung.pid").read_text()))
     assert exits_within(int((tmp_path / "child.pid").read_text()), 10.0), "child.pid"
 
-
-def exits_within(pid: int, seconds: float) -> bool:
-    """True once ``pid`` has exited (or was already gone) within ``seconds``."""
-    try:
-        descriptor = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        poller = select.poll()
-        poller.register(descriptor, select.POLLIN)
-        return bool(poller.poll(seconds * 1000))
-    finally:
-        os.close(descriptor)
 
 
 def test_an_unmapped_exit_reads_error_and_allows(tmp_path: Path, children) -> None:
