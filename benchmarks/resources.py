@@ -15,11 +15,19 @@ while nothing is due (its CPU share over a few seconds). The anchor is ``build_r
 Then ``benchmarks/resync.py`` runs over the same number of seats (``--smoke`` passed on) and its
 ``file:`` change → subscriber inbox p99 joins this line as ``resync_p99_ms``.
 
-Usage: python benchmarks/resources.py [--seats 627] [--rounds 5] [--smoke]
-(``--smoke``: 8 seats, 2 rounds).
+Last, what one built-in provider runtime costs in memory: ``--runtimes`` real ``st2
+resource-runtime file`` tasks launched through the exec backend, first forked by a real seat
+host (the default), then spawned (``ST2_SEAT_HOST=off``); each answers one ``Observe``, then its
+PSS is read (``benchmarks/fleet_memory.py``'s ``pss_kib``). ``runtime_pss_mib`` is the forked
+mean, ``spawned_runtime_pss_mib`` the spawned one (the seat host and its zygote, shared by the
+whole scope, are not counted in either).
+
+Usage: python benchmarks/resources.py [--seats 627] [--rounds 5] [--runtimes 20] [--smoke]
+(``--smoke``: 8 seats, 2 rounds, 4 runtimes).
 Last line: RESULT observe_pass_ms=<steady median> first_pass_ms=<…> changed_pass_ms=<…>
 host_cpu_ms=<steady median> idle_cpu_pct=<…> anchor_roster_ms=<…> ratio=<observe_pass_ms/anchor_roster_ms>
-resync_p99_ms=<benchmarks/resync.py's p99> seats=<n>
+resync_p99_ms=<benchmarks/resync.py's p99> runtime_pss_mib=<…> spawned_runtime_pss_mib=<…>
+runtimes=<n> seats=<n>
 """
 
 from __future__ import annotations
@@ -113,6 +121,68 @@ def one_pass(resource_host) -> tuple[float, float]:
     return (time.perf_counter() - wall) * 1000, (time.thread_time() - cpu) * 1000
 
 
+def runtime_pss_mib(base: Path, count: int, forked: bool) -> float:
+    """The mean PSS of ``count`` built-in ``file:`` runtimes launched as the supervisor launches
+    them (st2/supervisor/lowering.py), forked by a seat host or spawned, each after one answer."""
+    from fleet_memory import cmdline, pss_kib
+    from st2.resources import protocol
+    from st2.runtime import layout
+    from st2.runtime.scope import RuntimeScope
+    from st2.seathost import wire
+    from st2.seathost.client import SeatHostClient
+    from st2.supervisor.backends.backend import TaskSpec
+    from st2.supervisor.backends.exec_backend import ExecBackend
+    from st2.supervisor.lowering import RESOURCE_SOCKET_VARIABLE, st2_command
+
+    os.environ["ST2_TRANSPORT"] = "setsid"   # never a systemd scope per task here
+    mode = "forked" if forked else "spawned"
+    scope = RuntimeScope(base / "catalog", "h", state_dir=base / f"runtimes-{mode}")
+    logs = base / f"logs-{mode}"
+    logs.mkdir()
+    command = st2_command()
+    host = SeatHostClient(scope.directory, logs / "seat-host.log", command, dict(os.environ)) if forked else None
+    backend = ExecBackend(scope, logs, seat_host=host, st2_command=command)
+    document = base / "runtime-document.md"
+    document.write_text("working state line\n" * 40)
+    records, values = [], []
+    try:
+        for index in range(count):
+            runtime_id = f"h.seat{index:03d}.resource-file"
+            socket_path = layout.resource_socket(scope.directory, runtime_id)
+            records.append(backend.launch(TaskSpec(runtime_id, "exec", (*command, "resource-runtime", "file"),
+                                                   {**os.environ, RESOURCE_SOCKET_VARIABLE: str(socket_path)},
+                                                   str(base))))
+            deadline = time.monotonic() + 30
+            while "listening on" not in (backend.log_path(runtime_id).read_text()
+                                         if backend.log_path(runtime_id).exists() else ""):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{runtime_id} never listened (see {logs})")
+                time.sleep(0.02)
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+                connection.settimeout(30)
+                connection.connect(str(socket_path))
+                reader = connection.makefile("rb")
+                hello = protocol.decode_hello(reader.readline())
+                connection.sendall(protocol.encode_observe(protocol.Observe(
+                    1, runtime_id, "now", hello.registration, f"file://{document}", {"path": str(document)})))
+                assert protocol.decode_result(reader.readline()).kind == protocol.PUBLISHED
+        if forked and not all("seat-host" in cmdline(record.pid) for record in records):
+            raise RuntimeError(f"a runtime was spawned, not forked by the seat host (see {logs})")
+        values = [pss_kib(record.pid) or 0 for record in records]
+        print(f"{count} {mode} file: runtimes: mean PSS {statistics.mean(values) / 1024:.2f} MiB "
+              f"(min {min(values) / 1024:.2f}, max {max(values) / 1024:.2f})")
+    finally:
+        for record in records:
+            backend.kill(record)
+        backend.reap()
+        if host is not None:
+            try:
+                wire.request(wire.socket_path(scope.directory), {"op": "retire"}, timeout=5.0)
+            except OSError:
+                pass
+    return statistics.mean(values) / 1024
+
+
 def resync_figure(seats: int, smoke: bool) -> str | None:
     """benchmarks/resync.py's ``resync_p99_ms`` over ``seats`` seats (its own output shown), or
     None when it failed or printed no such figure."""
@@ -132,6 +202,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seats", type=int, default=627)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--runtimes", type=int, default=20)
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--serve", nargs=2, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -139,7 +210,7 @@ def main() -> int:
         serve(Path(arguments.serve[0]), Path(arguments.serve[1]).read_text().split())
         return 0
     if arguments.smoke:
-        arguments.seats, arguments.rounds = 8, 2
+        arguments.seats, arguments.rounds, arguments.runtimes = 8, 2, 4
     from st2.resources.host import ResourceHost
     from st2.roster.build import build_roster
 
@@ -184,10 +255,13 @@ def main() -> int:
         resync_p99 = resync_figure(arguments.seats, arguments.smoke)
         if resync_p99 is None:
             return 1
+        forked_mib = runtime_pss_mib(base, arguments.runtimes, forked=True)
+        spawned_mib = runtime_pss_mib(base, arguments.runtimes, forked=False)
         print(f"RESULT observe_pass_ms={observe_ms:.1f} first_pass_ms={first_ms:.1f} "
               f"changed_pass_ms={statistics.median(changed):.1f} host_cpu_ms={cpu_ms:.1f} "
               f"idle_cpu_pct={idle_pct:.2f} anchor_roster_ms={anchor_ms:.1f} ratio={observe_ms / anchor_ms:.2f} "
-              f"resync_p99_ms={resync_p99} seats={arguments.seats}")
+              f"resync_p99_ms={resync_p99} runtime_pss_mib={forked_mib:.2f} "
+              f"spawned_runtime_pss_mib={spawned_mib:.2f} runtimes={arguments.runtimes} seats={arguments.seats}")
         return 0
     finally:
         if resource_host is not None:

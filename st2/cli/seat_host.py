@@ -10,12 +10,14 @@ import click
 
 
 def preload() -> None:
-    """Import what a forked per-seat process runs (:data:`st2.seathost.preload.DING`) once here,
-    so every child shares those pages instead of importing its own, then rehearse the
-    notifier's paths and click's parse of ``st2 ding``."""
-    from st2.seathost.preload import DING, import_all
+    """Import what a forked per-seat process runs (:data:`st2.seathost.preload.DING` and
+    :data:`st2.seathost.preload.RESOURCE_RUNTIMES`) once here, so every child shares those pages
+    instead of importing its own, then rehearse the notifier's paths and click's parse of
+    ``st2 ding``."""
+    from st2.seathost.preload import DING, RESOURCE_RUNTIMES, import_all
 
     import_all(DING)
+    import_all(RESOURCE_RUNTIMES)
     from st2.ding.rehearsal import rehearse
 
     rehearse()

@@ -8,7 +8,8 @@ Each row of :data:`ROUTES` names the doors that try it:
   the core untouched as its ``argv``; ``-h``/``--help`` before any ``--`` prints the core
   module's help instead), then the parsed verbs after any ``st2 --catalog C --host H``, when
   stdout and stderr are UTF-8;
-- :data:`FORKED`, a process the seat host forks (``st2 ding`` for its stubs): the verb first;
+- :data:`FORKED`, a process the seat host forks (``st2 ding`` for its stubs, ``st2
+  resource-runtime <scheme>`` for the built-in provider runtimes): the verb first;
 - :data:`FORKED_SESSION`, a session wrapper the seat host forks: root options allowed.
 
 A parsed row's core is called with a :class:`Call` and returns an exit status, or None before
@@ -93,6 +94,7 @@ ROUTES: dict[tuple[str, ...], Route] = {
     ("ding",): Route(Shape(("--socket", "--poll-interval", "--retry-backoff") + CATALOG, ("--trace-progress",),
                            numbers=("--poll-interval", "--retry-backoff"), leading=1, equals=False),
                      "st2.ding.route:run", (FORKED,)),
+    ("resource-runtime",): Route(Shape(leading=1), "st2.resources.runtime:route", (FORKED,)),
 }
 
 # The wrapper verbs' rows come from the driver table, built by this function (named by string

@@ -133,6 +133,13 @@ class _Server:
             self._drop()
 
 
+def route(call) -> int:
+    """``st2 resource-runtime <scheme>`` on the front door's click-free route for a runtime the
+    seat host forks (:mod:`st2.front.table`): click's parse would copy its pages out of the
+    host's shared heap (docs/memory.md §Resource provider runtimes)."""
+    return main(call.parsed.positionals[0])
+
+
 def main(scheme: str) -> int:
     path = os.environ.get(SOCKET_VARIABLE)
     if not path:

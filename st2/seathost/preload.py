@@ -3,8 +3,11 @@ once in the host before it forks so every child shares those pages instead of im
 
 :data:`DING` is what a forked DING stub runs (the front door's ``ding`` row, or the click route
 for any other spelling), the stub serving its seat itself, and the DING service: the notifier,
-its screen grammars and watch. :data:`SESSION_WRAPPERS` is what a forked Codex or opencode
-session wrapper runs, its lazily imported paths included (each native driver's own session module
+its screen grammars and watch. :data:`RESOURCE_RUNTIMES` is what a forked built-in provider
+runtime runs (``st2 resource-runtime <scheme>`` on the front door's forked row, and the ``file:``,
+``git:`` and ``cmd:`` observers); it is small (about 50 KiB in the host, docs/memory.md §Resource
+provider runtimes), so the host imports it with :data:`DING` at its start.
+:data:`SESSION_WRAPPERS` is what a forked Codex or opencode session wrapper runs, its lazily imported paths included (each native driver's own session module
 is added from the driver table by the host's preload); the host imports it at its first
 ``fork-session`` request only (:mod:`st2.seathost.server`), so a fleet without native seats
 never pays it. Each is checked against the ``sys.modules`` of a traced run of the same entries
@@ -41,6 +44,14 @@ DING: tuple[str, ...] = (
     "st2.records.status",
     "st2.runtime.scope",
     "st2.seathost.watch_client",
+)
+
+RESOURCE_RUNTIMES: tuple[str, ...] = (
+    "st2.resources.observers",
+    "st2.resources.protocol",
+    "st2.resources.runtime",
+    "st2.resources.state",
+    "st2.worktree.git",
 )
 
 SESSION_WRAPPERS: tuple[str, ...] = (

@@ -1,5 +1,6 @@
-"""Resource observation under a real `st2 up`: real provider runtimes as host tasks, a real git
-repository, real signals (process tier)."""
+"""Resource observation under a real `st2 up`: real provider runtimes as host tasks (the built-in
+ones forked by the seat host, or spawned with ``ST2_SEAT_HOST=off``), a real git repository, real
+signals (process tier)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
 import pytest
 
 from supervisor_support import poll_for
 from st2.resources import demand, state
 from st2.process.existence import pid_exists
 from st2.runtime import layout
+from st2.seathost import wire
 
 pytestmark = pytest.mark.process
 
@@ -176,6 +179,55 @@ def test_a_crash_looping_provider_runtime_is_parked_and_its_binding_says_unavail
                        "the unavailable record", timeout=30)
     assert failing.last_failure.kind == "unavailable" and failing.revision == 0
     assert "h.w" in fleet.running()                                   # the agent itself keeps running
+
+
+def observes_an_edit(fleet, document: Path) -> None:
+    """The ``now`` binding's runtime publishes the document's first content, then an edit on demand."""
+    first = poll_for(lambda: record(fleet, "now"), "the first observation", timeout=30)
+    assert (first.facts["content"], first.revision) == ("one\n", 1)
+    document.write_text("two\n")
+    receipt = refresh(fleet, "now")
+    assert (receipt["state"], receipt["result"], receipt["revision"]) == ("closed", "Published", 2)
+    assert record(fleet, "now").facts["content"] == "two\n"
+
+
+def file_seat(fleet) -> Path:
+    document = fleet.base / "now.md"
+    document.write_text("one\n")
+    (fleet.catalog / "catalog.kdl").write_text('catalog {\n    resource-provider "file" { interval "1h" }\n}\n')
+    fleet.seat("w", SEAT + f'resource "now" uri="file://{document}"')
+    return document
+
+
+def test_a_built_in_runtime_is_forked_by_the_seat_host_and_observes_a_file_binding(fleet) -> None:
+    document = file_seat(fleet)
+    supervisor = fleet.up()
+    try:
+        observes_an_edit(fleet, document)
+        runtime = fleet.record("h.w.resource-file")
+        process = psutil.Process(runtime.pid)
+        host = wire.request(wire.socket_path(fleet.scope.directory), {"op": "hello"}, timeout=5.0)
+        # The seat host's zygote forked it: its parent, and it still runs the host's command line.
+        assert process.ppid() == host["zygote"] != supervisor.pid
+        assert "seat-host" in process.cmdline() and "resource-runtime" not in process.cmdline()
+        assert os.getpgid(runtime.pid) == os.getsid(runtime.pid) == runtime.pid   # its own session and group
+        listening = layout.resource_socket(fleet.scope.directory, "h.w.resource-file")
+        assert f"resource runtime file listening on {listening}" in Path(runtime.log).read_text()
+    finally:
+        try:
+            wire.request(wire.socket_path(fleet.scope.directory), {"op": "retire"}, timeout=5.0)
+        except OSError:
+            pass
+
+
+def test_without_a_seat_host_a_built_in_runtime_is_spawned_and_observes_a_file_binding(fleet) -> None:
+    document = file_seat(fleet)
+    supervisor = fleet.up(env={**fleet.env, "ST2_SEAT_HOST": "off"})
+    observes_an_edit(fleet, document)
+    process = psutil.Process(fleet.record("h.w.resource-file").pid)
+    assert process.ppid() == supervisor.pid
+    assert process.cmdline()[-2:] == ["resource-runtime", "file"]
+    assert not wire.socket_path(fleet.scope.directory).exists()   # no seat host was started
 
 
 BUILD = '''

@@ -8,9 +8,11 @@ and add one no forked process needs.
 
 DING: a stub in the launched shape (the front door's ``ding`` row) with no seat host, which asks
 for a DING service and then serves its seat itself; the DING service (click's ``ding-service``);
-a stub in another spelling (click's ``ding``) that the service serves. Session wrappers: a forked
-Codex and a forked opencode wrapper (the front door's session rows) against their stand-in
-servers, each delivering one message."""
+a stub in another spelling (click's ``ding``) that the service serves. Resource runtimes: a forked
+``st2 resource-runtime`` of each built-in scheme (``file``, ``git``, ``cmd``), in the launched
+shape (st2/supervisor/lowering.py), each answering one real ``Observe`` on its socket. Session
+wrappers: a forked Codex and a forked opencode wrapper (the front door's session rows) against
+their stand-in servers, each delivering one message."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ import pytest
 
 from support import REPO, poll_for
 from st2.seathost import wire
-from st2.seathost.preload import DING, SESSION_WRAPPERS
+from st2.seathost.preload import DING, RESOURCE_RUNTIMES, SESSION_WRAPPERS
 
 pytestmark = [pytest.mark.process, pytest.mark.long]
 
@@ -57,6 +59,7 @@ import json, sys
 import st2.entry, st2.cli, st2.cli.seat_host, st2.seathost.server
 from st2.seathost import preload
 preload.DING, preload.SESSION_WRAPPERS = tuple(json.loads(sys.argv[1])), tuple(json.loads(sys.argv[2]))
+preload.RESOURCE_RUNTIMES = tuple(json.loads(sys.argv[4]))
 from st2.cli.seat_host import preload_native_wrappers, preload
 preload()
 if sys.argv[3] == "sessions":
@@ -86,6 +89,12 @@ class Traced:
         poll_for(self.report.exists, "the traced process's modules", timeout=30)
         return set(json.loads(self.report.read_text()))
 
+    def __enter__(self) -> "Traced":
+        return self
+
+    def __exit__(self, *exception) -> None:
+        self.stop()
+
     def stop(self) -> None:
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
@@ -96,11 +105,12 @@ class Traced:
                 self.process.wait()
 
 
-def preloaded(ding: tuple[str, ...], sessions: tuple[str, ...] | None) -> set[str]:
+def preloaded(ding: tuple[str, ...], sessions: tuple[str, ...] | None,
+              resources: tuple[str, ...] = RESOURCE_RUNTIMES) -> set[str]:
     """The modules the seat host holds before it forks, with these manifests (and, with
     ``sessions``, after its session wrappers' preload too)."""
     completed = subprocess.run([sys.executable, "-c", PRELOADED, json.dumps(ding), json.dumps(sessions or ()),
-                                "sessions" if sessions is not None else "ding"],
+                                "sessions" if sessions is not None else "ding", json.dumps(resources)],
                                capture_output=True, text=True, cwd=REPO, timeout=120, check=True)
     return set(json.loads(completed.stdout))
 
@@ -160,6 +170,59 @@ def test_the_ding_check_fires_on_a_missing_and_on_an_unused_entry(ding_runs) -> 
                                                                   "unused": ["st2.top"]}
 
 
+def scoped(tmp_path_factory, name: str) -> Path:
+    """A module-wide directory with the ``scope`` a traced child names as its host's."""
+    base = tmp_path_factory.mktemp(name)
+    (base / "scope").mkdir()
+    return base
+
+
+def runtime_run(base: Path, scheme: str, target: dict, env: dict) -> set[str]:
+    """A forked ``st2 resource-runtime <scheme>`` answering one ``Observe`` for ``target``, then
+    its modules."""
+    import socket as socket_module
+
+    from st2.resources import protocol
+
+    path = base / "sockets" / f"h.w.resource-{scheme}"
+    with Traced(base, f"runtime-{scheme}", "entry", base / "scope", ["resource-runtime", scheme],
+                {**env, "ST2_RESOURCE_SOCKET": str(path)}) as run:
+        poll_for(lambda: "listening on" in run.text(), f"the {scheme} runtime to listen", timeout=30)
+        with socket_module.socket(socket_module.AF_UNIX, socket_module.SOCK_STREAM) as connection:
+            connection.settimeout(30)
+            connection.connect(str(path))
+            reader = connection.makefile("rb")
+            hello = protocol.decode_hello(reader.readline())
+            connection.sendall(protocol.encode_observe(protocol.Observe(1, "h.w", "b", hello.registration,
+                                                                        f"{scheme}:trace", target)))
+            result = protocol.decode_result(reader.readline())
+        assert result.kind == protocol.PUBLISHED, (result, run.text())
+        return run.modules()
+
+
+@pytest.fixture(scope="module")
+def runtime_runs(tmp_path_factory) -> list[set[str]]:
+    base = scoped(tmp_path_factory, "runtimes")
+    document = base / "now.md"
+    document.write_text("working state\n")
+    repository = base / "repo"
+    subprocess.run(["git", "init", "-q", str(repository)], check=True)
+    env = environment(base, base / "catalog")
+    return [runtime_run(base, "file", {"path": str(document)}, env),
+            runtime_run(base, "git", {"path": str(repository)}, env),
+            runtime_run(base, "cmd", {"argv": ["echo", "ok"], "timeoutSeconds": 10}, env)]
+
+
+def test_the_resource_runtimes_manifest_is_what_a_forked_runtime_imports(runtime_runs) -> None:
+    assert findings(RESOURCE_RUNTIMES, runtime_runs, preloaded(DING, None)) == {"missing": [], "unused": []}
+
+
+def test_the_resource_runtimes_check_fires_on_a_missing_and_on_an_unused_entry(runtime_runs) -> None:
+    short = tuple(name for name in RESOURCE_RUNTIMES if name != "st2.worktree.git") + ("st2.top",)
+    assert findings(short, runtime_runs, preloaded(DING, None, short)) == {
+        "missing": ["st2.worktree", "st2.worktree.git"], "unused": ["st2.top"]}
+
+
 def ledger_phase(state: Path, name: str) -> str | None:
     path = next(iter(state.glob("**/delivery/*/delivery-ledger.json")), None)
     entries = json.loads(path.read_text())["entries"] if path is not None else []
@@ -175,15 +238,12 @@ def wrapper_run(base: Path, harness: str, words: list[str], seat: Path, delivere
     directory.mkdir()
     (directory / "standin").mkdir()
     env = environment(directory, seat.parent.parent.parent, STANDIN_DIR=str(directory / "standin"))
-    run = Traced(directory, harness, "run_forked_session", base / "scope",
-                 ["--catalog", str(seat.parent.parent.parent), "driver", *words], env, stdin=subprocess.PIPE)
-    try:
+    with Traced(directory, harness, "run_forked_session", base / "scope",
+                ["--catalog", str(seat.parent.parent.parent), "driver", *words], env, stdin=subprocess.PIPE) as run:
         poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", run.text, timeout=60)
         name = write_message(seat, "trace")
         poll_for(lambda: ledger_phase(directory / "state", name) == delivered, run.text, timeout=60)
         return run.modules()
-    finally:
-        run.stop()
 
 
 @pytest.fixture(scope="module")
@@ -191,8 +251,7 @@ def session_runs(tmp_path_factory) -> list[set[str]]:
     import codex_support
     import opencode_support
 
-    base = tmp_path_factory.mktemp("sessions")
-    (base / "scope").mkdir()
+    base = scoped(tmp_path_factory, "sessions")
     catalog = base / "catalog"
     codex = codex_support.make_seat(catalog, "coder")
     opencode = opencode_support.make_seat(catalog, "oc")

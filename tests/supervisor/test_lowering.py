@@ -130,6 +130,11 @@ def test_resource_bindings_lower_to_one_provider_runtime_per_scheme_with_a_provi
         ("h.rev.resource-git", "exec", ("st2", "resource-runtime", "git"), "/run/r/h.rev.resource-git", True),
         ("h.rev.resource-jira", "exec", ("jira-provider", "-q"), "/run/r/h.rev.resource-jira", True),
     ]
+    # The built-in runtimes (this st2's own verb) are forked by the seat host; a declared argv is spawned.
+    from st2.supervisor.backends.exec_backend import forkable_words
+
+    assert [forkable_words(t.argv, ["st2"]) for t in plan.tasks if t.role is TaskRole.RESOURCE] == [
+        ["resource-runtime", "file"], ["resource-runtime", "git"], None]
     assert [task.runtime_id for task in lower(declaration, "h", tmp_path / "c", base_environment={}).tasks] == [
         "h.rev"]  # no providers given
     lonely = declare(tmp_path, "lonely", '    exec "job" { argv "y"; }\n    resource "now" uri="file:///srv/now.md"')

@@ -3,12 +3,14 @@
 Output goes to ``<catalog>/logs/<runtime-id>.log``; relaunching keeps exactly one prior
 generation as ``.log.1``. Killing a task reaps its whole process group.
 
-A forkable task (``st2 ding …``, see :data:`FORKABLE_VERBS`) is forked by the scope's seat host
-(:mod:`st2.seathost`) when one of this build answers, instead of spawned: the same separate
-process in its own session and group, with the same log, directory and environment, recorded
-in the same launch record (PID, start time, generation, argv digest of the declared argv) — only
-its pages are shared. Without a seat host (``ST2_SEAT_HOST=off``, or none comes up) it is
-spawned like every other task.
+A forkable task (this st2 run as ``st2 ding …`` or as a built-in provider runtime, ``st2
+resource-runtime …``, see :data:`FORKABLE_VERBS`; a catalog-declared provider's own argv is not)
+is forked by the scope's seat host (:mod:`st2.seathost`) when one of this build answers, instead
+of spawned: the same separate process in its own session and group, with the same log, directory
+and environment, recorded in the same launch record (PID, start time, generation, argv digest of
+the declared argv), killed and adopted by that record — only its pages are shared, and its
+``/proc/<pid>/cmdline`` is the seat host's (find it by its launch record, never by cmdline).
+Without a seat host (``ST2_SEAT_HOST=off``, or none comes up) it is spawned like every other task.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def child_identity(pid: int) -> ProcessIdentity:
         raise LaunchError(f"cannot read the start time of pid {pid}: {error}") from error
 
 
-FORKABLE_VERBS = ("ding",)
+FORKABLE_VERBS = ("ding", "resource-runtime")
 
 
 def forkable_words(argv: tuple[str, ...], command: list[str]) -> list[str] | None:
