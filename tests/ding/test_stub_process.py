@@ -141,7 +141,9 @@ def test_a_service_of_another_build_is_retired_and_never_used(tmp_path):
             rows = answer.get("serving") or []
             return answer if answer.get("build") == wire.build_id() and rows and rows[0]["watch"] else None
 
-        answer = poll_for(serving, "a service of this build serving the seat", timeout=30)
+        answer = poll_for(serving, lambda: (f"a service of this build serving the seat (old service saw "
+                                            f"{old.requests}; the stub's log: {text(log)!r}; the seat host's: "
+                                            f"{text(scope / 'host.log')!r})"), timeout=30)
         service_pid = answer["pid"]
         assert answer["serving"] == [{"target": "h.ann", "stub": process.pid, "watch": True}]
         assert old.requests[-1] == "retire" and "serve" in old.requests
