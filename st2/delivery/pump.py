@@ -28,6 +28,12 @@ class LedgerPump:
             self.quarantine = str(error)
             log(f"delivery ledger {ledger_path} quarantined ({error}); delivery holds and the file is left as is")
 
+    def quarantine_with(self, reason: str) -> None:
+        """Hold delivery for good as a quarantined ledger does, for a reason found before the
+        ledger was loaded (a self-contradicting pre-ledger record, :mod:`st2.delivery.legacy_state`)."""
+        self.ledger = None
+        self.quarantine = reason
+
     def hold(self, now_ms: int) -> str | None:
         """The seat's delivery hold (:mod:`st2.delivery.hold`): while it is up the session asks
         for no batch, so the mail stays unread and unowned."""
