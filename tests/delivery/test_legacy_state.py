@@ -83,7 +83,8 @@ def ledger_path(state: Path, catalog: Path) -> tuple[Path, Path]:
 
 
 @pytest.mark.parametrize("profile, record, expected", [(L.CODEX, CODEX_RECORD, CODEX_LEDGER),
-                                                       (L.OPENCODE, OPENCODE_RECORD, OPENCODE_LEDGER)])
+                                                       (L.OPENCODE, OPENCODE_RECORD, OPENCODE_LEDGER)],
+                         ids=["codex", "opencode"])
 def test_a_left_behind_record_becomes_one_asserted_entry_and_stays_in_place(
         tmp_path: Path, catalog: Path, profile, record: bytes, expected: bytes) -> None:
     state = tmp_path / "state"
@@ -124,7 +125,7 @@ def test_translation_happens_once_and_a_ledger_present_wins(tmp_path: Path, cata
     (b"{not json", "not JSON"),
     (OPENCODE_RECORD, "schema is not st2.codex-delivery-state.v1"),        # the other harness's record
     (CODEX_RECORD.replace(b'"agent":"h.coder"', b'"agent":"h.other"'), "agent 'h.other'"),
-])
+], ids=["not-json", "other-harness", "other-agent"])
 def test_a_record_that_is_not_this_seats_is_ignored_with_a_log_line(tmp_path: Path, catalog: Path, record,
                                                                      why) -> None:
     state = tmp_path / "state"
@@ -141,7 +142,7 @@ def test_a_record_that_is_not_this_seats_is_ignored_with_a_log_line(tmp_path: Pa
     (CODEX_RECORD.replace(b'"phase"', b'"extra":1,"phase"'), "fields are not"),
     (CODEX_RECORD.replace(b'"runtimeIncarnation":"5f0c2a9e4b7d1c3a8e6f",', b""), "fields are not"),
     (CODEX_RECORD.replace(b'1786380000000-aaa111.md', b'notes.txt'), "not a message filename"),
-])
+], ids=["forged-id", "unknown-phase", "extra-field", "missing-field", "bad-filename"])
 def test_a_self_contradicting_record_holds_delivery_and_writes_no_ledger(tmp_path: Path, catalog: Path, record,
                                                                          why) -> None:
     state = tmp_path / "state"
@@ -202,3 +203,12 @@ def test_the_session_carries_the_record_before_its_pump_loads(tmp_path: Path, ca
     assert session.pump.quarantine is None and session.pump.ledger.verdict(FILE) is L.Verdict.HOLD
     assert "carried the pre-ledger delivery" in said
     assert ledger_path(state, catalog)[0].read_bytes() == OPENCODE_LEDGER
+
+
+def test_seeding_refuses_an_entry_that_would_not_read_back(tmp_path: Path, catalog: Path) -> None:
+    path, staging = ledger_path(tmp_path / "state", catalog)
+    unobservable = L.Entry(FILE, THREAD, "st2:1786380000000-aaa111:8861d0042f3d", L.Phase.PERSISTED,
+                           L.Attestation.ASSERTED)
+    with pytest.raises(L.Quarantined):
+        L.Ledger(path, staging, L.CODEX, AGENT, AGENT).seed([unobservable])
+    assert not path.exists()
