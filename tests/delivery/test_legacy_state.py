@@ -21,6 +21,7 @@ from st2.bus.envelope import render
 from st2.delivery import ledger as L
 from st2.delivery.legacy_state import Outcome, carry_legacy_record
 from st2.drivers.codex.pump import Pump as CodexPump
+from st2.drivers.opencode.pump import Pump as OpencodePump
 from st2.drivers.opencode.session import OpencodeSession
 from st2.drivers.seat import Seat
 from st2.runtime.scope import RuntimeScope
@@ -212,3 +213,28 @@ def test_seeding_refuses_an_entry_that_would_not_read_back(tmp_path: Path, catal
     with pytest.raises(L.Quarantined):
         L.Ledger(path, staging, L.CODEX, AGENT, AGENT).seed([unobservable])
     assert not path.exists()
+
+
+@pytest.mark.parametrize("profile, record", [(L.CODEX, CODEX_RECORD), (L.OPENCODE, OPENCODE_RECORD)],
+                         ids=["codex", "opencode"])
+def test_a_carried_forward_entry_holds_only_until_its_message_is_archived(tmp_path: Path, catalog: Path, profile,
+                                                                          record: bytes) -> None:
+    state = tmp_path / "state"
+    place(state, profile.harness, catalog, record)
+    carry(state, catalog, profile)
+    seat = catalog / "agents" / "h" / "coder"
+    inbox(seat, FILE, LATER)
+    path, staging = ledger_path(state, catalog)
+    pump = (CodexPump if profile is L.CODEX else OpencodePump)(seat, path, staging, AGENT, AGENT)
+    binding = THREAD if profile is L.CODEX else SESSION
+    if profile is L.CODEX:
+        assert pump.still_unsettled()
+    assert pump.next_batch(binding) is None
+    # The recipient reads and archives the message the earlier release delivered.
+    (seat / "resources" / "archive").mkdir(parents=True, exist_ok=True)
+    os.replace(seat / "resources" / "inbox" / FILE, seat / "resources" / "archive" / FILE)
+    if profile is L.CODEX:
+        assert not pump.still_unsettled()
+    batch = pump.next_batch(binding)
+    assert batch is not None and batch.filenames == (LATER,)
+    assert pump.ledger.get(FILE) is None and pump.ledger.get(LATER).attestation is L.Attestation.OBSERVED
