@@ -2,6 +2,8 @@
 server).
 
 - :mod:`.ledger` — the durable delivery ledger, with one profile per harness.
+- :mod:`.legacy_state` — the one-time carry of a pre-ledger ``delivery-state.json`` into the
+  ledger as an asserted entry.
 - :mod:`.batch` — the bounded, escaped mail batch every native pump delivers (Codex turn input,
   opencode prompt).
 - :mod:`.pump` — what every native delivery pump shares over its ledger

@@ -34,10 +34,12 @@ It lives beside the resumable-session record, not in the runtime scope, so a reb
 (:func:`ledger_location`). A ledger an earlier build left in the runtime scope is carried
 there by :func:`carry_from_scope`, an explicit step each native session takes once at its start.
 
-This build never shipped the pre-ledger ``delivery-state.json``, so there is nothing to carry
-forward; the ``asserted`` attestation is kept on the wire (and honoured: it holds and authorizes
-no transport until this build observes evidence of its own) so a ledger written by a build that
-did translate one reads correctly.
+A seat that an earlier release drove before the ledger existed may have its one pre-ledger
+``delivery-state.json`` record; when no ledger file exists, the session translates it once, right
+after :func:`carry_from_scope`, into an ``asserted`` entry (:mod:`st2.delivery.legacy_state`,
+through :meth:`Ledger.seed`). An asserted entry holds and authorizes no transport until this
+build observes evidence of its own (which makes it ``observed``) or the message leaves the
+unread set.
 
 Standard library only.
 """
@@ -353,6 +355,16 @@ class Ledger:
         if gone:
             self._commit({name: entry for name, entry in self.entries.items() if name in keep})
         return gone
+
+    def seed(self, entries: Iterable[Entry]) -> None:
+        """Publish entries this process did not create (the pre-ledger carry,
+        :mod:`st2.delivery.legacy_state`) as the whole ledger: they must read back through
+        :func:`decode` exactly as a saved ledger would, else :class:`Quarantined` and nothing is
+        written."""
+        staged = {entry.filename: entry for entry in entries}
+        decode(encode(self.profile, self.agent, self.runtime_id, staged.values()), self.profile, self.agent,
+               self.runtime_id)
+        self._commit(staged)
 
     def _commit(self, entries: dict[str, Entry]) -> None:
         ensure_directory(self.path.parent, mode=0o700)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from st2.bus.mailbox import list_inbox
 from st2.catalog.layout import STATUS
 from st2.delivery.hold import delivery_hold
 from st2.delivery.ledger import Entry, Event, Ledger, Profile, Quarantined, Refused, Verdict
@@ -28,6 +29,12 @@ class LedgerPump:
             self.quarantine = str(error)
             log(f"delivery ledger {ledger_path} quarantined ({error}); delivery holds and the file is left as is")
 
+    def quarantine_with(self, reason: str) -> None:
+        """Hold delivery for good as a quarantined ledger does, for a reason found before the
+        ledger was loaded (a self-contradicting pre-ledger record, :mod:`st2.delivery.legacy_state`)."""
+        self.ledger = None
+        self.quarantine = reason
+
     def hold(self, now_ms: int) -> str | None:
         """The seat's delivery hold (:mod:`st2.delivery.hold`): while it is up the session asks
         for no batch, so the mail stays unread and unowned."""
@@ -40,6 +47,15 @@ class LedgerPump:
             return []
         return [entry for entry in self.ledger.entries.values()
                 if self.ledger.verdict(entry.filename) is Verdict.HOLD]
+
+    def still_ambiguous(self) -> bool:
+        """Whether an entry still holds once every entry whose message left the unread set is
+        pruned: the recipient settled that message, so no entry for it may keep holding delivery
+        (an ambiguous attempt or a carried-forward asserted one alike)."""
+        if not self.ambiguous():
+            return False
+        self.ledger.prune([message.filename for message in list_inbox(self.seat_directory)])
+        return bool(self.ambiguous())
 
     def bindings(self) -> set[str]:
         """The harness sessions the ambiguous entries were delivered to: only each one's own

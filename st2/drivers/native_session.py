@@ -57,7 +57,8 @@ class NativeServerSession:
         import os
         from pathlib import Path
 
-        from st2.delivery.ledger import carry_from_scope, ledger_location
+        from st2.delivery.ledger import PROFILES, carry_from_scope, ledger_location
+        from st2.delivery.legacy_state import carry_legacy_record
         from st2.drivers.resume_hold import ResumeHold
         from st2.runtime.scope import RuntimeScope
 
@@ -71,9 +72,13 @@ class NativeServerSession:
         scope = RuntimeScope(Path(os.path.abspath(catalog)), seat.agent.split(".", 1)[0], state_dir)
         self.staging = scope.staging
         self.scope_directory = scope.directory
-        carry_from_scope(scope.directory, runtime_id)  # the one-time migration, before the pump loads
+        carry_from_scope(scope.directory, runtime_id)  # the one-time migrations, before the pump loads
+        _, held = carry_legacy_record(scope.directory, self.catalog, PROFILES[self.harness], seat.agent, runtime_id,
+                                      log=self.note)
         self.pump = self.pump_class(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
                                     runtime_id, log=self.note)
+        if held is not None:
+            self.pump.quarantine_with(held)
         self.resume = ResumeHold(seat, runtime_id, self.harness, clock, self.note, state_dir,
                                  accepts=self.accepts_session_id)
         self.diagnostics = None     # st2.records.driver_diagnostic.Publisher, once the gate ran

@@ -37,6 +37,8 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         staging/                             staging for atomic publication in the store
         delivery/<runtime-id>/delivery-ledger.json  delivery ledgers
         schedules/<runtime-id>.json          a seat's scheduled prompts: anchor, last fired, next run
+    codex/<seat-key>/delivery-state.json     the one delivery record releases before the ledger kept
+    opencode/<seat-key>/delivery-state.json  per native seat, read once (st2.delivery.legacy_state)
     cache/declarations.<catalog-digest>.json the declaration cache
     cache/seats.<catalog-digest>.json        the seat index
     channel/<runtime-id>.log                 a pi seat's extension channel diagnostics
@@ -110,6 +112,9 @@ WORKTREES_BESIDE = ".st2-worktrees"
 
 # In the session store (and, from earlier builds, the scope).
 DELIVERY = "delivery"
+
+# Under the runtime state directory, from releases before the delivery ledger.
+LEGACY_DELIVERY_STATE = "delivery-state.json"
 DELIVERY_LEDGER = "delivery-ledger.json"
 SCHEDULES = "schedules"
 
@@ -122,7 +127,7 @@ NAMES: tuple[str, ...] = (
     RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
     RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL,
     RESOURCE_PROPOSALS, RESOURCE_INTENT,
-    SCHEDULES,
+    SCHEDULES, LEGACY_DELIVERY_STATE,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
 
@@ -309,6 +314,14 @@ def delivery_ledger(directory: Path, runtime_id: str) -> Path:
     """``<directory>/delivery/<runtime-id>/delivery-ledger.json``: in the session store where the
     ledger lives, or in the scope where earlier builds left it."""
     return directory / DELIVERY / runtime_id / DELIVERY_LEDGER
+
+
+def legacy_delivery_state(scope: Path, harness: str, seat_key: str) -> Path:
+    """``<state>/<harness>/<seat-key>/delivery-state.json`` in the runtime state directory the
+    scope ``<state>/scopes/<digest>/<host>`` sits in: where a release before the delivery ledger
+    kept a native seat's one delivery record (``harness`` is ``codex`` or ``opencode``;
+    ``seat_key`` is :func:`st2.delivery.legacy_state.seat_key`)."""
+    return scope.parent.parent.parent / harness / seat_key / LEGACY_DELIVERY_STATE
 
 
 def schedule_state(store: Path, runtime_id: str) -> Path:

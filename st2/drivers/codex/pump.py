@@ -44,6 +44,14 @@ class Pump(LedgerPump):
         self.in_flight: dict[int, tuple[str, ...]] = {}     # request id -> filenames
         self.unsettled: bool = bool(self.ledger and self.ambiguous())
 
+    def still_unsettled(self) -> bool:
+        """:attr:`unsettled`, re-derived after pruning the entries whose message the recipient
+        settled (:meth:`still_ambiguous`): an entry no thread history can settle — one carried
+        forward from a pre-ledger release — holds only until its message is archived."""
+        if self.unsettled and self.ledger is not None:
+            self.unsettled = self.still_ambiguous()
+        return self.unsettled
+
     def next_batch(self, binding: str) -> Batch | None:
         """Own and encode the next batch (ledger written before this returns), or None."""
         if self.ledger is None or self.unsettled or self.in_flight:

@@ -313,7 +313,7 @@ class CodexSession(NativeServerSession):
             return
         current, _ = control_module.phase(self.control)
         start = control_module.startable(self.control)
-        if not (start or current is Phase.ACTIVE) or self.pump.in_flight or self.pump.unsettled:
+        if not (start or current is Phase.ACTIVE) or self.pump.in_flight or self.pump.still_unsettled():
             return
         if self.delivery_held():
             return

@@ -51,7 +51,7 @@ class Pump(LedgerPump):
 
     def next_batch(self, session_id: str) -> Batch | None:
         """Own and encode the next batch (the ledger is written before this returns), or None."""
-        if self.ledger is None or self.ambiguous():
+        if self.ledger is None or self.still_ambiguous():
             return None
         return own_next_batch(self.ledger, self.seat_directory, session_id, self.log)
 
