@@ -145,7 +145,9 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         from st2.resources import state as resource_state
 
         found = resource_state.read_all(directory, runtime_id)
-        row.resource_states = [found[resource["name"]] for resource in facts["resources"] if resource["name"] in found]
+        # A record of the binding's earlier URI (the binding re-declared elsewhere) reads absent.
+        row.resource_states = [found[resource["name"]] for resource in facts["resources"]
+                               if resource["name"] in found and found[resource["name"]].uri == resource["uri"]]
     if enrich:
         row.last_activity_ms = last_activity_ms(directory, status.activity_time_ms(status_bytes, now_ms, status_mtime_ms))
         row.inbox = len(boxes.unread_names(directory))

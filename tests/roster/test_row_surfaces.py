@@ -156,3 +156,16 @@ def test_top_cells_filters_and_detail_lines_are_pinned_for_every_reader_arm(fixt
     location = CatalogLocation(root, "alpha")
     assert [[line for line in detail_lines(location, seat, NOW_MS)
              if line.startswith(("driver diagnostic:", "session:", "resource "))] for seat in seats] == DETAIL
+
+
+def test_a_state_record_of_the_bindings_earlier_uri_reads_absent(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    root = build(tmp_path / "catalog")
+    declaration = root / "agents" / "alpha" / "a-fresh" / "agent.kdl"
+    declaration.write_text(declaration.read_text().replace("file:///srv/spec.md", "file:///srv/other.md"))
+    rows, _ = build_roster(root, NOW_MS, host="alpha", enrich=True)
+    row = next(row for row in rows if row.identity == "alpha.a-fresh")
+    assert [resource["uri"] for resource in json.loads(to_json([row], enrich=True))[0]["resources"]] == [
+        "file:///srv/other.md"]
+    assert row.resource_states == []
+    assert not any("resource-failing" in finding.line() for finding in record_findings(row, NOW_MS))
