@@ -67,7 +67,12 @@ def test_the_engine_journals_a_flapping_seats_budget_then_its_net_change_at_the_
         frozen[0] = time.monotonic()
         for number in range(9):  # 9 changes: the last leaves the seat blocked
             state(seats["a"], "human" if number % 2 == 0 else "none")
-            poll_for(lambda: len(journaled("h.a")) >= min(number + 1, 3), "the budget's transitions")
+            if number < 3:
+                poll_for(lambda: len(journaled("h.a")) >= number + 1, "the budget's transitions")
+            elif number == 3:
+                # The fourth change must be read before the next is written: written back to back,
+                # changes 4-9 could all be read as one, and 9 equals 3 (blocked), which is no change.
+                poll_for(lambda: said, "the fourth change held")
         state(seats["b"], "human")  # another seat's transition is journaled at once
         poll_for(lambda: journaled("h.b") == [("none", "human")], "the other seat's transition")
         assert journaled("h.a") == [("none", "human"), ("human", "none"), ("none", "human")]
