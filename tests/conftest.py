@@ -30,14 +30,14 @@ def st2():
 
 
 LONG_TIERS = ("lab", "faults", "multihost", "long")
-WORKERS_PER_CORE = 2
+WORKERS_PER_CORE = 3
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto`` (what ``scripts/dev test`` and the soak run) is two workers per core: most of
-    the suite's time is spent waiting on real processes (harness start-ups, tmux, timers and
-    bounds), so one worker per core leaves the machine idle. On the 2-core machine a fresh clone's
-    pytest took 546 s with 2 workers and 354 s with 4 (623 of 708 core-seconds busy)."""
+    """``-n auto`` (what ``scripts/dev test`` and the soak run) is three workers per core: most
+    of the suite's time is spent waiting on real processes (harness start-ups, tmux, timers and
+    bounds), so fewer leave the machine idle. On the 2-core machine a fresh clone's pytest took
+    545 s with 4 workers (606 of 1,090 core-seconds busy) and 488 s with 6 (626 of 975)."""
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
