@@ -47,7 +47,7 @@ def test_the_readme_commands_work_from_a_fresh_clone(tmp_path: Path) -> None:
     assert rows[2]["desiredState"] == "suspended"
     assert rows[2]["desiredStateReason"] == "waiting for CI"
     # The test command itself, narrowed to one file so this test does not recurse into itself, in
-    # one process (-n 0: bringing up two workers per core for two tests cost ~10 s of the suite).
+    # one process (-n 0: bringing up several workers per core for two tests cost ~10 s of the suite).
     tests = subprocess.run(["scripts/dev", "test", "tests/test_invariants.py", "-n", "0"], cwd=clone, env=env,
                            capture_output=True, text=True, timeout=600)
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-3000:]
