@@ -3,7 +3,10 @@ its PTY task is ``st2 driver opencode-session`` — against the loopback fake mo
 exactly one model request and its ledger entry reaches ``persisted`` (read back from the server);
 the context is the assistant total over the providers window; one summarize is one compaction; a
 permission blocks on a human until ``/approve`` is typed; killing the server mid-turn yields the ``sse``
-diagnostic, cleared when the wrapper has served a new one and its stream connects."""
+diagnostic, cleared when the wrapper has served a new one and its stream connects; a 401 reads
+``providerAuth`` until an ordinary turn; ``st2 down`` stops the attached TUI, the wrapper and the
+server. Each test starts its own seat (an ``opencode serve`` costs seconds of CPU to start), so
+proofs that can share one seat run as steps of one test."""
 
 from __future__ import annotations
 
@@ -125,6 +128,11 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
 
     name = write_message(seat.directory, "first task", body="say hello")
     poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
+    # The transcript twin (``view "transcript"``) shows the served session's transcript, not opencode's TUI.
+    poll(lambda: "opencode: Hello from the fake model." in seat.screen(), "the answer in the transcript", 60,
+         seat.screen)
+    screen = seat.screen()
+    assert "st2: opencode serve listening on 127.0.0.1:" in screen and "ctrl+p commands" not in screen
     poll(lambda: (seat.record("harness-context") or {}).get("usedTokens") == 9942, "the reading", 60, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "idle after the turn", 60, seat.screen)
     assert requests_carrying(fake_model, name[:-3]) == 1
@@ -158,7 +166,7 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     # Killing the server mid-turn (its turn waiting on a second permission): the sse diagnostic.
     poll(lambda: seat.ledger().get(tool, {}).get("phase") == "persisted", "the tool mail read back", 60, seat.screen)
     os.rename(seat.directory / "resources" / "inbox" / tool, seat.directory / "resources" / "archive" / tool)
-    write_message(seat.directory, "tool again", body="FAKE_TOOL: echo opencode-tool-again")
+    again = write_message(seat.directory, "tool again", body="FAKE_TOOL: echo opencode-tool-again")
     poll(lambda: seat.state() == ("active", "human", "permission"), "mid-turn, asking", 120, seat.screen)
     server_pid = seat.server()["pid"]
     os.killpg(server_pid, signal.SIGKILL)
@@ -169,6 +177,27 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     poll(lambda: seat.record("driver-diagnostic") is None and seat.server()["pid"] != server_pid,
          "the sse stage cleared by the restarted server's stream", 240, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "idle on the restarted server", 120, seat.screen)
+    assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat, again)
+
+
+def assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat: Seat, held: str) -> None:
+    """A 401 from the model publishes ``providerAuth`` until a turn reaches its ordinary end. The
+    mail ``held`` (delivered before) is read back and archived first: its hold is released by the
+    recipient's archive alone."""
+    poll(lambda: seat.ledger().get(held, {}).get("phase") == "persisted", "the held mail read back", 120, seat.screen)
+    os.rename(seat.directory / "resources" / "inbox" / held, seat.directory / "resources" / "archive" / held)
+    rejected = write_message(seat.directory, "auth", body="FAKE_HTTP_STATUS: 401")
+    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "providerAuth", "providerAuth", 120,
+         seat.screen)
+    diagnostic = seat.row()["driverDiagnostic"]
+    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+            diagnostic["source"], diagnostic["producerVersion"]) == (
+        "failure", "opencode", "providerAuth", "providerAuthRejected", "turnResult", "1.18.33")
+    poll(lambda: seat.ledger().get(rejected, {}).get("phase") == "persisted", "the prompt read back", 60, seat.screen)
+    (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
+    os.rename(seat.directory / "resources" / "inbox" / rejected, seat.directory / "resources" / "archive" / rejected)
+    write_message(seat.directory, "ordinary", body="hello again")
+    poll(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", 120, seat.screen)
 
 
 def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_nothing(seat: Seat,
@@ -215,23 +244,6 @@ def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_no
     assert all(requests_carrying(fake_model, name[:-3]) <= 1 for name in everything)
 
 
-def test_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat: Seat, fake_model: FakeModel) -> None:
-    seat.up()
-    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
-    rejected = write_message(seat.directory, "auth", body="FAKE_HTTP_STATUS: 401")
-    poll(lambda: (seat.record("driver-diagnostic") or {}).get("stage") == "providerAuth", "providerAuth", 120,
-         seat.screen)
-    diagnostic = seat.row()["driverDiagnostic"]
-    assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
-            diagnostic["source"], diagnostic["producerVersion"]) == (
-        "failure", "opencode", "providerAuth", "providerAuthRejected", "turnResult", "1.18.33")
-    poll(lambda: seat.ledger().get(rejected, {}).get("phase") == "persisted", "the prompt read back", 60, seat.screen)
-    (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
-    os.rename(seat.directory / "resources" / "inbox" / rejected, seat.directory / "resources" / "archive" / rejected)
-    write_message(seat.directory, "ordinary", body="hello again")
-    poll(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", 120, seat.screen)
-
-
 def test_an_opencode_seat_shows_opencode_s_own_tui_attached_to_the_served_session(attached_seat: Seat,
                                                                                    fake_model: FakeModel) -> None:
     seat = attached_seat
@@ -259,41 +271,6 @@ def test_an_opencode_seat_shows_opencode_s_own_tui_attached_to_the_served_sessio
     poll(lambda: "the transcript view follows" in seat.screen(), "the transcript after the TUI exits", 60,
          seat.screen)
     assert seat.server()["pid"] == pid and seat.sessions()
-
-
-def test_the_transcript_twin_shows_the_transcript(seat: Seat, fake_model: FakeModel) -> None:
-    seat.up()
-    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
-    name = write_message(seat.directory, "first task", body="say hello")
-    poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
-    poll(lambda: "opencode: Hello from the fake model." in seat.screen(), "the answer in the transcript", 60,
-         seat.screen)
-    screen = seat.screen()
-    assert "st2: opencode serve listening on 127.0.0.1:" in screen and "ctrl+p commands" not in screen
-    assert requests_carrying(fake_model, name[:-3]) == 1
-
-
-def test_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(attached_seat: Seat) -> None:
-    seat = attached_seat
-    seat.scrollback = 0
-    seat.up()
-    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
-    poll(lambda: "ctrl+p commands" in seat.screen(), "opencode's own TUI in the pane", 120, seat.screen)
-    # The pane process is the anchor running opencode's TUI; the wrapper is forked from the seat
-    # host (st2.drivers.opencode.attach_anchor) and runs the server.
-    anchor = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
-    words = Path(f"/proc/{anchor}/cmdline").read_bytes().split(b"\0")
-    assert words[3] == b"st2-session-anchor", words
-    wrapper = int(words[4])
-    server = seat.server()["pid"]
-    assert server in [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
-    attached = attach_children(seat)
-    assert len(attached) == 1
-    down = seat.st2("down", "--host", HOST, "oc")
-    assert down.returncode == 0, down.stdout + down.stderr
-
-    poll(lambda: all(gone(pid) for pid in (anchor, wrapper, server, *attached)), "everything stopped", 60, seat.screen)
-    assert (seat.record("harness-state") or {}).get("state") == "ended"
 
 
 def gone(pid: int) -> bool:
@@ -342,6 +319,28 @@ def test_a_restarted_server_gets_a_new_attached_tui_on_its_own_port(attached_sea
     poll(lambda: seat.ledger().get(name, {}).get("phase") == "persisted", "persisted by read-back", 120, seat.screen)
     poll(lambda: seat.state()[0] == "idle" and requests_carrying(fake_model, name[:-3]) == 1, "idle after one turn",
          60, seat.screen)
+    assert_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(seat)
+
+
+def assert_st2_down_stops_the_attached_tui_the_wrapper_and_the_server(seat: Seat) -> None:
+    """``st2 down`` of an attached seat stops the pane's anchor and the TUI it runs, the wrapper
+    (forked from the seat host) and the server the wrapper runs; the seat reads ``ended``."""
+    poll(lambda: "ctrl+p commands" in seat.screen(), "opencode's own TUI in the pane", 120, seat.screen)
+    # The pane process is the anchor running opencode's TUI; the wrapper is forked from the seat
+    # host (st2.drivers.opencode.attach_anchor) and runs the server.
+    anchor = int(seat.tmux("display-message", "-p", "-t", seat.session, "#{pane_pid}").strip())
+    words = Path(f"/proc/{anchor}/cmdline").read_bytes().split(b"\0")
+    assert words[3] == b"st2-session-anchor", words
+    wrapper = int(words[4])
+    server = seat.server()["pid"]
+    assert server in [int(pid) for pid in Path(f"/proc/{wrapper}/task/{wrapper}/children").read_text().split()]
+    attached = attach_children(seat)
+    assert len(attached) == 1
+    down = seat.st2("down", "--host", HOST, "oc")
+    assert down.returncode == 0, down.stdout + down.stderr
+
+    poll(lambda: all(gone(pid) for pid in (anchor, wrapper, server, *attached)), "everything stopped", 60, seat.screen)
+    assert (seat.record("harness-state") or {}).get("state") == "ended"
 
 
 # --- reboot survival (issue 24) -----------------------------------------------------------------
