@@ -1,10 +1,10 @@
 """Capture tool: re-run a scripted session of one real harness against the fake model and write
 what it emitted, verbatim, with a provenance file.
 
-    python tests/lab/capture.py <harness> [--out DIR]
+    python tests/lab/capture.py <harness> [--build VERSION] [--out DIR]
 
-``<harness>`` is a name from tests/lab/harnesses.toml; DIR defaults to
-``captures/<harness>/<version>/lab``. The session is: a plain turn, a tool call, a permission
+``<harness>`` is a name from tests/lab/harnesses.toml, run at its pin or at one of its measured
+builds (``--build``); DIR defaults to ``captures/<harness>/<version>/lab``. The session is: a plain turn, a tool call, a permission
 prompt where the harness has one, a compaction and a turn after it. Written files:
 
     <transcript files>          the harness's own frames/events/outputs, one JSON per line
@@ -284,11 +284,12 @@ def normalize(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------- capture
-def capture(name: str, out: Path, variant: str | None = None) -> Path:
-    """Run the scripted session of harness ``name`` (or its ``variant`` session) and write its
-    capture into ``out``."""
+def capture(name: str, out: Path, variant: str | None = None, build: str | None = None) -> Path:
+    """Run the scripted session of harness ``name`` (or its ``variant`` session) at its pin (or
+    the measured ``build``) and write its capture into ``out``."""
     session, steps = VARIANTS[(name, variant)] if variant else (SESSIONS[name], SESSION_STEPS[name])
     harness = load_manifest()[name]
+    harness = harness.build(build) if build else harness
     install(harness)
     out.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix="st2-capture-"))
@@ -317,7 +318,8 @@ def capture(name: str, out: Path, variant: str | None = None) -> Path:
         f"- harness: {name}, npm `{harness.package}@{harness.version}`"
         + (f" (+ {', '.join(harness.needs)})" if harness.needs else "") + "\n"
         f"- date: {datetime.datetime.now(datetime.timezone.utc).date().isoformat()}\n"
-        f"- made by: `python tests/lab/capture.py {name}{f' --session {variant}' if variant else ''}` "
+        f"- made by: `python tests/lab/capture.py {name}{f' --session {variant}' if variant else ''}"
+        f"{f' --build {build}' if build else ''}` "
         "(real binary, offline, fake model on 127.0.0.1)\n"
         f"- session: {steps}\n"
         f"- fake usage per answer: {json.dumps(asdict(usage))} "
@@ -333,13 +335,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("harness", choices=sorted(SESSIONS))
     parser.add_argument("--session", choices=sorted({variant for _, variant in VARIANTS}),
                         help="an extra session of the harness instead of the standard one")
+    parser.add_argument("--build", help="a measured build of the harness (harnesses.toml) instead of its pin")
     parser.add_argument("--out", type=Path)
     arguments = parser.parse_args(argv)
     if arguments.session and (arguments.harness, arguments.session) not in VARIANTS:
         parser.error(f"{arguments.harness} has no session {arguments.session}")
     harness = load_manifest()[arguments.harness]
+    try:
+        harness = harness.build(arguments.build) if arguments.build else harness
+    except ValueError as refusal:
+        parser.error(str(refusal))
     out = arguments.out or REPO / "captures" / arguments.harness / harness.version / (arguments.session or "lab")
-    print(capture(arguments.harness, out, arguments.session))
+    print(capture(arguments.harness, out, arguments.session, arguments.build))
     return 0
 
 
