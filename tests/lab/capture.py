@@ -28,6 +28,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
@@ -209,6 +210,37 @@ def session_claude_batched(harness: Harness, lab: Lab, fake: FakeModel) -> dict[
     return files
 
 
+def session_claude_statusline(harness: Harness, lab: Lab, fake: FakeModel) -> dict[str, str]:
+    """The interactive TUI (the status line renders only there), ``--model claude-sonnet-4-5``:
+    the payloads before the first reply, after a reply of 99000 input + 300 cache creation + 1200
+    cache read (100500 of 200000), right after /compact, and after the next reply; hooks teed."""
+    env = configure_claude(lab, harness, fake)
+    fake.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)
+    tui = ClaudeTui(harness.executable, lab, env, "--model", "claude-sonnet-4-5")
+    try:
+        tui.wait_status(lambda line: True, 90, "at start-up")
+        tui.type("hi")
+        tui.wait_status(lambda line: (line["context_window"].get("current_usage") or {}).get("input_tokens") == 99000,
+                        90, "after the first reply")
+        count = len(tui.status_lines())
+        tui.type("/compact")
+        # After a compaction the usage reads null (or all zero) until the next reply.
+        tui.wait_status(lambda line: len(tui.status_lines()) > count
+                        and not (line["context_window"].get("current_usage") or {}).get("input_tokens"),
+                        180, "after /compact")
+        compacted = len(tui.status_lines())
+        tui.type("after compact")
+        tui.wait_status(lambda line: len(tui.status_lines()) > compacted
+                        and (line["context_window"].get("current_usage") or {}).get("input_tokens") == 99000,
+                        90, "after the reply past the compaction")
+        time.sleep(1.0)  # the status line refreshes a last time once the turn has ended
+    finally:
+        tui.close()
+    hooks = lab.logs / "hooks.jsonl"
+    return {"statusline-stdin.jsonl": _lines(tui.status_lines()),
+            "hooks.jsonl": hooks.read_text() if hooks.exists() else ""}
+
+
 SESSIONS: dict[str, Session] = {
     "claude-code": session_claude, "codex": session_codex, "opencode": session_opencode,
     "pi": session_pi, "omp": session_pi,
@@ -216,6 +248,10 @@ SESSIONS: dict[str, Session] = {
 # Extra sessions, ``--session NAME``: (harness, name) -> (session, steps); written to
 # captures/<harness>/<version>/<name>/.
 VARIANTS: dict[tuple[str, str], tuple[Session, str]] = {
+    ("claude-code", "statusline"): (
+        session_claude_statusline,
+        "interactive TUI (--model claude-sonnet-4-5), the status line teed (one payload per line): start-up; "
+        "hi (fake usage input 99000, cache creation 300, cache read 1200, output 42); /compact; after compact"),
     ("claude-code", "batched-tool"): (
         session_claude_batched,
         "interactive TUI (--model claude-sonnet-4-5, permissions.allow Bash(echo:*)), a fresh session per batch, "
