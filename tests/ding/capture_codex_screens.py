@@ -14,7 +14,8 @@ screen after each answer as ``captures/codex/<version>/context-left/<name>.ansi`
 scripted usage in ``turns.json``: the TUI's own "% context left" footer, which the fixture test
 ``tests/drivers/codex/test_context_left_screens.py`` compares with st2's mirrored percent.
 
-Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py [--context-left]``
+Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py [--context-left] [--build VERSION]``
+(``--build``: one of the measured builds of tests/lab/harnesses.toml instead of the pin).
 """
 
 from __future__ import annotations
@@ -71,11 +72,14 @@ def end_lab_processes(root: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    context_left = argv == ["--context-left"]
-    if argv and not context_left:
-        print("usage: capture_codex_screens.py [--context-left]", file=sys.stderr)
+    build = argv[argv.index("--build") + 1] if "--build" in argv[:-1] else None
+    rest = [word for word in argv if word not in ("--build", build)]
+    context_left = rest == ["--context-left"]
+    if rest and not context_left:
+        print("usage: capture_codex_screens.py [--context-left] [--build VERSION]", file=sys.stderr)
         return 2
     harness = load_manifest()["codex"]
+    harness = harness.build(build) if build else harness
     install(harness)
     output = REPO / "captures" / "codex" / harness.version / ("context-left" if context_left else "screens")
     output.mkdir(parents=True, exist_ok=True)
