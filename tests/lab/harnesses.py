@@ -1,7 +1,7 @@
 """The pinned harness manifest and its installer.
 
 `tests/lab/harnesses.toml` names each harness's npm package and exact version (the pin), and the
-further builds the lab measures beside it (``measured``: the seeds' builds). `install()` puts one
+further builds the lab measures beside it (``measured``: earlier builds users run). `install()` puts one
 build into ``<cache>/<name>-<version>/`` with ``npm install --prefix`` only when it is missing or
 at another version, so a second run costs one stat per build, and several builds of one harness
 sit side by side. :func:`builds` lists a harness's builds, the pin first. The cache is

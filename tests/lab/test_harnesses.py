@@ -15,7 +15,7 @@ from harnesses import REPO, Harness, InstallFailed, builds, install, is_installe
 
 def test_the_manifest_pins_the_versions_lab_md_recorded() -> None:
     pins = {name: (h.package, h.version, h.needs, h.measured) for name, h in load_manifest().items()}
-    # The measured builds are the seeds' (pi 0.84.2 and omp 18.0.9 are not on npm).
+    # The measured builds are earlier builds users run (pi 0.84.2 and omp 18.0.9 are not on npm).
     assert pins == {
         "claude-code": ("@anthropic-ai/claude-code", "2.1.197", (), ("2.1.250",)),
         "codex": ("@openai/codex", "0.171.0", (), ("0.151.0",)),
