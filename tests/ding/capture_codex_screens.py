@@ -117,6 +117,8 @@ def main(argv: list[str]) -> int:
         if context_left:  # the footer items that print Codex's own context arithmetic
             with (Path(environment["CODEX_HOME"]) / "config.toml").open("a") as config:
                 config.write(f"[tui]\nstatus_line = {json.dumps(list(CONTEXT_STATUS_LINE))}\n")
+                # 0.151.0 asks whether to trust the workspace before its composer shows; 0.171.0 does not.
+                config.write(f"[projects.{json.dumps(str(lab.workspace))}]\ntrust_level = \"trusted\"\n")
         launcher = lab.root / "codex.sh"
         exports = "".join(f"export {name}='{value}'\n" for name, value in environment.items())
         launcher.write_text(f"#!/bin/sh\n{exports}cd '{lab.workspace}'\nexec '{harness.executable}'\n")
@@ -125,7 +127,9 @@ def main(argv: list[str]) -> int:
                         "-y", "50", str(launcher)], check=True, timeout=30,
                        env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
         try:
-            wait(lambda text: "? for shortcuts" in text and "gpt-" in text, "an idle composer")
+            # 0.151.0 prints no "? for shortcuts" under its composer.
+            wait(lambda text: ("? for shortcuts" in text or "Ask Codex to do anything" in text) and "gpt-" in text,
+                 "an idle composer")
             time.sleep(1)
             if context_left:
                 capture_context_left(harness.version, fake, tmux, wait, save, output,

@@ -26,13 +26,16 @@ OWNS_DELIVERY = True
 """A codex seat is delivered by its pump only: ``ding`` is refused on it and DING holds it."""
 
 VERSION_GATE = "exact"
-SUPPORTED_VERSIONS: tuple[str, ...] = ("0.171.0",)
-"""The exact codex-cli builds the wrapper drives. Every number the producers publish and every
-server-request answer was measured on these (captures/codex/0.171.0/); any other build is refused
-with a ``versionGate`` driver-diagnostic rather than driven on a guess."""
+SUPPORTED_VERSIONS: tuple[str, ...] = ("0.151.0", "0.171.0")
+"""The exact codex-cli builds the wrapper drives: its measured builds, no more. Every number the
+producers publish and every server-request answer was measured on these (captures/codex/<build>/);
+any other build is refused with a ``versionGate`` driver-diagnostic rather than driven on a guess,
+unless ``catalog.kdl`` admits it unmeasured (its context then withheld, docs/drivers.md §Measured
+builds)."""
 
-MEASURED_VERSIONS: tuple[str, ...] = ("0.171.0",)
-"""The builds the context arithmetic (the 12,000-token baseline function) was verified on."""
+MEASURED_VERSIONS: tuple[str, ...] = ("0.151.0", "0.171.0")
+"""The builds whose lab captures pin the context arithmetic (the 12,000-token baseline function),
+the state observation and the server requests: 0.171.0 (the lab's pin) and 0.151.0."""
 SESSION_OPTIONS = ("--operator",)
 SCREEN_GRAMMAR = "Codex"
 SESSION_HELP = "Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."
