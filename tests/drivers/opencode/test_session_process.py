@@ -74,7 +74,7 @@ def test_an_unmeasured_build_admitted_by_the_catalog_runs_and_withholds_its_cont
         # The finished assistant message (tokens.total 9942) reached the wrapper: it went idle again.
         poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
         assert not (seat / "harness-context").exists()
-        assert ("opencode 1.18.34 is not a measured build (measured: 1.18.33); admitted by catalog.kdl "
+        assert ("opencode 1.18.34 is not a measured build (measured: 1.18.25, 1.18.33); admitted by catalog.kdl "
                 "admit-unmeasured, so no context reading is published") in wrapper.text()
         env = st2_env(catalog)
         [row] = [row for row in json.loads(run_st2("agents", "--json", "--host", "h", env=env).stdout)
