@@ -36,13 +36,19 @@ def contexts(rows: list[dict]) -> list[tuple]:
 def test_each_exact_gate_admits_exactly_its_measured_builds() -> None:
     assert {harness: (drivers.package(harness).VERSION_GATE, drivers.package(harness).SUPPORTED_VERSIONS,
                       drivers.package(harness).MEASURED_VERSIONS) for harness in ("codex", "opencode")} == {
-        "codex": ("exact", ("0.151.0", "0.171.0"), ("0.151.0", "0.171.0")),
+        "codex": ("exact", ("0.171.0",), ("0.171.0",)),  # 0.151.0 measured, refused: see below
         "opencode": ("exact", ("1.18.25", "1.18.33"), ("1.18.25", "1.18.33"))}
     assert drivers.package("claude").MEASURED_VERSIONS == ("2.1.197", "2.1.250", "2.1.328")
 
 
-def test_codex_0_151_0_publishes_the_pins_records(tmp_path: Path) -> None:
-    from st2.drivers.codex.replay import replay
+def test_codex_0_151_0_publishes_the_pins_context_but_its_gate_refuses_it(tmp_path: Path) -> None:
+    """Measured and recorded, not admitted: 0.151.0's lab session replays to 0.171.0's records row
+    for row, but under ``st2 up`` it types the fake model's HTTP 401 as ``codexErrorInfo: "other"``
+    (0.171.0: ``httpConnectionFailed`` with status 401), so st2 could never publish its rejected
+    credential — a difference of wire shape, and the gate keeps it out."""
+    from st2.drivers import codex
+    from st2.drivers.codex.diagnostics import credential_rejected
+    from st2.drivers.codex.replay import frames, replay
 
     capture = CAPTURES / "codex" / "0.151.0" / "lab" / "app-server.harness.jsonl"
     first = json.loads(capture.read_text().splitlines()[0])
@@ -58,6 +64,18 @@ def test_codex_0_151_0_publishes_the_pins_records(tmp_path: Path) -> None:
                                                             for used, *_ in contexts(rows))
     states = [(row["state"], row["blockedOn"], row["ask"]) for row in rows if row["record"] == "harness-state"]
     assert ("active", "human", "permission") in states and states[-1] == ("idle", "none", "none")
+
+    def turn_errors(build: str) -> list:
+        wire = CAPTURES / "codex" / build / "lab" / "wrapper-wire.jsonl"
+        return [frame["params"]["turn"]["error"]["codexErrorInfo"] for frame in frames(wire)
+                if frame.get("method") == "turn/completed" and (frame["params"]["turn"].get("error") or {})]
+
+    assert turn_errors("0.171.0") == [{"responseTooManyFailedAttempts": {"httpStatusCode": 429}},
+                                      {"httpConnectionFailed": {"httpStatusCode": 401}}]
+    assert turn_errors("0.151.0") == [{"responseTooManyFailedAttempts": {"httpStatusCode": 429}}, "other"]
+    assert [credential_rejected(info) for info in turn_errors("0.171.0")] == [False, True]
+    assert [credential_rejected(info) for info in turn_errors("0.151.0")] == [False, False]
+    assert "0.151.0" not in codex.SUPPORTED_VERSIONS + codex.MEASURED_VERSIONS
 
 
 def test_opencode_1_18_25_publishes_the_pins_records(tmp_path: Path) -> None:

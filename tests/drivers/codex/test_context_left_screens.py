@@ -1,5 +1,6 @@
 """st2's Codex usedPercent against the real TUI's own "% context left" (docs/drivers.md §Codex), on
-each measured build (0.171.0, the lab's pin, and 0.151.0).
+0.171.0 (the lab's pin, the gate's build) and on 0.151.0 (measured beside it, not admitted:
+docs/drivers.md §Measured builds).
 
 Each screen in ``captures/codex/<build>/context-left/`` was captured after one turn whose usage
 the fake model scripted above the 12,000-token baseline (``tests/ding/capture_codex_screens.py

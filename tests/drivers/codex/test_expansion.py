@@ -80,7 +80,7 @@ def test_only_a_native_driver_block_owns_delivery(catalog) -> None:
 
 
 def test_the_version_gate_is_one_exact_constant() -> None:
-    assert SUPPORTED_VERSIONS == ("0.151.0", "0.171.0")
+    assert SUPPORTED_VERSIONS == ("0.171.0",)
 
 
 @pytest.mark.process

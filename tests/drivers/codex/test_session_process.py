@@ -150,7 +150,7 @@ def test_an_unsupported_version_is_refused_with_the_diagnostic(catalog, tmp_path
     diagnostic = record(seat, "driver-diagnostic")
     assert (diagnostic["stage"], diagnostic["reason"], diagnostic["source"], diagnostic["producerVersion"],
             diagnostic["support"]) == ("versionGate", "unsupportedVersion", "versionProbe", "0.172.0", "unsupported")
-    assert "codex-cli 0.172.0 is not a supported version (supported: 0.151.0, 0.171.0)" in wrapper.text()
+    assert "codex-cli 0.172.0 is not a supported version (supported: 0.171.0)" in wrapper.text()
     assert not (wrapper.standin_dir / "launches").exists()  # the app-server never started
 
 
