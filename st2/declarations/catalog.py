@@ -11,6 +11,8 @@
         }
         resource-provider "git" { interval "30s" }     // resource providers and the commands cmd:
         resource-command "pr" { argv "gh" "pr" "view" }  // bindings run (st2.declarations.resource_providers)
+        admit-unmeasured "codex" "0.160.0"     // launch a build outside the driver's measured set; its
+                                               // context is withheld (st2.declarations.builds)
     }
 
 An absent file is the default declaration. The field set is closed: a misspelt field is an error,
@@ -31,7 +33,7 @@ from st2.fs.read import DECLARATION_LIMIT, read_text
 # (st2.catalog.layout.CATALOG_DECLARATION) sits above this package, which imports no catalog code.
 SOURCE = "catalog.kdl"
 DEFAULT_ARCHIVE_AFTER = "7d"
-CATALOG_FIELDS = ("pty-root", "archive-after", "notify", "resource-provider", "resource-command")
+CATALOG_FIELDS = ("pty-root", "archive-after", "notify", "resource-provider", "resource-command", "admit-unmeasured")
 NOTIFY_FIELDS = ("on", "argv", "command", "timeout", "rate-limit")
 DEFAULT_NOTIFY_TIMEOUT_SECONDS = 10.0
 DEFAULT_NOTIFY_RATE_LIMIT_SECONDS = 60.0
@@ -54,6 +56,11 @@ class CatalogDeclaration(NamedTuple):
     notify: tuple[NotifyHook, ...] = ()
     resource_providers: dict | None = None   # scheme -> ResourceProvider; None: the built-ins
     resource_commands: dict | None = None    # name -> ResourceCommand
+    unmeasured: dict | None = None           # harness -> exact builds admitted outside its measured set
+
+    def admits_unmeasured(self, harness: str, build: str | None) -> bool:
+        """Whether ``admit-unmeasured`` names ``build`` of ``harness`` (docs/drivers.md §Measured builds)."""
+        return build is not None and build in (self.unmeasured or {}).get(harness, ())
 
     @property
     def providers(self) -> dict:
@@ -127,6 +134,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
     values: dict[str, str] = {}
     providers = resource_providers.built_ins()
     commands: dict = {}
+    unmeasured: dict[str, tuple[str, ...]] = {}
     hooks: list[tuple[tuple[int, ...], NotifyHook]] = []
     blocks = 0
     for index, node in enumerate(document.nodes):
@@ -148,7 +156,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
             if child.name not in CATALOG_FIELDS:
                 context.report("unknown-node", child_path, NAME, field_path,
                                f"unknown catalog field `{child.name}` (expected pty-root, archive-after, notify, "
-                               "resource-provider or resource-command)",
+                               "resource-provider, resource-command or admit-unmeasured)",
                                layer=CATALOG, help=partial(fields.suggestion, child.name, CATALOG_FIELDS))
                 continue
             if child.name == "resource-provider":
@@ -156,6 +164,11 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                 continue
             if child.name == "resource-command":
                 resource_providers.command_block(context, child, child_path, commands)
+                continue
+            if child.name == "admit-unmeasured":
+                from st2.declarations.builds import admit_node
+
+                admit_node(context, child, child_path, unmeasured)
                 continue
             if child.name == "notify":
                 hook = _notify_block(context, child, child_path)
@@ -188,7 +201,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
     return CatalogDeclaration(pty_root=values.get("pty-root"),
                               archive_after=values.get("archive-after", DEFAULT_ARCHIVE_AFTER),
                               notify=_placed(hooks, text, source), resource_providers=providers,
-                              resource_commands=commands), diagnostics
+                              resource_commands=commands, unmeasured=unmeasured), diagnostics
 
 
 def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:

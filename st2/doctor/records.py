@@ -2,7 +2,8 @@
 
 Advisories are worth a human's attention and never a failure: context at or above
 HARNESS_CONTEXT_WARN_PERCENT; context stale while the seat should be running; observed state
-unknown while the seat should be running; a published driver-diagnostic failure; a harness
+unknown while the seat should be running; a published driver-diagnostic failure (its ``context``
+stage, an unmeasured build launched through ``admit-unmeasured``, as ``context-withheld``); a harness
 session a relaunch could not resume (``session-lost``, naming the lost id, while the seat's
 current session is that fallback); a seat whose delivery is held (``delivery-hold``: a fresh dnd,
 the one hold DING and both native pumps honour, :mod:`st2.delivery.hold`);
@@ -59,7 +60,12 @@ def record_findings(row: RosterRow, now_ms: int | None = None) -> list[Finding]:
                                 f"delivery held: fresh {row.delivery_hold} declared; new mail waits unread and unowned "
                                 "until the seat leaves it or it ages out"))
     diagnostic = row.driver_diagnostic
-    if diagnostic.failed:
+    if diagnostic.failed and diagnostic.stage == "context":
+        findings.append(Finding(Severity.ADVISORY, row.identity, "context-withheld",
+                                f"no context reading is published: {diagnostic.driver} {diagnostic.producer_version} "
+                                "is not a measured build (launched through catalog.kdl admit-unmeasured); "
+                                "run a measured build, or measure this one and admit it in the driver's gate"))
+    elif diagnostic.failed:
         findings.append(Finding(Severity.ADVISORY, row.identity, "driver-diagnostic",
                                 f"{diagnostic.driver} driver failed at stage {diagnostic.stage}: {diagnostic.reason} "
                                 f"(source {diagnostic.source}, evidence {_age(diagnostic.evidence_age_ms)}); recovery: {diagnostic.recovery}"))

@@ -156,6 +156,10 @@ class ChildSession:
 
     product = None
     """The harness's name in the version gate's refusal (default: the harness word)."""
+    catalog = None
+    """The catalog the seat resolved in: its ``catalog.kdl`` may ``admit-unmeasured`` a build."""
+    context_withheld = False
+    """Set by the gate for a build launched through ``admit-unmeasured``: no context is published."""
     diagnostics = None
     """The driver-diagnostic publisher a driver keeps for its whole run (a
     :class:`~st2.records.driver_diagnostic.Publisher`), or None: a lost resume is then published
@@ -284,6 +288,7 @@ def run_child_session(session_class, catalog, identity: str, runtime_id: str | N
             say(f"st2 {session_class.label}", f"{error}; starting as a new session and staying resident")
             anchored = False
     session = session_class(seat, runtime_id or seat.agent, argv, clock or Clock())
+    session.catalog = catalog
     session.install_signal_handlers()
     if session_class.anchors:
         session_anchor.resume_signals()

@@ -83,6 +83,7 @@ class NativeServerSession:
                                  accepts=self.accepts_session_id)
         self.diagnostics = None     # st2.records.driver_diagnostic.Publisher, once the gate ran
         self.context_writer = None  # st2.records.harness_context.Writer, once claimed
+        self.context_withheld = False  # the gate admitted an unmeasured build: the writer publishes nothing
         self.child = None
         self.desk = None            # the keyboard's st2.drivers.human_desk.HumanDesk
         self.watch = None
@@ -158,7 +159,7 @@ class NativeServerSession:
 
         self.records.claim()
         self.context_writer = harness_context.Writer(self.seat.directory, self.seat.agent, self.harness,
-                                                     self.records.token, self.clock)
+                                                     self.records.token, self.clock, withheld=self.context_withheld)
         return self.resume.begin(self.records.token)
 
     def audit(self) -> None:

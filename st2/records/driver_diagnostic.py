@@ -51,9 +51,11 @@ DRIVERS: tuple[str, ...] = harnesses.names()
 """The ``driver`` words a record may carry: every driver's (:mod:`st2.base.harnesses`)."""
 # Projection order, earliest boundary first: the four gates st2 owns, then the rejected
 # credential (the cause), then the delivery and read-back symptoms it produces.
-# ``resume`` is the relaunch's resume of the recorded harness session, refused.
+# ``resume`` is the relaunch's resume of the recorded harness session, refused. ``context`` comes
+# last: a build the operator admitted outside the driver's measured set (``catalog.kdl``
+# ``admit-unmeasured``) runs with its context producer withholding; last, it hides no other failure.
 STAGES: tuple[str, ...] = ("versionGate", "apiGate", "sse", "seed", "resume", "providerAuth", "delivery",
-                           "readBack")
+                           "readBack", "context")
 SOURCES: tuple[str, ...] = (
     "versionProbe", "openApiDocument", "eventStream", "statusSnapshot", "permissionSnapshot",
     "questionSnapshot", "promptTransport", "messageReadBack", "turnResult", "resumeAttempt",
@@ -83,6 +85,7 @@ REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
     "deliveryRejected": ("delivery", ("promptTransport",)),
     "readBackUnavailable": ("readBack", ("messageReadBack",)),
     "notDurable": ("readBack", ("messageReadBack",)),
+    "unmeasuredBuild": ("context", ("versionProbe",)),
 }
 
 INVALID_MALFORMED = "malformedRecord"
@@ -208,6 +211,8 @@ REPAIR_TEXT_BY_STAGE: dict[str, str] = {
               "st2 doctor names the lost session id, which st2 never retries",
     "delivery": "restore the native prompt transport; the queued message remains retryable",
     "readBack": "restore message read-back; st2 reconciles without duplicating the prompt",
+    "context": "run a measured build, or measure this one in the lab and admit it in the driver's gate; "
+               "until then no context reading is published",
 }
 REPAIR_TEXT_BY_INVALID: dict[str, str] = {
     INVALID_MALFORMED: "replace the malformed driver-diagnostic record by restarting the seat",

@@ -371,9 +371,12 @@ class Writer:
     cross-process lock (``.harness-context.lock``) and decides against the on-disk record.
     ``incarnation`` is provenance only: nothing is refused on it, so a straggler lands."""
 
-    def __init__(self, seat_dir: Path, agent: str, harness: str, incarnation: str, clock, policy=None) -> None:
+    def __init__(self, seat_dir: Path, agent: str, harness: str, incarnation: str, clock, policy=None,
+                 withheld: bool = False) -> None:
         """``policy`` replaces :func:`due` (clauses 2-4) and exists for the write-policy replay
-        benchmark, which runs the rejected policies of docs/records.md §Why bucket quantization through this same writer."""
+        benchmark, which runs the rejected policies of docs/records.md §Why bucket quantization through this same writer.
+        ``withheld``: the harness build is not a measured one (docs/drivers.md §Measured builds), so
+        its numbers mean nothing st2 has pinned; :meth:`publish` writes nothing at all."""
         if harness not in HARNESSES:
             raise ValueError(f"harness {harness!r} is not recognized; its numbers would be uninterpretable")
         self.seat_dir = seat_dir
@@ -382,13 +385,15 @@ class Writer:
         self.incarnation = incarnation
         self.clock = clock
         self.policy = policy if policy is not None else due
+        self.withheld = withheld
         self.last_written: Reading | None = None
 
     def publish(self, reading: Reading | None, edge: CompactionEdge | None = None) -> bool:
-        """Apply the write policy to ``reading`` and/or ``edge``; return whether a write landed.
+        """Apply the write policy to ``reading`` and/or ``edge``; return whether a write landed
+        (never for a ``withheld`` writer).
         A reading replaces the previous one wholesale; an edge with no reading carries the
         previous numbers and does not re-stamp ``observedAtMs``."""
-        if reading is None and edge is None:
+        if (reading is None and edge is None) or self.withheld:
             return False
         if reading is not None:
             _check_reading(reading)

@@ -14,7 +14,8 @@ screen after each answer as ``captures/codex/<version>/context-left/<name>.ansi`
 scripted usage in ``turns.json``: the TUI's own "% context left" footer, which the fixture test
 ``tests/drivers/codex/test_context_left_screens.py`` compares with st2's mirrored percent.
 
-Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py [--context-left]``
+Usage: ``.venv/bin/python tests/ding/capture_codex_screens.py [--context-left] [--build VERSION]``
+(``--build``: one of the measured builds of tests/lab/harnesses.toml instead of the pin).
 """
 
 from __future__ import annotations
@@ -71,11 +72,14 @@ def end_lab_processes(root: Path) -> None:
 
 
 def main(argv: list[str]) -> int:
-    context_left = argv == ["--context-left"]
-    if argv and not context_left:
-        print("usage: capture_codex_screens.py [--context-left]", file=sys.stderr)
+    build = argv[argv.index("--build") + 1] if "--build" in argv[:-1] else None
+    rest = [word for word in argv if word not in ("--build", build)]
+    context_left = rest == ["--context-left"]
+    if rest and not context_left:
+        print("usage: capture_codex_screens.py [--context-left] [--build VERSION]", file=sys.stderr)
         return 2
     harness = load_manifest()["codex"]
+    harness = harness.build(build) if build else harness
     install(harness)
     output = REPO / "captures" / "codex" / harness.version / ("context-left" if context_left else "screens")
     output.mkdir(parents=True, exist_ok=True)
@@ -113,6 +117,8 @@ def main(argv: list[str]) -> int:
         if context_left:  # the footer items that print Codex's own context arithmetic
             with (Path(environment["CODEX_HOME"]) / "config.toml").open("a") as config:
                 config.write(f"[tui]\nstatus_line = {json.dumps(list(CONTEXT_STATUS_LINE))}\n")
+                # 0.151.0 asks whether to trust the workspace before its composer shows; 0.171.0 does not.
+                config.write(f"[projects.{json.dumps(str(lab.workspace))}]\ntrust_level = \"trusted\"\n")
         launcher = lab.root / "codex.sh"
         exports = "".join(f"export {name}='{value}'\n" for name, value in environment.items())
         launcher.write_text(f"#!/bin/sh\n{exports}cd '{lab.workspace}'\nexec '{harness.executable}'\n")
@@ -121,7 +127,9 @@ def main(argv: list[str]) -> int:
                         "-y", "50", str(launcher)], check=True, timeout=30,
                        env={"PATH": os.environ["PATH"], "TERM": "xterm-256color"})
         try:
-            wait(lambda text: "? for shortcuts" in text and "gpt-" in text, "an idle composer")
+            # 0.151.0 prints no "? for shortcuts" under its composer.
+            wait(lambda text: ("? for shortcuts" in text or "Ask Codex to do anything" in text) and "gpt-" in text,
+                 "an idle composer")
             time.sleep(1)
             if context_left:
                 capture_context_left(harness.version, fake, tmux, wait, save, output,

@@ -43,6 +43,9 @@ def contract_problems(harness: str) -> list[str]:
         problems.extend(f"{harness}: measured build {build} refused by its own gate"
                         for build in package.MEASURED_VERSIONS
                         if not admits(package.VERSION_GATE, package.SUPPORTED_VERSIONS, build))
+    if package.VERSION_GATE == "exact":
+        problems.extend(f"{harness}: its gate admits {build}, which no capture measured"
+                        for build in package.SUPPORTED_VERSIONS if build not in package.MEASURED_VERSIONS)
     unknown = set(package.SESSION_OPTIONS) - {"--model", "--operator", "--view"}
     if unknown:
         problems.append(f"{harness}: session options the route cannot pass {sorted(unknown)}")
@@ -70,6 +73,10 @@ def test_the_contract_check_fires(monkeypatch) -> None:
     monkeypatch.setattr(omp, "SESSION_OPTIONS", ("--port",), raising=False)
     assert contract_problems("omp") == ["omp: measured build 18.3.0 refused by its own gate",
                                         "omp: session options the route cannot pass ['--port']"]
+    import st2.drivers.codex as codex
+
+    monkeypatch.setattr(codex, "SUPPORTED_VERSIONS", (*codex.MEASURED_VERSIONS, "0.160.0"))
+    assert contract_problems("codex") == ["codex: its gate admits 0.160.0, which no capture measured"]
 
 
 @pytest.mark.process

@@ -1,10 +1,10 @@
 """Capture tool: re-run a scripted session of one real harness against the fake model and write
 what it emitted, verbatim, with a provenance file.
 
-    python tests/lab/capture.py <harness> [--out DIR]
+    python tests/lab/capture.py <harness> [--build VERSION] [--out DIR]
 
-``<harness>`` is a name from tests/lab/harnesses.toml; DIR defaults to
-``captures/<harness>/<version>/lab``. The session is: a plain turn, a tool call, a permission
+``<harness>`` is a name from tests/lab/harnesses.toml, run at its pin or at one of its measured
+builds (``--build``); DIR defaults to ``captures/<harness>/<version>/lab``. The session is: a plain turn, a tool call, a permission
 prompt where the harness has one, a compaction and a turn after it. Written files:
 
     <transcript files>          the harness's own frames/events/outputs, one JSON per line
@@ -28,6 +28,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import Callable
@@ -209,6 +210,32 @@ def session_claude_batched(harness: Harness, lab: Lab, fake: FakeModel) -> dict[
     return files
 
 
+def session_claude_statusline(harness: Harness, lab: Lab, fake: FakeModel) -> dict[str, str]:
+    """The interactive TUI (the status line renders only there), ``--model claude-sonnet-4-5``:
+    the payloads before the first reply, after a reply of 99000 input + 300 cache creation + 1200
+    cache read (100500 of 200000: 50.25 %), and after a second reply of 100000 + 300 + 1000
+    (101300: 50.65 %); hooks teed. (2.1.250 refuses /compact this early: "Not enough messages to
+    compact".)"""
+    env = configure_claude(lab, harness, fake)
+    fake.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)
+    tui = ClaudeTui(harness.executable, lab, env, "--model", "claude-sonnet-4-5")
+    try:
+        tui.wait_status(lambda line: True, 90, "at start-up")
+        tui.type("hi")
+        tui.wait_status(lambda line: (line["context_window"].get("current_usage") or {}).get("input_tokens") == 99000,
+                        90, "after the first reply")
+        fake.set_usage(input=100000, cache_creation=300, cache_read=1000, output=42)
+        tui.type("again")
+        tui.wait_status(lambda line: (line["context_window"].get("current_usage") or {}).get("input_tokens") == 100000,
+                        90, "after the second reply")
+        time.sleep(1.0)  # the status line refreshes a last time once the turn has ended
+    finally:
+        tui.close()
+    hooks = lab.logs / "hooks.jsonl"
+    return {"statusline-stdin.jsonl": _lines(tui.status_lines()),
+            "hooks.jsonl": hooks.read_text() if hooks.exists() else ""}
+
+
 SESSIONS: dict[str, Session] = {
     "claude-code": session_claude, "codex": session_codex, "opencode": session_opencode,
     "pi": session_pi, "omp": session_pi,
@@ -216,6 +243,11 @@ SESSIONS: dict[str, Session] = {
 # Extra sessions, ``--session NAME``: (harness, name) -> (session, steps); written to
 # captures/<harness>/<version>/<name>/.
 VARIANTS: dict[tuple[str, str], tuple[Session, str]] = {
+    ("claude-code", "statusline"): (
+        session_claude_statusline,
+        "interactive TUI (--model claude-sonnet-4-5), the status line teed (one payload per line): start-up; "
+        "hi (fake usage input 99000, cache creation 300, cache read 1200, output 42); again (input 100000, "
+        "cache creation 300, cache read 1000, output 42)"),
     ("claude-code", "batched-tool"): (
         session_claude_batched,
         "interactive TUI (--model claude-sonnet-4-5, permissions.allow Bash(echo:*)), a fresh session per batch, "
@@ -284,11 +316,12 @@ def normalize(text: str) -> str:
 
 
 # ------------------------------------------------------------------------------- capture
-def capture(name: str, out: Path, variant: str | None = None) -> Path:
-    """Run the scripted session of harness ``name`` (or its ``variant`` session) and write its
-    capture into ``out``."""
+def capture(name: str, out: Path, variant: str | None = None, build: str | None = None) -> Path:
+    """Run the scripted session of harness ``name`` (or its ``variant`` session) at its pin (or
+    the measured ``build``) and write its capture into ``out``."""
     session, steps = VARIANTS[(name, variant)] if variant else (SESSIONS[name], SESSION_STEPS[name])
     harness = load_manifest()[name]
+    harness = harness.build(build) if build else harness
     install(harness)
     out.mkdir(parents=True, exist_ok=True)
     temporary = Path(tempfile.mkdtemp(prefix="st2-capture-"))
@@ -317,7 +350,8 @@ def capture(name: str, out: Path, variant: str | None = None) -> Path:
         f"- harness: {name}, npm `{harness.package}@{harness.version}`"
         + (f" (+ {', '.join(harness.needs)})" if harness.needs else "") + "\n"
         f"- date: {datetime.datetime.now(datetime.timezone.utc).date().isoformat()}\n"
-        f"- made by: `python tests/lab/capture.py {name}{f' --session {variant}' if variant else ''}` "
+        f"- made by: `python tests/lab/capture.py {name}{f' --session {variant}' if variant else ''}"
+        f"{f' --build {build}' if build else ''}` "
         "(real binary, offline, fake model on 127.0.0.1)\n"
         f"- session: {steps}\n"
         f"- fake usage per answer: {json.dumps(asdict(usage))} "
@@ -333,13 +367,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("harness", choices=sorted(SESSIONS))
     parser.add_argument("--session", choices=sorted({variant for _, variant in VARIANTS}),
                         help="an extra session of the harness instead of the standard one")
+    parser.add_argument("--build", help="a measured build of the harness (harnesses.toml) instead of its pin")
     parser.add_argument("--out", type=Path)
     arguments = parser.parse_args(argv)
     if arguments.session and (arguments.harness, arguments.session) not in VARIANTS:
         parser.error(f"{arguments.harness} has no session {arguments.session}")
     harness = load_manifest()[arguments.harness]
+    try:
+        harness = harness.build(arguments.build) if arguments.build else harness
+    except ValueError as refusal:
+        parser.error(str(refusal))
     out = arguments.out or REPO / "captures" / arguments.harness / harness.version / (arguments.session or "lab")
-    print(capture(arguments.harness, out, arguments.session))
+    print(capture(arguments.harness, out, arguments.session, arguments.build))
     return 0
 
 

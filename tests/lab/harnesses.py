@@ -1,12 +1,14 @@
 """The pinned harness manifest and its installer.
 
-`tests/lab/harnesses.toml` names each harness's npm package and exact version. `install()`
-puts a harness into ``<cache>/<name>-<version>/`` with ``npm install --prefix`` only when it is
-missing or at another version, so a second run costs one stat per harness. The cache is
+`tests/lab/harnesses.toml` names each harness's npm package and exact version (the pin), and the
+further builds the lab measures beside it (``measured``: earlier builds users run). `install()` puts one
+build into ``<cache>/<name>-<version>/`` with ``npm install --prefix`` only when it is missing or
+at another version, so a second run costs one stat per build, and several builds of one harness
+sit side by side. :func:`builds` lists a harness's builds, the pin first. The cache is
 ``$ST2_LAB_CACHE`` or ``~/.cache/st2/lab`` (:func:`cache_root`).
 
-Run as a script (``python tests/lab/harnesses.py install [names…]``) it installs the pinned
-harnesses in parallel and exits 0 even when npm fails: the failure is recorded next to the
+Run as a script (``python tests/lab/harnesses.py install [names…]``) it installs every build of
+the named harnesses (all by default) in parallel and exits 0 even when npm fails: the failure is recorded next to the
 prefix (``<name>-<version>.failed``) and the lab tests then fail naming it, instead of the whole
 suite aborting before it starts. It needs only the standard library (Python 3.11+), so it can
 run before the project's venv exists.
@@ -23,7 +25,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 
@@ -47,6 +49,14 @@ class Harness:
     bin: str
     needs: tuple[str, ...]
     run: str
+    measured: tuple[str, ...] = ()
+    """Further exact builds measured beside the pin (each a :meth:`build` of this harness)."""
+
+    def build(self, version: str) -> "Harness":
+        """This harness at ``version`` (the pin or one of :attr:`measured`), in a prefix of its own."""
+        if version != self.version and version not in self.measured:
+            raise ValueError(f"{self.name}: {version} is neither the pin nor a measured build")
+        return replace(self, version=version, measured=())
 
     @property
     def prefix(self) -> Path:
@@ -77,13 +87,18 @@ def cache_root() -> Path:
 
 
 def load_manifest(path: Path = MANIFEST) -> dict[str, Harness]:
-    """Return the harnesses of the manifest by name, refusing anything but an exact version."""
+    """Return the harnesses of the manifest by name, refusing anything but exact versions."""
     data = tomllib.loads(path.read_text())
     harnesses = {}
     for name, entry in data.items():
         version = entry["version"]
-        if not all(part.isdigit() for part in version.split(".")):
-            raise ValueError(f"{name}: version {version!r} is not an exact x.y.z pin")
+        measured = tuple(entry.get("measured", ()))
+        for build in (version, *measured):
+            parts = build.split(".")
+            if len(parts) != 3 or not all(part.isdigit() for part in parts):
+                raise ValueError(f"{name}: version {build!r} is not an exact x.y.z pin")
+        if version in measured or len(set(measured)) != len(measured):
+            raise ValueError(f"{name}: a measured build is named twice")
         harnesses[name] = Harness(
             name=name,
             package=entry["package"],
@@ -91,8 +106,14 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Harness]:
             bin=entry["bin"],
             needs=tuple(entry.get("needs", ())),
             run=entry.get("run", ""),
+            measured=measured,
         )
     return harnesses
+
+
+def builds(harness: Harness) -> tuple[Harness, ...]:
+    """Every build the lab runs of ``harness``: the pin, then each measured build."""
+    return (harness, *(harness.build(version) for version in harness.measured))
 
 
 def installed_version(prefix: Path, package: str) -> str | None:
@@ -186,13 +207,14 @@ def main(argv: list[str]) -> int:
         return 2
     harnesses = load_manifest()
     names = argv[1:] or list(harnesses)
+    every = [build for name in names for build in builds(harnesses[name])]
     if not npm_available():
         print("lab setup: npm is not on PATH; the lab tests will be skipped and say so", file=sys.stderr)
         return 0
     from concurrent.futures import ThreadPoolExecutor
 
-    def one(name: str) -> str:
-        harness = harnesses[name]
+    def one(harness: Harness) -> str:
+        name = harness.name
         started = time.monotonic()
         already = is_installed(harness)
         try:
@@ -202,8 +224,8 @@ def main(argv: list[str]) -> int:
         state = "present" if already else f"installed in {time.monotonic() - started:.0f}s"
         return f"lab setup: {name} {harness.version} {state}"
 
-    with ThreadPoolExecutor(max_workers=len(names)) as pool:
-        for line in pool.map(one, names):
+    with ThreadPoolExecutor(max_workers=len(every)) as pool:
+        for line in pool.map(one, every):
             print(line, file=sys.stderr)
     return 0
 

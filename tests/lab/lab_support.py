@@ -14,9 +14,16 @@ from harnesses import Harness, InstallFailed, install, load_manifest, npm_availa
 MANIFEST = load_manifest()
 
 
-def require_harness(name: str) -> Harness:
-    """Return the installed, pinned harness ``name``; skip loudly without npm, fail on npm errors."""
-    harness = MANIFEST[name]
+def measured_builds(name: str) -> tuple[str, ...]:
+    """The measured builds of harness ``name`` beside its pin (harnesses.toml ``measured``): the
+    parameters of a test that pins one build's numbers (``require_harness(name, version)``)."""
+    return MANIFEST[name].measured
+
+
+def require_harness(name: str, version: str | None = None) -> Harness:
+    """Return the installed harness ``name`` at its pin (or at the measured build ``version``);
+    skip loudly without npm, fail on npm errors."""
+    harness = MANIFEST[name] if version is None else MANIFEST[name].build(version)
     if not npm_available():
         pytest.skip(f"LAB TIER NOT RUN: npm is not on PATH, so {harness.package}@{harness.version} "
                     "cannot be installed; install Node.js/npm to run the lab tier")

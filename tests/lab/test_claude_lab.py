@@ -11,12 +11,13 @@ import json
 
 import pytest
 
-from lab_support import require_harness
+from lab_support import measured_builds, require_harness
 from lab_config import configure_claude
 from lab_drivers import ClaudeTui, claude_print
 from support import compact
 
 pytestmark = pytest.mark.lab
+BUILDS = [None, *measured_builds("claude-code")]  # the pin, then each measured build (its own test id)
 
 
 def test_print_mode_completes_a_turn_with_the_fake_usage(lab, fake_model) -> None:
@@ -34,8 +35,11 @@ def test_print_mode_completes_a_turn_with_the_fake_usage(lab, fake_model) -> Non
     assert all(entry["headers"].get("x-api-key") == "dummy" for entry in fake_model.model_requests())
 
 
-def test_status_line_reports_sonnet_window_200000_and_rounds_100500_to_50(lab, fake_model) -> None:
-    harness = require_harness("claude-code")
+@pytest.mark.parametrize("build", BUILDS, ids=lambda build: build or "pin")
+def test_status_line_reports_sonnet_window_200000_and_rounds_100500_to_50(lab, fake_model, build) -> None:
+    """The status-line numbers the Claude context producer reads, on the pin and on each measured
+    build (the same numbers as its capture, captures/claude-code/<build>/statusline/)."""
+    harness = require_harness("claude-code", build)
     env = configure_claude(lab, harness, fake_model, hooks=False)
     # 99000 + 300 + 1200 = 100500 of 200000 = 50.25 %
     fake_model.set_usage(input=99000, cache_creation=300, cache_read=1200, output=42)

@@ -12,18 +12,23 @@ import pytest
 
 from lab_config import configure_codex
 from lab_drivers import CodexAppServer
-from lab_support import require_harness
+from lab_support import measured_builds, require_harness
 from support import compact
 
 pytestmark = pytest.mark.lab
+BUILDS = [None, *measured_builds("codex")]  # the pin, then each measured build (its own test id)
 
 
 def token_usages(frames: list[dict]) -> list[dict]:
     return [frame["params"]["tokenUsage"] for frame in frames if frame.get("method") == "thread/tokenUsage/updated"]
 
 
-def test_token_usage_last_is_input_plus_output_and_window_is_95_percent(lab, fake_model) -> None:
-    harness = require_harness("codex")
+@pytest.mark.parametrize("build", BUILDS, ids=lambda build: build or "pin")
+def test_token_usage_last_is_input_plus_output_and_window_is_95_percent(lab, fake_model, build) -> None:
+    """Every number the Codex context producer reads (``last.totalTokens``, ``total.totalTokens``,
+    ``modelContextWindow``) and the rate-limit windows it joins by duration, on the pin and on
+    each measured build (the same numbers as its capture, captures/codex/<build>/lab/)."""
+    harness = require_harness("codex", build)
     env = configure_codex(lab, harness, fake_model, context_window=200000)
     server = CodexAppServer(harness.executable, lab, env)
     try:

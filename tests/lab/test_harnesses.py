@@ -10,18 +10,32 @@ from pathlib import Path
 
 import pytest
 
-from harnesses import REPO, Harness, InstallFailed, install, is_installed, load_manifest
+from harnesses import REPO, Harness, InstallFailed, builds, install, is_installed, load_manifest
 
 
 def test_the_manifest_pins_the_versions_lab_md_recorded() -> None:
-    pins = {name: (h.package, h.version, h.needs) for name, h in load_manifest().items()}
+    pins = {name: (h.package, h.version, h.needs, h.measured) for name, h in load_manifest().items()}
+    # The measured builds are earlier builds users run (pi 0.84.2 and omp 18.0.9 are not on npm).
     assert pins == {
-        "claude-code": ("@anthropic-ai/claude-code", "2.1.197", ()),
-        "codex": ("@openai/codex", "0.171.0", ()),
-        "opencode": ("opencode-ai", "1.18.33", ()),
-        "pi": ("@mariozechner/pi-coding-agent", "0.73.1", ()),
-        "omp": ("@oh-my-pi/pi-coding-agent", "18.2.3", ("bun@1.4.5",)),
+        "claude-code": ("@anthropic-ai/claude-code", "2.1.197", (), ("2.1.250",)),
+        "codex": ("@openai/codex", "0.171.0", (), ("0.151.0",)),
+        "opencode": ("opencode-ai", "1.18.33", (), ("1.18.25",)),
+        "pi": ("@mariozechner/pi-coding-agent", "0.73.1", (), ()),
+        "omp": ("@oh-my-pi/pi-coding-agent", "18.2.3", ("bun@1.4.5",), ()),
     }
+
+
+def test_each_measured_build_has_a_prefix_of_its_own(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ST2_LAB_CACHE", str(tmp_path))
+    codex = load_manifest()["codex"]
+    assert [(build.version, build.prefix.name) for build in builds(codex)] == [
+        ("0.171.0", "codex-0.171.0"), ("0.151.0", "codex-0.151.0")]
+    with pytest.raises(ValueError, match="neither the pin nor a measured build"):
+        codex.build("0.160.0")
+    manifest = tmp_path / "harnesses.toml"
+    manifest.write_text('[x]\npackage = "x"\nversion = "1.2.3"\nbin = "x"\nmeasured = ["1.2"]\n')
+    with pytest.raises(ValueError, match="not an exact"):
+        load_manifest(manifest)
 
 
 def test_a_version_range_is_refused(tmp_path: Path) -> None:

@@ -11,16 +11,21 @@ import pytest
 
 from lab_config import configure_opencode
 from lab_drivers import OpencodeServer
-from lab_support import require_harness
+from lab_support import measured_builds, require_harness
 from support import compact
 
 pytestmark = pytest.mark.lab
+BUILDS = [None, *measured_builds("opencode")]  # the pin, then each measured build (its own test id)
 
 MODEL = {"providerID": "fake", "modelID": "fake-model"}
 
 
-def test_assistant_tokens_input_excludes_cache_reads(lab, fake_model) -> None:
-    harness = require_harness("opencode")
+@pytest.mark.parametrize("build", BUILDS, ids=lambda build: build or "pin")
+def test_assistant_tokens_input_excludes_cache_reads(lab, fake_model, build) -> None:
+    """The numbers the opencode context producer joins (an assistant message's ``tokens.total``
+    over the providers' ``limit.context``), on the pin and on each measured build (the same
+    numbers as its capture, captures/opencode/<build>/lab/)."""
+    harness = require_harness("opencode", build)
     env = configure_opencode(lab, harness, fake_model)
     server = OpencodeServer(harness.executable, lab, env)
     try:

@@ -148,7 +148,7 @@ class ChannelSession(ChildSession):
         # Only the harness holds the write end now: when it is gone, the pipe reads end-of-file.
         self._close_write_end()
         context = harness_context.Writer(self.seat.directory, self.seat.agent, self.harness, self.records.token,
-                                          self.clock)
+                                          self.clock, withheld=self.context_withheld)
         self.consumer = Consumer(context, self.writer, DiagnosticLog(diagnostics_path(self.runtime_id), self.clock),
                                  session=self.observe_session, diagnostics=self.diagnostics)
 

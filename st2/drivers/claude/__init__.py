@@ -33,9 +33,9 @@ SESSION_ENV = "ST2_CLAUDE_SESSION"
 SESSION_SEQ_ENV = "ST2_CLAUDE_SESSION_SEQ"
 
 # The Claude Code builds whose payload arithmetic the fixtures pin (captures/claude-code/<v>/):
-# 2.1.197 from the lab tier (interactive TUI against the fake model server) and 2.1.328 from the
-# shared live captures.
-MEASURED_VERSIONS = ("2.1.197", "2.1.328")
+# 2.1.197 (the lab's pin) and 2.1.250 from the lab tier (interactive TUI against the fake model
+# server) and 2.1.328 from the shared live captures.
+MEASURED_VERSIONS = ("2.1.197", "2.1.250", "2.1.328")
 
 # The driver's contract (st2.base.harnesses.CONTRACT). Claude Code has no launch gate: the hooks and
 # the status line read whatever build runs, and the fixtures pin what its numbers mean.

@@ -27,12 +27,18 @@ OWNS_DELIVERY = True
 
 VERSION_GATE = "exact"
 SUPPORTED_VERSIONS: tuple[str, ...] = ("0.171.0",)
-"""The exact codex-cli builds the wrapper drives. Every number the producers publish and every
-server-request answer was measured on these (captures/codex/0.171.0/); any other build is refused
-with a ``versionGate`` driver-diagnostic rather than driven on a guess."""
+"""The exact codex-cli builds the wrapper drives: its measured builds, no more. Every number the
+producers publish and every server-request answer was measured on these (captures/codex/<build>/);
+any other build is refused with a ``versionGate`` driver-diagnostic rather than driven on a guess,
+unless ``catalog.kdl`` admits it unmeasured (its context then withheld, docs/drivers.md §Measured
+builds)."""
 
 MEASURED_VERSIONS: tuple[str, ...] = ("0.171.0",)
-"""The builds the context arithmetic (the 12,000-token baseline function) was verified on."""
+"""The builds whose lab captures pin the context arithmetic (the 12,000-token baseline function),
+the state observation, the server requests and the typed turn errors: 0.171.0, the lab's pin.
+0.151.0 was measured beside it (captures/codex/0.151.0/) and is not admitted: its context numbers
+and its own TUI's "% context left" are 0.171.0's, but it types an HTTP 401 as ``"other"``, so a
+rejected credential would go undiagnosed."""
 SESSION_OPTIONS = ("--operator",)
 SCREEN_GRAMMAR = "Codex"
 SESSION_HELP = "Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."

@@ -27,11 +27,14 @@ OWNS_DELIVERY = True
 """An opencode seat is delivered by its wrapper's pump only: ``ding`` is refused and DING holds it."""
 
 VERSION_GATE = "exact"
-SUPPORTED_VERSIONS: tuple[str, ...] = ("1.18.33",)
-"""The exact opencode builds the wrapper drives. Every number the producers publish was measured on
-these (captures/opencode/1.18.33/); any other build is refused with a ``versionGate``
-driver-diagnostic rather than driven on a guess."""
-MEASURED_VERSIONS: tuple[str, ...] = ("1.18.33",)
+SUPPORTED_VERSIONS: tuple[str, ...] = ("1.18.25", "1.18.33")
+"""The exact opencode builds the wrapper drives: its measured builds, no more. Every number the
+producers publish was measured on these (captures/opencode/<build>/); any other build is refused
+with a ``versionGate`` driver-diagnostic rather than driven on a guess, unless ``catalog.kdl``
+admits it unmeasured (its context then withheld, docs/drivers.md §Measured builds)."""
+MEASURED_VERSIONS: tuple[str, ...] = ("1.18.25", "1.18.33")
+"""The builds whose lab captures pin the context join, the state observation and the served routes:
+1.18.33 (the lab's pin) and 1.18.25."""
 SESSION_OPTIONS = ("--model", "--operator", "--view")
 SCREEN_GRAMMAR = None
 """opencode has no maintained screen grammar: DING holds on its seat (it owns its delivery)."""

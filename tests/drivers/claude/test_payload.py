@@ -12,7 +12,7 @@ from st2.records.harness_context import RateLimits, Reading
 
 
 def test_the_pinned_builds_are_the_captured_ones() -> None:
-    assert MEASURED_VERSIONS == ("2.1.197", "2.1.328")
+    assert MEASURED_VERSIONS == ("2.1.197", "2.1.250", "2.1.328")
     assert payload.version(capture("2.1.328/statusline/02-statusline-stdin.json")) == "2.1.328"
     assert payload.version(capture_lines("2.1.197/statusline/statusline-stdin.jsonl")[1]) == "2.1.197"
 

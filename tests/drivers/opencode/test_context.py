@@ -31,7 +31,7 @@ def producer() -> ContextProducer:
 def test_the_capture_is_the_pinned_build() -> None:
     versions = {event["properties"]["info"].get("version") for event in EVENTS
                 if event.get("type") in ("session.created", "session.updated")}
-    assert versions == {"1.18.33"} and SUPPORTED_VERSIONS == ("1.18.33",)
+    assert versions == {"1.18.33"} and SUPPORTED_VERSIONS == ("1.18.25", "1.18.33")
 
 
 def test_the_assistant_total_over_the_providers_window_unrounded() -> None:

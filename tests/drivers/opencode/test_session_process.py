@@ -58,6 +58,40 @@ def test_an_unsupported_version_is_refused_at_the_gate(catalog, tmp_path) -> Non
     assert "1.18.34 is not a supported version" in wrapper.text() and not wrapper.launches()
 
 
+def test_an_unmeasured_build_admitted_by_the_catalog_runs_and_withholds_its_context(catalog, tmp_path) -> None:
+    """A build outside the measured set launches only through catalog.kdl's admit-unmeasured: mail
+    is delivered, the finished turn publishes no context reading, and the roster and Doctor say
+    why (the ``context`` stage, ``context-withheld``)."""
+    from support import run_st2, st2_env
+
+    seat = make_seat(catalog)
+    (catalog / "catalog.kdl").write_text('catalog {\n    admit-unmeasured "opencode" "1.18.34"\n}\n')
+    wrapper = Wrapper(catalog, tmp_path, env={"STANDIN_VERSION": "1.18.34"})
+    try:
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
+        name = write_message(seat, "first", body="say hello")
+        poll_for(lambda: wrapper.ledger().get(name, {}).get("phase") == "persisted", lambda: wrapper.text())
+        # The finished assistant message (tokens.total 9942) reached the wrapper: it went idle again.
+        poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", lambda: wrapper.text())
+        assert not (seat / "harness-context").exists()
+        assert ("opencode 1.18.34 is not a measured build (measured: 1.18.25, 1.18.33); admitted by catalog.kdl "
+                "admit-unmeasured, so no context reading is published") in wrapper.text()
+        env = st2_env(catalog)
+        [row] = [row for row in json.loads(run_st2("agents", "--json", "--host", "h", env=env).stdout)
+                 if row["identity"] == "h.oc"]
+        assert row["context"] is None
+        diagnostic = row["driverDiagnostic"]
+        assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
+                diagnostic["source"], diagnostic["producerVersion"], diagnostic["support"]) == (
+            "failure", "opencode", "context", "unmeasuredBuild", "versionProbe", "1.18.34", "unsupported")
+        advised = run_st2("doctor", "--host", "h", env=env)
+        assert ("advisory: h.oc: context-withheld: no context reading is published: opencode 1.18.34 is not a "
+                "measured build (launched through catalog.kdl admit-unmeasured); run a measured build, or measure "
+                "this one and admit it in the driver's gate") in advised.stdout.splitlines()
+    finally:
+        wrapper.stop()
+
+
 def test_a_question_blocks_on_a_human_until_answered_and_a_typed_line_is_operator_mail(catalog, tmp_path) -> None:
     seat = make_seat(catalog)
     principal = catalog / "principals" / "h" / "operator"

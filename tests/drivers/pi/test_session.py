@@ -159,6 +159,24 @@ def test_the_omp_wrapper_launches_only_an_admitted_minor_series(catalog, tmp_pat
         assert record(seat, "harness-context") is None
 
 
+@pytest.mark.process
+def test_an_omp_build_admitted_unmeasured_runs_and_withholds_its_context(catalog, tmp_path) -> None:
+    """The channel path of catalog.kdl's admit-unmeasured: an 18.3.0 omp outside the gate's series
+    runs, its context frame publishes nothing, and the context stage names the build."""
+    seat = make_seat(catalog)
+    (catalog / "catalog.kdl").write_text('catalog {\n    admit-unmeasured "omp" "18.3.0"\n}\n')
+    script = stand_in(tmp_path, "omp", f"send '{READING}'\nexit 0\n", version="omp/18.3.0")
+    process = start_wrapper(catalog, tmp_path, "omp-session", script)
+    assert finish(process) == 0
+    assert ("st2 omp-session: omp 18.3.0 is not a measured build (measured: 18.2); admitted by catalog.kdl "
+            "admit-unmeasured, so no context reading is published") in process.stderr.read().decode()
+    assert record(seat, "harness-context") is None
+    assert observed(seat) == ("ended", "exit 0")
+    diagnostic = record(seat, "driver-diagnostic")
+    assert (diagnostic["stage"], diagnostic["reason"], diagnostic["producerVersion"]) == (
+        "context", "unmeasuredBuild", "18.3.0")
+
+
 def test_presence_heartbeats_every_five_minutes_only_while_pi_lives(catalog, clock, monkeypatch) -> None:
     seat = make_seat(catalog)
 
