@@ -274,6 +274,13 @@ class Notifier:
             present = True
         else:
             present = self.terminal.buffer_exists(head.buffer_name)
+            if present and archived:
+                # Read while its notice waited loaded and unpasted (a draft held the paste): there
+                # is nothing to notify. The buffer goes too; one left behind is never pasted, since
+                # every head names a buffer of its own.
+                self.terminal.delete_buffer(head.buffer_name)
+                self._apply(Event.RELEASED)
+                return Outcome.SETTLED
         if present is None:
             return Outcome.HELD
         if present:

@@ -118,6 +118,12 @@ class Terminal:
             return None
         return name in result.stdout.split("\n")
 
+    def delete_buffer(self, name: str) -> bool:
+        """Delete the named buffer; whether the server said it did (a buffer left behind is
+        harmless: no later head names it)."""
+        result = self._run("delete-buffer", "-b", name)
+        return result is not None and result.returncode == 0
+
     def load_and_look(self, name: str, text: str) -> tuple[bool, Screen | None]:
         """Load the named buffer and take one observation in the same client: whether the load
         (and the look) ran, and the screen just after it (None when not proven)."""

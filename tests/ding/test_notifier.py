@@ -86,3 +86,57 @@ def test_session_watch_needs_three_misses_after_being_seen_alive():
     assert [watch.step(False), watch.step(False)] == [False, False]
     assert watch.step(True) is False  # a blip resets the count
     assert [watch.step(False), watch.step(False), watch.step(False)] == [False, False, True]
+
+
+class LoadedThenDraftTerminal:
+    """A composer empty at the first look that holds a human draft by the look right before the
+    paste (typed in between), then empty again; records what is pasted and deleted."""
+
+    def __init__(self) -> None:
+        self.server_pid = 7
+        self.draft = ""
+        self.buffers: dict[str, str] = {}
+        self.pasted: list[str] = []
+        self.deleted: list[str] = []
+
+    def _screen(self):
+        return Screen.parse(self.draft + "\n", len(self.draft), 0, 200)
+
+    def capture(self):
+        return self._screen()
+
+    def current_server(self):
+        return self.server_pid
+
+    def load_and_look(self, name, text):
+        self.buffers[name] = text
+        self.draft = "a human draft"
+        return True, self._screen()
+
+    def buffer_exists(self, name):
+        return name in self.buffers
+
+    def delete_buffer(self, name):
+        self.deleted.append(name)
+        return self.buffers.pop(name, None) is not None
+
+    def paste_and_observe(self, name, observations, gap):
+        self.pasted.append(self.buffers.pop(name))
+        return True, [self._screen()]
+
+
+def test_a_notice_loaded_but_unpasted_is_released_when_its_message_is_archived(catalog, tmp_path, clock: FakeClock):
+    seat = make_seat(catalog, "builder")
+    terminal = LoadedThenDraftTerminal()
+    notifier = notifier_over(catalog, tmp_path, terminal, clock)
+    notifier.settings = Settings(retry_backoff=0.0)
+    notifier.pass_once()  # fresh start, empty backlog
+    name = write_message(seat, "read before its turn")
+    notifier.pass_once()  # owned and loaded; the draft holds the paste
+    assert notifier.state.phase.value == "loaded" and terminal.pasted == []
+    (seat / "resources" / "archive").mkdir(exist_ok=True)
+    (seat / "resources" / "inbox" / name).rename(seat / "resources" / "archive" / name)
+    terminal.draft = ""  # the human clears the draft
+    notifier.pass_once()
+    assert terminal.pasted == []  # a read message is never noticed
+    assert notifier.state.phase.value == "idle" and len(terminal.deleted) == 1 and terminal.buffers == {}
