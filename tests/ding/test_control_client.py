@@ -227,7 +227,10 @@ def flood_notifications(path: str, count: int = 8000) -> None:
 
 
 def control_pids(path: str) -> list[str]:
-    listed = spawned(path, ["list-clients", "-F", "#{client_pid} #{client_flags}"])[1]
+    """The pids of the server's control-mode clients; a listing that fails is an assertion naming
+    tmux's own answer (never read as "no client")."""
+    code, listed, error = spawned(path, ["list-clients", "-F", "#{client_pid} #{client_flags}"])
+    assert code == 0, f"list-clients exited {code}: {error!r}"
     return [line.split()[0] for line in listed.splitlines() if "control-mode" in line]
 
 
@@ -238,7 +241,8 @@ def test_a_closed_client_is_detached_even_when_the_server_owes_it_output(server)
     path = server()
     pool = ControlPool(opener=open_here)
     assert controlled(pool, path, ["has-session"]) == (0, "", "")
-    assert len(control_pids(path)) == 1
+    listed = spawned(path, ["list-clients", "-F", "#{client_pid} #{client_flags}"])[1]
+    assert len(control_pids(path)) == 1, listed
     flood_notifications(path)
     pool.close_all()
     poll_for(lambda: control_pids(path) == [], "the closed client to end", timeout=10)
