@@ -74,7 +74,10 @@ def test_a_claude_seat_declaring_resume_never_starts_fresh_after_a_simulated_reb
 
 
 def claude_transcript(fleet: ResumeFleet, session_id: str) -> Path:
-    (path,) = (fleet.lab.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")
+    # Claude writes the session's transcript after the turn that named the session; under load the
+    # caller can get here first, so the file is waited for (one, never several).
+    projects = fleet.lab.home / ".claude" / "projects"
+    (path,) = poll(lambda: list(projects.glob(f"*/{session_id}.jsonl")), f"the transcript of {session_id}", 60)
     return path
 
 
