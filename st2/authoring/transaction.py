@@ -2,9 +2,9 @@
 atomic writes made under it, and the catalog-generation commit that wakes a resident supervisor.
 
 ``.st2/catalog-authoring.lock`` is a persistent file (never removed: removing a lock another
-process holds open would split the lock domain) taken with :mod:`filelock`; authoring is not a
-hot path. Verbs wait up to :data:`LOCK_SECONDS` for it; the supervisor's archive step asks with
-``timeout=0`` and skips when the lock is contended, never queueing behind an author. Every
+process holds open would split the lock domain) taken with :class:`st2.fs.lock.RecordLock`
+(``flock``). Verbs wait up to :data:`LOCK_SECONDS` for it; the supervisor's archive step asks
+with ``timeout=0`` and skips when the lock is contended, never queueing behind an author. Every
 temporary lives under ``.st2/authoring-staging/`` on the catalog's own filesystem, so a crash
 leaves debris only in the control plane and never a torn declaration.
 """
@@ -17,9 +17,8 @@ import shutil
 from pathlib import Path
 from typing import Iterator
 
-from filelock import FileLock, Timeout
-
 from st2.catalog.location import CatalogLocation
+from st2.fs.lock import LockTimeout, RecordLock
 from st2.fs.atomic import check_real_directories, ensure_directory, fsync_directory, publish
 from st2.fs.read import DECLARATION_LIMIT, RUNTIME_LIMIT, read_bounded, read_regular
 
@@ -122,10 +121,10 @@ def authoring(location: CatalogLocation, timeout: float = LOCK_SECONDS) -> Itera
         location.paths.control.mkdir(mode=0o755)
     except FileExistsError:
         pass   # made already, perhaps by a concurrent author an instant ago
-    lock = FileLock(str(location.paths.catalog_authoring_lock), timeout=timeout, thread_local=False)
+    lock = RecordLock(location.paths.catalog_authoring_lock, timeout=timeout)
     try:
         lock.acquire()
-    except Timeout as error:
+    except LockTimeout as error:
         raise LockContended(f"{location.paths.catalog_authoring_lock} is held by another author") from error
     try:
         transaction = Transaction(location)

@@ -16,10 +16,10 @@ import signal
 import sys
 from typing import TextIO
 
-from filelock import FileLock, Timeout
 
 from st2.catalog.location import CatalogLocation
 from st2.base.clock import SYSTEM_CLOCK, Clock
+from st2.fs.lock import LockTimeout, RecordLock
 from st2.fs.pipe import drain
 from st2.declarations.model import RETIRED
 from st2.supervisor import holds, supervisor_record
@@ -59,10 +59,10 @@ def run(location: CatalogLocation, *, once: bool = False, interval: float = 30.0
         print(f"st2 up: catalog {location.root} does not exist", file=output)
         return 2
     lock_path = location.paths.supervisor_lock(location.host)
-    lock = FileLock(str(lock_path), timeout=0, thread_local=False)
+    lock = RecordLock(lock_path, timeout=0)
     try:
         lock.acquire()
-    except Timeout:
+    except LockTimeout:
         print(f"st2 up: another supervisor holds {lock_path}; one per catalog and host", file=output)
         return 1
     try:

@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from filelock import FileLock
 
 from st2.authoring.auto_archive import archive_step
 from st2.catalog.location import CatalogLocation
+from st2.fs.lock import RecordLock
 
 DAY_MS = 86_400_000
 T0 = 1_788_000_000_000
@@ -119,7 +119,7 @@ def test_un_retiring_a_seat_inside_the_grace_period_restarts_its_clock(location)
 def test_a_contended_authoring_lock_skips_the_pass_instead_of_blocking_it(location):
     directory = seat(location.root, "gone")
     step(location, T0)
-    holder = FileLock(str(location.paths.catalog_authoring_lock), thread_local=False)
+    holder = RecordLock(location.paths.catalog_authoring_lock)
     with holder:
         started = time.monotonic()
         report = step(location, T0 + 8 * DAY_MS)
@@ -159,7 +159,7 @@ def test_st2_up_skips_the_archive_step_while_the_authoring_lock_is_held(fleet):
     directory = fleet.seat("gone", RETIRED)
     up_once(fleet, T0)
     (fleet.catalog / ".st2").mkdir(exist_ok=True)
-    with FileLock(str(fleet.catalog / ".st2" / "catalog-authoring.lock"), thread_local=False):
+    with RecordLock(fleet.catalog / ".st2" / "catalog-authoring.lock"):
         started = time.monotonic()
         held = up_once(fleet, T0 + 8 * DAY_MS)
         assert time.monotonic() - started < 8, "the supervisor waited for the authoring lock"

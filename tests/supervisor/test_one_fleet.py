@@ -9,11 +9,14 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
+from st2.fs.lock import holders
 from st2.runtime import runtime_home
 from st2.runtime.scope import RuntimeScope
 from support import poll_for, run_st2, st2_env
@@ -75,6 +78,34 @@ def test_a_symlink_and_another_state_home_find_the_one_fleet_and_down_from_eithe
         assert running(catalog, first) == {}
     finally:
         st2(catalog, first, "down")
+
+
+@pytest.mark.process
+def test_a_resident_supervisor_refuses_a_second_until_it_is_killed(place: Path) -> None:
+    """One supervisor per catalog and host: the host lock (``flock`` on ``.st2.<host>.lock``) turns
+    away a second ``st2 up`` by any path, and the kernel frees it when the holder is SIGKILLed."""
+    catalog = catalog_in(place)
+    link = place / "link"
+    link.symlink_to(catalog)
+    state = place / "s"
+    lock = catalog / ".st2.h.lock"
+    resident = subprocess.Popen([sys.executable, "-m", "st2", "up", "--host", "h", "--interval", "60s"],
+                                env=st2_env(catalog, XDG_STATE_HOME=str(state)), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        poll_for(lambda: resident.pid in holders(lock), what="the resident supervisor to hold its host lock")
+        second = st2(link, state, "up", "--once")
+        assert (second.returncode, second.stderr) == (
+            1, f"st2 up: another supervisor holds {link / '.st2.h.lock'}; one per catalog and host\n")
+        resident.kill()
+        resident.wait(timeout=10)
+        after = st2(catalog, state, "up", "--once")
+        assert after.returncode == 0, after.stderr
+    finally:
+        if resident.poll() is None:
+            resident.kill()
+            resident.wait(timeout=10)
+        st2(catalog, state, "down")
 
 
 @pytest.mark.process

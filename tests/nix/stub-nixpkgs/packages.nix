@@ -46,7 +46,6 @@ let
         "psutil"
         "pydantic"
         "sdnotify"
-        "filelock"
         "inotify-simple"
         "ckdl"
         "textual"
