@@ -70,6 +70,15 @@ class Wrapper:
             return []
         return [json.loads(line)["last_user_text"] for line in path.read_text().splitlines() if line.strip()]
 
+    def persisted_user_texts(self) -> list[str]:
+        """The text of every user message the stand-in persisted in its sessions (what a
+        read-back finds), in order."""
+        path = self.standin_dir / "messages.jsonl"
+        if not path.exists():
+            return []
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        return ["".join(part.get("text", "") for part in row["parts"]) for row in rows if row["info"]["role"] == "user"]
+
     def ledger(self) -> dict:
         path = next(iter(self.state.glob("**/delivery/*/delivery-ledger.json")), None)
         return {entry["filename"]: entry for entry in json.loads(path.read_text())["entries"]} if path else {}

@@ -1,7 +1,13 @@
 """SIGKILL of the opencode wrapper between attempt and read-back, at 20 random points, against the
-stand-in server built from the captured frames (its server dies with the wrapper): no mail
-reaches the model twice and every one is delivered — an ambiguous attempt is settled by reading
-the session back, never by sending again."""
+stand-in server built from the captured frames (its server dies with the wrapper): every mail is
+persisted in the session exactly once and none reaches the model twice — an ambiguous attempt is
+settled by reading the session back, never by sending again.
+
+Delivered means persisted in the session, what the read-back reads: the stand-in, like opencode,
+persists the user message and then calls the model, so a server killed between the two leaves a
+message the model has not seen yet but will with the session's next turn (its history), and the
+wrapper rightly never sends it again.
+"""
 
 from __future__ import annotations
 
@@ -20,9 +26,10 @@ pytestmark = [pytest.mark.process, pytest.mark.long]
 ROUNDS = 20
 
 
-def delivered_counts(wrapper: Wrapper) -> dict[str, int]:
+def counts_in(texts: list[str]) -> dict[str, int]:
+    """How often each message (by its filename's stem) is named by a correlation in ``texts``."""
     counts: dict[str, int] = {}
-    for text in wrapper.model_requests():
+    for text in texts:
         for correlation in correlations_in(text):
             stem = correlation.split(":")[1]
             counts[stem] = counts.get(stem, 0) + 1
@@ -60,11 +67,14 @@ def test_sigkill_between_attempt_and_read_back_never_duplicates_and_never_loses(
         try:
             def all_delivered() -> bool:
                 settle_persisted(seat, final)
-                return set(delivered_counts(final)) >= {name[:-3] for name in names}
+                return set(counts_in(final.persisted_user_texts())) >= {name[:-3] for name in names}
 
             poll_for(all_delivered, lambda: final.text()[-2000:], timeout=120)
         finally:
             final.stop()
-        counts = delivered_counts(final)
-        assert {stem: count for stem, count in counts.items() if count != 1} == {}
-        assert sorted(counts) == sorted(name[:-3] for name in names)
+        persisted = counts_in(final.persisted_user_texts())
+        assert {stem: count for stem, count in persisted.items() if count != 1} == {}
+        assert sorted(persisted) == sorted(name[:-3] for name in names)
+        seen = counts_in(final.model_requests())
+        assert {stem: count for stem, count in seen.items() if count != 1} == {}
+        assert set(seen) <= set(persisted)
