@@ -188,3 +188,24 @@ def without_guide(text: str) -> str:
         piece = f"--append-system-prompt{separator}{guide_text()}"
         text = text.replace(separator + piece, "").replace(piece + separator, "").replace(piece, "")
     return text
+
+
+_MODULES_PROBE = """
+import sys
+sys.argv = ["st2", *sys.argv[1:]]
+from st2.entry import main
+status = main()
+import json as _json
+sys.stderr.write("\\nMODULES " + _json.dumps(sorted(sys.modules)) + "\\n")
+raise SystemExit(status)
+"""
+
+
+def modules_loaded_by(catalog: Path, *args: str, env: dict[str, str] | None = None) -> list[str]:
+    """Every module ``st2 <args>`` had loaded when it finished, run for real through the entry
+    point in a fresh interpreter (it must exit 0)."""
+    completed = subprocess.run([sys.executable, "-c", _MODULES_PROBE, *args], env=env or st2_env(catalog),
+                               capture_output=True, text=True, timeout=60)
+    assert completed.returncode == 0, completed.stderr
+    line = next(line for line in completed.stderr.splitlines() if line.startswith("MODULES "))
+    return json.loads(line[len("MODULES "):])

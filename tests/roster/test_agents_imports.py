@@ -3,38 +3,17 @@ delegation or driver code and none of the heavy third-party packages it does not
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from support import st2_env
-
-PROBE = """
-import sys
-sys.argv = ["st2", *sys.argv[1:]]
-from st2.entry import main
-status = main()
-import json as _json
-sys.stderr.write("\\nMODULES " + _json.dumps(sorted(sys.modules)) + "\\n")
-raise SystemExit(status)
-"""
+from support import modules_loaded_by as loaded_modules
 
 FORBIDDEN_PREFIXES = ("pydantic", "psutil", "filelock", "sdnotify", "inotify_simple", "st2.supervisor",
                       "st2.bus", "st2.kit.usage", "st2.kit.delegation", "st2.drivers", "st2.ding",
                       "textual", "st2.top")
 # The bus's own name-only mail reader (the one unread set and activity rule), nothing heavier.
 ALLOWED_BUS = ("st2.bus", "st2.bus.boxes", "st2.bus.filename")
-
-
-def loaded_modules(catalog: Path, *args: str) -> list[str]:
-    completed = subprocess.run([sys.executable, "-c", PROBE, *args], env=st2_env(catalog),
-                               capture_output=True, text=True, timeout=60)
-    assert completed.returncode == 0, completed.stderr
-    line = next(line for line in completed.stderr.splitlines() if line.startswith("MODULES "))
-    return json.loads(line[len("MODULES "):])
 
 
 def forbidden(modules: list[str]) -> list[str]:
