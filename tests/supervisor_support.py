@@ -140,8 +140,9 @@ class NotifyListener:
         return sum(1 for message in self.collect() if message.startswith("STATUS=pass "))
 
     def wakeups(self) -> int:
-        """How often the supervisor's wait returned (it sends WATCHDOG=1 on every wake-up, before
-        it decides whether the wake-up is worth a pass)."""
+        """How often the supervisor's wait returned (it sends WATCHDOG=1 on every wake-up, once it
+        has read the wake-up's filesystem events and before it decides whether they are worth a
+        pass: an event written after a WATCHDOG=1 is seen wakes it again)."""
         return sum(1 for message in self.collect() if message == "WATCHDOG=1")
 
     def settle(self, probe: Path) -> None:

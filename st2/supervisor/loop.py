@@ -286,14 +286,19 @@ def _wait_on(selector, reconciler, watch, queue, read_end, deadline, clock, noti
         if notifier.watchdog_seconds:
             remaining = min(remaining, notifier.watchdog_seconds / 2)
         ready = {key.fd for key, _ in selector.select(remaining)}
-        notifier.send("WATCHDOG=1")
         if read_end in ready:
             drain(read_end)
             ready.discard(read_end)
+        relevant = False
         if ready & watch_descriptors:
             ready -= watch_descriptors
-            if watch.drain():
-                return STOP in queue
+            relevant = watch.drain()
+        # Sent after the drain, so every filesystem event before a WATCHDOG=1 has been read: one
+        # that arrives after it wakes the loop again (and sends another). Sent before the drain,
+        # a write landing between the two was read silently, with no wake-up of its own.
+        notifier.send("WATCHDOG=1")
+        if relevant:
+            return STOP in queue
         if ready:                                   # a task's pidfd: it exited
             return STOP in queue
         queue_copy = list(queue)
