@@ -41,6 +41,7 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
     opencode/<seat-key>/delivery-state.json  per native seat, read once (st2.delivery.legacy_state)
     cache/declarations.<catalog-digest>.json the declaration cache
     cache/seats.<catalog-digest>.json        the seat index
+    cache/harness-builds.json                the version each harness build answered (st2.drivers.version_probe)
     channel/<runtime-id>.log                 a pi seat's extension channel diagnostics
 
 Beside a repository a seat's ``worktree`` names (not under the state directory, and never in
@@ -144,6 +145,10 @@ def declaration_cache(state: Path, digest: str) -> Path:
 def seat_index(state: str, digest: str) -> str:
     """The seat index, as text (its readers keep the caller's kind of path)."""
     return os.path.join(state, CACHE, f"seats.{digest}.json")
+
+
+def harness_builds(state: Path) -> Path:
+    return state / CACHE / "harness-builds.json"
 
 
 def channel_log(state: Path, runtime_id: str) -> Path:

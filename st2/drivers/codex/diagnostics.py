@@ -5,23 +5,21 @@ the ``versionGate`` (``<codex> --version`` → ``codex-cli X``) and the typed tu
 from __future__ import annotations
 
 import re
-import subprocess
 
 VERSION_PROBE_SECONDS = 20.0
 _VERSION = re.compile(r"codex-cli\s+([0-9][0-9A-Za-z.+-]*)")
 
 
 def probe_version(executable: str, environment: dict) -> tuple[str | None, str | None]:
-    """``(version, problem)`` from ``<codex> --version``."""
-    try:
-        result = subprocess.run([executable, "--version"], capture_output=True, text=True, env=environment,
-                                timeout=VERSION_PROBE_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"cannot run {executable} --version: {error}"
-    match = _VERSION.search(result.stdout or "")
-    if result.returncode != 0 or match is None:
-        return None, f"{executable} --version printed no codex-cli version (exit {result.returncode})"
-    return match.group(1), None
+    """``(version, problem)`` from ``<codex> --version``, asked once per build
+    (:mod:`st2.drivers.version_probe`)."""
+    from st2.drivers.version_probe import probe
+
+    def parse(text: str) -> str | None:
+        match = _VERSION.search(text)
+        return match.group(1) if match else None
+
+    return probe(executable, environment, parse, "codex-cli version", timeout=VERSION_PROBE_SECONDS)
 
 
 def credential_rejected(info) -> bool:

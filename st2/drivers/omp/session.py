@@ -9,7 +9,6 @@ minor series, else the ``versionGate`` driver-diagnostic, one line on the termin
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 from st2.drivers.channel.session import ChannelSession
@@ -27,16 +26,12 @@ def parse_version(text: str) -> str | None:
 
 
 def probe_version(argv0: str, environment: dict[str, str]) -> tuple[str | None, str | None]:
-    """``(version, None)`` from ``<argv0> --version``, or ``(None, why not)``."""
-    try:
-        result = subprocess.run([argv0, "--version"], capture_output=True, text=True, env=environment,
-                                timeout=VERSION_PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"cannot run {argv0} --version: {error}"
-    version = parse_version(result.stdout + "\n" + result.stderr)
-    if version is None:
-        return None, f"{argv0} --version printed no omp version (exit {result.returncode})"
-    return version, None
+    """``(version, None)`` from ``<argv0> --version`` (stdout or stderr), or ``(None, why not)``,
+    asked once per build (:mod:`st2.drivers.version_probe`)."""
+    from st2.drivers.version_probe import probe
+
+    return probe(argv0, environment, parse_version, "omp version", timeout=VERSION_PROBE_TIMEOUT_SECONDS,
+                 stderr=True, exit_zero=False)
 
 
 class OmpSession(ChannelSession):

@@ -9,7 +9,6 @@ import base64
 import http.client
 import json
 import re
-import subprocess
 from typing import Any, Iterator
 
 VERSION_PROBE_SECONDS = 20.0
@@ -35,16 +34,15 @@ REQUIRED_PATHS: dict[str, tuple[str, ...]] = {
 
 
 def probe_version(executable: str, environment: dict) -> tuple[str | None, str | None]:
-    """``(version, problem)`` from ``<opencode> --version`` (1.18.33 prints the bare version)."""
-    try:
-        result = subprocess.run([executable, "--version"], capture_output=True, text=True, env=environment,
-                                timeout=VERSION_PROBE_SECONDS, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        return None, f"cannot run {executable} --version: {error}"
-    match = _VERSION.search(result.stdout or "")
-    if result.returncode != 0 or match is None:
-        return None, f"{executable} --version printed no version (exit {result.returncode})"
-    return match.group(1), None
+    """``(version, problem)`` from ``<opencode> --version`` (1.18.33 prints the bare version),
+    asked once per build (:mod:`st2.drivers.version_probe`)."""
+    from st2.drivers.version_probe import probe
+
+    def parse(text: str) -> str | None:
+        match = _VERSION.search(text)
+        return match.group(1) if match else None
+
+    return probe(executable, environment, parse, "version", timeout=VERSION_PROBE_SECONDS)
 
 
 class ApiError(OSError):
