@@ -25,6 +25,7 @@ What every wrapper shares:
 - :mod:`.native_session` — the wrapper around a harness server in its own process group (Codex,
   opencode): setup, gate, claim, the inbox audit and the select loop.
 - :mod:`.version_gate` — the one launch gate: verdict, ``versionGate`` record, exit 78.
+- :mod:`.version_probe` — the one ``--version`` probe, asked once per build (the build cache).
 - :mod:`.resume_hold` — the wrapper's side of resume, one object for every wrapper.
 - :mod:`.human_desk` — the keyboard of a native wrapper's PTY and its one grammar.
 - :mod:`.operator_line` — a line typed in a native seat's PTY, sent as mail from its operator.
