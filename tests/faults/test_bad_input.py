@@ -35,18 +35,40 @@ def test_the_watchdog_counts_a_hang_and_an_escape_instead_of_dying(tmp_path):
     tally = fault_input.Tally()
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    original = fault_input.BOUND_SECONDS
-    fault_input.BOUND_SECONDS = 0.2
+    _swallow.fifo = fifo
+    original = fault_input.BOUND_SECONDS, fault_input.BLOCK_SECONDS
+    fault_input.BOUND_SECONDS, fault_input.BLOCK_SECONDS = 0.2, 2.0
     try:
         began = time.monotonic()
         assert fault_input.guarded(tally, "blocking open", lambda: open(fifo, "rb")) == (False, None)
         assert time.monotonic() - began < 5
+        began = time.process_time()
+        assert fault_input.guarded(tally, "spin", _spin) == (False, None)          # the CPU bound
+        assert time.process_time() - began < 5
+        assert fault_input.guarded(tally, "swallowed", _swallow) == (False, None)  # a Hang not delivered
+        # Past the CPU bound in wall time but idle (as a call descheduled on a loaded machine): no hang.
+        assert fault_input.guarded(tally, "slow but idle", lambda: time.sleep(0.6) or 8) == (True, 8)
         assert fault_input.guarded(tally, "escape", lambda: 1 / 0) == (False, None)
         assert fault_input.guarded(tally, "deep", lambda: _recurse(2000)) == (False, None)
         assert fault_input.guarded(tally, "fine", lambda: 7) == (True, 7)
     finally:
-        fault_input.BOUND_SECONDS = original
-    assert (tally.hangs, tally.exceptions, tally.cases) == (1, 2, 4)
+        fault_input.BOUND_SECONDS, fault_input.BLOCK_SECONDS = original
+    assert (tally.hangs, tally.exceptions, tally.cases) == (3, 2, 7)
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def _swallow() -> int:
+    """A call inside which the watchdog's Hang is lost, as in a garbage-collection callback
+    (where Python prints the exception and goes on)."""
+    try:
+        open(_swallow.fifo, "rb")
+    except fault_input.Hang:
+        pass
+    return 1
 
 
 def _recurse(depth: int) -> int:
