@@ -65,7 +65,10 @@ def probe(argv0: str, environment: dict, parse: Callable[[str], str | None], nam
             if version is not None:
                 builds.pop(key, None)
                 builds[key] = version
-                _write(cache, dict(list(builds.items())[-KEPT_BUILDS:]))
+                try:
+                    _write(cache, dict(list(builds.items())[-KEPT_BUILDS:]))
+                except OSError:
+                    pass   # not kept: the next launch probes again
             return version, problem
     except (OSError, LockTimeout):
         return _ask(argv0, environment, parse, name, timeout, stderr, exit_zero)
@@ -87,7 +90,7 @@ def _read(cache: str) -> dict[str, str]:
     from st2.fs.read import read_optional
 
     try:
-        value = json.loads(read_optional(cache, _READ_LIMIT) or b"null")
+        value = json.loads(read_optional(cache, _READ_LIMIT, follow_symlinks=False) or b"null")
     except (OSError, ValueError):
         return {}
     if not isinstance(value, dict) or value.get("schema") != SCHEMA or not isinstance(value.get("builds"), dict):

@@ -93,3 +93,17 @@ def test_launches_of_one_build_at_once_probe_it_once(tmp_path: Path, state: Path
     answers = [launch.communicate(timeout=60)[0].strip() for launch in launches]
     assert answers == ["('1.18.33', None)"] * 6
     assert runs(build.parent) == 1
+
+
+def test_a_fifo_or_a_symlink_at_the_cache_neither_blocks_nor_is_followed(tmp_path: Path, state: Path) -> None:
+    build = harness(tmp_path / "bin", "1.18.33")
+    state.parent.mkdir(parents=True)
+    os.mkfifo(state)
+    assert opencode_probe(str(build), {"PATH": "/usr/bin:/bin"}) == ("1.18.33", None)
+    assert stat.S_ISREG(state.lstat().st_mode)                       # replaced by a regular cache
+    state.unlink()
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("kept\n")
+    state.symlink_to(elsewhere)
+    assert opencode_probe(str(build), {"PATH": "/usr/bin:/bin"}) == ("1.18.33", None)
+    assert elsewhere.read_text() == "kept\n" and not state.is_symlink()
