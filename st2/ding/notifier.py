@@ -124,15 +124,23 @@ class Notifier:
         self.attempts = 0          # delivery attempts that probed the terminal
         self.passes = 0            # loop passes (each looks at the session; at the inbox when alive and due)
         self.quiet = False         # the last pass found no unread mail and nothing owned
+        self.paste_unpublished = False  # PASTED is held in memory, the record still says LOADED
         self._reported: str | None = None
 
     # --- state ---------------------------------------------------------------------------------
 
     def _apply(self, event: Event, **arguments) -> None:
         self.state = transition(self.state, event, **arguments)
-        # LOADED and PASTED stand for state of the tmux server, which a host crash takes with
-        # it (the next server is a replaced terminal): published, not fsynced.
-        self.store.save(self.state, durable=event not in (Event.BUFFER_LOADED, Event.PASTE_LANDED))
+        if event is Event.PASTE_LANDED:
+            # Not published here: a restart that finds LOADED with the head's buffer gone reads
+            # the paste as landed, which is what PASTED would have told it. The Return's save
+            # follows at once; a head held instead publishes PASTED then (see _submit_and_confirm).
+            self.paste_unpublished = True
+            return
+        self.paste_unpublished = False
+        # A resumed head's LOADED stands for state of the tmux server, which a host crash takes
+        # with it (the next server is a replaced terminal): published, not fsynced.
+        self.store.save(self.state, durable=event is not Event.BUFFER_LOADED)
 
     def _load(self, unread: list[str]) -> bool:
         """Make ``self.state`` current; False (holding) when the record is malformed."""
@@ -224,15 +232,15 @@ class Notifier:
 
     def attempt(self, messages: dict) -> Outcome:
         unread = set(messages)
-        fresh = False
+        observed: list = []
         if self.state.phase is Phase.IDLE:
             head = self._candidate(messages)
             composer = self._screen_state(head.notice)
             if composer is not ComposerState.EMPTY_SAFE:
                 self._report(f"holding {head.notice[:60]!r}: composer is {composer.value}")
                 return Outcome.HELD
-            self._apply(Event.OWN, head=replace(head, terminal=self.terminal.server_pid))
-            fresh = True
+            outcome = self._own_loaded(replace(head, terminal=self.terminal.server_pid), observed)
+            return outcome if outcome is not None else self._submit_and_confirm(False, observed)
         else:
             # A resumed head: is it still the terminal it was pasted into? A new tmux server
             # means the seat restarted and whatever was pasted died with the old terminal.
@@ -244,25 +252,42 @@ class Notifier:
                 self._apply(Event.TERMINAL_REPLACED, terminal=server)
         head = self.state.head
         archived = not any(name in unread for name in head.filenames)
-        observed: list = []
         if self.state.phase in (Phase.OWNED, Phase.LOADED):
-            outcome = self._load_and_paste(head, archived, fresh, observed)
+            outcome = self._load_and_paste(head, archived, observed)
             if outcome is not None:
                 return outcome
         return self._submit_and_confirm(archived, observed)
 
-    def _load_and_paste(self, head: Head, archived: bool, fresh: bool, observed: list) -> Outcome | None:
-        """Drive OWNED/LOADED to PASTED; None when the paste landed, with the observations taken
-        right after it appended to ``observed``. A ``fresh`` head was owned a moment ago in this
-        process (its token is new, so its buffer cannot exist yet); a resumed one is decided by
-        whether its named buffer is still in the terminal. The look right before the paste (a
-        human may have started typing since the first look) is taken in the loading client."""
+    def _own_loaded(self, head: Head, observed: list) -> Outcome | None:
+        """Take a fresh head: load its notice into the buffer its new token names, look once
+        more in the same client (a human may have started typing since the first look), then
+        persist the head as owned and loaded, durably, in one save before the paste. Nothing is
+        recorded before that save: a load that failed, or a buffer left by a notifier killed
+        before it, is named by a token no record holds and is never pasted (the next attempt
+        takes a new one). None when the paste landed (see :meth:`_paste`)."""
+        loaded, look = self.terminal.load_and_look(head.buffer_name, head.notice)
+        if not loaded:
+            return Outcome.HELD
+        composer = self._composer(look, head.notice)
+        if composer is not ComposerState.EMPTY_SAFE:
+            self.terminal.delete_buffer(head.buffer_name)
+            self._report(f"holding {head.notice[:60]!r}: composer is {composer.value}")
+            return Outcome.HELD
+        self.state = transition(transition(self.state, Event.OWN, head=head), Event.BUFFER_LOADED)
+        self.store.save(self.state)
+        return self._paste(head, observed)
+
+    def _load_and_paste(self, head: Head, archived: bool, observed: list) -> Outcome | None:
+        """Drive a resumed OWNED/LOADED head to PASTED; None when the paste landed. Whether its
+        named buffer is still in the terminal decides: in OWNED an absent one was never loaded
+        (so it is loaded now), in LOADED an absent one was pasted. The look right before the
+        paste is taken in the loading client when there is one."""
         look, looked = None, False
         if self.state.phase is Phase.OWNED:
             if archived:
                 self._apply(Event.RELEASED)  # read before any paste: nothing to notify
                 return Outcome.SETTLED
-            present = False if fresh else self.terminal.buffer_exists(head.buffer_name)
+            present = self.terminal.buffer_exists(head.buffer_name)
             if present is None:
                 return Outcome.HELD
             if not present:
@@ -287,15 +312,22 @@ class Notifier:
             composer = self._composer(look, head.notice) if looked else self._screen_state(head.notice)
             if composer is not ComposerState.EMPTY_SAFE:
                 return Outcome.HELD  # stays LOADED: the buffer is ours and unpasted
-            started = self.clock.monotonic()
-            pasted, screens = self.terminal.paste_and_observe(head.buffer_name, 2, self.settings.observation_poll)
-            if not pasted:
-                again = self.terminal.buffer_exists(head.buffer_name)
-                if again is not False:
-                    return Outcome.HELD  # not pasted, or not knowable now: still LOADED
-            ended = self.clock.monotonic()
-            observed.extend((started, ended, screen) for screen in screens)
-            self.pasted_at = (head.token, started)
+            return self._paste(head, observed)
+        self._apply(Event.PASTE_LANDED)
+        return None
+
+    def _paste(self, head: Head, observed: list) -> Outcome | None:
+        """Paste a LOADED head's buffer once; None when it landed, with the observations taken
+        right after it appended to ``observed``."""
+        started = self.clock.monotonic()
+        pasted, screens = self.terminal.paste_and_observe(head.buffer_name, 2, self.settings.observation_poll)
+        if not pasted:
+            again = self.terminal.buffer_exists(head.buffer_name)
+            if again is not False:
+                return Outcome.HELD  # not pasted, or not knowable now: still LOADED
+        ended = self.clock.monotonic()
+        observed.extend((started, ended, screen) for screen in screens)
+        self.pasted_at = (head.token, started)
         self._apply(Event.PASTE_LANDED)
         return None
 
@@ -361,6 +393,9 @@ class Notifier:
         if last is ReceiptState.NOT_RETAINED and archived:
             self._apply(Event.RELEASED)
             return Outcome.SETTLED
+        if self.paste_unpublished:
+            self.store.save(self.state, durable=False)
+            self.paste_unpublished = False
         self._report(f"staged {head.notice[:60]!r}: receipt {last.value}; retrying by inspection only")
         return Outcome.HELD
 

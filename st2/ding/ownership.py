@@ -1,8 +1,11 @@
 """DING ownership: the persisted delivery state machine of one notifier.
 
 The record is host-local runtime state (never inside the replicated seat directory):
-``<runtime scope>/ding/<target>.json``, owner-only, published atomically after every
-transition, so a SIGKILL at any instant leaves either the state before or the state after.
+``<runtime scope>/ding/<target>.json``, owner-only, published atomically, so a SIGKILL at any
+instant leaves either the state before a save or the state after it. The notifier saves the
+states a restart must tell apart, not every edge (:mod:`st2.ding.notifier`): a fresh head is
+saved once, already LOADED, after its buffer is loaded and before the paste; PASTED is saved only
+when the head is then held (LOADED with its buffer gone reads the same).
 
 The head of the FIFO moves through :class:`Phase` by :func:`transition` only::
 
@@ -14,10 +17,13 @@ The head of the FIFO moves through :class:`Phase` by :func:`transition` only::
 
 Why these phases make the paste exactly-once: the notice is loaded into a tmux buffer named
 after the head's token, and pasted with ``paste-buffer -d``, which pastes and deletes the
-buffer in one server command. A notifier restarted in OWNED finds no buffer only if the load
-never happened (the paste is never started before LOADED is persisted), so it loads again; in
-LOADED a present buffer means the paste has not happened and an absent one means it has. Every
-later phase only inspects the screen; no phase ever pastes a second time.
+buffer in one server command. The paste is never started before LOADED is persisted. A
+notifier restarted in OWNED (a head a replaced terminal sent back, or a record of an earlier
+build) finds no buffer only if the load never happened, so it loads again; in LOADED a present
+buffer means the paste has not happened and an absent one means it has. A buffer loaded for a
+head no record names (a notifier killed between the load and the save) is never pasted: the
+next attempt takes a new token. Every later phase only inspects the screen; no phase ever
+pastes a second time.
 
 A record that cannot be read as this schema is reported and holds delivery
 (:class:`MalformedOwnership`); it is never guessed at or overwritten.

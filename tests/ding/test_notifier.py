@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from ding_support import make_seat, write_message
+from st2.bus.mailbox import list_inbox
 from st2.catalog.layout import CatalogPaths
 from st2.base.clock import FakeClock
 from st2.ding.harness import adapters_for
 from st2.ding.notifier import DELIVERY_RETRY_BACKOFF_SECONDS, Notifier, SessionWatch, Settings
-from st2.ding.ownership import OwnershipStore
+from st2.ding.ownership import Event, OwnershipStore, transition
 from st2.drivers.screen import Screen
 
 
@@ -108,9 +109,12 @@ class LoadedThenDraftTerminal:
     def current_server(self):
         return self.server_pid
 
+    drafts_on_load = True
+
     def load_and_look(self, name, text):
         self.buffers[name] = text
-        self.draft = "a human draft"
+        if self.drafts_on_load:
+            self.draft = "a human draft"
         return True, self._screen()
 
     def buffer_exists(self, name):
@@ -125,18 +129,43 @@ class LoadedThenDraftTerminal:
         return True, [self._screen()]
 
 
-def test_a_notice_loaded_but_unpasted_is_released_when_its_message_is_archived(catalog, tmp_path, clock: FakeClock):
+def test_a_draft_typed_between_the_two_looks_leaves_no_owned_head_and_a_later_pass_pastes_once(
+        catalog, tmp_path, clock: FakeClock):
+    seat = make_seat(catalog, "builder")
+    terminal = LoadedThenDraftTerminal()
+    notifier = notifier_over(catalog, tmp_path, terminal, clock)
+    notifier.settings = Settings(retry_backoff=0.0)
+    notifier.pass_once()  # fresh start, empty backlog
+    write_message(seat, "typed over")
+    notifier.pass_once()  # loaded; the look in the loading client shows the draft
+    assert terminal.pasted == [] and terminal.buffers == {} and len(terminal.deleted) == 1
+    assert notifier.state.phase.value == "idle" and notifier.store.load().phase.value == "idle"
+    terminal.draft = ""   # the human clears the draft
+    terminal.drafts_on_load = False
+    notifier.pass_once()
+    assert len(terminal.pasted) == 1 and terminal.deleted[0] not in terminal.pasted[0]
+
+
+def test_a_resumed_notice_loaded_but_unpasted_is_released_when_its_message_is_archived(
+        catalog, tmp_path, clock: FakeClock):
     seat = make_seat(catalog, "builder")
     terminal = LoadedThenDraftTerminal()
     notifier = notifier_over(catalog, tmp_path, terminal, clock)
     notifier.settings = Settings(retry_backoff=0.0)
     notifier.pass_once()  # fresh start, empty backlog
     name = write_message(seat, "read before its turn")
-    notifier.pass_once()  # owned and loaded; the draft holds the paste
-    assert notifier.state.phase.value == "loaded" and terminal.pasted == []
+    # A notifier killed right after persisting the head as owned (a record an earlier build
+    # wrote, or one a replaced terminal sent back to OWNED) leaves it OWNED with no buffer.
+    head = notifier._candidate({name: list_inbox(seat)[0]})
+    notifier.state = transition(notifier.state, Event.OWN, head=head)
+    notifier.store.save(notifier.state)
+    resumed = notifier_over(catalog, tmp_path, terminal, clock)
+    resumed.settings = Settings(retry_backoff=0.0)
+    resumed.pass_once()  # loaded again; the look in the loading client shows the draft
+    assert resumed.state.phase.value == "loaded" and terminal.pasted == []
     (seat / "resources" / "archive").mkdir(exist_ok=True)
     (seat / "resources" / "inbox" / name).rename(seat / "resources" / "archive" / name)
     terminal.draft = ""  # the human clears the draft
-    notifier.pass_once()
+    resumed.pass_once()
     assert terminal.pasted == []  # a read message is never noticed
-    assert notifier.state.phase.value == "idle" and len(terminal.deleted) == 1 and terminal.buffers == {}
+    assert resumed.state.phase.value == "idle" and len(terminal.deleted) == 1 and terminal.buffers == {}
