@@ -49,12 +49,16 @@ def pytest_collection_modifyitems(config, items):
     worker's share: xdist's work-stealing scheduler gives each worker one contiguous slice of the
     collection and steals from the tails, so the long tests are dealt out round-robin, each
     worker's slice starting with its own (in collected order) and ending with short tests the
-    others can steal — never every long test in the first worker's slice, nor one at the tail."""
+    others can steal — never every long test in the first worker's slice, nor one at the tail.
+    The long tests of a module marked ``one_worker`` go to one worker together: they share one
+    module-scoped run (the machine-fault campaign ran once in each of the six workers it was
+    dealt to)."""
     for item in items:
         if any(item.get_closest_marker(name) for name in ("lab", "systemd", "multihost")):
             item.add_marker(pytest.mark.process)
     workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
-    items[:] = dealt(items, workers, lambda item: any(item.get_closest_marker(name) for name in LONG_TIERS))
+    items[:] = dealt(items, workers, lambda item: any(item.get_closest_marker(name) for name in LONG_TIERS),
+                     lambda item: item.nodeid.split("::")[0] if item.get_closest_marker("one_worker") else None)
 
 
 

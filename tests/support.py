@@ -99,23 +99,40 @@ def record(seat, name: str):
     return json.loads(path.read_text()) if path.exists() else None
 
 
-def dealt(items: list, workers: int, is_long) -> list:
+def dealt(items: list, workers: int, is_long, together=lambda item: None) -> list:
     """``items`` in the order whose ``workers`` contiguous slices, sized as xdist's work-stealing
     scheduler first sizes them (the remainder over the workers still to serve), each begin with a
-    round-robin share of the long items; the same order in every worker, as xdist requires."""
-    long = [item for item in items if is_long(item)]
-    short = [item for item in items if not is_long(item)]
+    round-robin share of the long items; the same order in every worker, as xdist requires. Long
+    items with one ``together`` key (not None) are dealt as one unit, to one worker: they share a
+    module-scoped fixture that each worker running any of them would otherwise pay again."""
+    units: list[list] = []
+    keyed: dict = {}
+    short = []
+    for item in items:
+        if not is_long(item):
+            short.append(item)
+            continue
+        key = together(item)
+        if key is None:
+            units.append([item])
+        elif key in keyed:
+            keyed[key].append(item)
+        else:
+            keyed[key] = [item]
+            units.append(keyed[key])
+    long = [item for unit in units for item in unit]
     if workers <= 1:
         return long + short
     order: list = []
     remaining = len(items)
+    placed: set = set()
     for worker in range(workers):
         size = remaining // (workers - worker)
         remaining -= size
-        share = long[worker::workers][:size]
+        share = [item for unit in units[worker::workers] for item in unit][:size]
+        placed.update(id(item) for item in share)
         order += share + short[:size - len(share)]
         del short[:size - len(share)]
-    placed = {id(item) for item in order}
     return order + [item for item in long if id(item) not in placed] + short
 
 

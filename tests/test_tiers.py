@@ -56,3 +56,18 @@ def test_every_workers_slice_starts_with_its_share_of_the_long_tests(workers, lo
         assert slice_[:len(shares)] == shares                  # the slice's long tests come first
     counts = [sum(item.startswith("long") for item in slice_) for slice_ in xdist_slices(order, workers)]
     assert max(counts) - min(counts) <= 1 and sum(counts) == len(longs)   # dealt out evenly
+
+
+def test_long_tests_kept_together_go_to_one_worker_and_the_rest_are_still_dealt_round_robin():
+    from support import dealt
+
+    items = [f"long-a{n}" for n in range(9)] + [f"long{n}" for n in range(5)] + [f"short{n}" for n in range(60)]
+    order = dealt(items, 4, lambda item: item.startswith("long"),
+                  lambda item: "a" if item.startswith("long-a") else None)
+    assert sorted(order) == sorted(items)
+    slices = xdist_slices(order, 4)
+    holding = [index for index, slice_ in enumerate(slices) if any(item.startswith("long-a") for item in slice_)]
+    assert len(holding) == 1                                              # the module's run happens once
+    assert slices[holding[0]][:9] == [f"long-a{n}" for n in range(9)]     # at the head of its slice
+    others = [sum(item.startswith("long") and not item.startswith("long-a") for item in slice_) for slice_ in slices]
+    assert others == [1, 2, 1, 1]        # six units round-robin: the kept-together one counts as one

@@ -10,7 +10,8 @@ import pytest
 import fault_disk
 from fault_common import run_at_tier
 
-pytestmark = [pytest.mark.faults, pytest.mark.process]
+# one_worker: every test reads the one campaign the module-scoped fixture runs.
+pytestmark = [pytest.mark.faults, pytest.mark.process, pytest.mark.one_worker]
 
 CASES = [f"{fault}/{writer}" for fault in fault_disk.FAULTS for writer in (*fault_disk.WRITERS, "up-once")]
 
