@@ -365,7 +365,13 @@ def carried(request: dict, word: str) -> bool:
     return word in json.dumps(request["body"]["messages"])
 
 
-def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model: FakeModel) -> None:
+def test_a_rebooted_opencode_seat_resumes_its_own_session_and_a_refused_resume_falls_back_once(
+        seat: Seat, fake_model: FakeModel) -> None:
+    """One seat, four launches: a fresh session; after a simulated reboot, that session resumed;
+    after the resumed session is deleted from opencode's own store and the host reboots again, a
+    loud fallback to a fresh session; and after a third reboot, the fallback's session resumed,
+    the dead one never asked again. One seat serves both proofs: a launch of the real opencode
+    costs several seconds of CPU."""
     seat.up()
     poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
     word = f"PELICAN-{os.getpid()}"
@@ -400,6 +406,7 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session(seat: Seat, fake_model
     request = converse(seat, fake_model, "what was the word?")
     assert carried(request, word)
     assert seat.record("driver-diagnostic") is None
+    assert_a_refused_resume_falls_back_once_and_never_retries_the_dead_session(seat, fake_model, word)
 
 
 def test_resume_never_starts_a_rebooted_opencode_seat_fresh(never_seat: Seat, fake_model: FakeModel) -> None:
@@ -417,12 +424,10 @@ def test_resume_never_starts_a_rebooted_opencode_seat_fresh(never_seat: Seat, fa
     assert seat.enriched_session() == f'{{"start":"fresh","sessionId":"{seat.server()["sessionID"]}","lostSessionIds":[]}}'
 
 
-def test_a_refused_opencode_resume_falls_back_once_and_never_retries_the_dead_session(seat: Seat,
-                                                                                     fake_model: FakeModel) -> None:
-    seat.up()
-    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
-    word = f"OSPREY-{os.getpid()}"
-    converse(seat, fake_model, f"remember the word {word}")
+def assert_a_refused_resume_falls_back_once_and_never_retries_the_dead_session(seat: Seat, fake_model: FakeModel,
+                                                                             word: str) -> None:
+    """The seat's served session, which carries ``word``, is deleted; the next launches fall back
+    once, loudly, then resume the fallback's session."""
     dead = seat.server()["sessionID"]
     # The recorded session is deleted from opencode's own store, through its own API.
     assert seat.call("DELETE", f"/session/{dead}") is True
