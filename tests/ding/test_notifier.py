@@ -129,13 +129,20 @@ class LoadedThenDraftTerminal:
         return True, [self._screen()]
 
 
-def test_a_draft_typed_between_the_two_looks_leaves_no_owned_head_and_a_later_pass_pastes_once(
-        catalog, tmp_path, clock: FakeClock):
+def started_over_a_drafting_terminal(catalog, tmp_path, clock: FakeClock):
+    """A seat, a :class:`LoadedThenDraftTerminal` and a notifier without backoff that has taken its
+    (empty) startup backlog."""
     seat = make_seat(catalog, "builder")
     terminal = LoadedThenDraftTerminal()
     notifier = notifier_over(catalog, tmp_path, terminal, clock)
     notifier.settings = Settings(retry_backoff=0.0)
     notifier.pass_once()  # fresh start, empty backlog
+    return seat, terminal, notifier
+
+
+def test_a_draft_typed_between_the_two_looks_leaves_no_owned_head_and_a_later_pass_pastes_once(
+        catalog, tmp_path, clock: FakeClock):
+    seat, terminal, notifier = started_over_a_drafting_terminal(catalog, tmp_path, clock)
     write_message(seat, "typed over")
     notifier.pass_once()  # loaded; the look in the loading client shows the draft
     assert terminal.pasted == [] and terminal.buffers == {} and len(terminal.deleted) == 1
@@ -148,11 +155,7 @@ def test_a_draft_typed_between_the_two_looks_leaves_no_owned_head_and_a_later_pa
 
 def test_a_resumed_notice_loaded_but_unpasted_is_released_when_its_message_is_archived(
         catalog, tmp_path, clock: FakeClock):
-    seat = make_seat(catalog, "builder")
-    terminal = LoadedThenDraftTerminal()
-    notifier = notifier_over(catalog, tmp_path, terminal, clock)
-    notifier.settings = Settings(retry_backoff=0.0)
-    notifier.pass_once()  # fresh start, empty backlog
+    seat, terminal, notifier = started_over_a_drafting_terminal(catalog, tmp_path, clock)
     name = write_message(seat, "read before its turn")
     # A notifier killed right after persisting the head as owned (a record an earlier build
     # wrote, or one a replaced terminal sent back to OWNED) leaves it OWNED with no buffer.
