@@ -226,3 +226,27 @@ def modules_loaded_by(catalog: Path, *args: str, env: dict[str, str] | None = No
     assert completed.returncode == 0, completed.stderr
     line = next(line for line in completed.stderr.splitlines() if line.startswith("MODULES "))
     return json.loads(line[len("MODULES "):])
+
+
+def kernel_boot_time() -> int:
+    """The kernel's ``btime`` as this moment reads it."""
+    with open("/proc/stat") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("btime "))
+
+
+def boot_id() -> str:
+    with open("/proc/sys/kernel/random/boot_id") as handle:
+        return handle.read().strip()
+
+
+def under_boot_time(recorded: Path, command: list[str]) -> list[str]:
+    """``command`` run in a private mount namespace where the user's shared boot time file
+    (st2.process.proc_stat.shared_path) is ``recorded``, bind-mounted: the way to give st2 processes a
+    boot time the kernel no longer reads (a wall clock stepped since it was recorded) without
+    touching the file every other st2 process of this host shares. Needs root (CI's user)."""
+    from st2.process import proc_stat
+
+    proc_stat.boot_time()  # the bind mount's target must exist: the first reading creates it
+    script = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", script, "sh",
+            str(recorded), proc_stat.shared_path(), *command]

@@ -50,6 +50,13 @@ the catalog)::
     <repository's parent>/<repository name>.st2-worktrees/<host>.<identity>/
                                              the seat's worktree when it declares no ``path``
 
+One file is host-wide, outside the state directory, so that every environment of one user
+(a systemd unit, a login shell, another ``XDG_STATE_HOME``) finds the same one::
+
+    /tmp/.st2-boot-time-<uid>               this boot's id and the boot time every st2 process of
+                                             the user reckons start times from (named and read in
+                                             st2.process.proc_stat, below this table)
+
 Nothing else in st2 spells these names (``tests/runtime/test_layout.py`` scans for them). The
 functions take and return the caller's own paths (a ``Path`` gives ``Path``s). Standard library
 only, and no pathlib import: hot paths import this.
@@ -119,6 +126,10 @@ LEGACY_DELIVERY_STATE = "delivery-state.json"
 DELIVERY_LEDGER = "delivery-ledger.json"
 SCHEDULES = "schedules"
 
+# Host-wide, one per user: named where it is read, in st2.process, below this table (st2.process
+# may import nothing of st2.runtime), and listed here with every other host-local name.
+from st2.process.proc_stat import BOOT_TIME  # noqa: E402
+
 NAMES: tuple[str, ...] = (
     SCOPES, SESSIONS, CACHE, CHANNEL, SCOPE_RECORD, TASKS, PARKS, UNPARK, SOCKETS, STAGING, STOPPED, HOLDS,
     SUPERVISOR_RECORD, DING_OWNERSHIP, EVENTS, EVENTS_CURRENT, EVENTS_PREVIOUS, EVENTS_STATE, EVENTS_NOTIFY_LOG,
@@ -126,8 +137,7 @@ NAMES: tuple[str, ...] = (
     DING_SERVICE_KILLED, DING_SERVICE_SEAT_LOCKS, OPENCODE, OPENCODE_SERVER_RECORD, OPENCODE_SERVE_LOG, CODEX,
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
     RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
-    RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL,
-    RESOURCE_PROPOSALS, RESOURCE_INTENT,
+    RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL, BOOT_TIME,
     SCHEDULES, LEGACY_DELIVERY_STATE,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""

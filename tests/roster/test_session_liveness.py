@@ -39,9 +39,9 @@ def write_launch_record(state: Path, catalog: Path, runtime_id: str, pid: int, s
 
 
 def own_start_time(pid: int) -> float:
-    import psutil
+    from st2.process.identity import observe
 
-    return psutil.Process(pid).create_time()
+    return observe(pid).start_time
 
 
 @pytest.mark.process

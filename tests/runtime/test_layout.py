@@ -21,6 +21,8 @@ PATH_CONSTANT_WORDS = frozenset(("DIRECTORY", "DIR", "NAME", "LOCK", "LOCKS", "P
 # The same words naming another program's files, not st2's: pi's and omp's session directories,
 # and the stand-in ``codex`` program the codex rehearsal writes into its scratch directory.
 FOREIGN = frozenset({("st2/drivers/session_ids.py", "sessions"), ("st2/drivers/codex/rehearsal.py", "codex")})
+# The one name the table imports rather than spells: st2.process reads it and sits below the table.
+BELOW = frozenset({("st2/process/proc_stat.py", ".st2-boot-time")})
 
 
 def violations(source: str) -> list[str]:
@@ -62,7 +64,7 @@ def test_no_module_but_the_layout_spells_a_host_local_path() -> None:
             continue
         relative = str(path.relative_to(ROOT))
         offenders += [f"{relative}:{where}" for where in violations(path.read_text())
-                      if (relative, where.split("'")[1]) not in FOREIGN]
+                      if (relative, where.split("'")[1]) not in FOREIGN | BELOW]
     assert offenders == []
 
 

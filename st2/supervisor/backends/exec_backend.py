@@ -26,7 +26,7 @@ from st2.supervisor.backends import transport
 from st2.runtime import launch_record
 from st2.supervisor.backends.backend import LaunchError, Observation, RuntimeState, TaskSpec
 from st2.process.identity import Liveness, ProcessIdentity, generation_id, liveness
-from st2.process.proc_stat import start_time_seconds
+from st2.process import proc_stat
 from st2.runtime.launch_record import LaunchRecord
 from st2.supervisor.backends.process_group import kill_group, reap_children
 from st2.runtime.scope import RuntimeScope
@@ -50,14 +50,21 @@ def remove_logs(log: Path) -> None:
 
 def child_identity(pid: int) -> ProcessIdentity:
     """The identity of a child we just started. Readable even if it already exited: it stays a
-    zombie until we reap it. (psutil is imported here, not at the top: every ``st2 up --once``,
-    ``tasks`` and ``down`` loads this backend, and the import costs ~20 ms a process.)"""
-    import psutil
-
+    zombie, with its ``/proc`` entry, until we reap it. Its start time is reckoned from the boot
+    time every st2 process shares (:func:`st2.process.proc_stat.boot_time`); psutil, imported only
+    where ``/proc`` cannot answer, reckons from the kernel's own."""
     try:
-        return ProcessIdentity(pid, psutil.Process(pid).create_time())
-    except psutil.Error as error:
-        raise LaunchError(f"cannot read the start time of pid {pid}: {error}") from error
+        stat = proc_stat.read(pid)
+    except proc_stat.ProcUnavailable:
+        import psutil
+
+        try:
+            return ProcessIdentity(pid, psutil.Process(pid).create_time())
+        except psutil.Error as error:
+            raise LaunchError(f"cannot read the start time of pid {pid}: {error}") from error
+    if stat is None:
+        raise LaunchError(f"cannot read the start time of pid {pid}: no such process")
+    return ProcessIdentity(pid, proc_stat.start_time_seconds(stat.start_ticks))
 
 
 FORKABLE_VERBS = ("ding", "resource-runtime")
@@ -120,7 +127,7 @@ class ExecBackend:
         if forked is None:
             return None
         pid, ticks = forked
-        return ProcessIdentity(pid, start_time_seconds(ticks))
+        return ProcessIdentity(pid, proc_stat.start_time_seconds(ticks))
 
     def _spawn(self, spec: TaskSpec, log: int) -> subprocess.Popen:
         try:
