@@ -200,7 +200,17 @@ async function repull(harness) {
     offset = text.length;
     return frames.filter((frame) => frame.event === "repull");
   };
-  const pause = () => new Promise((resolve) => setTimeout(resolve, 60));
+  const pause = (ms = 60) => new Promise((resolve) => setTimeout(resolve, ms));
+  // Re-pulls arrive on the harness's event loop, which a loaded machine may not run for longer
+  // than a pause: wait for the wanted count (bounded), never count what one window happened to hold.
+  const awaitRepulls = async (wanted) => {
+    const seen = [];
+    for (const deadline = Date.now() + 10_000; seen.length < wanted && Date.now() < deadline;) {
+      await pause(5);
+      seen.push(...take());
+    }
+    return seen;
+  };
   try {
     const handlers = new Map();
     module.install({ on: (event, handler) => handlers.set(event, handler) },
@@ -210,8 +220,7 @@ async function repull(harness) {
     await pause();
     check(take().length === 0, `${harness}: a re-pull before anything settled`);
     await call("agent_end", "populated");
-    await pause();
-    const beats = take();
+    const beats = await awaitRepulls(2);
     check(beats.length >= 2, `${harness}: ${beats.length} re-pulls while idle after a settled reply`);
     check(beats.every((frame) => frame.reading.tokens === spec.numerator && frame.compaction === null),
       `${harness}: a re-pull carries ${JSON.stringify(beats[0]?.reading)}`);
