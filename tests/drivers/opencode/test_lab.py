@@ -5,8 +5,9 @@ the context is the assistant total over the providers window; one summarize is o
 permission blocks on a human until ``/approve`` is typed; killing the server mid-turn yields the ``sse``
 diagnostic, cleared when the wrapper has served a new one and its stream connects; a 401 reads
 ``providerAuth`` until an ordinary turn; ``st2 down`` stops the attached TUI, the wrapper and the
-server. Each test starts its own seat (an ``opencode serve`` costs seconds of CPU to start), so
-proofs that can share one seat run as steps of one test."""
+server; a wrapper SIGKILLed between a delivery's attempt and its read-back duplicates nothing.
+Each test starts its own seat (an ``opencode serve`` costs seconds of CPU to start), so proofs
+that can share one seat run as steps of one test."""
 
 from __future__ import annotations
 
@@ -177,13 +178,14 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     poll(lambda: seat.record("driver-diagnostic") is None and seat.server()["pid"] != server_pid,
          "the sse stage cleared by the restarted server's stream", 240, seat.screen)
     poll(lambda: seat.state()[0] == "idle", "idle on the restarted server", 120, seat.screen)
-    assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat, again)
+    ordinary = assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat, again)
+    assert_sigkills_of_the_real_wrapper_between_attempt_and_read_back_duplicate_nothing(seat, fake_model, ordinary)
 
 
-def assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat: Seat, held: str) -> None:
+def assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat: Seat, held: str) -> str:
     """A 401 from the model publishes ``providerAuth`` until a turn reaches its ordinary end. The
     mail ``held`` (delivered before) is read back and archived first: its hold is released by the
-    recipient's archive alone."""
+    recipient's archive alone. Returns the ordinary turn's mail (delivered, not yet archived)."""
     poll(lambda: seat.ledger().get(held, {}).get("phase") == "persisted", "the held mail read back", 120, seat.screen)
     os.rename(seat.directory / "resources" / "inbox" / held, seat.directory / "resources" / "archive" / held)
     rejected = write_message(seat.directory, "auth", body="FAKE_HTTP_STATUS: 401")
@@ -196,17 +198,23 @@ def assert_a_rejected_credential_reads_provider_auth_until_an_ordinary_turn(seat
     poll(lambda: seat.ledger().get(rejected, {}).get("phase") == "persisted", "the prompt read back", 60, seat.screen)
     (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
     os.rename(seat.directory / "resources" / "inbox" / rejected, seat.directory / "resources" / "archive" / rejected)
-    write_message(seat.directory, "ordinary", body="hello again")
+    ordinary = write_message(seat.directory, "ordinary", body="hello again")
     poll(lambda: seat.record("driver-diagnostic") is None, "recovery on an ordinary turn end", 120, seat.screen)
+    return ordinary
 
 
-def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_nothing(seat: Seat,
-                                                                                     fake_model: FakeModel) -> None:
-    pending: list[str] = []   # delivered, not yet archived by the recipient
+def assert_sigkills_of_the_real_wrapper_between_attempt_and_read_back_duplicate_nothing(
+        seat: Seat, fake_model: FakeModel, held: str) -> None:
+    """Twice, the wrapper is SIGKILLed between a delivery's attempt and its read-back, and the next
+    launch settles the attempt by reading it back (a retry only when it is absent): each mail is
+    exactly once in the session's durable history and never twice before the model. The seat is up
+    and idle, with ``held`` (delivered) still in its inbox."""
+    pending: list[str] = [held]   # delivered, not yet archived by the recipient
     settled: list[str] = []
     killed = None             # the password of the launch the last round killed (each launch has its own)
     for round_number in range(2):
-        seat.up()
+        if round_number:
+            seat.up()
         # Only the successor's own launch (its server listening, server.json rewritten) is waited on:
         # until then server.json and harness-state are the killed launch's.
         poll(lambda: seat.launch() not in (None, killed) and seat.state()[0] == "idle", "the served session idle",
@@ -218,7 +226,7 @@ def test_sigkill_of_the_real_wrapper_between_attempt_and_read_back_duplicates_no
         for name in pending:
             (seat.directory / "resources" / "archive").mkdir(exist_ok=True)
             os.rename(seat.directory / "resources" / "inbox" / name, seat.directory / "resources" / "archive" / name)
-        settled += pending
+        settled += pending[round_number == 0:]   # ``held`` was the earlier proofs' mail
         pending = [write_message(seat.directory, f"round {round_number}", body="hello")]
         poll(lambda: pending[0] in seat.ledger(), "the attempt owned", 60, seat.screen)  # ownership persisted
         # The wrapper itself, not the pane: an opencode seat's wrapper is forked from the seat host
