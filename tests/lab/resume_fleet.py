@@ -163,13 +163,19 @@ def assert_one_incarnation(seat: UpSeat, predecessor: str) -> None:
 # --- the scenarios every resuming harness is proved by ------------------------------------------
 
 
-def two_seats_resume_their_own(fleet: ResumeFleet, fake, harness: str) -> None:
+def two_seats_resume_their_own(fleet: ResumeFleet, fake, harness: str,
+                               stored: Callable[[str, str], bool] | None = None) -> None:
     """Seats ``alpha`` and ``beta`` (one workspace) converse, crash, reboot and come back each
-    resumed into its own conversation, under one new incarnation per seat."""
+    resumed into its own conversation, under one new incarnation per seat. ``stored(session_id,
+    word)``, where given, tells whether the harness's own store already holds the conversation
+    carrying ``word``: a reboot resumes only what the harness had written, so the crash waits
+    for it (a harness that writes after its turn's end would otherwise lose it, and the seat then
+    rightly falls back to a fresh session)."""
     alpha, beta = fleet.seats["alpha"], fleet.seats["beta"]
+    words = {"alpha": "PELICAN-ALPHA", "beta": "WALRUS-BETA"}
     fleet.up()
-    fleet.converse(alpha, "remember the word PELICAN-ALPHA")
-    fleet.converse(beta, "remember the word WALRUS-BETA")
+    fleet.converse(alpha, f"remember the word {words['alpha']}")
+    fleet.converse(beta, f"remember the word {words['beta']}")
     ids = {}
     for seat in (alpha, beta):
         record = fleet.wait_session(seat, "the published session", lambda record: record["sessionId"])
@@ -177,6 +183,9 @@ def two_seats_resume_their_own(fleet: ResumeFleet, fake, harness: str) -> None:
             "fresh", harness, f"{seat.host}.{seat.identity}")
         ids[seat.identity] = record["sessionId"]
     assert ids["alpha"] != ids["beta"]
+    for seat in (alpha, beta) if stored is not None else ():
+        poll(lambda: stored(ids[seat.identity], words[seat.identity]),
+             f"{seat.identity}: the conversation in {harness}'s own store", WAIT, seat.screen)
     predecessors = {seat.identity: incarnation(seat) for seat in (alpha, beta)}
     assert all(seat.record("harness-context")["incarnation"] == predecessors[seat.identity] for seat in (alpha, beta))
 

@@ -66,7 +66,9 @@ def make_fleet(tmp_path: Path, fake_model: FakeModel):
 
 
 def test_two_claude_seats_each_resume_their_own_conversation_after_a_simulated_reboot(make_fleet, fake_model) -> None:
-    two_seats_resume_their_own(make_fleet(alpha="", beta=""), fake_model, "claude")
+    fleet = make_fleet(alpha="", beta="")
+    two_seats_resume_their_own(fleet, fake_model, "claude", lambda session_id, word: any(
+        word in path.read_text() for path in (fleet.lab.home / ".claude" / "projects").glob(f"*/{session_id}.jsonl")))
 
 
 def test_a_claude_seat_declaring_resume_never_starts_fresh_after_a_simulated_reboot(make_fleet, fake_model) -> None:
