@@ -50,7 +50,7 @@ def test_a_recorded_reading_wins_over_the_kernels(tmp_path: Path) -> None:
     assert path.read_text() == f"{boot_id()} {kernel_boot_time() + 7}\n"
 
 
-@pytest.mark.parametrize("what", ["another-boot", "garbage", "empty", "huge", "fifo", "symlink"])
+@pytest.mark.parametrize("what", ["another-boot", "garbage", "empty", "huge", "fifo", "symlink", "directory"])
 def test_a_file_that_is_not_this_boots_record_is_replaced_never_followed_or_waited_on(tmp_path: Path, what: str) -> None:
     path = tmp_path / "boot-time"
     elsewhere = tmp_path / "elsewhere"
@@ -65,6 +65,11 @@ def test_a_file_that_is_not_this_boots_record_is_replaced_never_followed_or_wait
         path.write_text(f"{boot_id()} {kernel_boot_time() - 5}" + " " * 1_000_000 + "\n")
     elif what == "fifo":
         os.mkfifo(path)
+    elif what == "directory":
+        path.mkdir()
+        reading = proc_stat.shared_boot_time(str(path))   # a directory cannot be replaced: the kernel's value
+        assert reading == kernel_boot_time() and path.is_dir() and sorted(os.listdir(tmp_path)) == ["boot-time", "elsewhere"]
+        return
     else:
         path.symlink_to(elsewhere)
     reading: list[float] = []
