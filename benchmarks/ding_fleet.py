@@ -20,24 +20,31 @@ inbox:
   are p50s over 60 samples: one burst of 20 let the burst ratio move from 0.37 to 0.76 between
   runs of one machine.
 
-"On the screen" is screen-verified: a read-only, size-ignoring tmux control client on each
-sampled seat (``tmux -C attach -f ignore-size,read-only``) reports the pane's output as it
-arrives, so no seat is polled by spawning clients in a loop (a capture costs ~2 ms of CPU; 20
-seats polled every 20 ms would take a core from the fleet being measured); when the notice's
-text has arrived, one ``capture-pane -p -J`` must show it — that capture's time is the figure
-(polled until it does). The time the echoed Return follows the notice (DING's verified submit)
-is reported beside it. Afterwards each seat's pane history must hold each of its notices
-exactly once.
+"On the screen" is when the notice's output reaches a read-only, size-ignoring tmux control
+client on the sampled seat (``tmux -C attach -f ignore-size,read-only``), which tmux sends only
+after the pane's output is in its grid; so no seat is polled by spawning clients in a loop (a
+capture costs ~2 ms of CPU; 20 seats polled every 20 ms would take a core from the fleet being
+measured). One ``capture-pane -p -J`` spawned right after must then show the notice (polled until
+it does; the run prints how many it took, one in every run so far); that capture's time is
+reported beside the figure (``captured_p50_ms``), as the figure itself was until the runs
+interleaved: it adds the benchmark's own client spawn (~3 ms) to both sides of a ratio. The
+time the echoed Return follows the notice (DING's verified submit) is reported too. Afterwards
+each seat's pane history must hold each of its notices exactly once.
 
 The anchor is the same fleet (``--anchor-seats``, default the same N) with the service absent:
 ``ST2_DING_SERVICE=off`` makes every forked DING task serve its seat itself (a whole notifier
-per seat), the same measure. ``ratio`` is the service's one-at-a-time p50 over the anchor's;
+per seat), the same measure. Both fleets are up at once and measured turn about (single ``i`` of
+one, then of the other, the first of each pair alternating; then the bursts the same way), so
+both sides of a ratio meet the same machine: measured one fleet after the other, the anchor's
+single p50 moved from 17.6 to 24.9 ms between runs of one quiet machine while the service's
+moved as much, and one run's ratio said little. ``ratio`` is the service's one-at-a-time p50 over the anchor's;
 ``burst_ratio`` the service's burst-done p50 (rename to the Return echoed, the delivery done)
 over the anchor's. ``--smoke`` runs the same code over 6 seats, 3 sent one at a time and in the burst, anchor the same, in
 well under a minute on a quiet machine.
 
 Last line: ``RESULT ding_p50_ms=… ding_p95_ms=… ding_max_ms=… burst_p95_ms=… anchor_p50_ms=…
-ratio=… seats=… self_serving=… burst_done_p50_ms=… anchor_burst_done_p50_ms=… burst_ratio=…``.
+ratio=… seats=… self_serving=… burst_done_p50_ms=… anchor_burst_done_p50_ms=… burst_ratio=…
+captured_p50_ms=… anchor_captured_p50_ms=… captured_ratio=…``.
 """
 
 from __future__ import annotations
@@ -136,22 +143,26 @@ class Screen:
             self.client.wait()
 
 
-def seen(screen: Screen, notice: str, written: float, start: int) -> tuple[float, float]:
-    """Milliseconds from ``written`` until a capture shows ``notice``, and until its Return echoed
-    (``nan`` when it never did). Raise TimeoutError when the notice never reached the screen."""
+def seen(screen: Screen, notice: str, written: float, start: int) -> tuple[float, float, float, int]:
+    """Milliseconds from ``written`` until the notice's output reached the screen's client, until
+    a capture showed it, and until its Return echoed (``nan`` when it never did), and how many
+    captures that took. Raise TimeoutError when the notice never reached the screen."""
     deadline = written + SCREEN_TIMEOUT_SECONDS
     if not screen.wait_output(notice, start, deadline):
         raise TimeoutError(f"the notice {notice!r} never reached {screen.socket}")
+    arrived = (time.monotonic() - written) * 1000
     wanted = compact(notice)
+    captures = 1
     while wanted not in compact(screen.capture()):
         if time.monotonic() > deadline:
             raise TimeoutError(f"{screen.socket}: the notice's output arrived but no capture shows it")
         select.select([], [], [], 0.002)
-    on_screen = (time.monotonic() - written) * 1000
+        captures += 1
+    captured = (time.monotonic() - written) * 1000
     submitted = float("nan")
     if screen.wait_output(notice + "\r\n", start, deadline):
         submitted = (time.monotonic() - written) * 1000
-    return on_screen, submitted
+    return arrived, captured, submitted, captures
 
 
 def post(seat: Path, subject: str) -> tuple[str, float]:
@@ -183,86 +194,110 @@ def wait_for(predicate, timeout: float, what: str) -> None:
         time.sleep(0.5)
 
 
-def fleet_run(seats: int, singles: int, sample: int, bursts: int, service: bool, timeout: float) -> dict:
-    """One fleet, measured: the latencies and what served it."""
-    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2df-"))
-    plan = make_catalog(base, seats, ("shell",))
-    for identity in plan:
-        (base / "c" / "agents" / HOST / identity / "resources" / "inbox").mkdir(parents=True)
-    fleet = Up(base, None if service else {"ST2_DING_SERVICE": "off"})
-    screens: dict[str, Screen] = {}
-    try:
+class Fleet:
+    """One fleet brought up and made ready to measure (:meth:`single`, :meth:`burst`), what it
+    measured, and its teardown (:meth:`close`)."""
+
+    def __init__(self, seats: int, singles: int, sample: int, bursts: int, service: bool, timeout: float) -> None:
+        self.base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2df-"))
+        plan = make_catalog(self.base, seats, ("shell",))
+        for identity in plan:
+            (self.seat(identity) / "resources" / "inbox").mkdir(parents=True)
+        self.fleet = Up(self.base, None if service else {"ST2_DING_SERVICE": "off"})
+        self.screens: dict[str, Screen] = {}
+        self.seats, self.service = seats, service
+        self.single_ms: list[float] = []
+        self.single_submit: list[float] = []
+        self.single_captured: list[float] = []
+        self.captures: list[int] = []
+        self.burst_ms: list[float] = []
+        self.burst_submit: list[float] = []
+        self.burst_cpu = self.burst_wall = 0.0
+        try:
+            self._ready(plan, singles, sample, bursts, timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def seat(self, identity: str) -> Path:
+        return self.base / "c" / "agents" / HOST / identity
+
+    def _ready(self, plan: dict[str, str], singles: int, sample: int, bursts: int, timeout: float) -> None:
+        fleet = self.fleet
         up_seconds = fleet.wait_live(expected_tasks(plan), timeout)
         if up_seconds is None:
             raise SystemExit(1)
-        alive = live_records(fleet.scope)
-        dings = {record.pid for runtime_id, record in alive.items() if runtime_id.endswith(".ding")}
+        self.up_seconds = up_seconds
+        self.alive = live_records(fleet.scope)
+        dings = {record.pid for runtime_id, record in self.alive.items() if runtime_id.endswith(".ding")}
 
         def all_served() -> bool:
             pid, served = ding_service(fleet.state)
             return pid is not None and dings <= served
 
-        if service:
+        if self.service:
             wait_for(all_served, timeout, "every DING task served by the DING service")
             watching = lambda: all(row.get("watch") for row in service_rows(fleet.state))  # noqa: E731
             wait_for(watching, timeout, "every served seat's shared watch")
-        single_seats = sample_of(plan, singles)
-        step = max(1, len(single_seats) // sample)
-        burst_sets = [single_seats[offset::step][:sample] for offset in range(min(bursts, step))]
-        burst_sets += [burst_sets[index % len(burst_sets)] for index in range(len(burst_sets), bursts)]
+        self.single_seats = sample_of(plan, singles)
+        step = max(1, len(self.single_seats) // sample)
+        burst_sets = [self.single_seats[offset::step][:sample] for offset in range(min(bursts, step))]
+        self.burst_sets = burst_sets + [burst_sets[index % len(burst_sets)]
+                                        for index in range(len(burst_sets), bursts)]
         ownership = fleet.scope.directory / "ding"
-        wait_for(lambda: all((ownership / f"{HOST}.{identity}.json").exists() for identity in single_seats), timeout,
-                 "every sampled seat's notifier to take its backlog")
-        service_pid, served = ding_service(fleet.state)
-        self_serving = len(dings - served)
-        for identity in single_seats:
-            screens[identity] = Screen(alive[f"{HOST}.{identity}"].socket)
-        time.sleep(1.0)   # the control clients attached
-        seat = lambda identity: base / "c" / "agents" / HOST / identity  # noqa: E731
-        notices: dict[str, list[str]] = {identity: [] for identity in single_seats}
-        single, single_submit = [], []
-        for index, identity in enumerate(single_seats):
-            start = screens[identity].mark()
-            notice, written = post(seat(identity), f"single {index} for {identity}")
-            notices[identity].append(notice)
-            on_screen, submitted = seen(screens[identity], notice, written, start)
-            single.append(on_screen)
-            single_submit.append(submitted)
-        burst, burst_submit, burst_cpu, burst_wall = [], [], 0.0, 0.0
-        for chosen in burst_sets:
-            time.sleep(2.0)   # every earlier Return and receipt done before the burst
-            cpu, wall = burst_once(chosen, screens, notices, seat, service_pid, alive, burst, burst_submit)
-            burst_cpu, burst_wall = burst_cpu + cpu, burst_wall + wall
-        time.sleep(2.0)
-        duplicates = {identity: [notice for notice in notices[identity]
-                                 if compact(screens[identity].capture(history=True)).count(compact(notice)) != 1]
-                      for identity in single_seats}
-        duplicates = {identity: bad for identity, bad in duplicates.items() if bad}
-        return {"single": single, "single_submit": single_submit, "burst": burst, "burst_submit": burst_submit,
-                "self_serving": self_serving, "service_pid": service_pid, "up_seconds": up_seconds,
-                "service_threads": threads_and_descriptors(service_pid) if service_pid else "none",
-                "not_once": duplicates, "burst_cpu_ms": burst_cpu, "burst_wall_ms": burst_wall, "seats": seats, "sampled": len(burst_sets[0]),
-                "bursts": len(burst_sets),
-                "singles": len(single_seats)}
-    finally:
-        for screen in screens.values():
+        wait_for(lambda: all((ownership / f"{HOST}.{identity}.json").exists() for identity in self.single_seats),
+                 timeout, "every sampled seat's notifier to take its backlog")
+        self.service_pid, served = ding_service(fleet.state)
+        self.self_serving = len(dings - served)
+        self.service_threads = threads_and_descriptors(self.service_pid) if self.service_pid else "none"
+        for identity in self.single_seats:
+            self.screens[identity] = Screen(self.alive[f"{HOST}.{identity}"].socket)
+        self.notices: dict[str, list[str]] = {identity: [] for identity in self.single_seats}
+
+    def single(self, index: int) -> None:
+        """Post the ``index``-th single and wait until its notice is on the screen."""
+        identity = self.single_seats[index]
+        start = self.screens[identity].mark()
+        notice, written = post(self.seat(identity), f"single {index} for {identity}")
+        self.notices[identity].append(notice)
+        arrived, captured, submitted, captures = seen(self.screens[identity], notice, written, start)
+        self.single_ms.append(arrived)
+        self.single_captured.append(captured)
+        self.captures.append(captures)
+        self.single_submit.append(submitted)
+
+    def burst(self, index: int) -> None:
+        serving = ([self.service_pid, *children(self.service_pid)] if self.service_pid
+                   else [self.alive[f"{HOST}.{identity}.ding"].pid for identity in self.burst_sets[index]])
+        cpu, wall = burst_once(self.burst_sets[index], self.screens, self.notices, self.seat, serving,
+                               self.burst_ms, self.burst_submit)
+        self.burst_cpu, self.burst_wall = self.burst_cpu + cpu, self.burst_wall + wall
+
+    def not_once(self) -> dict[str, list[str]]:
+        """Each sampled seat's notices its pane history does not hold exactly once."""
+        duplicates = {identity: [notice for notice in self.notices[identity]
+                                 if compact(self.screens[identity].capture(history=True)).count(compact(notice)) != 1]
+                      for identity in self.single_seats}
+        return {identity: bad for identity, bad in duplicates.items() if bad}
+
+    def close(self) -> None:
+        for screen in self.screens.values():
             screen.close()
-        fleet.close()
+        self.fleet.close()
 
 
-def burst_once(chosen: list[str], screens: dict, notices: dict, seat, service_pid: int | None, alive: dict,
+def burst_once(chosen: list[str], screens: dict, notices: dict, seat, serving: list[int],
                burst: list[float], burst_submit: list[float]) -> tuple[float, float]:
     """Post one message to each of ``chosen`` at once and append each one's (on screen, Return
-    echoed) times; return the CPU (ms) of what serves them and the wall time (ms) the burst took."""
+    echoed) times; return the CPU (ms) of ``serving`` (the processes that serve them) and the
+    wall time (ms) the burst took."""
     marks = {identity: screens[identity].mark() for identity in chosen}
-    serving = ([service_pid, *children(service_pid)] if service_pid
-               else [alive[f"{HOST}.{identity}.ding"].pid for identity in chosen])
     cpu_before, wall_before = sum(cpu_ns(pid) for pid in serving), time.monotonic()
     posted = {}
     for identity in chosen:
         posted[identity] = post(seat(identity), f"burst for {identity} {len(burst)}")
         notices[identity].append(posted[identity][0])
-    results: dict[str, tuple[float, float]] = {}
+    results: dict[str, tuple[float, float, float, int]] = {}
     threads = [threading.Thread(target=lambda identity=identity: results.__setitem__(
         identity, seen(screens[identity], posted[identity][0], posted[identity][1], marks[identity])))
         for identity in chosen]
@@ -277,7 +312,7 @@ def burst_once(chosen: list[str], screens: dict, notices: dict, seat, service_pi
         raise TimeoutError(f"the burst's notices never reached {missing}")
     for identity in chosen:
         burst.append(results[identity][0])
-        burst_submit.append(results[identity][1])
+        burst_submit.append(results[identity][2])
     return cpu, wall
 
 
@@ -307,22 +342,37 @@ def service_rows(state: Path) -> list[dict]:
     return []
 
 
-def describe(name: str, run: dict) -> None:
-    single, burst = run["single"], run["burst"]
-    print(f"{name}: {run['seats']} seats up in {run['up_seconds']:.0f} s, {run['singles']} sent one at a time, "
-          f"{run['bursts']} burst(s) of {run['sampled']}; "
-          f"DING service pid {run['service_pid']} ({run['service_threads']}); self-serving DING tasks "
-          f"{run['self_serving']}")
-    for label, values, submits in (("one at a time", single, run["single_submit"]),
-                                   ("bursts, all at once", burst, run["burst_submit"])):
+def describe(name: str, run: Fleet, duplicates: dict) -> None:
+    print(f"{name}: {run.seats} seats up in {run.up_seconds:.0f} s, {len(run.single_ms)} sent one at a time, "
+          f"{len(run.burst_sets)} burst(s) of {len(run.burst_sets[0])}; "
+          f"DING service pid {run.service_pid} ({run.service_threads}); self-serving DING tasks "
+          f"{run.self_serving}")
+    for label, values, submits in (("one at a time", run.single_ms, run.single_submit),
+                                   ("bursts, all at once", run.burst_ms, run.burst_submit)):
         print(f"  {label:21s} rename -> on screen p50 {percentile(values, 0.5):7.1f} ms  p95 "
               f"{percentile(values, 0.95):7.1f} ms  max {max(values):7.1f} ms;  -> Return echoed p50 "
               f"{percentile(submits, 0.5):7.1f} ms  max {max(submits):7.1f} ms")
+    print(f"  one at a time, rename -> a capture shows it p50 {percentile(run.single_captured, 0.5):7.1f} ms "
+          f"(captures per notice: at most {max(run.captures)}, {sum(run.captures) / len(run.captures):.2f} on average)")
     print(f"  CPU of what serves the sampled seats (the DING service and its spawn helper, or their own notifiers) "
-          f"during the bursts: "
-          f"{run['burst_cpu_ms']:.0f} ms over {run['burst_wall_ms']:.0f} ms")
-    if run["not_once"]:
-        print(f"  NOT EXACTLY ONCE on screen: {run['not_once']}")
+          f"during the bursts: {run.burst_cpu:.0f} ms over {run.burst_wall:.0f} ms")
+    if duplicates:
+        print(f"  NOT EXACTLY ONCE on screen: {duplicates}")
+
+
+def interleaved(fleets: list[Fleet], singles: int, bursts: int) -> None:
+    """Measure the fleets turn about: single ``i`` of each, then each burst, the first fleet of
+    each pair alternating (so neither is always measured right after the other), so a machine
+    whose speed drifts during the run moves both sides of every ratio alike."""
+    for index in range(singles):
+        for fleet in (fleets if index % 2 == 0 else fleets[::-1]):
+            if index < len(fleet.single_seats):
+                fleet.single(index)
+    for index in range(bursts):
+        for fleet in (fleets if index % 2 == 0 else fleets[::-1]):
+            time.sleep(2.0)   # every earlier Return and receipt done before the burst
+            fleet.burst(index)
+    time.sleep(2.0)
 
 
 def main() -> int:
@@ -345,25 +395,38 @@ def main() -> int:
     singles = min(arguments.singles, arguments.seats)
     sample = min(arguments.sample, singles)
 
-    with_service = fleet_run(arguments.seats, singles, sample, arguments.bursts, True, arguments.timeout)
-    describe("with the DING service", with_service)
-    anchor = None
-    if anchor_seats:
-        anchor = fleet_run(anchor_seats, min(singles, anchor_seats), min(sample, anchor_seats), arguments.bursts,
+    fleets: list[Fleet] = []
+    try:
+        with_service = Fleet(arguments.seats, singles, sample, arguments.bursts, True, arguments.timeout)
+        fleets.append(with_service)
+        anchor = None
+        if anchor_seats:
+            anchor = Fleet(anchor_seats, min(singles, anchor_seats), min(sample, anchor_seats), arguments.bursts,
                            False, arguments.timeout)
-        describe("anchor, no DING service (ST2_DING_SERVICE=off: each task serves its seat)", anchor)
+            fleets.append(anchor)
+        interleaved(fleets, singles, arguments.bursts)
+        duplicates = [fleet.not_once() for fleet in fleets]
+    finally:
+        for fleet in fleets:
+            fleet.close()
+    describe("with the DING service", with_service, duplicates[0])
+    if anchor:
+        describe("anchor, no DING service (ST2_DING_SERVICE=off: each task serves its seat)", anchor, duplicates[1])
     print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cpus")
-    single, burst = with_service["single"], with_service["burst"]
-    anchor_p50 = percentile(anchor["single"], 0.5) if anchor else float("nan")
+    single, burst = with_service.single_ms, with_service.burst_ms
+    anchor_p50 = percentile(anchor.single_ms, 0.5) if anchor else float("nan")
     ratio = percentile(single, 0.5) / anchor_p50 if anchor else float("nan")
-    burst_done = percentile(with_service["burst_submit"], 0.5)
-    anchor_burst_done = percentile(anchor["burst_submit"], 0.5) if anchor else float("nan")
-    failed = bool(with_service["not_once"] or (anchor and anchor["not_once"]))
+    burst_done = percentile(with_service.burst_submit, 0.5)
+    anchor_burst_done = percentile(anchor.burst_submit, 0.5) if anchor else float("nan")
+    captured = percentile(with_service.single_captured, 0.5)
+    anchor_captured = percentile(anchor.single_captured, 0.5) if anchor else float("nan")
+    failed = any(duplicates)
     print(f"RESULT ding_p50_ms={percentile(single, 0.5):.1f} ding_p95_ms={percentile(single, 0.95):.1f} "
           f"ding_max_ms={max(single):.1f} burst_p95_ms={percentile(burst, 0.95):.1f} anchor_p50_ms={anchor_p50:.1f} "
-          f"ratio={ratio:.2f} seats={arguments.seats} self_serving={with_service['self_serving']} "
+          f"ratio={ratio:.2f} seats={arguments.seats} self_serving={with_service.self_serving} "
           f"burst_done_p50_ms={burst_done:.1f} anchor_burst_done_p50_ms={anchor_burst_done:.1f} "
-          f"burst_ratio={burst_done / anchor_burst_done:.2f}", flush=True)
+          f"burst_ratio={burst_done / anchor_burst_done:.2f} captured_p50_ms={captured:.1f} "
+          f"anchor_captured_p50_ms={anchor_captured:.1f} captured_ratio={captured / anchor_captured:.2f}", flush=True)
     return 1 if failed else 0
 
 
