@@ -23,13 +23,15 @@ commands) and answers as :func:`subprocess.run` would for that argv, or None (no
   None is closed, never reused (its stream may hold the rest of an answer).
 
 :class:`ControlPool` keeps at most ``limit`` clients of one process, one per seat socket, each
-closed once unused for ``idle`` seconds (a reaper thread); a seat whose client cannot be had
-(the pool full of busy clients, no spawn helper, or the attach refused) is answered by the
-caller's spawned client instead. :meth:`ControlPool.warm` opens a seat's client on a thread of
-its own while the caller spawns a client for the list in hand (the first look of a delivery
-need not wait for an attach, which costs a spawn and two round trips); a list for a seat whose
-client is being opened waits for that open (bounded by its timeout), then goes through it. A closed client is detached by the server before its stream
-closes, and the helper that started it terminates it when the service dies. A retried command list is never sent through the other path: a None stands.
+closed once unused for ``idle`` seconds (a reaper thread). A list for a seat with no client opens
+one and goes through it, the first look of a delivery included: one spawn (the attach) and a
+round trip, where a spawned client for the list beside the open was two spawns competing for the
+machine (the service's cold first look took 5.6 ms that way, 3.7–3.9 ms through its opening
+client; docs/memory.md §The DING service). A seat whose client cannot be had (the pool full of
+busy clients, no spawn helper, or the attach refused) is answered by the caller's spawned client
+instead. A closed client is detached by the server before its stream closes, and the helper that
+started it terminates it when the service dies. A retried command list is never sent through the
+other path: a None stands.
 """
 
 from __future__ import annotations
@@ -247,7 +249,6 @@ class ControlPool:
         self.clients: dict[str, ControlClient] = {}
         self.last_used: dict[str, float] = {}
         self.busy: set[str] = set()
-        self.opening: dict[str, threading.Event] = {}   # seat socket -> set when its open ends
         self.opened = 0                 # clients attached so far (each one spawned process)
         self._reaper: threading.Thread | None = None
 
@@ -262,41 +263,6 @@ class ControlPool:
             return True, client.run(words, timeout)
         finally:
             self._release(socket_path, client)
-
-    def kept(self, socket_path: str) -> bool:
-        """Whether a client of ``socket_path`` is kept or being opened."""
-        with self.lock:
-            return socket_path in self.clients or socket_path in self.opening
-
-    def warm(self, socket_path: str, session: str, timeout: float) -> None:
-        """Start opening a client of ``socket_path`` on a thread of its own, unless one is kept,
-        being opened or cannot be had (the pool full of busy clients); return at once."""
-        with self.lock:
-            if socket_path in self.clients or socket_path in self.opening or socket_path in self.busy:
-                return
-            room, evicted = self._make_room()
-            if not room:
-                return
-            done = self.opening[socket_path] = threading.Event()
-        if evicted is not None:
-            evicted.close()
-        threading.Thread(target=self._open_beside, args=(socket_path, session, timeout, done),
-                         name="st2-ding-control-open", daemon=True).start()
-
-    def _open_beside(self, socket_path: str, session: str, timeout: float, done: threading.Event) -> None:
-        client = None
-        try:
-            client = self.opener(socket_path, session, timeout)
-        finally:
-            with self.lock:
-                del self.opening[socket_path]
-                if client is not None:
-                    self.opened += 1
-                    self.clients[socket_path] = client
-                    self.last_used[socket_path] = self.clock()
-            done.set()
-        if client is not None:
-            self._start_reaper()
 
     def close_idle(self) -> int:
         """Close every client unused for ``idle`` seconds; how many were closed."""
@@ -318,7 +284,7 @@ class ControlPool:
     def _make_room(self) -> tuple[bool, ControlClient | None]:
         """Under the lock: whether one more client may be opened, and the least recently used
         idle client forgotten to make room for it (the caller closes it outside the lock)."""
-        if len(self.clients) + len(self.opening) < self.limit:
+        if len(self.clients) < self.limit:
             return True, None
         idle = [path for path in self.clients if path not in self.busy]
         if not idle:
@@ -326,13 +292,9 @@ class ControlPool:
         return True, self._forget(min(idle, key=self.last_used.__getitem__))
 
     def _acquire(self, socket_path: str, session: str, timeout: float) -> ControlClient | None:
-        with self.lock:
-            opening = self.opening.get(socket_path)
-        if opening is not None and not opening.wait(timeout):
-            return None
         evicted = None
         with self.lock:
-            if socket_path in self.busy or socket_path in self.opening:
+            if socket_path in self.busy:
                 return None
             client = self.clients.get(socket_path)
             if client is not None and not client.usable():

@@ -6,11 +6,10 @@ as one list (tmux runs a list in order and stops at its first failing command). 
 failed list reports failure (``None`` / ``False``); callers treat that as "not proven", never as
 success, and never send it again another way.
 
-A list goes through the seat's kept control-mode client when the terminal has a
+A list goes through the seat's control-mode client when the terminal has a
 :class:`st2.ding.control_client.ControlPool` (the DING service's, which bounds how many a host
-keeps) and one is kept (or being opened, which the list waits for) and can be had; otherwise it
-is one short tmux client spawned for it, and with a pool the seat's client is opened beside it
-for the lists that follow (a notifier serving its seat itself has no pool). ``probes`` counts
+keeps): the kept one, or one opened for it; otherwise (no pool: a notifier serving its seat
+itself; or no client could be had) it is one short tmux client spawned for it. ``probes`` counts
 lists sent, ``spawned`` the client processes spawned for them.
 """
 
@@ -43,12 +42,9 @@ class Terminal:
     def _run(self, *arguments: str) -> subprocess.CompletedProcess | None:
         self.probes += 1
         if self.pool is not None:
-            if self.pool.kept(self.socket):
-                taken, result = self.pool.run(self.socket, self.session, arguments, self.timeout)
-                if taken:
-                    return result
-            else:
-                self.pool.warm(self.socket, self.session, self.timeout)
+            taken, result = self.pool.run(self.socket, self.session, arguments, self.timeout)
+            if taken:
+                return result
         self.spawned += 1
         return spawner.run(client_argv(self.socket, *arguments), self.timeout)
 

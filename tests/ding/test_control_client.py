@@ -283,48 +283,23 @@ def test_a_late_block_of_the_servers_own_command_leaves_the_client_usable():
         theirs.close()
 
 
-def test_warm_opens_beside_the_caller_and_the_next_list_waits_for_that_open():
-    """warm returns at once while the open runs on its own thread; a list for that seat waits
-    for the open and then goes through the new client; a second warm opens nothing more; an
-    open that fails leaves nothing kept, and the next warm tries again."""
-    release, calls = threading.Event(), []
+def test_a_pool_full_of_busy_clients_opens_nothing_and_the_caller_spawns():
+    """A list for a seat with no client opens one; with the pool at its limit and every kept
+    client busy it opens nothing (not taken: the caller spawns a client), and an idle kept client
+    is evicted to make room."""
+    opened: list[str] = []
 
     def opener(path, session, timeout):
-        calls.append(path)
-        if path == "refused":
-            return None
-        assert release.wait(5)
+        opened.append(path)
         return fake_tmux(lambda line: block(1, "ok") if not sentinel(line) else block(2, sentinel(line)))
 
-    pool = ControlPool(opener=opener)
-    pool.warm("s", SESSION, 2.0)
-    assert pool.kept("s") and pool.clients == {}          # returned before the open ended
-    pool.warm("s", SESSION, 2.0)
-    answer: list = []
-    waiting = threading.Thread(target=lambda: answer.append(pool.run("s", SESSION, ["has-session"], 2.0)))
-    waiting.start()
-    waiting.join(0.2)
-    assert waiting.is_alive()                             # the list waits for the open in flight
-    release.set()
-    waiting.join(5)
-    taken, result = answer[0]
-    assert taken and (result.returncode, result.stdout) == (0, "ok\n")
-    assert calls == ["s"] and pool.opened == 1
-    pool.warm("refused", SESSION, 2.0)
-    poll_for(lambda: not pool.kept("refused"), "the refused open to end")
-    pool.warm("refused", SESSION, 2.0)
-    poll_for(lambda: calls.count("refused") == 2 and not pool.kept("refused"), "a second try")
-    pool.close_all()
-
-
-def test_warm_opens_nothing_when_every_kept_client_is_busy():
-    pool = ControlPool(limit=1, opener=lambda path, session, timeout: fake_tmux(lambda line: b""))
-    pool.warm("a", SESSION, 2.0)
-    poll_for(lambda: "a" in pool.clients, "the first client")
+    pool = ControlPool(limit=1, opener=opener)
+    taken, result = pool.run("a", SESSION, ["has-session"], 2.0)
+    assert taken and (result.returncode, result.stdout) == (0, "ok\n") and list(pool.clients) == ["a"]
     pool.busy.add("a")
-    pool.warm("b", SESSION, 2.0)
-    assert not pool.kept("b") and list(pool.clients) == ["a"]
+    assert pool.run("b", SESSION, ["has-session"], 2.0) == (False, None)
+    assert opened == ["a"] and list(pool.clients) == ["a"]
     pool.busy.discard("a")
-    pool.warm("b", SESSION, 2.0)                          # an idle client makes room
-    poll_for(lambda: list(pool.clients) == ["b"], "the idle client evicted for the new one")
+    taken, _ = pool.run("b", SESSION, ["has-session"], 2.0)   # the idle client makes room
+    assert taken and opened == ["a", "b"] and list(pool.clients) == ["b"]
     pool.close_all()

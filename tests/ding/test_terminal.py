@@ -47,10 +47,11 @@ def test_a_hung_or_failing_tmux_proves_nothing(fake_tmux, mode):
 
 
 @pytest.mark.process
-@pytest.mark.parametrize("transport", ["spawned", "control"])
+@pytest.mark.parametrize("transport", ["spawned", "control", "refused"])
 def test_a_real_server_answers(tmp_path, transport):
     """The same answers whether each list is a spawned client or goes through a kept
-    control-mode client (the DING service's pool)."""
+    control-mode client (the DING service's pool), or the pool can open none (each list is then
+    spawned)."""
     import subprocess
     import tempfile
 
@@ -62,7 +63,8 @@ def test_a_real_server_answers(tmp_path, transport):
     subprocess.run(["tmux", "-S", socket, "-f", "/dev/null", "new-session", "-d", "-s", terminal_module.SESSION,
                     "-x", "100", "-y", "10", "sleep", "30"], check=True, timeout=10)
     try:
-        pool = ControlPool(opener=open_here) if transport == "control" else None
+        pool = {"control": ControlPool(opener=open_here), "spawned": None,
+                "refused": ControlPool(opener=lambda path, session, timeout: None)}[transport]
         terminal = Terminal(socket, pool=pool)
         screen = terminal.capture()
         assert terminal.alive() is True
@@ -82,11 +84,11 @@ def test_a_real_server_answers(tmp_path, transport):
         assert terminal.paste_and_observe("st2-ding-x", 2, 0.01) == (False, [])
         sent, screens = terminal.return_and_observe(1, 0.05)
         assert sent is True and len(screens) == 1 and screens[0].cursor_y == 1
-        # With a pool the first look is spawned while the seat's client is opened beside it;
-        # every later list goes through that client.
-        assert terminal.spawned == (1 if pool else terminal.probes)
+        # With a pool the first look opens the seat's client and goes through it, as every later
+        # list does: no client is spawned for a list.
+        assert terminal.spawned == (0 if transport == "control" else terminal.probes)
         if pool:
-            assert pool.opened == 1
+            assert pool.opened == (1 if transport == "control" else 0)
             pool.close_all()
     finally:
         subprocess.run(["tmux", "-S", socket, "kill-server"], capture_output=True, timeout=10)
