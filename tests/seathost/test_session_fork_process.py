@@ -118,6 +118,11 @@ def process_states(**pids: int) -> str:
         lines.append(f"{name} {pid}: state {status_field(pid, 'State')}, in {wchan}, pending "
                      f"{status_field(pid, 'ShdPnd')}/{status_field(pid, 'SigPnd')}, blocked "
                      f"{status_field(pid, 'SigBlk')}, caught {status_field(pid, 'SigCgt')}")
+        try:   # each thread's system call (its number and arguments, or "running")
+            for task in sorted(Path(f"/proc/{pid}/task").iterdir(), key=lambda path: int(path.name)):
+                lines.append(f"  thread {task.name}: {(task / 'syscall').read_text().strip()}")
+        except OSError:
+            pass
     return "\n".join(lines)
 
 
@@ -409,7 +414,9 @@ def test_sigterm_of_the_task_runs_the_wrapper_s_stop_path_and_the_anchor_exits_w
     _, anchor, wrapper = forked(rig)
     server = rig.app_server(wrapper)
     os.kill(anchor, signal.SIGTERM)
-    poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
+    poll_for(lambda: rig.dead_status() is not None,
+             lambda: (f"the anchor to exit\n{process_states(anchor=anchor, wrapper=wrapper, server=server)}\n"
+                      f"{rig.screen()}"), timeout=30)
     # The wrapper's stop path: the app-server's group got SIGTERM, the terminal record says so, and
     # the anchor exited with the wrapper's own status for it (128 + 15).
     assert rig.dead_status() == 143
