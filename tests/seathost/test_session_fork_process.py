@@ -126,6 +126,20 @@ def process_states(**pids: int) -> str:
     return "\n".join(lines)
 
 
+def zombie_status(pid: int) -> int | None:
+    """The exit status the kernel holds for ``pid`` while it is a zombie nobody has reaped (the
+    wait status in field 52 of ``/proc/<pid>/stat``); None when it is not a zombie, is gone, or
+    was killed by a signal."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone, or gone under the read (ESRCH)
+        return None
+    if fields[0] != "Z":
+        return None
+    wait_status = int(fields[49])   # field 52 counted from 1, the first two before ")"
+    return os.WEXITSTATUS(wait_status) if os.WIFEXITED(wait_status) else None
+
+
 def session_of(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
 
@@ -199,11 +213,28 @@ class Rig:
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "seat", check=False)
 
-    def dead_status(self) -> int | None:
-        words = self.tmux("display-message", "-p", "-t", "seat", "#{pane_dead} #{pane_dead_status}",
-                          check=False).split()
-        dead, status = (words + ["", ""])[:2]
-        return int(status) if dead == "1" and status.isdigit() else None
+    def dead_status(self, pane: int) -> int | None:
+        """The exit status of the pane's process ``pane`` once it has exited (None before, or
+        after a death by signal): tmux's ``#{pane_dead_status}``, or, while ``pane`` is a zombie
+        tmux has not reaped, the status the kernel holds for it (:func:`zombie_status`).
+
+        tmux 3.3a built with libutempter (Debian 12's) removes a pane's utmp record when the
+        pane's terminal reaches its end, through a helper it waits for with SIGCHLD reset to its
+        default: a pane process that exits meanwhile is never reaped, and its pane reads dead
+        (its terminal closed) with no status. The anchor closes the terminal as it exits, its last holder once the wrapper has
+        gone, so its SIGCHLD can land in that window (a fresh clone: the anchor a zombie 30 s
+        after exiting). A task's pane has ``remain-on-exit`` off, so there the pane goes at the
+        terminal's end and the server with it; only this rig keeps dead panes to read them."""
+        for _ in range(2):   # tmux, then the kernel; a reap between the two: tmux again
+            words = self.tmux("display-message", "-p", "-t", "seat", "#{pane_dead} #{pane_dead_status}",
+                              check=False).split()
+            dead, status = (words + ["", ""])[:2]
+            if dead == "1" and status.isdigit():
+                return int(status)
+            status = zombie_status(pane)
+            if status is not None or status_field(pane, "State") is not None:
+                return status   # a zombie's; None: running, or killed by a signal
+        return None
 
     def wrapper_of(self, anchor: int) -> int:
         words = cmdline(anchor)
@@ -312,7 +343,7 @@ def test_an_opencode_transcript_seat_s_wrapper_runs_forked_too(rig: Rig) -> None
     rig.tmux("send-keys", "-t", "seat", "Enter")
     poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
     os.kill(anchor, signal.SIGTERM)
-    poll_for(lambda: rig.dead_status() is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
+    poll_for(lambda: rig.dead_status(anchor) is not None, lambda: f"the anchor to exit\n{rig.screen()}", timeout=30)
     # The wrapper sends the anchor its status before it exits: it ends just after the anchor
     # (a window a loaded machine stretches), so its end is waited for, not assumed.
     poll_for(lambda: not alive(wrapper), "the wrapper to end after its status", timeout=15)
@@ -372,7 +403,7 @@ def test_an_opencode_seat_s_own_tui_runs_under_the_pane_anchor_while_its_wrapper
     rig.tmux("send-keys", "-t", "seat", "-l", "/help")
     rig.tmux("send-keys", "-t", "seat", "Enter")
     poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
-    assert alive(wrapper) and alive(local["pid"]) and rig.dead_status() is None
+    assert alive(wrapper) and alive(local["pid"]) and rig.dead_status(anchor) is None
 
 
 def test_sigterm_of_an_attached_opencode_pane_ends_its_tui_wrapper_and_server(rig: Rig) -> None:
@@ -382,10 +413,10 @@ def test_sigterm_of_an_attached_opencode_pane_ends_its_tui_wrapper_and_server(ri
     # The anchor answered `attach` a moment ago: signal it once it is back in its read.
     poll_for(lambda: in_read(anchor), lambda: f"the anchor back in its read\n{rig.screen()}", timeout=30)
     os.kill(anchor, signal.SIGTERM)   # what the supervisor's stop sends the task
-    poll_for(lambda: rig.dead_status() is not None,
+    poll_for(lambda: rig.dead_status(anchor) is not None,
              lambda: (f"the anchor to exit\n{process_states(anchor=anchor, wrapper=wrapper, tui=tui, server=server)}\n"
                       f"{rig.screen()}"), timeout=30)
-    assert rig.dead_status() == 143
+    assert rig.dead_status(anchor) == 143
     poll_for(lambda: not alive(tui) and not alive(wrapper) and not alive(server), "everything ended", timeout=30)
     assert json.loads((seat / "harness-state").read_text())["state"] == "ended"
 
@@ -410,16 +441,34 @@ def test_a_restarted_opencode_server_gets_a_new_tui_from_the_anchor(rig: Rig) ->
     assert new != old and not alive(old) and alive(wrapper)
 
 
+def test_the_exit_status_of_a_pane_process_tmux_never_reaps_is_read_from_the_kernel(rig: Rig) -> None:
+    """The rig reads a pane process's exit status even when tmux never hears its SIGCHLD (tmux
+    3.3a loses it while removing the pane's utmp record; here its tmux server is started with
+    SIGCHLD blocked, which it keeps): the pane stays undead to tmux, the process a zombie whose
+    status the kernel holds."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
+    try:
+        pane = rig.open_pane(["/bin/sh", "-c", "read line; exit 143"])   # tmux inherits the blocked SIGCHLD
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+    assert rig.dead_status(pane) is None
+    rig.tmux("send-keys", "-t", "seat", "Enter")
+    assert poll_for(lambda: rig.dead_status(pane), "the pane process's exit status", timeout=30) == 143
+    # tmux closed the pane's terminal but never reaped its process: dead, with no status.
+    words = rig.tmux("display-message", "-p", "-t", "seat", "#{pane_dead}:#{pane_dead_status}").split()
+    assert words == ["1:"] and status_field(pane, "State") == "Z"
+
+
 def test_sigterm_of_the_task_runs_the_wrapper_s_stop_path_and_the_anchor_exits_with_its_status(rig: Rig) -> None:
     _, anchor, wrapper = forked(rig)
     server = rig.app_server(wrapper)
     os.kill(anchor, signal.SIGTERM)
-    poll_for(lambda: rig.dead_status() is not None,
+    poll_for(lambda: rig.dead_status(anchor) is not None,
              lambda: (f"the anchor to exit\n{process_states(anchor=anchor, wrapper=wrapper, server=server)}\n"
                       f"{rig.screen()}"), timeout=30)
     # The wrapper's stop path: the app-server's group got SIGTERM, the terminal record says so, and
     # the anchor exited with the wrapper's own status for it (128 + 15).
-    assert rig.dead_status() == 143
+    assert rig.dead_status(anchor) == 143
     state = rig.state()
     assert (state.get("state"), state.get("exit")) == ("ended", "signal 15")
     # The status is sent before the wrapper exits, so its end follows the anchor's (waited for).
@@ -445,7 +494,7 @@ def test_a_sigkilled_seat_host_leaves_a_running_wrapper_running(rig: Rig) -> Non
     poll_for(lambda: HELP_LINE in rig.screen(), lambda: f"the help in the pane\n{rig.screen()}", timeout=30)
     name = write_message(rig.seat, "after the host died", body="hello")
     poll_for(lambda: any(name[:-3] in text for text in history(rig.standin)), "the mail delivered", timeout=60)
-    assert alive(wrapper) and rig.dead_status() is None
+    assert alive(wrapper) and rig.dead_status(anchor) is None
 
 
 def test_without_a_seat_host_the_wrapper_runs_in_the_pane_and_says_so_once(rig: Rig) -> None:
