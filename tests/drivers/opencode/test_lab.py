@@ -76,7 +76,7 @@ class Seat(UpSeat):
         return json.loads(text) if text.strip() else None
 
 
-def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None, seat_lines: str = ""):
+def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None):
     harness = require_harness("opencode")
     lab = Lab.create(tmp_path / "lab")
     env = configure_opencode(lab, harness, fake_model, permission={"bash": "ask"})
@@ -86,7 +86,7 @@ def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None, seat_lines: s
     (directory / "resources" / "inbox").mkdir(parents=True)
     field = f'        view "{view}"\n' if view else ""
     (directory / "agent.kdl").write_text(
-        f'agent "oc" {{\n    workspace "{lab.workspace}"\n{seat_lines}'
+        f'agent "oc" {{\n    workspace "{lab.workspace}"\n'
         f'    opencode {{\n        executable "{harness.executable}"\n        model "fake/fake-model"\n{field}    }}\n}}\n')
     env = env | {"XDG_STATE_HOME": str(state_home), "PATH": f"{Path(sys.executable).parent}:{env['PATH']}"}
     running = Seat(catalog, state_home, env, lab)
@@ -101,12 +101,6 @@ def _seat(tmp_path: Path, fake_model: FakeModel, view: str | None, seat_lines: s
 def seat(tmp_path: Path, fake_model: FakeModel):
     """A seat whose pane is the wrapper's transcript (``view "transcript"``): its keyboard grammar."""
     yield from _seat(tmp_path, fake_model, "transcript")
-
-
-@pytest.fixture
-def never_seat(tmp_path: Path, fake_model: FakeModel):
-    """A transcript-view seat declaring ``resume "never"``."""
-    yield from _seat(tmp_path, fake_model, "transcript", '    resume "never"\n')
 
 
 @pytest.fixture
@@ -375,11 +369,12 @@ def carried(request: dict, word: str) -> bool:
 
 def test_a_rebooted_opencode_seat_resumes_its_own_session_and_a_refused_resume_falls_back_once(
         seat: Seat, fake_model: FakeModel) -> None:
-    """One seat, four launches: a fresh session; after a simulated reboot, that session resumed;
+    """One seat, five launches: a fresh session; after a simulated reboot, that session resumed;
     after the resumed session is deleted from opencode's own store and the host reboots again, a
-    loud fallback to a fresh session; and after a third reboot, the fallback's session resumed,
-    the dead one never asked again. One seat serves both proofs: a launch of the real opencode
-    costs several seconds of CPU."""
+    loud fallback to a fresh session; after a third reboot, the fallback's session resumed, the
+    dead one never asked again; and once the seat declares ``resume "never"``, a fourth reboot
+    starts it fresh. One seat serves all three proofs: a launch of the real opencode costs several
+    seconds of CPU."""
     seat.up()
     poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
     word = f"PELICAN-{os.getpid()}"
@@ -415,21 +410,29 @@ def test_a_rebooted_opencode_seat_resumes_its_own_session_and_a_refused_resume_f
     assert carried(request, word)
     assert seat.record("driver-diagnostic") is None
     assert_a_refused_resume_falls_back_once_and_never_retries_the_dead_session(seat, fake_model, word)
+    assert_resume_never_starts_the_rebooted_seat_fresh(seat, fake_model)
 
 
-def test_resume_never_starts_a_rebooted_opencode_seat_fresh(never_seat: Seat, fake_model: FakeModel) -> None:
-    seat = never_seat
-    seat.up()
-    poll(lambda: seat.state()[0] == "idle", "the served session idle", 240, seat.screen)
+def assert_resume_never_starts_the_rebooted_seat_fresh(seat: Seat, fake_model: FakeModel) -> None:
+    """The seat, resumed and idle, remembers a word; it then declares ``resume "never"`` and the
+    host reboots: the next launch starts a fresh session that never carries the word, and the
+    session it left is not counted lost (the sessions lost before stay named)."""
     word = f"HERON-{os.getpid()}"
     converse(seat, fake_model, f"remember the word {word}")
     first = seat.server()["sessionID"]
+    lost = json.loads(seat.enriched_session())["lostSessionIds"]
+    assert len(lost) == 1 and first not in lost   # the refused resume's dead session
+    declaration = seat.directory / "agent.kdl"
+    text = declaration.read_text()
+    assert 'resume "never"' not in text
+    declaration.write_text(text.replace("    opencode {\n", '    resume "never"\n    opencode {\n', 1))
     seat.reboot_and_up()
     poll(lambda: seat.state()[0] == "idle", "a fresh session idle", 240, seat.screen)
     request = converse(seat, fake_model, "what was the word?")
     assert not carried(request, word)
     assert seat.server()["sessionID"] != first and seat.session_record()["start"] == "fresh"
-    assert seat.enriched_session() == f'{{"start":"fresh","sessionId":"{seat.server()["sessionID"]}","lostSessionIds":[]}}'
+    assert seat.enriched_session() == (f'{{"start":"fresh","sessionId":"{seat.server()["sessionID"]}",'
+                                       f'"lostSessionIds":{json.dumps(lost, separators=(",", ":"))}}}')
 
 
 def assert_a_refused_resume_falls_back_once_and_never_retries_the_dead_session(seat: Seat, fake_model: FakeModel,
