@@ -25,9 +25,8 @@ commands) and answers as :func:`subprocess.run` would for that argv, or None (no
 :class:`ControlPool` keeps at most ``limit`` clients of one process, one per seat socket, each
 closed once unused for ``idle`` seconds (a reaper thread). A list for a seat with no client opens
 one and goes through it, the first look of a delivery included: one spawn (the attach) and a
-round trip, where a spawned client for the list beside the open was two spawns competing for the
-machine (the service's cold first look took 5.6 ms that way, 3.7–3.9 ms through its opening
-client; docs/memory.md §The DING service). A seat whose client cannot be had (the pool full of
+round trip, never a second client spawned for the list beside the open (two spawns competing for
+the machine: docs/memory.md §The DING service). A seat whose client cannot be had (the pool full of
 busy clients, no spawn helper, or the attach refused) is answered by the caller's spawned client
 instead. A closed client is detached by the server before its stream closes, and the helper that
 started it terminates it when the service dies. A retried command list is never sent through the
