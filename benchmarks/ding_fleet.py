@@ -21,8 +21,10 @@ inbox:
   runs of one machine.
 
 "On the screen" is when the notice's output reaches a read-only, size-ignoring tmux control
-client on the sampled seat (``tmux -C attach -f ignore-size,read-only``), which tmux sends only
-after the pane's output is in its grid; so no seat is polled by spawning clients in a loop (a
+client on the sampled seat (``tmux -C attach -f ignore-size,read-only``): tmux forwards a pane's
+output to its control clients in the same turn of its event loop that parses it into the pane's
+grid, so any command sent once it has arrived reads a grid that holds it; no seat is polled by
+spawning clients in a loop (a
 capture costs ~2 ms of CPU; 20 seats polled every 20 ms would take a core from the fleet being
 measured). One ``capture-pane -p -J`` spawned right after must then show the notice (polled until
 it does; the run prints how many it took, one in every run so far); that capture's time is
