@@ -221,9 +221,9 @@ class Rig:
         tmux 3.3a built with libutempter (Debian 12's) removes a pane's utmp record when the
         pane's terminal reaches its end, through a helper it waits for with SIGCHLD reset to its
         default: a pane process that exits meanwhile is never reaped, and its pane reads dead
-        (its terminal closed) with no status. The anchor closes the terminal as it exits, its last holder once the wrapper has
-        gone, so its SIGCHLD can land in that window (a fresh clone: the anchor a zombie 30 s
-        after exiting). A task's pane has ``remain-on-exit`` off, so there the pane goes at the
+        (its terminal closed) with no status. The anchor closes the terminal as it exits (its
+        last holder once the wrapper has gone), so its SIGCHLD can land in that window (a fresh
+        clone: the anchor a zombie 30 s after exiting). A task's pane has ``remain-on-exit`` off, so there the pane goes at the
         terminal's end and the server with it; only this rig keeps dead panes to read them."""
         for _ in range(2):   # tmux, then the kernel; a reap between the two: tmux again
             words = self.tmux("display-message", "-p", "-t", "seat", "#{pane_dead} #{pane_dead_status}",
@@ -444,8 +444,8 @@ def test_a_restarted_opencode_server_gets_a_new_tui_from_the_anchor(rig: Rig) ->
 def test_the_exit_status_of_a_pane_process_tmux_never_reaps_is_read_from_the_kernel(rig: Rig) -> None:
     """The rig reads a pane process's exit status even when tmux never hears its SIGCHLD (tmux
     3.3a loses it while removing the pane's utmp record; here its tmux server is started with
-    SIGCHLD blocked, which it keeps): the pane stays undead to tmux, the process a zombie whose
-    status the kernel holds."""
+    SIGCHLD blocked, which it keeps): tmux shows the pane dead with no status, its process a
+    zombie whose status the kernel holds."""
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
     try:
         pane = rig.open_pane(["/bin/sh", "-c", "read line; exit 143"])   # tmux inherits the blocked SIGCHLD
