@@ -223,8 +223,9 @@ class Rig:
         default: a pane process that exits meanwhile is never reaped, and its pane reads dead
         (its terminal closed) with no status. The anchor closes the terminal as it exits (its
         last holder once the wrapper has gone), so its SIGCHLD can land in that window (a fresh
-        clone: the anchor a zombie 30 s after exiting). A task's pane has ``remain-on-exit`` off, so there the pane goes at the
-        terminal's end and the server with it; only this rig keeps dead panes to read them."""
+        clone: the anchor a zombie 30 s after exiting). A task's pane has ``remain-on-exit``
+        off, so there the pane goes at the terminal's end and the server with it; only this rig
+        keeps dead panes to read them."""
         for _ in range(2):   # tmux, then the kernel; a reap between the two: tmux again
             words = self.tmux("display-message", "-p", "-t", "seat", "#{pane_dead} #{pane_dead_status}",
                               check=False).split()
