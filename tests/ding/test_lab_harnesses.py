@@ -18,6 +18,7 @@ import pytest
 
 from ding_support import Notifier, make_seat, ownership_record, poll_for, return_gates, write_message
 from st2.ding.notice import notice_text
+from st2.ding.notifier import DELIVERY_RETRY_BACKOFF_SECONDS
 
 LAB = Path(__file__).resolve().parents[1] / "lab"
 if str(LAB) not in sys.path:
@@ -42,6 +43,17 @@ def user_texts(entry: dict) -> list[str]:
         else:
             texts += [part.get("text", "") for part in content if isinstance(part, dict)]
     return texts
+
+
+def waiting_for(what: str, screen, notifier: Notifier):
+    """A timeout's description: ``what``, then the pane, the notifier's log and its ownership
+    record as they are when the wait gives up."""
+    def describe() -> str:
+        log = notifier.log.read_text(errors="replace") if notifier.log.exists() else "<no log>"
+        record = notifier.ownership.read_text() if notifier.ownership.exists() else "<no record>"
+        return (f"{what}\n--- screen ---\n{screen()}\n--- notifier log (tail) ---\n{log[-3000:]}"
+                f"\n--- ownership record ---\n{record}")
+    return describe
 
 
 def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
@@ -81,7 +93,8 @@ def test_real_claude_code_submits_a_ding_notice_to_the_model_once(tmp_path, cata
             notice = notice_text(name, "review the parser", "h.planner")
             poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
                                  for text in user_texts(entry)),
-                     timeout=60, step=0.3, what="the notice in the fake model's request log")
+                     timeout=60, step=0.3,
+                     what=waiting_for("the notice in the fake model's request log", screen, notifier))
             poll_for(lambda: "Hello from the fake model" in screen(), timeout=60, step=0.3, what='"Hello from the fake model" in screen()')
             poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "claude").read_text())["settled"],
                      timeout=30, what="the notice settled")
@@ -249,14 +262,20 @@ def test_real_omp_submits_a_ding_notice_to_the_model_once(tmp_path, catalog):
 
             poll_for(lambda: all(marker in screen() for marker in IDLE_MARKERS), timeout=90, step=0.3,
                      what="omp's idle composer (the setup wizard skipped)")
-            notifier = Notifier(catalog, "omp", socket, tmp_path / "state", retry_backoff=1.0)
+            # The product's retry backoff, not a shortened one: omp ignores a Return until its
+            # start-up lifts the composer's submit gate, seconds after the idle composer is drawn on
+            # a loaded machine (tests/ding/test_omp_startup_gate_lab.py). A retry Return 1 s after
+            # the first fell inside that gate too, and DING sends no third.
+            notifier = Notifier(catalog, "omp", socket, tmp_path / "state",
+                                retry_backoff=DELIVERY_RETRY_BACKOFF_SECONDS)
             notifier.wait_started(timeout=20)
             before = len(fake.model_requests())
             name = write_message(seat, "review the parser", sender="h.planner")
             notice = notice_text(name, "review the parser", "h.planner")
             poll_for(lambda: any(notice in text for entry in fake.model_requests()[before:]
                                  for text in user_texts(entry)),
-                     timeout=60, step=0.3, what="the notice in the fake model's request log")
+                     timeout=60, step=0.3,
+                     what=waiting_for("the notice in the fake model's request log", screen, notifier))
             poll_for(lambda: json.loads(ownership_record(tmp_path / "state", catalog, "omp").read_text())["settled"],
                      timeout=30, step=0.3, what="the notice settled")
             poll_for(lambda: "Hello from the fake model" in screen(), timeout=60, step=0.3, what='"Hello from the fake model" in screen()')
