@@ -2,8 +2,9 @@
 
 Hot paths (the status-line tee, harness hooks, `usage verdict`) run hundreds of times an hour
 per seat, so they are recognized from ``sys.argv`` and dispatched before anything imports
-click or pydantic; ``st2 message send``, ``st2 agents`` and the session wrappers in their
-common well-formed shapes run without click too (byte-identical output). All of them are rows
+click or pydantic; ``st2 message send``, ``st2 agents``, the fleet verbs (``up``, ``down``,
+``tasks``, ``validate``, ``doctor``) and the session wrappers in their common well-formed shapes
+run without click too (byte-identical output). All of them are rows
 of the click-free front door's one table (:mod:`st2.front.table`; ``HOT_PATHS`` is its hot
 paths). Every other command line goes through the click CLI in :mod:`st2.cli`.
 

@@ -365,3 +365,22 @@ def _declaration_conflicts(root: Path) -> list[Diagnostic]:
 def _template_problem(source: str, message: str) -> Diagnostic:
     return Diagnostic(code="templates-invalid", severity=ERROR, layer=CATALOG, source=source, span=None,
                       field_path=None, message=message)
+
+
+def report(root: Path, host: str, strict: bool, as_json: bool, echo) -> int:
+    """``st2 validate [--strict] [--json]``: print every diagnostic through ``echo(text,
+    err=False)`` (one JSON array with ``as_json``; else one human line each and an ``N errors, M
+    warnings`` summary on stderr) and return the verb's exit status: 1 when any error remains."""
+    diagnostics = validate_catalog(root, host, strict=strict)
+    errors = sum(1 for diagnostic in diagnostics if diagnostic.severity == ERROR)
+    if as_json:
+        import json
+
+        echo(json.dumps([diagnostic.wire() for diagnostic in diagnostics], ensure_ascii=False,
+                        separators=(",", ":")))
+    else:
+        for diagnostic in diagnostics:
+            echo(diagnostic.human())
+        warnings = len(diagnostics) - errors
+        echo(f"{errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}", err=True)
+    return 1 if errors else 0

@@ -1,4 +1,5 @@
-"""``st2 down [identity…]``: the only command that kills tasks."""
+"""``st2 down [identity…]``: the only command that kills tasks (parsing glue over
+:func:`st2.supervisor.teardown.report_down`)."""
 
 from __future__ import annotations
 
@@ -15,13 +16,6 @@ def down(identities: tuple[str, ...], location) -> None:
 
     With no identity: stop this host's supervisor of the catalog, then every task. With
     identities: only those seats' tasks, held until the next `st2 up`. Idempotent."""
-    from st2.supervisor.teardown import down as teardown
+    from st2.supervisor.teardown import report_down
 
-    report = teardown(location, list(identities))
-    if report.supervisor_stopped:
-        click.echo(f"stopped supervisor pid {report.supervisor_stopped}")
-    for runtime_id in report.stopped:
-        click.echo(f"stopped {runtime_id}")
-    for error in report.errors:
-        click.echo(f"st2 down: {error}", err=True)
-    exit_with(1 if report.errors else 0)
+    exit_with(report_down(location, list(identities), click.echo))

@@ -1,30 +1,16 @@
-"""``st2 up``: run the supervisor (parsing glue; the loop is :mod:`st2.supervisor.loop`)."""
+"""``st2 up``: run the supervisor (parsing glue over :func:`st2.supervisor.loop.up`)."""
 
 from __future__ import annotations
 
 import click
 
 from st2.cli.common import catalog_options, exit_with
-
-
-MAX_INTERVAL = "1d"  # a fallback timer; the loop's waits (epoll) cannot take much past 24 days
-
-
-def _interval(value: str) -> float:
-    from st2.declarations.durations import DurationRefused, parse_duration
-
-    try:
-        seconds = parse_duration(value, maximum=MAX_INTERVAL)
-    except DurationRefused as refusal:
-        raise click.BadParameter(f"{refusal} (e.g. 30s, 5m)") from None
-    if seconds <= 0:
-        raise click.BadParameter(f"{value!r} is not a positive duration (e.g. 30s, 5m)")
-    return seconds
+from st2.supervisor.interval import DEFAULT_INTERVAL, MAX_INTERVAL
 
 
 @click.command("up")
 @click.option("--once", is_flag=True, help="Run one reconcile pass and exit (non-zero on errors).")
-@click.option("--interval", default="30s", show_default=True,
+@click.option("--interval", default=DEFAULT_INTERVAL, show_default=True,
               help=f"Fallback timer between passes (at most {MAX_INTERVAL}).")
 @click.option("--agent", default=None, help="Reconcile only this seat (identity or <host>.<identity>).")
 @click.option("--task", "task", default=None, help="Reconcile only this runtime id.")
@@ -39,16 +25,12 @@ def up(once: bool, interval: str, agent: str | None, task: str | None, materiali
     Stopping or killing `st2 up` never stops a task; only `st2 down` does."""
     if agent and task:
         raise click.UsageError("--agent and --task are exclusive")
-    from st2.base.clock import command_clock
-    from st2.supervisor.loop import run
-    from st2.supervisor.reconcile import Selection
+    from st2.supervisor.interval import IntervalRefused, interval_seconds
+    from st2.supervisor.loop import up as supervise
 
-    if resume:
-        from st2.supervisor.resume_request import resume_stopped
-
-        resume_stopped(location, agent=agent, task=task)
-    # The archive step's grace period reads the command clock, which ST2_CLOCK_WALL_MS pins for
-    # the process tests (seven days are not slept out).
-    status = run(location, once=once, interval=_interval(interval), selection=Selection(agent=agent, task=task),
-                 materialize_only=materialize_only, archive_clock=command_clock())
-    exit_with(status)
+    try:
+        seconds = interval_seconds(interval)
+    except IntervalRefused as refusal:
+        raise click.BadParameter(str(refusal)) from None
+    exit_with(supervise(location, once=once, interval=seconds, agent=agent, task=task,
+                        materialize_only=materialize_only, resume=resume))

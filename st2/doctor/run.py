@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from st2.doctor.event_journal import journal_findings
-from st2.doctor.findings import Finding, Severity
+from st2.doctor.findings import Finding, Severity, exit_status
 from st2.doctor.filesystem import filesystem_findings
 from st2.doctor.health import supervisor_health, task_health
 from st2.doctor.records import record_findings
@@ -72,3 +72,14 @@ def run_doctor(catalog_root: Path, host: str, now_ms: int) -> list[Finding]:
     for check in HOST_CHECKS:
         findings.extend(check(catalog_root, host, now_ms))
     return findings
+
+
+def report(catalog_root: Path, host: str, now_ms: int, echo) -> int:
+    """``st2 doctor``: print each finding's line (or one ``ok:`` line when there is none) through
+    ``echo`` and return the verb's exit status: 1 on any failure, advisories never."""
+    findings = run_doctor(catalog_root, host, now_ms)
+    for finding in findings:
+        echo(finding.line())
+    if not findings:
+        echo(f"ok: {catalog_root}: no findings")
+    return exit_status(findings)

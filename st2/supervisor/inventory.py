@@ -156,5 +156,27 @@ def _row(plan, task, observation: Observation, reading: park.ParkReading) -> dic
     }
 
 
+def report(location: CatalogLocation, as_json: bool, echo) -> int:
+    """``st2 tasks [--json]``: print the inventory through ``echo(text, err=False)`` (the envelope
+    as JSON, or one line per task and one ``incomplete:`` line on stderr per error) and return
+    the verb's exit status: 0 when the envelope is complete, 1 otherwise."""
+    envelope = inventory(location)
+    if as_json:
+        echo(to_json(envelope))
+    else:
+        for row in envelope["tasks"]:
+            runtime = row["runtime"]
+            pid = f" pid {runtime['pid']}" if runtime["pid"] else ""
+            parked = ""
+            if row["parked"] and row["parked"]["recovery"]:
+                parked = "  PARKED: " + " ".join(row["parked"]["recovery"])
+            elif row["parked"]:
+                parked = f"  PARKED (can never start as declared: {row['parked']['reason']})"
+            echo(f"{row['runtimeId']:40} {row['kind']:4} {runtime['state']}{pid}{parked}")
+        for error in envelope["errors"]:
+            echo(f"incomplete: {error}", err=True)
+    return 0 if envelope["complete"] else 1
+
+
 def to_json(envelope: dict) -> str:
     return json.dumps(envelope, separators=(",", ":"), ensure_ascii=False)

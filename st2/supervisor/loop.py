@@ -72,6 +72,23 @@ def run(location: CatalogLocation, *, once: bool = False, interval: float = 30.0
         lock.release()
 
 
+def up(location: CatalogLocation, *, once: bool, interval: float, agent: str | None, task: str | None,
+       materialize_only: bool, resume: bool) -> int:
+    """``st2 up``: first, with ``resume``, ask that the seats ``st2 down`` stopped resume their
+    recorded sessions (:func:`st2.supervisor.resume_request.resume_stopped`); then :func:`run`
+    for the selected seat or task (at most one of ``agent`` and ``task``), the archive step's
+    grace period read from the command clock (which ``ST2_CLOCK_WALL_MS`` pins for the process
+    tests: seven days are not slept out). Returns the verb's exit status."""
+    from st2.base.clock import command_clock
+
+    if resume:
+        from st2.supervisor.resume_request import resume_stopped
+
+        resume_stopped(location, agent=agent, task=task)
+    return run(location, once=once, interval=interval, selection=Selection(agent=agent, task=task),
+               materialize_only=materialize_only, archive_clock=command_clock())
+
+
 def _supervise(location, once, interval, selection, materialize_only, clock, output, archive_clock) -> int:
     scope = RuntimeScope(location.root, location.host)
     scope.ensure()

@@ -81,6 +81,19 @@ def down(location: CatalogLocation, identities: list[str]) -> TeardownReport:
     return report
 
 
+def report_down(location: CatalogLocation, identities: list[str], echo) -> int:
+    """``st2 down [identity…]``: tear down (:func:`down`), print what stopped through ``echo`` and
+    each error on stderr, and return the verb's exit status: 1 when anything failed."""
+    report = down(location, identities)
+    if report.supervisor_stopped:
+        echo(f"stopped supervisor pid {report.supervisor_stopped}")
+    for runtime_id in report.stopped:
+        echo(f"stopped {runtime_id}")
+    for error in report.errors:
+        echo(f"st2 down: {error}", err=True)
+    return 1 if report.errors else 0
+
+
 def _agent(location: CatalogLocation, identity: str) -> str:
     return identity if identity.startswith(f"{location.host}.") else f"{location.host}.{identity}"
 
