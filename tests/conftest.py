@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,6 +29,15 @@ def catalog(tmp_path: Path) -> Path:
 @pytest.fixture
 def st2():
     return run_st2
+
+
+@pytest.fixture
+def short_dir():
+    """A fresh directory with a short path under /tmp (a tmux socket under it fits ``sun_path``),
+    removed after the test."""
+    directory = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2t-"))
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 LONG_TIERS = ("lab", "faults", "multihost", "long")

@@ -20,6 +20,21 @@ def st2_env(catalog: Path | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
+CLICK_ONLY = "import sys\nfrom st2.cli import run\nraise SystemExit(run(sys.argv[1:]))\n"
+ROUTE_PROBE = ("import sys\nfrom st2.entry import main\nstatus = main(sys.argv[2:])\n"
+               "open(sys.argv[1], 'w').write('click' if 'st2.cli' in sys.modules else 'fast')\n"
+               "raise SystemExit(status)\n")
+
+
+def route_commands(probe: Path) -> tuple[list[str], list[str], list[str]]:
+    """The three ways a click-free route's test runs st2 on the same words: the entry point
+    (``python -m st2``), the click CLI alone (:func:`st2.cli.run`), and the entry point under a
+    probe that writes to ``probe`` which route ran (``fast`` when st2.cli was never imported, else
+    ``click``) and exits with the verb's status."""
+    return ([sys.executable, "-m", "st2"], [sys.executable, "-c", CLICK_ONLY],
+            [sys.executable, "-c", ROUTE_PROBE, str(probe)])
+
+
 def run_st2(*args: str, catalog: Path | None = None, input: str | None = None,
             env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run the real `st2` entry point as a subprocess."""

@@ -17,13 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from support import REPO, st2_env
+from support import REPO, route_commands, st2_env
 
 pytestmark = pytest.mark.process
 
-CLICK_ONLY = "import sys\nfrom st2.cli import run\nraise SystemExit(run(sys.argv[1:]))\n"
-ROUTE_PROBE = ("import sys\nfrom st2.entry import main\nstatus = main(sys.argv[2:])\n"
-               "open(sys.argv[1], 'w').write('click' if 'st2.cli' in sys.modules else 'fast')\n")
 FILENAME = re.compile(r"\d{13}-[a-z0-9]{6}\.md")
 
 # (argv after `st2`, stdin, extra environment) for shapes the click-free route runs.
@@ -84,8 +81,7 @@ def outcome(result: subprocess.CompletedProcess, catalog: Path, tree) -> tuple:
 def both_routes(bus_catalog: Path, words: list[str], stdin: str | None, extra: dict[str, str], tmp_path: Path,
                 tree):
     outcomes, routes = [], []
-    for index, command in enumerate(([sys.executable, "-m", "st2"], [sys.executable, "-c", CLICK_ONLY],
-                                     [sys.executable, "-c", ROUTE_PROBE, str(tmp_path / "route")])):
+    for index, command in enumerate(route_commands(tmp_path / "route")):
         copy = tmp_path / "run" / "catalog"  # one path for every route: errors name it
         shutil.rmtree(copy.parent, ignore_errors=True)
         shutil.copytree(bus_catalog, copy, symlinks=True)

@@ -11,19 +11,14 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
-from support import REPO, st2_env
+from support import REPO, route_commands, st2_env
 
 pytestmark = pytest.mark.process
 
-CLICK_ONLY = "import sys\nfrom st2.cli import run\nraise SystemExit(run(sys.argv[1:]))\n"
-ROUTE_PROBE = ("import sys\nfrom st2.entry import main\nstatus = main(sys.argv[2:])\n"
-               "open(sys.argv[1], 'w').write('click' if 'st2.cli' in sys.modules else 'fast')\n"
-               "raise SystemExit(status)\n")
 DEMO = REPO / "st2" / "demo" / "catalog"
 BROKEN = 'agent "broken" {\n    argv "sh"\n    mystery-node 1\n}\n'
 WALL_MS = "1796000000000"
@@ -64,8 +59,7 @@ def run_case(catalog: Path, tmp_path: Path, state: Path, steps: list[list[str]])
     first step took. ``state`` is the state directory every route uses in turn (a short path:
     a seat's tmux socket lives under it)."""
     outcomes, taken = [], ""
-    for index, command in enumerate(([sys.executable, "-m", "st2"], [sys.executable, "-c", CLICK_ONLY],
-                                     [sys.executable, "-c", ROUTE_PROBE, str(tmp_path / "route")])):
+    for index, command in enumerate(route_commands(tmp_path / "route")):
         run = tmp_path / "run"  # one path for every route: findings and errors name it
         shutil.rmtree(run, ignore_errors=True)
         shutil.copytree(catalog, run / "catalog", symlinks=True)
@@ -89,13 +83,6 @@ def run_case(catalog: Path, tmp_path: Path, state: Path, steps: list[list[str]])
 
 
 @pytest.fixture
-def state():
-    directory = Path(tempfile.mkdtemp(prefix="st2ff-", dir="/tmp"))
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
 def catalog(tmp_path: Path) -> Path:
     root = tmp_path / "fixture" / "catalog"
     shutil.copytree(DEMO, root)
@@ -107,21 +94,21 @@ def catalog(tmp_path: Path) -> Path:
 @pytest.mark.parametrize(("route", "steps"), [("fast", steps) for steps in FAST] + [("click", steps) for steps in FALLBACK],
                          ids=lambda value: value if isinstance(value, str) else " / ".join(" ".join(words)[:40]
                                                                                           for words in value))
-def test_each_route_says_what_the_click_command_says(catalog: Path, tmp_path: Path, state: Path, route: str,
+def test_each_route_says_what_the_click_command_says(catalog: Path, tmp_path: Path, short_dir: Path, route: str,
                                                       steps) -> None:
-    (fast, clicked), taken = run_case(catalog, tmp_path, state, steps)
+    (fast, clicked), taken = run_case(catalog, tmp_path, short_dir, steps)
     assert taken == route
     assert fast == clicked
     assert any(stdout or stderr for _, stdout, stderr in fast)  # the case said something
 
 
-def test_a_launch_by_the_fast_route_is_a_real_launch(catalog: Path, tmp_path: Path, state: Path) -> None:
+def test_a_launch_by_the_fast_route_is_a_real_launch(catalog: Path, tmp_path: Path, short_dir: Path) -> None:
     """The fast route's ``up --once`` starts the declared seats (their tasks read running) and its
     ``down`` stops them: the same work, not only the same words."""
-    env = st2_env(catalog, ST2_CLOCK_WALL_MS=WALL_MS, XDG_STATE_HOME=str(state))
+    env = st2_env(catalog, ST2_CLOCK_WALL_MS=WALL_MS, XDG_STATE_HOME=str(short_dir))
 
     def st2(*words: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", ROUTE_PROBE, str(tmp_path / "route"), "--host", "demo", *words],
+        return subprocess.run([*route_commands(tmp_path / "route")[2], "--host", "demo", *words],
                               capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
 
     try:

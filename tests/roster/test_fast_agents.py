@@ -14,13 +14,10 @@ from pathlib import Path
 import pytest
 
 from roster_fixture import NOW_MS, build
-from support import REPO, st2_env
+from support import REPO, route_commands, st2_env
 
 pytestmark = pytest.mark.process
 
-CLICK_ONLY = "import sys\nfrom st2.cli import run\nraise SystemExit(run(sys.argv[1:]))\n"
-ROUTE_PROBE = ("import sys\nfrom st2.entry import main\nstatus = main(sys.argv[2:])\n"
-               "open(sys.argv[1], 'w').write('click' if 'st2.cli' in sys.modules else 'fast')\n")
 BROKEN = 'agent "g-broken" {\n    argv "sh"\n    mystery-node 1\n}\n'
 
 FAST = [
@@ -56,8 +53,7 @@ FALLBACK = [
 
 def routes(catalog: Path, tmp_path: Path, words: list[str]) -> tuple[list[tuple], str]:
     outcomes, taken = [], ""
-    for index, command in enumerate(([sys.executable, "-m", "st2"], [sys.executable, "-c", CLICK_ONLY],
-                                     [sys.executable, "-c", ROUTE_PROBE, str(tmp_path / "route")])):
+    for index, command in enumerate(route_commands(tmp_path / "route")):
         run = tmp_path / "run"  # one path for every route: warnings and errors name it
         shutil.rmtree(run, ignore_errors=True)
         shutil.copytree(catalog, run / "catalog", symlinks=True)

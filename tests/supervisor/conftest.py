@@ -18,13 +18,6 @@ from st2.supervisor.backends.tmux_backend import TmuxBackend
 
 
 @pytest.fixture
-def short_dir():
-    directory = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2t-"))
-    yield directory
-    shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
 def scope(short_dir: Path, monkeypatch) -> RuntimeScope:
     monkeypatch.setenv("ST2_TRANSPORT", "setsid")
     catalog = short_dir / "c"
