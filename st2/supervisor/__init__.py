@@ -5,6 +5,8 @@
 - :mod:`.exit_watch` — prompt exit detection for every running task, children or not.
 - :mod:`.holds` — holds written by ``st2 down <identity>``: a running supervisor does not relaunch a
   held task.
+- :mod:`.interval` — ``st2 up --interval``: the supervisor's fallback timer between passes, its bound
+  and its reading.
 - :mod:`.inventory` — ``st2 tasks --json``: the ``st2.task-inventory.v1`` envelope.
 - :mod:`.loop` — the supervisor loop: ``st2 up``.
 - :mod:`.lowering` — lowering: one seat declaration becomes the tasks the supervisor keeps running.
