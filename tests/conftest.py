@@ -45,10 +45,10 @@ WORKERS_PER_CORE = 3
 
 
 def pytest_xdist_auto_num_workers(config) -> int:
-    """``-n auto`` (what ``scripts/dev test`` and the soak run) is three workers per core: most
-    of the suite's time is spent waiting on real processes (harness start-ups, tmux, timers and
-    bounds), so fewer leave the machine idle. On the 2-core machine a fresh clone's pytest took
-    545 s with 4 workers (606 of 1,090 core-seconds busy) and 488 s with 6 (626 of 975)."""
+    """``-n auto`` (what ``scripts/dev test`` and the soak run) is three workers per core. On the
+    2-core machine a fresh clone's pytest took 545 s with 4 workers and 488 s with 6; on a later
+    suite 8 workers took 415 s against 413-420 s with 6, both cores busy throughout (sampled
+    from ``/proc/stat``): past three a core, more workers only share the same CPU."""
     return WORKERS_PER_CORE * (os.cpu_count() or 1)
 
 
