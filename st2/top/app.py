@@ -18,6 +18,7 @@ import time
 from rich.text import Text
 from textual.app import App, ComposeResult, SuspendNotSupported
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Input, Static
 
 from st2.catalog.layout import AGENTS_DIR
@@ -221,8 +222,14 @@ class TopApp(App):
 
     # --- drawing ----------------------------------------------------------------------------
     def redraw(self, force: bool = False) -> None:
+        """Redraw the rows that differ (all of them with ``force``). Draws nothing once the table
+        is gone: a refresh the watch scheduled can fire while the app closes, after its screen's
+        widgets were removed."""
         now_ms = self._now_ms()
-        table = self.query_one("#table", DataTable)
+        try:
+            table = self.query_one("#table", DataTable)
+        except NoMatches:
+            return
         seats = self.fleet.visible(self.filters, now_ms, self.sort, self.reverse)
         order = [seat.identity for seat in seats]
         plain = {seat.identity: seat.cells(now_ms) for seat in seats}

@@ -208,3 +208,22 @@ def test_without_inotify_a_timer_re_reads_and_the_change_still_appears(tmp_path:
             assert app.redraws == redraws + 1
 
     asyncio.run(scenario())
+
+
+def test_a_refresh_that_fires_after_the_table_is_gone_draws_nothing(tmp_path: Path) -> None:
+    """While the app closes, its screen's widgets go before its timers stop: a refresh the watch
+    scheduled then finds no table (the soak caught one ending a test through the real supervisor,
+    tests/top/test_unpark.py). It must draw nothing and raise nothing."""
+    from st2.top.refresh import Changes
+
+    async def scenario() -> None:
+        app = make_app(tmp_path)
+        async with app.run_test(size=(150, 30)) as pilot:
+            await pilot.pause()
+            await app.query_one("#table").remove()
+            app.pending.merge(Changes(tasks=True, events=True))
+            before = app.flushes
+            app.flush()   # as the watch's timer calls it
+            assert app.flushes == before + 1
+
+    asyncio.run(scenario())
