@@ -19,6 +19,8 @@ def test_normalize_masks_timestamps_and_ids() -> None:
     second = ('{"id": "msg_fake_0076ea8e2e8e4a24", "threadId": "01a229e6-b28d-7550-8540-4eabf706db80", '
               '"emittedAtMs": 1796000492289, "durationMs": 31, "at": "2026-11-30T01:02:03.004Z", "tokens": 11442}')
     assert normalize(first) == normalize(second)
+    # A random hex id drawn with no letter is still an id (a JSON string), as pi's entry ids are.
+    assert normalize('{"firstKeptEntryId": "42257860"}') == normalize('{"firstKeptEntryId": "9fa4e67b"}')
 
 
 def test_normalize_keeps_every_number_a_harness_computes() -> None:
