@@ -8,7 +8,9 @@ load hits all alike, from outside the checkout (so no working directory puts it 
 figure is each one's median CPU (user + system, from the children's rusage); the ratio is that
 over the anchor's. Measured (a script of the same shape) when psutil and filelock left these verbs'
 start-up: `up --once` 195 → 161 ms, `tasks --json` 143 → 120, `doctor` 209 → 175 on the 2-core
-machine. ``--smoke`` runs each twice.
+machine. When the verbs left click (st2/fleet.py; quiet 2-core machine, 21 runs each, the anchor
+15 ms): `up --once` 175 → 124–132 ms (ratio 11.5 → 8.1–8.3), `tasks --json` 132 → 93–103, `doctor`
+182 → 128–142, `validate` 101 → 64–74. ``--smoke`` runs each twice.
 
 Last line: ``RESULT up_once_ms=… tasks_ms=… doctor_ms=… validate_ms=… anchor_ms=… up_once_ratio=…
 tasks_ratio=… doctor_ratio=… validate_ratio=…``.
