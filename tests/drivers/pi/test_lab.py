@@ -234,7 +234,9 @@ def test_omp_s_typed_401_reads_provider_auth_a_429_does_not_and_an_ordinary_turn
     assert seat.record("driver-diagnostic") is None
 
     seat.type("FAKE_HTTP_STATUS: 401")
-    poll_for(lambda: seat.record("driver-diagnostic"), "providerAuth from the 401", 90)
+    # st2's extension is loaded first (``-e`` before the declared args), so its agent_end frame
+    # can publish the record before omp runs the lab extension's agent_end: wait for both.
+    poll_for(lambda: seat.record("driver-diagnostic") and len(omp_errors(log)) == 4, "providerAuth from the 401", 90)
     assert omp_errors(log)[2:] == [("message_end", 0x1000 | 0x0100_0000), ("agent_end", 0x1000 | 0x0100_0000)]
     diagnostic = seat.row()["driverDiagnostic"]
     assert (diagnostic["status"], diagnostic["driver"], diagnostic["stage"], diagnostic["reason"],
