@@ -1,7 +1,7 @@
 """The Textual app of `st2 top`.
 
-Refresh: the :class:`~st2.top.refresh.FleetWatch` descriptor is registered with the event loop
-(``add_reader``), so an idle view sleeps in the kernel; a burst of events is drained into one
+Refresh: the :class:`~st2.top.live.LiveFleet`'s watch descriptor is registered with the event
+loop (``add_reader``), so an idle view sleeps in the kernel; a burst of events is drained into one
 :class:`~st2.top.refresh.Changes` and flushed at most :data:`MAX_REDRAWS_PER_SECOND` times a
 second, re-reading only the seats that changed (plus the task inventory or the usage header when
 their records did). A flush that changes no cell redraws nothing. Without inotify a
@@ -21,15 +21,11 @@ from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.widgets import DataTable, Footer, Input, Static
 
-from st2.catalog.layout import AGENTS_DIR
 from st2.catalog.location import CatalogLocation
 from st2.base.clock import SYSTEM_CLOCK, Clock
-from st2.runtime.scope import RuntimeScope
 from st2.top import actions
-from st2.top.events_view import RecentEvents
-from st2.top.model import COLUMNS, SORT_KEYS, Filters, Fleet
-from st2.top.refresh import Changes, FleetWatch
-from st2.top.usage_view import UsageView, read_usage
+from st2.top.live import LiveFleet
+from st2.top.model import COLUMNS, SORT_KEYS, Filters
 from st2.top.widgets import DetailScreen, PromptScreen, UsageHeader
 
 MAX_REDRAWS_PER_SECOND = 4
@@ -91,14 +87,11 @@ class TopApp(App):
         self.sort = sort
         self.reverse = False
         self.clock = clock
-        self.environ = environ
-        self.fleet = Fleet(location, inventory_reader, cache)
-        self.events = RecentEvents(location)
+        self.live = LiveFleet(location, clock=clock, environ=environ, inventory_reader=inventory_reader, cache=cache)
+        self.fleet = self.live.fleet
+        self.events = self.live.events
         self.shown_events: list[str] = []
-        self.usage = UsageView("", "STALE")
         self.watching = watch
-        self.watch_: FleetWatch | None = None
-        self.pending = Changes()
         self.flush_scheduled = False
         self.last_flush = 0.0
         self.redraws = 0
@@ -122,10 +115,7 @@ class TopApp(App):
         table = self.query_one("#table", DataTable)
         for column in COLUMNS:
             table.add_column(column, key=column.lower())
-        now_ms = self.clock.wall_ms()
-        self.fleet.load(now_ms)
-        self.usage = read_usage(self.environ, now_ms // 1000)
-        self.events.load()
+        self.live.load()
         self._start_watch()
         self.redraw(force=True)
 
@@ -144,52 +134,43 @@ class TopApp(App):
         self._pin_console_size()
 
     # --- refresh ----------------------------------------------------------------------------
+    @property
+    def usage(self):
+        return self.live.usage
+
+    @property
+    def pending(self):
+        return self.live.pending
+
+    @property
+    def watch_(self):
+        return self.live.watch
+
     def _start_watch(self) -> None:
         if not self.watching:
             return
-        watch = FleetWatch()
-        if not watch.active:
+        if not self.live.start_watch():
             self.set_interval(FALLBACK_SECONDS, self._fallback)
             return
-        self.watch_ = watch
-        self._watch_everything()
-        asyncio.get_running_loop().add_reader(watch.fileno(), self._on_events)
-
-    def _watch_everything(self) -> None:
-        watch = self.watch_
-        root = self.location.root
-        agents = root / AGENTS_DIR
-        watch.watch_catalog([agents] + [path for path in agents.iterdir() if path.is_dir()] if agents.is_dir() else [],
-                            self._scope_directories())
-        for runtime_id, seat in self.fleet.discovered.items():
-            watch.watch_seat(runtime_id, seat.directory)
-        watch.watch_usage(self.usage.watched)
-        watch.watch_events(self.events.directory)
-
-    def _scope_directories(self):
-        scope = RuntimeScope(self.location.root, self.location.host)
-        return [scope.directory, scope.tasks, scope.parks, scope.unpark_requests]
+        asyncio.get_running_loop().add_reader(self.live.fileno(), self._on_events)
 
     def on_unmount(self) -> None:
-        if self.watch_ is not None:
+        if self.live.watching:
             try:
-                asyncio.get_running_loop().remove_reader(self.watch_.fileno())
+                asyncio.get_running_loop().remove_reader(self.live.fileno())
             except (RuntimeError, ValueError):
                 pass
 
     def _on_events(self) -> None:
-        changes = self.watch_.drain()
-        if not changes:
+        if not self.live.drain():
             return
-        self.pending.merge(changes)
         if not self.flush_scheduled:
             self.flush_scheduled = True
             delay = max(0.01, self.last_flush + 1.0 / MAX_REDRAWS_PER_SECOND - time.monotonic())
             self.set_timer(delay, self.flush)
 
     def _fallback(self) -> None:
-        self.pending.merge(Changes(seats=set(self.fleet.discovered), catalog=True, tasks=True, usage=True,
-                                   events=True))
+        self.live.everything()
         self.flush()
 
     def flush(self) -> None:
@@ -197,27 +178,7 @@ class TopApp(App):
         self.flush_scheduled = False
         self.last_flush = time.monotonic()
         self.flushes += 1
-        changes, self.pending = self.pending, Changes()
-        now_ms = self._now_ms()
-        if changes.catalog:
-            self.fleet.load(now_ms)
-            if self.watch_ is not None:
-                self._watch_everything()
-        else:
-            for runtime_id in changes.seats:
-                self.fleet.reload_seat(runtime_id, now_ms)
-                seat = self.fleet.discovered.get(runtime_id)
-                if self.watch_ is not None and seat is not None:
-                    self.watch_.watch_seat(runtime_id, seat.directory)
-            if changes.tasks:
-                self.fleet.reload_tasks()
-                if self.watch_ is not None:
-                    self.watch_.watch_catalog([], self._scope_directories())
-                    self.watch_.watch_events(self.events.directory)
-        if changes.usage:
-            self.usage = read_usage(self.environ, now_ms // 1000)
-        if changes.events or changes.catalog or changes.tasks:
-            self.events.refresh()
+        self.live.apply()
         self.redraw()
 
     # --- drawing ----------------------------------------------------------------------------
