@@ -52,6 +52,7 @@ and the packages' imports form a DAG (tests/test_import_graph.py).
 - :mod:`.supervisor` — the supervisor: lower seat declarations to tasks and keep exactly those
   running (docs/architecture.md §Flow: the supervisor pass).
 - :mod:`.top` — `st2 top`: a live fleet view.
+- :mod:`.web` — `st2 web`: the fleet's web face (pages, live stream, actions, metrics).
 - :mod:`.worktree` — each seat's own git worktree: made before its first launch, read for the
   roster, never removed while it holds the seat's work.
 """

@@ -46,6 +46,10 @@
 - :mod:`.tasks` — ``st2 tasks [--json]``: the read-only task inventory.
 - :mod:`.top` — ``st2 top [--once] [--host H] [--harness N] [--state S] [--text T] [--sort
   COLUMN]``.
+- :mod:`.web` — ``st2 web [--listen HOST:PORT] [--cert F --key F] [--insecure-remote]``, ``st2 web
+  pair`` and ``st2 web token metrics``: the fleet's web face (:mod:`st2.web`).
+- :mod:`.metrics` — ``st2 metrics --textfile PATH``: write the fleet's Prometheus metrics once for
+  node_exporter's textfile collector.
 - :mod:`.unpark` — ``st2 unpark <runtime-id>``: recover exactly one parked task.
 - :mod:`.up` — ``st2 up``: run the supervisor (parsing glue; the loop is
   :mod:`st2.supervisor.loop`).
@@ -72,6 +76,8 @@ VERBS: dict[str, str] = {
     "agent": "st2.cli.agent:agent",
     "agents": "st2.cli.agents:agents",
     "top": "st2.cli.top:top",
+    "web": "st2.cli.web:web",
+    "metrics": "st2.cli.metrics:metrics",
     "catalog": "st2.cli.catalog:catalog",
     "validate": "st2.cli.validate:validate",
     "ls": "st2.cli.ls:ls",

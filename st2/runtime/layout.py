@@ -37,6 +37,10 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         staging/                             staging for atomic publication in the store
         delivery/<runtime-id>/delivery-ledger.json  delivery ledgers
         schedules/<runtime-id>.json          a seat's scheduled prompts: anchor, last fired, next run
+        web/secret                           `st2 web`'s per-host secret (0600): signs sessions,
+                                             pairing links and CSRF tokens
+        web/paired/<nonce>                   one per pairing link used (a link works once)
+        web/url                              the address the last `st2 web` served
     codex/<seat-key>/delivery-state.json     the one delivery record releases before the ledger kept
     opencode/<seat-key>/delivery-state.json  per native seat, read once (st2.delivery.legacy_state)
     cache/declarations.<catalog-digest>.json the declaration cache
@@ -125,6 +129,10 @@ DELIVERY = "delivery"
 LEGACY_DELIVERY_STATE = "delivery-state.json"
 DELIVERY_LEDGER = "delivery-ledger.json"
 SCHEDULES = "schedules"
+WEB = "web"
+WEB_SECRET = "secret"
+WEB_PAIRED = "paired"
+WEB_URL = "url"
 
 # Host-wide, one per user: named where it is read, in st2.process, below this table (st2.process
 # may import nothing of st2.runtime), and listed here with every other host-local name.
@@ -138,7 +146,7 @@ NAMES: tuple[str, ...] = (
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
     RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
     RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL, BOOT_TIME,
-    SCHEDULES, LEGACY_DELIVERY_STATE,
+    SCHEDULES, LEGACY_DELIVERY_STATE, WEB, WEB_SECRET, WEB_PAIRED, WEB_URL,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
 
@@ -163,6 +171,23 @@ def harness_builds(state: Path) -> Path:
 
 def channel_log(state: Path, runtime_id: str) -> Path:
     return state / CHANNEL / f"{runtime_id}.log"
+
+
+def web(store: Path) -> Path:
+    """`st2 web`'s host-local directory in the session store ``store``."""
+    return store / WEB
+
+
+def web_secret(store: Path) -> Path:
+    return store / WEB / WEB_SECRET
+
+
+def web_paired(store: Path) -> Path:
+    return store / WEB / WEB_PAIRED
+
+
+def web_url(store: Path) -> Path:
+    return store / WEB / WEB_URL
 
 
 def session_store(scope: Path) -> Path:

@@ -20,6 +20,7 @@ class RecentEvents:
         self.directory = journal.directory_of(RuntimeScope(location.root, location.host))
         self.events: collections.deque = collections.deque(maxlen=count)
         self.follower = journal.Follower(self.directory)
+        self.fresh: list = []  # what the last refresh took
 
     def load(self) -> None:
         """Read the journal's tail and start following it."""
@@ -29,9 +30,9 @@ class RecentEvents:
 
     def refresh(self) -> bool:
         """Take what was appended since; True when the pane changed."""
-        fresh = self.follower.poll()
-        self.events.extend(fresh)
-        return bool(fresh)
+        self.fresh = self.follower.poll()
+        self.events.extend(self.fresh)
+        return bool(self.fresh)
 
     def lines(self) -> list[str]:
         """The pane's text, oldest of the recent first."""

@@ -49,11 +49,16 @@ let
         "inotify-simple"
         "ckdl"
         "textual"
+        "starlette"
+        "uvicorn"
+        "prometheus-client"
+        "qrcode"
         "pytest"
         "pytest-xdist"
         "pytest-timeout"
         "hypothesis"
         "pytest-textual-snapshot"
+        "playwright"
         "setuptools"
       ]
     )

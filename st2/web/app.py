@@ -1,0 +1,331 @@
+"""`st2 web`'s application: a Starlette app over one :class:`st2.top.live.LiveFleet`.
+
+Routes (every one but ``/pair`` needs a session cookie, else 401; ``/metrics`` also takes
+``Authorization: Bearer <st2 web token metrics>``)::
+
+    GET  /pair?token=T               spend a pairing link, set the session cookie
+    GET  /                           the fleet (filters host, harness, state, text; sort)
+    GET  /fragment/rows              the fleet table's rows for the same filters
+    GET  /seat/<runtime-id>          a seat's detail and its actions
+    GET  /fragment/detail/<id>       a seat's detail lines
+    POST /seat/<runtime-id>/message  send (subject, body) as this host's operator principal
+    POST /seat/<runtime-id>/unpark   unpark the seat's parked tasks
+    POST /seat/<runtime-id>/desired  set its desired state (state, reason)
+    GET  /events                     the fleet events log
+    GET  /stream                     server-sent events: seat, fleet, usage, counts, event
+    GET  /api/fleet                  the roster rows as `st2 agents --json --enrich` writes them
+    GET  /metrics                    Prometheus text format (:mod:`st2.web.metrics`)
+    GET  /static/…, /manifest.webmanifest, /sw.js   the script, style sheet and PWA files
+
+Live: the fleet's watch descriptor is read by the event loop; a change is re-read at most
+:data:`FLUSHES_PER_SECOND` times a second, once for every client, and fanned out to each open
+stream's queue. A client whose queue is full is told to reload and dropped. Every POST spends a
+one-use CSRF token (403 otherwise); every answer carries a Content-Security-Policy that admits
+no inline script.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from st2.top.model import SORT_KEYS, Filters
+from st2.web import pages
+from st2.web.access import COOKIE, SESSION_SECONDS, Access, Throttle
+
+FLUSHES_PER_SECOND = 20
+QUEUE_LIMIT = 256
+KEEPALIVE_SECONDS = 15.0
+FORM_LIMIT = 64 * 1024
+EVENTS_SHOWN = 200
+STATIC = Path(__file__).parent / "static"
+STATIC_FILES = {  # url path -> (file, media type)
+    "/static/st2.js": ("st2.js", "text/javascript"),
+    "/static/st2.css": ("st2.css", "text/css"),
+    "/sw.js": ("sw.js", "text/javascript"),
+    "/manifest.webmanifest": ("manifest.webmanifest", "application/manifest+json"),
+    "/static/icon.svg": ("icon.svg", "image/svg+xml"),
+}
+RUNTIME_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,200}")
+SECURITY_HEADERS = {
+    "content-security-policy": ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+                                "connect-src 'self'; manifest-src 'self'; worker-src 'self'; form-action 'self'; "
+                                "base-uri 'none'; frame-ancestors 'none'"),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-store",
+}
+
+
+class Hub:
+    """The live fleet and the open streams it feeds."""
+
+    def __init__(self, live) -> None:
+        self.live = live
+        self.queues: set[asyncio.Queue] = set()
+        self.scheduled = False
+        self.last_flush = 0.0
+        self.flushes = 0
+
+    def start(self) -> None:
+        self.live.load()
+        if self.live.start_watch():
+            asyncio.get_running_loop().add_reader(self.live.fileno(), self._readable)
+
+    def stop(self) -> None:
+        if self.live.watching:
+            asyncio.get_running_loop().remove_reader(self.live.fileno())
+            self.live.close()
+
+    def _readable(self) -> None:
+        if self.live.drain() and not self.scheduled:
+            self.scheduled = True
+            delay = max(0.0, self.last_flush + 1.0 / FLUSHES_PER_SECOND - time.monotonic())
+            asyncio.get_running_loop().call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        """Re-read what changed once and send each stream what it needs."""
+        self.scheduled = False
+        self.last_flush = time.monotonic()
+        self.flushes += 1
+        changes = self.live.apply()
+        now_ms = self.live.clock.wall_ms()
+        fleet = self.live.fleet
+        messages = []
+        if changes.catalog or changes.tasks:
+            messages.append(("fleet", "changed"))
+        if not changes.catalog:
+            for runtime_id in sorted(changes.seats):
+                seat = fleet.seats.get(runtime_id)
+                messages.append(("seat", pages.seat_event(seat, now_ms)) if seat is not None else ("fleet", "changed"))
+        if changes.usage:
+            messages.append(("usage", pages.usage_header(self.live.usage)))
+        if changes.events:
+            messages += [("event", item.human()) for item in self.live.events.fresh]
+        if changes.seats or changes.catalog:
+            blocked = sum(seat.blocked_on_human for seat in fleet.seats.values())
+            messages.append(("counts", json.dumps({"seats": len(fleet.seats), "blocked": blocked})))
+        self.publish(messages)
+
+    def publish(self, messages: list[tuple[str, str]]) -> None:
+        if not messages:
+            return
+        for queue in list(self.queues):
+            try:
+                for message in messages:
+                    queue.put_nowait(message)
+            except asyncio.QueueFull:  # a reader that fell behind: its stream ends with a reload
+                self.queues.discard(queue)
+                queue.dropped = True
+
+    async def stream(self, request: Request):
+        queue: asyncio.Queue = asyncio.Queue(QUEUE_LIMIT)
+        queue.dropped = False
+        self.queues.add(queue)
+        try:
+            yield ": st2\n\n"
+            while True:
+                if queue.dropped and queue.empty():
+                    yield "event: fleet\ndata: reload\n\n"
+                    return
+                try:
+                    kind, data = await asyncio.wait_for(queue.get(), KEEPALIVE_SECONDS)
+                except asyncio.TimeoutError:
+                    yield ": keepalive\n\n"
+                    continue
+                yield f"event: {kind}\ndata: {data}\n\n"
+        finally:
+            self.queues.discard(queue)
+
+
+def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
+    """The application over ``live`` (a :class:`st2.top.live.LiveFleet`), with the access
+    secret of the session store ``store``; ``secure`` when served over TLS (the cookie's
+    ``Secure`` attribute)."""
+    access = Access(store)
+    throttle = Throttle()
+    hub = Hub(live)
+    outcomes: dict[str, str] = {}   # session id -> the last action's outcome, shown once
+    location = live.location
+
+    def page(text: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(text, status, headers=SECURITY_HEADERS)
+
+    def refused(status: int, title: str, text: str) -> HTMLResponse:
+        return page(pages.message_page(title, text), status)
+
+    def session_of(request: Request) -> str | None:
+        return access.session_id(request.cookies.get(COOKIE))
+
+    def guarded(handler):
+        async def endpoint(request: Request):
+            sid = session_of(request)
+            if sid is None:
+                return refused(401, "not signed in", "open a pairing link from `st2 web pair` on the host")
+            return await handler(request, sid)
+        return endpoint
+
+    def seat_of(request: Request):
+        runtime_id = request.path_params["runtime_id"]
+        if not RUNTIME_ID.fullmatch(runtime_id):
+            return None
+        return live.fleet.seats.get(runtime_id)
+
+    def filters_of(request: Request) -> tuple[Filters, str | None]:
+        query = request.query_params
+        sort = query.get("sort")
+        return (Filters(host=query.get("host") or None, harness=query.get("harness") or None,
+                        state=query.get("state") or None, text=query.get("text") or ""),
+                sort if sort in SORT_KEYS else None)
+
+    async def pair(request: Request):
+        client = request.client.host if request.client else "?"
+        if not throttle.admits(client):
+            return refused(429, "too many attempts", "wait a minute, then open a new pairing link")
+        cookie = access.redeem(request.query_params.get("token", ""))
+        if cookie is None:
+            throttle.failed(client)
+            return refused(401, "pairing link refused", "the link is wrong, expired or already used: "
+                                                       "run `st2 web pair` for a new one")
+        response = page(pages.layout("st2: paired", "<p>paired: <a href=\"/\">open the fleet</a></p>"
+                                     "<meta http-equiv=\"refresh\" content=\"0; url=/\">", page="message"))
+        response.set_cookie(COOKIE, cookie, max_age=SESSION_SECONDS, httponly=True, samesite="strict",
+                            secure=secure, path="/")
+        return response
+
+    async def fleet_page(request: Request, sid: str):
+        filters, sort = filters_of(request)
+        return page(pages.fleet_page(live, filters, sort, live.clock.wall_ms()))
+
+    async def rows(request: Request, sid: str):
+        filters, sort = filters_of(request)
+        now_ms = live.clock.wall_ms()
+        return page(pages.fleet_rows(live.fleet.visible(filters, now_ms, sort), now_ms))
+
+    async def detail_lines(seat) -> list[str]:
+        from st2.top.actions import detail_lines as lines
+
+        return await run_in_threadpool(lines, location, seat, live.clock.wall_ms())
+
+    async def seat_page(request: Request, sid: str):
+        seat = seat_of(request)
+        if seat is None:
+            return refused(404, "no such seat", "no seat of that runtime id in this catalog")
+        detail = await detail_lines(seat)
+        return page(pages.seat_page(live, seat, detail, lambda: access.csrf.issue(sid), outcomes.pop(sid, None),
+                                    live.clock.wall_ms()))
+
+    async def detail(request: Request, sid: str):
+        seat = seat_of(request)
+        if seat is None:
+            return refused(404, "no such seat", "no seat of that runtime id in this catalog")
+        return page(pages.h("\n".join(await detail_lines(seat))))
+
+    def action(run):
+        async def handler(request: Request, sid: str):
+            seat = seat_of(request)
+            if seat is None:
+                return refused(404, "no such seat", "no seat of that runtime id in this catalog")
+            body = await request.body()
+            if len(body) > FORM_LIMIT:
+                return refused(413, "too large", f"a form is at most {FORM_LIMIT} bytes")
+            form = {key: values[0] for key, values in parse_qs(body.decode("utf-8", "replace")).items()}
+            if not access.csrf.spend(sid, form.get(pages.CSRF_FIELD)):
+                return refused(403, "refused", "the form's token is wrong or already used: reload the page")
+            outcomes[sid] = await run_in_threadpool(run, seat, form)
+            return Response(status_code=303, headers={**SECURITY_HEADERS, "location": f"/seat/{seat.identity}"})
+        return handler
+
+    def send(seat, form) -> str:
+        from st2.top.actions import send_message
+
+        return send_message(location, seat, form.get("body", ""), form.get("subject") or None)
+
+    def unpark(seat, form) -> str:
+        from st2.top.actions import unpark_tasks
+
+        return unpark_tasks(location, seat)
+
+    def desired(seat, form) -> str:
+        from st2.top.actions import set_desired
+
+        return set_desired(location, seat, f"{form.get('state', '')} {form.get('reason', '')}".strip())
+
+    async def events_page(request: Request, sid: str):
+        return page(pages.events_page([item.human() for item in live.events.events]))
+
+    async def stream(request: Request, sid: str):
+        return StreamingResponse(hub.stream(request), media_type="text/event-stream",
+                                 headers={**SECURITY_HEADERS, "x-accel-buffering": "no"})
+
+    async def api_fleet(request: Request, sid: str):
+        from st2.roster.wire import row_object
+
+        rows = [row_object(seat.row, True) for seat in sorted(live.fleet.seats.values(), key=lambda s: s.identity)]
+        return JSONResponse(rows, headers=SECURITY_HEADERS)
+
+    async def metrics(request: Request):
+        authorization = request.headers.get("authorization", "")
+        bearer = authorization[7:] if authorization.lower().startswith("bearer ") else None
+        if session_of(request) is None and not access.bearer_valid("metrics", bearer):
+            return refused(401, "not signed in", "send `Authorization: Bearer` with `st2 web token metrics`")
+        from prometheus_client import CONTENT_TYPE_LATEST
+
+        from st2.web.metrics import render
+
+        return Response(render(live), headers={**SECURITY_HEADERS, "content-type": CONTENT_TYPE_LATEST})
+
+    def static(path: str):
+        name, media = STATIC_FILES[path]
+        data = (STATIC / name).read_bytes()
+
+        async def serve(request: Request, sid: str):
+            headers = {**SECURITY_HEADERS, "content-type": media}
+            if path == "/sw.js":
+                headers["service-worker-allowed"] = "/"
+            return Response(data, headers=headers)
+        return serve
+
+    routes = [
+        Route("/pair", pair),
+        Route("/", guarded(fleet_page)),
+        Route("/fragment/rows", guarded(rows)),
+        Route("/fragment/detail/{runtime_id}", guarded(detail)),
+        Route("/seat/{runtime_id}", guarded(seat_page)),
+        Route("/seat/{runtime_id}/message", guarded(action(send)), methods=["POST"]),
+        Route("/seat/{runtime_id}/unpark", guarded(action(unpark)), methods=["POST"]),
+        Route("/seat/{runtime_id}/desired", guarded(action(desired)), methods=["POST"]),
+        Route("/events", guarded(events_page)),
+        Route("/stream", guarded(stream)),
+        Route("/api/fleet", guarded(api_fleet)),
+        Route("/metrics", metrics),
+    ] + [Route(path, guarded(static(path))) for path in STATIC_FILES]
+
+    async def not_found(request: Request, exc):
+        if session_of(request) is None:
+            return refused(401, "not signed in", "open a pairing link from `st2 web pair` on the host")
+        return refused(exc.status_code, "not found" if exc.status_code == 404 else "refused", "no such page")
+
+    import contextlib
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        hub.start()
+        try:
+            yield
+        finally:
+            hub.stop()
+
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+    app.state.hub, app.state.access = hub, access
+    return app

@@ -1,0 +1,63 @@
+// st2 web: live updates from the server's event stream. The server sends rendered, escaped
+// rows; this script only places them. No other script runs on st2's pages.
+"use strict";
+(function () {
+  const page = document.body.dataset.page;
+  if (page === "message" || !window.EventSource) return;
+  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
+  const stream = new EventSource("/stream");
+  let pending = null;
+
+  function fetchInto(url, id) {
+    fetch(url, { credentials: "same-origin" })
+      .then((answer) => (answer.ok ? answer.text() : null))
+      .then((text) => {
+        const element = document.getElementById(id);
+        if (text === null || !element) return;
+        element.innerHTML = text;
+      });
+  }
+
+  function reloadRows() {
+    if (pending) return;
+    pending = setTimeout(() => {
+      pending = null;
+      const query = document.getElementById("fleet").dataset.query;
+      fetchInto("/fragment/rows" + (query ? "?" + query : ""), "rows");
+    }, 50);
+  }
+
+  stream.addEventListener("seat", (event) => {
+    const seat = JSON.parse(event.data);
+    const row = document.getElementById("seat-" + seat.id);
+    if (page === "fleet") {
+      const filtered = document.getElementById("fleet").dataset.query;
+      const reorders = row && row.classList.contains("blocked") !== seat.blocked;
+      if (!row || filtered || reorders) reloadRows(); else row.outerHTML = seat.html;
+    } else if (page === "seat" && document.body.dataset.seat === seat.id) {
+      if (row) row.outerHTML = seat.html;
+      fetchInto("/fragment/detail/" + encodeURIComponent(seat.id), "detail");
+    }
+  });
+  stream.addEventListener("fleet", () => {
+    if (page === "fleet") reloadRows();
+  });
+  stream.addEventListener("usage", (event) => {
+    const usage = document.getElementById("usage");
+    if (usage) usage.outerHTML = event.data;
+  });
+  stream.addEventListener("counts", (event) => {
+    const counts = JSON.parse(event.data);
+    const total = document.getElementById("total");
+    const blocked = document.getElementById("blocked");
+    if (total) total.textContent = String(counts.seats);
+    if (blocked) blocked.textContent = String(counts.blocked);
+  });
+  stream.addEventListener("event", (event) => {
+    const list = document.getElementById("events");
+    if (!list) return;
+    const item = document.createElement("li");
+    item.textContent = event.data;
+    list.insertBefore(item, list.firstChild);
+  });
+})();
