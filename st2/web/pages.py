@@ -107,8 +107,8 @@ def fleet_page(live, filters: Filters, sort: str | None, now_ms: int) -> str:
         f"<b id=\"blocked\">{blocked}</b> blocked on a human</p>"
         f"<form id=\"filters\" method=\"get\" action=\"/\">{form}<button>filter</button></form>"
         + (f"<ul class=\"problems\">{problems}</ul>" if problems else "")
-        + f"<table id=\"fleet\" data-query=\"{h(filter_query(filters, sort))}\"><thead><tr>{head}</tr></thead>"
-        f"<tbody id=\"rows\">{fleet_rows(seats, now_ms)}</tbody></table>"
+        + f"<div class=\"scroll\"><table id=\"fleet\" data-query=\"{h(filter_query(filters, sort))}\">"
+        f"<thead><tr>{head}</tr></thead><tbody id=\"rows\">{fleet_rows(seats, now_ms)}</tbody></table></div>"
     )
     return layout(f"{TITLE}: fleet", body, page="fleet")
 
