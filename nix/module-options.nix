@@ -40,4 +40,10 @@
     default = true;
     description = "Install and enable the usage poll timer (st2-usage-poll.timer and its service).";
   };
+
+  web = lib.mkOption {
+    type = lib.types.bool;
+    default = false;
+    description = "Install and enable st2-web.service: `st2 web` on loopback (reach it through a tunnel).";
+  };
 }

@@ -11,10 +11,12 @@ let
 in
 {
   units = builtins.removeAttrs rendered (
-    if cfg.usagePoll then [ ] else builtins.filter isUsagePoll (builtins.attrNames rendered)
+    (if cfg.usagePoll then [ ] else builtins.filter isUsagePoll (builtins.attrNames rendered))
+    ++ (if cfg.web then [ ] else [ "st2-web.service" ])
   );
   wantedBy = {
     "st2.service" = "default.target";
   }
-  // (if cfg.usagePoll then { "st2-usage-poll.timer" = "timers.target"; } else { });
+  // (if cfg.usagePoll then { "st2-usage-poll.timer" = "timers.target"; } else { })
+  // (if cfg.web then { "st2-web.service" = "default.target"; } else { });
 }

@@ -38,7 +38,7 @@ def _unit_options(function):
 
 @click.group()
 def service() -> None:
-    """The systemd user units: st2.service, st2-ding@, the usage poll timer."""
+    """The systemd user units: st2.service, st2-ding@, the usage poll timer, st2-web.service."""
 
 
 @service.command()
@@ -46,24 +46,25 @@ def service() -> None:
 @_unit_options
 @click.option("--unit-dir", type=click.Path(path_type=Path), default=None,
               help="Where to write the units (default ${XDG_CONFIG_HOME:-~/.config}/systemd/user).")
-@click.option("--enable", is_flag=True, help="Then run systemctl --user daemon-reload and enable --now st2.service st2-usage-poll.timer.")
-def install(location, st2_path, memory_max, poll_interval, unit_dir, enable) -> None:
+@click.option("--web", is_flag=True, help="Also install st2-web.service (`st2 web` on loopback).")
+@click.option("--enable", is_flag=True, help="Then run systemctl --user daemon-reload and enable --now st2.service st2-usage-poll.timer (and st2-web.service with --web).")
+def install(location, st2_path, memory_max, poll_interval, unit_dir, web, enable) -> None:
     """Render every unit for this catalog and host and write it where the user manager reads it."""
     from st2.service import install as installer
 
     directory = unit_dir if unit_dir is not None else installer.default_unit_directory()
     try:
-        written = installer.install(_settings(location, st2_path, memory_max, poll_interval), directory)
+        written = installer.install(_settings(location, st2_path, memory_max, poll_interval), directory, web)
     except UnitSettingError as error:
         raise click.ClickException(str(error)) from error
     for unit in written:
         click.echo(f"{'wrote' if unit.changed else 'unchanged'} {unit.path}")
     if enable:
-        installer.enable()
-        click.echo("enabled " + " ".join(installer.ENABLED_UNITS))
+        installer.enable(installer.wanted(web))
+        click.echo("enabled " + " ".join(installer.wanted(web)))
     else:
         click.echo("next: systemctl --user daemon-reload && systemctl --user enable --now "
-                   + " ".join(installer.ENABLED_UNITS))
+                   + " ".join(installer.wanted(web)))
 
 
 @service.command()

@@ -22,6 +22,8 @@ STAGING_NAME = ".st2-unit-staging"
 # What `--enable` starts: the supervisor and the poll timer. The template (ding@) is
 # instantiated per seat by the operator.
 ENABLED_UNITS = ("st2.service", "st2-usage-poll.timer")
+# Installed (and enabled) only when asked for: `st2 service install --web`.
+WEB_UNIT = "st2-web.service"
 
 
 def default_unit_directory() -> Path:
@@ -46,11 +48,16 @@ class InstalledUnit:
     changed: bool
 
 
-def install(settings: UnitSettings, unit_directory: Path) -> list[InstalledUnit]:
+def wanted(web: bool) -> tuple[str, ...]:
+    """The units ``--enable`` starts: the supervisor, the poll timer, and the web face when asked."""
+    return ENABLED_UNITS + ((WEB_UNIT,) if web else ())
+
+
+def install(settings: UnitSettings, unit_directory: Path, web: bool = False) -> list[InstalledUnit]:
     """Render every unit (raising before anything is written if a value is refused) and
-    publish each into ``unit_directory``. A unit whose bytes are already in place is left
-    untouched and reported unchanged."""
-    rendered = render_all(settings)
+    publish each into ``unit_directory`` (:data:`WEB_UNIT` only with ``web``). A unit whose bytes
+    are already in place is left untouched and reported unchanged."""
+    rendered = {name: text for name, text in render_all(settings).items() if web or name != WEB_UNIT}
     ensure_directory(unit_directory, mode=0o755)
     staging = unit_directory / STAGING_NAME
     staging.mkdir(mode=0o700, exist_ok=True)

@@ -36,7 +36,7 @@ def test_the_shipped_units_verify_clean() -> None:
     result = run_check()
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
-    assert result.stdout.startswith("units-verify: 4 units verified clean: st2-ding@.service, ")
+    assert result.stdout.startswith("units-verify: 5 units verified clean: st2-ding@.service, ")
 
 
 @pytest.mark.parametrize(

@@ -13,10 +13,13 @@ from nix_support import NIX, copy_source, nix_eval_json, require_nix
 from st2.service.units import UnitSettingError, UnitSettings, render_all
 from support import run_st2
 
+from st2.service.install import WEB_UNIT
+
 pytestmark = pytest.mark.process
 
 SETTINGS = {
-    "everything": {"catalog": "/srv/st2/catalog", "host": "box1", "memoryMax": "1G", "pollInterval": "*:0/10"},
+    "everything": {"catalog": "/srv/st2/catalog", "host": "box1", "memoryMax": "1G", "pollInterval": "*:0/10",
+                   "web": True},
     "defaults": {},
 }
 SELECT = {
@@ -42,13 +45,15 @@ def package_st2(flake: Path, system: str = "x86_64-linux") -> str:
 
 
 def python_units(st2: str, settings: dict) -> dict[str, str]:
-    return render_all(UnitSettings(
+    """What `st2 service install` writes for the settings (``--web`` when ``web``)."""
+    rendered = render_all(UnitSettings(
         st2=st2,
         catalog=settings.get("catalog"),
         host=settings.get("host"),
         memory_max=settings.get("memoryMax", "512M"),
         poll_interval=settings.get("pollInterval", "*:0/5"),
     ))
+    return {name: text for name, text in rendered.items() if settings.get("web") or name != WEB_UNIT}
 
 
 @pytest.mark.parametrize("case", sorted(SETTINGS))
@@ -65,6 +70,10 @@ def test_the_home_manager_module_writes_exactly_what_st2_service_install_writes(
     # The .wants links carry the same text as the unit they enable.
     assert installed["systemd/user/default.target.wants/st2.service"] == expected["st2.service"]
     assert installed["systemd/user/timers.target.wants/st2-usage-poll.timer"] == expected["st2-usage-poll.timer"]
+    if SETTINGS[case].get("web"):
+        assert installed["systemd/user/default.target.wants/st2-web.service"] == expected["st2-web.service"]
+    else:
+        assert "systemd/user/default.target.wants/st2-web.service" not in installed
 
 
 def test_the_cli_and_the_module_agree_through_the_real_command(flake: Path, tmp_path: Path) -> None:
@@ -72,7 +81,7 @@ def test_the_cli_and_the_module_agree_through_the_real_command(flake: Path, tmp_
     settings = SETTINGS["everything"]
     result = run_st2("service", "install", "--st2", st2, "--catalog", settings["catalog"], "--host", settings["host"],
                      "--memory-max", settings["memoryMax"], "--poll-interval", settings["pollInterval"],
-                     "--unit-dir", str(tmp_path / "units"))
+                     "--unit-dir", str(tmp_path / "units"), "--web")
     assert result.returncode == 0, result.stderr
     installed = module_units(flake, "nixosModules", settings)
     assert {path.name: path.read_text() for path in (tmp_path / "units").iterdir()} == installed

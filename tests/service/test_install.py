@@ -21,10 +21,18 @@ def test_install_writes_exactly_the_rendered_units(tmp_path: Path, catalog: Path
                      "--st2", "/opt/st2/bin/st2", "--unit-dir", str(unit_dir))
     assert result.returncode == 0, result.stderr
     expected = render_all(UnitSettings(st2="/opt/st2/bin/st2", catalog=str(catalog), host="box1"))
+    web = expected.pop("st2-web.service")                  # only with --web
     assert sorted(path.name for path in unit_dir.iterdir()) == sorted(expected)
     for name, text in expected.items():
         assert (unit_dir / name).read_text() == text
         assert f"wrote {unit_dir / name}" in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1].endswith("enable --now st2.service st2-usage-poll.timer")
+    with_web = run_st2("service", "install", "--catalog", str(catalog), "--host", "box1",
+                       "--st2", "/opt/st2/bin/st2", "--unit-dir", str(unit_dir), "--web")
+    assert with_web.returncode == 0, with_web.stderr
+    assert (unit_dir / "st2-web.service").read_text() == web
+    assert "ExecStart=/opt/st2/bin/st2 --catalog " + str(catalog) + " --host box1 web" in web.splitlines()
+    assert with_web.stdout.splitlines()[-1].endswith("enable --now st2.service st2-usage-poll.timer st2-web.service")
 
 
 def test_a_second_install_changes_nothing(tmp_path: Path, catalog: Path) -> None:
