@@ -51,6 +51,12 @@ class MutationWatch:
     def fileno(self) -> int:
         return self.inotify.fileno()
 
+    def close(self) -> None:
+        """Close the inotify descriptor (every watch with it); the watch is inactive after."""
+        if self.inotify is not None:
+            self.inotify.close()
+            self.inotify = None
+
     def watching(self, path: Path) -> bool:
         return Path(path) in self.by_path
 
