@@ -28,6 +28,8 @@ What every wrapper shares:
 - :mod:`.version_probe` — the one ``--version`` probe, asked once per build (the build cache).
 - :mod:`.resume_hold` — the wrapper's side of resume, one object for every wrapper.
 - :mod:`.human_desk` — the keyboard of a native wrapper's PTY and its one grammar.
+- :mod:`.answer_channel` — the owner-only socket through which `st2 web` lists and answers a
+  native wrapper's pending asks, each by its identity.
 - :mod:`.operator_line` — a line typed in a native seat's PTY, sent as mail from its operator.
 - :mod:`.session_ids` — which strings each harness's session store can name.
 - :mod:`.seat` — which seat a driver process serves.

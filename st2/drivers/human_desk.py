@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,12 @@ def keyboard_lines(pending: bytes, data: bytes, limit: int = 64 * 1024) -> tuple
         raw, pending = pending.split(b"\n", 1)
         lines.append(raw.decode("utf-8", "replace").strip())
     return lines, (b"" if len(pending) > limit else pending)
+
+
+def ask_digest(key: str, kind: str, raw: Any) -> str:
+    """An ask's identity within one incarnation: SHA-256 over its key, kind and content."""
+    text = json.dumps([key, kind, raw], sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 class HumanDesk:
@@ -56,6 +64,29 @@ class HumanDesk:
 
     def show_help(self) -> None:
         raise NotImplementedError
+
+    def pending_asks(self) -> list[tuple[str, str, str, Any]]:
+        """Every pending ask, oldest first: ``(key, kind, text, raw)`` — the key :meth:`resolve`
+        takes, ``permission`` or ``question``, one line for a human, and the ask as the harness
+        sent it (what its digest covers)."""
+        raise NotImplementedError
+
+    def asks(self) -> list[dict]:
+        """The pending asks as the answer channel shows them (:mod:`st2.drivers.answer_channel`)."""
+        return [{"digest": ask_digest(key, kind, raw), "kind": kind, "text": clean(text, 2000)}
+                for key, kind, text, raw in self.pending_asks()]
+
+    def answer(self, digest: str, verb: str, text: str) -> dict:
+        """Resolve the pending ask whose digest is ``digest``; refused when none has it."""
+        for key, kind, _, raw in self.pending_asks():
+            if ask_digest(key, kind, raw) == digest:
+                if verb == "answer" and kind != "question":
+                    return {"ok": False, "outcome": "refused: that ask is not a question"}
+                if not self.resolve(verb, key, text) or key in (pending[0] for pending in self.pending_asks()):
+                    return {"ok": False, "outcome": "not taken: the harness did not accept the answer"}
+                self.note(f"{verb} from the operator's web page [{clean(key, 80)}]")
+                return {"ok": True, "outcome": {"approve": "approved", "decline": "declined"}.get(verb, "answered")}
+        return {"ok": False, "outcome": "refused: that ask is no longer pending (answered, or replaced by another)"}
 
     def on_keyboard(self, data: bytes) -> None:
         lines, self._keyboard = keyboard_lines(self._keyboard, data)

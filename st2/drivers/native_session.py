@@ -86,6 +86,7 @@ class NativeServerSession:
         self.context_withheld = False  # the gate admitted an unmeasured build: the writer publishes nothing
         self.child = None
         self.desk = None            # the keyboard's st2.drivers.human_desk.HumanDesk
+        self.answers = None         # the desk's answer channel (st2.drivers.answer_channel), while the loop runs
         self.watch = None
         self.inbox_dirty = True
         self._next_audit = 0.0
@@ -202,6 +203,8 @@ class NativeServerSession:
                 return problem
             return self.loop()
         finally:
+            if self.answers is not None:
+                self.answers.close()
             self.finish()
             signals.set_wakeup_fd(previous_wakeup)
 
@@ -233,6 +236,8 @@ class NativeServerSession:
                         self.inbox_dirty = True
                 elif key.data == "keyboard":
                     self.read_keyboard(selector, self.desk.on_keyboard)
+                elif key.data == "answers":
+                    self.answers.serve_one()
                 else:
                     self.on_ready(key.data, selector)
             self.after_select()
@@ -263,12 +268,22 @@ class NativeServerSession:
         self.lifecycle = transition(self.lifecycle, event)
 
     def register_inputs(self, selector, watch) -> None:
-        """Register the seat's inbox watch (``"watch"``) and the keyboard (``"keyboard"``, when
-        ``stdin_fd`` is open) with the loop's selector."""
+        """Register the seat's inbox watch (``"watch"``), the keyboard (``"keyboard"``, when
+        ``stdin_fd`` is open) and the desk's answer channel (``"answers"``) with the loop's selector."""
         import selectors
+
+        from st2.drivers.answer_channel import AnswerChannel
 
         if watch.active:
             selector.register(watch.fileno(), selectors.EVENT_READ, "watch")
+        if self.desk is not None:
+            channel = AnswerChannel(self.scope_directory, self.runtime_id, self.desk, lambda: self.records.token)
+            problem = channel.open()
+            if problem is None:
+                self.answers = channel
+                selector.register(channel.fileno(), selectors.EVENT_READ, "answers")
+            else:
+                self.note(problem)
         if self.stdin_fd is not None:
             try:
                 selector.register(self.stdin_fd, selectors.EVENT_READ, "keyboard")

@@ -25,6 +25,8 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         delivery/<runtime-id>/delivery-ledger.json  where earlier builds kept the delivery ledger
         worktree-state/<runtime-id>.json     a seat's worktree as the supervisor last read it
         r/<runtime-id>                       a resource provider runtime's socket
+        a/<runtime-id>                       a native wrapper's answer channel (owner-only socket:
+                                             its pending human asks, and answers to them)
         resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
         resource-demand/<seat>/<binding>/    queued refresh demands (<seq>.json), their receipts
                                              (receipts/<seq>.json), the counter (next) and its lock
@@ -41,6 +43,10 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
                                              pairing links and CSRF tokens
         web/paired/<nonce>                   one per pairing link used (a link works once)
         web/url                              the address the last `st2 web` served
+        web/vapid-private.pem                this host's VAPID private key for Web Push (0600)
+        web/subscriptions.json               the browsers' push subscriptions (+ its lock,
+                                             web/.subscriptions.json.lock)
+        web/push.log                         failed and dropped pushes, summaries (+ push.log.1)
     codex/<seat-key>/delivery-state.json     the one delivery record releases before the ledger kept
     opencode/<seat-key>/delivery-state.json  per native seat, read once (st2.delivery.legacy_state)
     cache/declarations.<catalog-digest>.json the declaration cache
@@ -111,6 +117,7 @@ CODEX_CONTROL_RECORD = "control-state.json"
 CODEX_APP_SERVER_STDERR = "app-server.stderr"
 WORKTREE_STATE = "worktree-state"
 RESOURCE_SOCKETS = "r"
+ANSWER_SOCKETS = "a"
 RESOURCE_RUNTIMES = "resource-runtimes"
 RESOURCE_DEMAND = "resource-demand"
 RESOURCE_RECEIPTS = "receipts"
@@ -133,6 +140,9 @@ WEB = "web"
 WEB_SECRET = "secret"
 WEB_PAIRED = "paired"
 WEB_URL = "url"
+WEB_VAPID_PRIVATE = "vapid-private.pem"
+WEB_SUBSCRIPTIONS = "subscriptions.json"
+WEB_PUSH_LOG = "push.log"
 
 # Host-wide, one per user: named where it is read, in st2.process, below this table (st2.process
 # may import nothing of st2.runtime), and listed here with every other host-local name.
@@ -146,7 +156,8 @@ NAMES: tuple[str, ...] = (
     CODEX_CONTROL_RECORD, CODEX_APP_SERVER_STDERR, DELIVERY, DELIVERY_LEDGER, WORKTREE_STATE, WORKTREES_BESIDE,
     RESOURCE_SOCKETS, RESOURCE_RUNTIMES, RESOURCE_DEMAND, RESOURCE_RECEIPTS, RESOURCE_DEMAND_COUNTER,
     RESOURCE_PROPOSALS, RESOURCE_INTENT, RESOURCE_DEMAND_BELL, BOOT_TIME,
-    SCHEDULES, LEGACY_DELIVERY_STATE, WEB, WEB_SECRET, WEB_PAIRED, WEB_URL,
+    SCHEDULES, LEGACY_DELIVERY_STATE, WEB, WEB_SECRET, WEB_PAIRED, WEB_URL, WEB_VAPID_PRIVATE, WEB_SUBSCRIPTIONS,
+    WEB_PUSH_LOG, ANSWER_SOCKETS,
 )
 """Every name above: what ``tests/runtime/test_layout.py`` looks for outside this module."""
 
@@ -173,6 +184,11 @@ def channel_log(state: Path, runtime_id: str) -> Path:
     return state / CHANNEL / f"{runtime_id}.log"
 
 
+def answer_socket(scope: Path, runtime_id: str) -> Path:
+    """A native wrapper's answer channel (:mod:`st2.drivers.answer_channel`)."""
+    return scope / ANSWER_SOCKETS / runtime_id
+
+
 def web(store: Path) -> Path:
     """`st2 web`'s host-local directory in the session store ``store``."""
     return store / WEB
@@ -188,6 +204,18 @@ def web_paired(store: Path) -> Path:
 
 def web_url(store: Path) -> Path:
     return store / WEB / WEB_URL
+
+
+def web_vapid_private(store: Path) -> Path:
+    return store / WEB / WEB_VAPID_PRIVATE
+
+
+def web_subscriptions(store: Path) -> Path:
+    return store / WEB / WEB_SUBSCRIPTIONS
+
+
+def web_push_log(store: Path) -> Path:
+    return store / WEB / WEB_PUSH_LOG
 
 
 def session_store(scope: Path) -> Path:

@@ -3,6 +3,7 @@
 - :mod:`.access` — the per-host secret, pairing links, session cookies, CSRF tokens, the throttle.
 - :mod:`.pages` — the server-rendered, escaped HTML.
 - :mod:`.app` — the Starlette application: routes, the live stream, the actions.
+- :mod:`.asks` — what a blocked seat waits for: its wrapper's asks, or its pane and `st2 attach`.
 - :mod:`.metrics` — the Prometheus collector over the live fleet, and the textfile writer.
 - :mod:`.serve` — the listen rules, the one uvicorn server, the pairing link's text.
 """

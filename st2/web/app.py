@@ -11,6 +11,8 @@ Routes (every one but ``/pair`` needs a session cookie, else 401; ``/metrics`` a
     POST /seat/<runtime-id>/message  send (subject, body) as this host's operator principal
     POST /seat/<runtime-id>/unpark   unpark the seat's parked tasks
     POST /seat/<runtime-id>/desired  set its desired state (state, reason)
+    POST /seat/<runtime-id>/answer   answer a pending ask (incarnation, digest, verb, text) through
+                                     the seat's answer channel (:mod:`st2.web.asks`)
     GET  /events                     the fleet events log
     GET  /stream                     server-sent events: seat, fleet, usage, counts, event
     GET  /api/fleet                  the roster rows as `st2 agents --json --enrich` writes them
@@ -47,7 +49,7 @@ FLUSHES_PER_SECOND = 20
 QUEUE_LIMIT = 256
 KEEPALIVE_SECONDS = 15.0
 FORM_LIMIT = 64 * 1024
-EVENTS_SHOWN = 200
+OUTCOME_SECONDS = 10.0
 STATIC = Path(__file__).parent / "static"
 STATIC_FILES = {  # url path -> (file, media type)
     "/static/st2.js": ("st2.js", "text/javascript"),
@@ -155,7 +157,7 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
     access = Access(store)
     throttle = Throttle()
     hub = Hub(live)
-    outcomes: dict[str, str] = {}   # session id -> the last action's outcome, shown once
+    outcomes: dict[str, tuple[float, str]] = {}   # session id -> (when, the last action's outcome)
     location = live.location
 
     def page(text: str, status: int = 200) -> HTMLResponse:
@@ -174,6 +176,12 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
                 return refused(401, "not signed in", "open a pairing link from `st2 web pair` on the host")
             return await handler(request, sid)
         return endpoint
+
+    def recent_outcome(sid: str) -> str | None:
+        """The session's last action outcome while it is recent (a page the live stream reloads
+        right after the action still shows it)."""
+        when, text = outcomes.get(sid, (0.0, None))
+        return text if time.monotonic() - when < OUTCOME_SECONDS else None
 
     def seat_of(request: Request):
         runtime_id = request.path_params["runtime_id"]
@@ -222,8 +230,13 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
         if seat is None:
             return refused(404, "no such seat", "no seat of that runtime id in this catalog")
         detail = await detail_lines(seat)
-        return page(pages.seat_page(live, seat, detail, lambda: access.csrf.issue(sid), outcomes.pop(sid, None),
-                                    live.clock.wall_ms()))
+        blocked = None
+        if seat.blocked_on_human:
+            from st2.web import asks
+
+            blocked = await run_in_threadpool(asks.read, location, seat.identity)
+        return page(pages.seat_page(live, seat, detail, lambda: access.csrf.issue(sid), recent_outcome(sid),
+                                    live.clock.wall_ms(), blocked))
 
     async def detail(request: Request, sid: str):
         seat = seat_of(request)
@@ -242,7 +255,7 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
             form = {key: values[0] for key, values in parse_qs(body.decode("utf-8", "replace")).items()}
             if not access.csrf.spend(sid, form.get(pages.CSRF_FIELD)):
                 return refused(403, "refused", "the form's token is wrong or already used: reload the page")
-            outcomes[sid] = await run_in_threadpool(run, seat, form)
+            outcomes[sid] = (time.monotonic(), await run_in_threadpool(run, seat, form))
             return Response(status_code=303, headers={**SECURITY_HEADERS, "location": f"/seat/{seat.identity}"})
         return handler
 
@@ -260,6 +273,11 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
         from st2.top.actions import set_desired
 
         return set_desired(location, seat, f"{form.get('state', '')} {form.get('reason', '')}".strip())
+
+    def answer(seat, form) -> str:
+        from st2.web import asks
+
+        return asks.answer(location, seat.identity, form)
 
     async def events_page(request: Request, sid: str):
         return page(pages.events_page([item.human() for item in live.events.events]))
@@ -305,6 +323,7 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
         Route("/seat/{runtime_id}/message", guarded(action(send)), methods=["POST"]),
         Route("/seat/{runtime_id}/unpark", guarded(action(unpark)), methods=["POST"]),
         Route("/seat/{runtime_id}/desired", guarded(action(desired)), methods=["POST"]),
+        Route("/seat/{runtime_id}/answer", guarded(action(answer)), methods=["POST"]),
         Route("/events", guarded(events_page)),
         Route("/stream", guarded(stream)),
         Route("/api/fleet", guarded(api_fleet)),

@@ -113,9 +113,41 @@ def fleet_page(live, filters: Filters, sort: str | None, now_ms: int) -> str:
     return layout(f"{TITLE}: fleet", body, page="fleet")
 
 
-def seat_page(live, seat: SeatView, detail: list[str], issue, outcome: str | None, now_ms: int) -> str:
-    """A seat: its row, its detail lines (records, session, diagnostic, tasks, last messages,
-    doctor), and the actions as forms, each with its own one-use CSRF token from ``issue()``."""
+def blocked_section(runtime_id: str, blocked, issue) -> str:
+    """What the seat is blocked on (:class:`st2.web.asks.Blocked`): each pending ask with its
+    answers, or the captured pane and the `st2 attach` to run."""
+    if blocked is None:
+        return ""
+    parts = ["<section id=\"blocked-on\"><h2>blocked on you</h2>"]
+    if blocked.channel and blocked.asks:
+        for ask in blocked.asks:
+            question = ask.get("kind") == "question"
+            verbs = (("answer", "answer"), ("decline", "decline")) if question else (("approve", "approve"),
+                                                                                       ("decline", "decline"))
+            parts.append(
+                f"<form class=\"ask\" method=\"post\" action=\"/seat/{h(runtime_id)}/answer\">"
+                f"<p><b>{h(ask.get('kind'))}</b>: {h(ask.get('text'))}</p>"
+                f"<input type=\"hidden\" name=\"{CSRF_FIELD}\" value=\"{h(issue())}\">"
+                f"<input type=\"hidden\" name=\"digest\" value=\"{h(ask.get('digest'))}\">"
+                f"<input type=\"hidden\" name=\"incarnation\" value=\"{h(blocked.incarnation)}\">"
+                + ("<input name=\"text\" placeholder=\"your answer\">" if question else "")
+                + "".join(f"<button name=\"verb\" value=\"{verb}\">{label}</button>" for verb, label in verbs)
+                + "</form>")
+    elif blocked.channel:
+        parts.append("<p>its harness reports no pending ask right now (answered meanwhile, or not yet shown)</p>")
+    else:
+        parts.append("<p>st2 cannot answer this ask from here; its screen:</p>"
+                     + (f"<pre id=\"pane\">{h(blocked.pane)}</pre>" if blocked.pane is not None
+                        else "<p>(no terminal answered)</p>"))
+    parts.append(f"<p>at the host: <code id=\"attach\">{h(blocked.attach)}</code></p></section>")
+    return "".join(parts)
+
+
+def seat_page(live, seat: SeatView, detail: list[str], issue, outcome: str | None, now_ms: int,
+              blocked=None) -> str:
+    """A seat: its row, what it is blocked on (``blocked``, for a seat blocked on a human), its
+    detail lines (records, session, diagnostic, tasks, last messages, doctor), and the actions as
+    forms, each with its own one-use CSRF token from ``issue()``."""
     runtime_id = seat.identity
     action = f"/seat/{h(runtime_id)}"
     head = "".join(f"<th>{h(column)}</th>" for column in COLUMNS)
@@ -129,7 +161,8 @@ def seat_page(live, seat: SeatView, detail: list[str], issue, outcome: str | Non
         f"<h1>{h(runtime_id)}</h1>"
         + (f"<p id=\"outcome\">{h(outcome)}</p>" if outcome else "")
         + f"<table id=\"fleet\"><thead><tr>{head}</tr></thead><tbody id=\"rows\">{seat_row(seat, now_ms)}</tbody></table>"
-        f"<pre id=\"detail\">{h(chr(10).join(detail))}</pre>"
+        + blocked_section(runtime_id, blocked, issue)
+        + f"<pre id=\"detail\">{h(chr(10).join(detail))}</pre>"
         + form("message", "<input name=\"subject\" placeholder=\"subject (optional)\">"
                           "<textarea name=\"body\" placeholder=\"message\" required></textarea>", "send")
         + form("unpark", "", "unpark its tasks")

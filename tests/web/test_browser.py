@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import time
 from pathlib import Path
 
@@ -19,13 +18,11 @@ import pytest
 from roster_fixture import state_record
 from supervisor_support import Fleet
 from support import poll_for
+from web_browser import CHROMIUM, CHROMIUM_FLAGS, PHONE
 from web_support import WebServer
 
 pytestmark = [pytest.mark.process, pytest.mark.one_worker]
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=\"window.pwned=2\">"
 SHELL = 'argv "sh" "-c" "echo ready; while :; do sleep 3600; done"'
 
@@ -56,7 +53,7 @@ def face(tmp_path_factory):
                  "the three seats running under st2 up", timeout=60)
         server = WebServer(fleet.catalog, fleet.host, fleet.env)
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 412, "height": 860})   # a phone's width
+        page = browser.new_page(viewport=PHONE)
         dialogs: list[str] = []
         page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
         page.goto(server.pair_link())

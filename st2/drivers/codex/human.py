@@ -36,5 +36,9 @@ class HumanDesk(human_desk.HumanDesk):
         self.note(f"{'approved' if accept else 'declined'} [{key}]")
         return True
 
+    def pending_asks(self) -> list[tuple[str, str, str, object]]:
+        return [(key, server_requests.HUMAN_ASKS[method], server_requests.describe(method, params), [method, params])
+                for key, (_, method, params) in self.pending.items()]
+
     def show_help(self) -> None:
         self.session.transcript.say(HELP)

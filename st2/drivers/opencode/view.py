@@ -27,6 +27,14 @@ HELP = ("st2: type a line to send it to this seat as the operator; /approve [id]
         "/answer <text> resolve what opencode asks; /help shows this")
 
 
+def describe(ask: str, properties: dict) -> str:
+    """One line for a human: the permission and its patterns, or the questions."""
+    if ask == "permission":
+        return clean(f"{properties.get('permission')} {' '.join(map(str, properties.get('patterns') or []))}", 400)
+    questions = properties.get("questions") or []
+    return "; ".join(clean(q.get("question"), 300) for q in questions if isinstance(q, dict))
+
+
 class View(human_desk.HumanDesk):
     """The transcript of the stream, and the keyboard under the grammar every native wrapper has
     (:mod:`st2.drivers.human_desk`)."""
@@ -59,13 +67,14 @@ class View(human_desk.HumanDesk):
     def _asked(self, request_id: str, ask: str, properties: dict) -> None:
         self.pending[request_id] = (ask, properties)
         if ask == "permission":
-            what = f"{properties.get('permission')} {' '.join(map(str, properties.get('patterns') or []))}"
-            self.say(f"?? opencode asks permission [{clean(request_id, 80)}]: {clean(what, 400)} — "
+            self.say(f"?? opencode asks permission [{clean(request_id, 80)}]: {describe(ask, properties)} — "
                      f"/approve {clean(request_id, 80)} or /decline {clean(request_id, 80)}")
         else:
-            questions = properties.get("questions") or []
-            text = "; ".join(clean(q.get("question"), 300) for q in questions if isinstance(q, dict))
-            self.say(f"?? opencode asks [{clean(request_id, 80)}]: {text} — /answer <text> or /decline")
+            self.say(f"?? opencode asks [{clean(request_id, 80)}]: {describe(ask, properties)} — "
+                     "/answer <text> or /decline")
+
+    def pending_asks(self) -> list[tuple[str, str, str, object]]:
+        return [(key, ask, describe(ask, properties), properties) for key, (ask, properties) in self.pending.items()]
 
     def event(self, event: dict) -> None:
         kind, properties = event.get("type"), event.get("properties")

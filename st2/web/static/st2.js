@@ -35,6 +35,7 @@
       const reorders = row && row.classList.contains("blocked") !== seat.blocked;
       if (!row || filtered || reorders) reloadRows(); else row.outerHTML = seat.html;
     } else if (page === "seat" && document.body.dataset.seat === seat.id) {
+      if (row && row.classList.contains("blocked") !== seat.blocked) { window.location.reload(); return; }
       if (row) row.outerHTML = seat.html;
       fetchInto("/fragment/detail/" + encodeURIComponent(seat.id), "detail");
     }
