@@ -109,6 +109,17 @@ def claude_observe(words: tuple[str, ...]) -> None:
     exit_with(dispatch("driver", "claude-observe", list(words)))
 
 
+@driver.command("claude-permission")
+@click.option("--identity", default=None, help="The seat (<host>.<identity>; default $ST_AGENT).")
+@click.option("--catalog", default=None, help="Catalog root (default $ST_ROOT, then $CATALOG).")
+def claude_permission(identity: str | None, catalog: str | None) -> None:
+    """Claude's PermissionRequest hook: publish the ask and wait, bounded, for an answer from
+    `st2 web` (payload on stdin; prints the decision, or nothing). Always exits 0."""
+    from st2.drivers.claude.permission import main
+
+    exit_with(main(catalog, identity))
+
+
 @driver.command("claude-statusline", context_settings={"ignore_unknown_options": True, "help_option_names": []})
 @click.argument("words", nargs=-1, type=click.UNPROCESSED)
 def claude_statusline(words: tuple[str, ...]) -> None:

@@ -27,6 +27,8 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         r/<runtime-id>                       a resource provider runtime's socket
         a/<runtime-id>                       a native wrapper's answer channel (owner-only socket:
                                              its pending human asks, and answers to them)
+        asks/<runtime-id>.json, .answer.json a Claude seat's open permission ask and the answer
+                                             `st2 web` gives it (st2.drivers.claude.permission)
         resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
         resource-demand/<seat>/<binding>/    queued refresh demands (<seq>.json), their receipts
                                              (receipts/<seq>.json), the counter (next) and its lock
@@ -118,6 +120,7 @@ CODEX_APP_SERVER_STDERR = "app-server.stderr"
 WORKTREE_STATE = "worktree-state"
 RESOURCE_SOCKETS = "r"
 ANSWER_SOCKETS = "a"
+ASKS = "asks"
 RESOURCE_RUNTIMES = "resource-runtimes"
 RESOURCE_DEMAND = "resource-demand"
 RESOURCE_RECEIPTS = "receipts"
@@ -187,6 +190,11 @@ def channel_log(state: Path, runtime_id: str) -> Path:
 def answer_socket(scope: Path, runtime_id: str) -> Path:
     """A native wrapper's answer channel (:mod:`st2.drivers.answer_channel`)."""
     return scope / ANSWER_SOCKETS / runtime_id
+
+
+def asks(scope: Path) -> Path:
+    """Claude seats' open permission asks and their answers."""
+    return scope / ASKS
 
 
 def web(store: Path) -> Path:

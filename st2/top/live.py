@@ -72,10 +72,11 @@ class LiveFleet:
     def everything(self) -> None:
         """Mark everything to be re-read (the timer's refresh without inotify)."""
         self.pending.merge(Changes(seats=set(self.fleet.discovered), catalog=True, tasks=True, usage=True,
-                                   events=True))
+                                   events=True, asks=set(self.fleet.discovered)))
 
     def apply(self) -> Changes:
-        """Re-read what is waiting and return it (seats, catalog, tasks, usage, events)."""
+        """Re-read what is waiting and return it (seats, catalog, tasks, usage, events; ``asks``
+        names the seats whose open ask changed, which nothing here reads)."""
         changes, self.pending = self.pending, Changes()
         now_ms = self.clock.wall_ms()
         if changes.catalog:
@@ -93,6 +94,7 @@ class LiveFleet:
                 if self.watch is not None:
                     self.watch.watch_catalog([], self._scope_directories())
                     self.watch.watch_events(self.events.directory)
+                    self.watch.watch_asks(self._asks_directory())
         if changes.usage:
             self.usage = read_usage(self.environ, now_ms // 1000)
         if changes.events or changes.catalog or changes.tasks:
@@ -108,6 +110,12 @@ class LiveFleet:
             watch.watch_seat(runtime_id, seat.directory)
         watch.watch_usage(self.usage.watched)
         watch.watch_events(self.events.directory)
+        watch.watch_asks(self._asks_directory())
+
+    def _asks_directory(self):
+        from st2.runtime import layout
+
+        return layout.asks(RuntimeScope(self.location.root, self.location.host).directory)
 
     def _scope_directories(self):
         scope = RuntimeScope(self.location.root, self.location.host)

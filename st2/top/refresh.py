@@ -2,7 +2,9 @@
 seat directory, its ``resources`` and its inbox and archive, each watched with the seat's runtime
 id as its role; the catalog's ``agents/<host>`` directories (a seat appearing or going away); this
 host's runtime scope ``tasks`` and ``parks`` (launch records and park markers: the task
-inventory); its fleet event journal (the events pane); and the directories of the usage snapshot and history (the header).
+inventory); its fleet event journal (the events pane); the directories of the usage snapshot and
+history (the header); and the scope's ``asks`` (a Claude seat's open permission ask, which the
+web face answers).
 
 Mutation-only masks: the view's own reads never wake it. :meth:`FleetWatch.drain` turns the
 pending events into a :class:`Changes` the app coalesces before it re-reads anything. When
@@ -22,6 +24,8 @@ CATALOG_ROLE = "#catalog"
 TASKS_ROLE = "#tasks"
 USAGE_ROLE = "#usage"
 EVENTS_ROLE = "#events"
+ASKS_ROLE = "#asks"
+ASK_SUFFIX = ".json"
 
 
 @dataclass
@@ -31,9 +35,10 @@ class Changes:
     tasks: bool = False
     usage: bool = False
     events: bool = False
+    asks: set[str] = field(default_factory=set)   # runtime ids whose open ask changed
 
     def __bool__(self) -> bool:
-        return bool(self.seats or self.catalog or self.tasks or self.usage or self.events)
+        return bool(self.seats or self.catalog or self.tasks or self.usage or self.events or self.asks)
 
     def merge(self, other: "Changes") -> None:
         self.seats |= other.seats
@@ -41,6 +46,7 @@ class Changes:
         self.tasks |= other.tasks
         self.usage |= other.usage
         self.events |= other.events
+        self.asks |= other.asks
 
 
 class FleetWatch:
@@ -86,6 +92,11 @@ class FleetWatch:
         if Path(directory).is_dir():
             self.watch.add(Path(directory), EVENTS_ROLE)
 
+    def watch_asks(self, directory: Path) -> None:
+        """The scope's open asks (skipped until a hook has made the directory)."""
+        if Path(directory).is_dir():
+            self.watch.add(Path(directory), ASKS_ROLE)
+
     def drain(self) -> Changes:
         """Consume every pending event into the set of things to re-read."""
         changes = Changes()
@@ -98,6 +109,9 @@ class FleetWatch:
                 changes.tasks = True
             elif role == EVENTS_ROLE:
                 changes.events = changes.events or name.startswith(EVENTS_CURRENT)  # journal, journal.1
+            elif role == ASKS_ROLE:
+                if name.endswith(ASK_SUFFIX) and not name.startswith("."):
+                    changes.asks.add(name[:-len(ASK_SUFFIX)].removesuffix(".answer"))
             elif role == USAGE_ROLE:
                 if name in self.usage_names or mask & IGNORED:
                     changes.usage = True

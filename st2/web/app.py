@@ -8,13 +8,14 @@ Routes (every one but ``/pair`` needs a session cookie, else 401; ``/metrics`` a
     GET  /fragment/rows              the fleet table's rows for the same filters
     GET  /seat/<runtime-id>          a seat's detail and its actions
     GET  /fragment/detail/<id>       a seat's detail lines
+    GET  /fragment/blocked/<id>      what the seat is blocked on, with fresh answer forms
     POST /seat/<runtime-id>/message  send (subject, body) as this host's operator principal
     POST /seat/<runtime-id>/unpark   unpark the seat's parked tasks
     POST /seat/<runtime-id>/desired  set its desired state (state, reason)
     POST /seat/<runtime-id>/answer   answer a pending ask (incarnation, digest, verb, text) through
                                      the seat's answer channel (:mod:`st2.web.asks`)
     GET  /events                     the fleet events log
-    GET  /stream                     server-sent events: seat, fleet, usage, counts, event
+    GET  /stream                     server-sent events: seat, fleet, ask, usage, counts, event
     GET  /api/fleet                  the roster rows as `st2 agents --json --enrich` writes them
     GET  /metrics                    Prometheus text format (:mod:`st2.web.metrics`)
     GET  /static/…, /manifest.webmanifest, /sw.js   the script, style sheet and PWA files
@@ -110,6 +111,7 @@ class Hub:
             for runtime_id in sorted(changes.seats):
                 seat = fleet.seats.get(runtime_id)
                 messages.append(("seat", pages.seat_event(seat, now_ms)) if seat is not None else ("fleet", "changed"))
+        messages += [("ask", pages.ask_event(runtime_id, self.open_ask(runtime_id))) for runtime_id in sorted(changes.asks)]
         if changes.usage:
             messages.append(("usage", pages.usage_header(self.live.usage)))
         if changes.events:
@@ -118,6 +120,14 @@ class Hub:
             blocked = sum(seat.blocked_on_human for seat in fleet.seats.values())
             messages.append(("counts", json.dumps({"seats": len(fleet.seats), "blocked": blocked})))
         self.publish(messages)
+
+    def open_ask(self, runtime_id: str) -> str | None:
+        """The digest of the seat's open Claude permission ask, if its hook still waits."""
+        from st2.drivers.claude import permission
+        from st2.runtime.scope import RuntimeScope
+
+        ask = permission.read_ask(RuntimeScope(self.live.location.root, self.live.location.host).directory, runtime_id)
+        return ask["digest"] if ask is not None else None
 
     def publish(self, messages: list[tuple[str, str]]) -> None:
         if not messages:
@@ -225,16 +235,25 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
 
         return await run_in_threadpool(lines, location, seat, live.clock.wall_ms())
 
+    async def blocked_of(seat):
+        if not seat.blocked_on_human:
+            return None
+        from st2.web import asks
+
+        return await run_in_threadpool(asks.read, location, seat.identity)
+
+    async def blocked_fragment(request: Request, sid: str):
+        seat = seat_of(request)
+        if seat is None:
+            return refused(404, "no such seat", "no seat of that runtime id in this catalog")
+        return page(pages.blocked_section(seat.identity, await blocked_of(seat), lambda: access.csrf.issue(sid)))
+
     async def seat_page(request: Request, sid: str):
         seat = seat_of(request)
         if seat is None:
             return refused(404, "no such seat", "no seat of that runtime id in this catalog")
         detail = await detail_lines(seat)
-        blocked = None
-        if seat.blocked_on_human:
-            from st2.web import asks
-
-            blocked = await run_in_threadpool(asks.read, location, seat.identity)
+        blocked = await blocked_of(seat)
         return page(pages.seat_page(live, seat, detail, lambda: access.csrf.issue(sid), recent_outcome(sid),
                                     live.clock.wall_ms(), blocked))
 
@@ -319,6 +338,7 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
         Route("/", guarded(fleet_page)),
         Route("/fragment/rows", guarded(rows)),
         Route("/fragment/detail/{runtime_id}", guarded(detail)),
+        Route("/fragment/blocked/{runtime_id}", guarded(blocked_fragment)),
         Route("/seat/{runtime_id}", guarded(seat_page)),
         Route("/seat/{runtime_id}/message", guarded(action(send)), methods=["POST"]),
         Route("/seat/{runtime_id}/unpark", guarded(action(unpark)), methods=["POST"]),

@@ -4,6 +4,8 @@
   (:mod:`st2.drivers.answer_channel`): the page lists its pending asks, each form carrying the
   ask's identity (the wrapper's incarnation and the ask's digest), and the wrapper refuses an
   answer whose identity no pending ask has.
+- A Claude seat at a permission dialog answers through its waiting ``PermissionRequest`` hook
+  (:mod:`st2.drivers.claude.permission`), under the same identity rule.
 - Any other seat blocked on a human (a Claude dialog st2 cannot answer safely, pi, omp, a
   free-text question without a channel) shows its captured pane and the exact `st2 attach` to run.
 """
@@ -26,7 +28,7 @@ class Blocked:
 
     asks: list[dict] = field(default_factory=list)
     incarnation: str | None = None
-    channel: bool = False
+    channel: str | None = None   # "native" or "claude": who answers
     pane: str | None = None
     attach: str = ""
 
@@ -42,8 +44,14 @@ def read(location: CatalogLocation, runtime_id: str) -> Blocked:
     reply = answer_channel.request(scope.directory, runtime_id, {"op": "asks"})
     if reply is not None and isinstance(reply.get("asks"), list):
         asks = [ask for ask in reply["asks"] if isinstance(ask, dict) and isinstance(ask.get("digest"), str)]
-        return Blocked(asks=asks, incarnation=reply.get("incarnation"), channel=True,
+        return Blocked(asks=asks, incarnation=reply.get("incarnation"), channel="native",
                        attach=attach_command(location, runtime_id))
+    from st2.drivers.claude import permission
+
+    ask = permission.read_ask(scope.directory, runtime_id)
+    if ask is not None:
+        return Blocked(asks=[{"digest": ask["digest"], "kind": "permission", "text": ask.get("text", "")}],
+                       incarnation=ask.get("incarnation"), channel="claude", attach=attach_command(location, runtime_id))
     return Blocked(pane=capture_pane(scope, runtime_id), attach=attach_command(location, runtime_id))
 
 
@@ -71,6 +79,11 @@ def capture_pane(scope: RuntimeScope, runtime_id: str) -> str | None:
 def answer(location: CatalogLocation, runtime_id: str, form: dict) -> str:
     """Send one answer from the page's form to the seat's wrapper; the outcome line."""
     scope = RuntimeScope(location.root, location.host)
+    if form.get("channel") == "claude":
+        from st2.drivers.claude import permission
+
+        return str(permission.answer(scope.directory, runtime_id, form.get("incarnation", ""),
+                                     form.get("digest", ""), form.get("verb", ""))["outcome"])
     reply = answer_channel.request(scope.directory, runtime_id, {
         "op": "answer", "incarnation": form.get("incarnation", ""), "digest": form.get("digest", ""),
         "verb": form.get("verb", ""), "text": form.get("text", "")})

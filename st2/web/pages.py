@@ -130,6 +130,7 @@ def blocked_section(runtime_id: str, blocked, issue) -> str:
                 f"<input type=\"hidden\" name=\"{CSRF_FIELD}\" value=\"{h(issue())}\">"
                 f"<input type=\"hidden\" name=\"digest\" value=\"{h(ask.get('digest'))}\">"
                 f"<input type=\"hidden\" name=\"incarnation\" value=\"{h(blocked.incarnation)}\">"
+                f"<input type=\"hidden\" name=\"channel\" value=\"{h(blocked.channel)}\">"
                 + ("<input name=\"text\" placeholder=\"your answer\">" if question else "")
                 + "".join(f"<button name=\"verb\" value=\"{verb}\">{label}</button>" for verb, label in verbs)
                 + "</form>")
@@ -161,7 +162,7 @@ def seat_page(live, seat: SeatView, detail: list[str], issue, outcome: str | Non
         f"<h1>{h(runtime_id)}</h1>"
         + (f"<p id=\"outcome\">{h(outcome)}</p>" if outcome else "")
         + f"<table id=\"fleet\"><thead><tr>{head}</tr></thead><tbody id=\"rows\">{seat_row(seat, now_ms)}</tbody></table>"
-        + blocked_section(runtime_id, blocked, issue)
+        + f"<div id=\"blocked-slot\">{blocked_section(runtime_id, blocked, issue)}</div>"
         + f"<pre id=\"detail\">{h(chr(10).join(detail))}</pre>"
         + form("message", "<input name=\"subject\" placeholder=\"subject (optional)\">"
                           "<textarea name=\"body\" placeholder=\"message\" required></textarea>", "send")
@@ -181,6 +182,11 @@ def events_page(lines: list[str]) -> str:
 def message_page(title: str, text: str) -> str:
     """A refusal or notice, as a whole page (401, 403, 404, 429)."""
     return layout(f"{TITLE}: {title}", f"<h1>{h(title)}</h1><p>{h(text)}</p>", page="message")
+
+
+def ask_event(runtime_id: str, digest: str | None) -> str:
+    """The stream's ``ask`` event data: the seat and the digest of its open Claude ask (or null)."""
+    return json.dumps({"id": runtime_id, "digest": digest})
 
 
 def seat_event(seat: SeatView, now_ms: int) -> str:

@@ -16,6 +16,8 @@
 - :mod:`.recording` — apply one Claude hook event, or one status-line payload, to a seat's records.
 - :mod:`.renderer` — the operator's downstream status-line renderer: resolution and one run.
 - :mod:`.seat` — which seat a Claude hook or tee writes to, and as which session.
+- :mod:`.permission` — ``st2 driver claude-permission``: the PermissionRequest hook that waits
+  beside the dialog for an answer from `st2 web`, and the ask and answer files it shares with it.
 - :mod:`.statusline_arm` — ``st2 driver claude-statusline-arm [--identity I] [--catalog C]``.
 
 Standard library only at import time (hot paths import this package).

@@ -16,6 +16,8 @@ Registered:
 - the delegation hooks of ``hooks/claude-settings.delegation.json`` (``subagent-stop-liveness`` on
   SubagentStop, ``dispatch-guard`` on PreToolUse matcher Agent) plus ``budget-guard`` on the same
   matcher, each through ``claude-hook.sh`` so their exit status and output pass through;
+- ``claude-permission.sh`` on PermissionRequest, with a :data:`PERMISSION_TIMEOUT` timeout: it
+  waits beside the dialog for an answer from `st2 web` (:mod:`.permission`);
 - ``statusLine`` → the tee, with ``padding: 0`` and ``refreshInterval: 5`` (the 5-second refresh
   is what keeps the reading live between turns, well inside the 300-second write heartbeat).
 """
@@ -25,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from st2.drivers.claude.events import OBSERVED_EVENTS, PRE_TOOL_USE, SUBAGENT_STOP
+from st2.drivers.claude.events import OBSERVED_EVENTS, PERMISSION_REQUEST, PRE_TOOL_USE, SUBAGENT_STOP
 
 TARGET = ".claude/settings.local.json"
 ARRAYS = "union"
@@ -33,6 +35,9 @@ SCHEMA_URL = "https://json.schemastore.org/claude-code-settings.json"
 
 STATUSLINE_COMMAND = '"$ST_HOOKS/claude-statusline.sh"'
 STATUSLINE = {"type": "command", "command": STATUSLINE_COMMAND, "padding": 0, "refreshInterval": 5}
+
+PERMISSION_COMMAND = '"$ST_HOOKS/claude-permission.sh"'
+PERMISSION_TIMEOUT = 1800  # seconds; the hook's own bound is just under it
 
 DISPATCH_MATCHER = "Agent"
 # event -> (matcher or None, st2 hook names in order)
@@ -64,6 +69,9 @@ def settings() -> dict[str, Any]:
             group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
             group["hooks"] = [_command(hook_command(name)) for name in names]
             hooks[event].append(group)
+        if event == PERMISSION_REQUEST:
+            hooks[event].append({"hooks": [{"type": "command", "command": PERMISSION_COMMAND,
+                                            "timeout": PERMISSION_TIMEOUT}]})
     return {"$schema": SCHEMA_URL, "hooks": hooks, "statusLine": dict(STATUSLINE)}
 
 

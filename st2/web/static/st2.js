@@ -27,6 +27,17 @@
     }, 50);
   }
 
+  // Whatever changed between the page's render and the stream's (re)connection reached no one:
+  // read it once now.
+  stream.addEventListener("open", () => {
+    if (page === "fleet") reloadRows();
+    if (page === "seat") {
+      const id = encodeURIComponent(document.body.dataset.seat);
+      fetchInto("/fragment/blocked/" + id, "blocked-slot");
+      fetchInto("/fragment/detail/" + id, "detail");
+    }
+  });
+
   stream.addEventListener("seat", (event) => {
     const seat = JSON.parse(event.data);
     const row = document.getElementById("seat-" + seat.id);
@@ -35,10 +46,21 @@
       const reorders = row && row.classList.contains("blocked") !== seat.blocked;
       if (!row || filtered || reorders) reloadRows(); else row.outerHTML = seat.html;
     } else if (page === "seat" && document.body.dataset.seat === seat.id) {
-      if (row && row.classList.contains("blocked") !== seat.blocked) { window.location.reload(); return; }
+      const flipped = row && row.classList.contains("blocked") !== seat.blocked;
       if (row) row.outerHTML = seat.html;
+      if (flipped) fetchInto("/fragment/blocked/" + encodeURIComponent(seat.id), "blocked-slot");
       fetchInto("/fragment/detail/" + encodeURIComponent(seat.id), "detail");
     }
+  });
+  stream.addEventListener("ask", (event) => {
+    // A Claude seat's permission ask opened or closed: fetch what it is blocked on when the
+    // page shows another ask.
+    const ask = JSON.parse(event.data);
+    if (page !== "seat" || document.body.dataset.seat !== ask.id) return;
+    const shown = Array.from(document.querySelectorAll("#blocked-on input[name=channel][value=claude]"))
+      .map((input) => input.form.querySelector("input[name=digest]").value);
+    const stale = ask.digest ? !shown.includes(ask.digest) : shown.length > 0;
+    if (stale) fetchInto("/fragment/blocked/" + encodeURIComponent(ask.id), "blocked-slot");
   });
   stream.addEventListener("fleet", () => {
     if (page === "fleet") reloadRows();

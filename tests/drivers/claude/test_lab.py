@@ -1,12 +1,17 @@
 """Lab tier: the real Claude Code TUI (the pinned 2.1.197) run by `st2 up` as a `claude { … }`
 seat — its PTY task is `st2 driver claude-session`, its `.claude/settings.local.json` is the one
 st2 renders — against the loopback fake model. Real hooks fire into the catalog, the real
-status-line tee writes harness-context, and `st2 agents --json` reads them back."""
+status-line tee writes harness-context, and `st2 agents --json` reads them back. A permission
+dialog is answered from `st2 web`'s seat page in a real Chromium through st2's waiting
+PermissionRequest hook (stale answers refused, nothing applied); a human answering at the pane
+first wins, the hook then ends and the page's answer to that ask is refused."""
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -25,6 +30,8 @@ from fake_model import FakeModel  # noqa: E402
 from lab_config import Lab, configure_claude  # noqa: E402
 from lab_support import require_harness  # noqa: E402
 from st2_seat import UpSeat, fake_model  # noqa: E402,F401 (fake_model: the fixture)
+from web_browser import browser_page  # noqa: E402
+from web_support import WebServer  # noqa: E402
 
 pytestmark = pytest.mark.lab
 
@@ -162,3 +169,68 @@ def test_a_401_reads_provider_auth_from_stop_failure_and_a_429_does_not(seat: Se
     seat.type("hello again")
     poll_for(lambda: seat.record("driver-diagnostic") is None, lambda: "recovery on an ordinary turn end\n" + seat.screen(),
              timeout=WAIT, step=0.25)
+
+
+SEAT = f"{HOST}.worker"
+
+
+def ask_files(seat) -> list:
+    return sorted(path.name for path in seat.state_home.glob("**/asks/*.json"))
+
+
+def test_a_claude_permission_is_answered_from_the_page_and_the_pane_still_wins(seat, fake_model) -> None:
+    seat.up()
+    poll_for(lambda: seat.state() and seat.state()[0] == "idle", lambda: seat.screen(), timeout=WAIT, step=0.25)
+    server = WebServer(seat.catalog, HOST, seat.env)
+    try:
+        with browser_page(server) as page:
+            def post(**fields) -> str:
+                """Answer with the browser's session and a fresh token; the outcome shown."""
+                page.goto(f"{server.url}/seat/{SEAT}")
+                token = page.locator("#message input[name=csrf]").get_attribute("value")
+                answer = page.request.post(f"{server.url}/seat/{SEAT}/answer",
+                                           form={"csrf": token, "verb": "approve", "channel": "claude", **fields})
+                shown = re.search(r'<p id="outcome">([^<]*)</p>', answer.text())
+                return html.unescape(shown.group(1)) if shown else answer.text()
+
+            def open_ask(target) -> tuple[str, str]:
+                seat.type(f"FAKE_TOOL: touch {target}")
+                poll_for(lambda: seat.state()[1] == "human", lambda: "blocked\n" + seat.screen(), timeout=WAIT,
+                         step=0.25)
+                page.goto(f"{server.url}/seat/{SEAT}")
+
+                # The server may render the page before its watch saw the seat blocked or the
+                # hook's ask: the page then fetches what the seat is blocked on by itself.
+                page.wait_for_selector("#blocked-on form.ask")
+                form = page.locator("#blocked-on form.ask")
+                assert str(target) in form.locator("p").inner_text()
+                return (form.locator("input[name=digest]").get_attribute("value"),
+                        form.locator("input[name=incarnation]").get_attribute("value"))
+
+            # Answered from the page; stale answers first, each refused with nothing applied.
+            target = seat.workspace / "allowed-from-the-page.txt"
+            digest, incarnation = open_ask(target)
+            changed = ("0" if digest[0] != "0" else "1") + digest[1:]
+            assert post(digest=changed, incarnation=incarnation).startswith("refused: that ask is no longer pending")
+            assert post(digest=digest, incarnation="another").startswith("refused: the seat's harness was restarted")
+            assert seat.state()[1] == "human" and not target.exists()
+            page.goto(f"{server.url}/seat/{SEAT}")
+            page.wait_for_selector("#blocked-on form.ask")
+            with page.expect_navigation():
+                page.locator("#blocked-on form.ask button[value=approve]").click()
+            assert page.locator("#outcome").inner_text() == "approved"
+            poll_for(lambda: target.exists() and seat.state()[:2] == ("idle", "none"),
+                     lambda: "allowed and idle\n" + seat.screen(), timeout=WAIT, step=0.25)
+            assert "Allowed by PermissionRequest hook" in seat.screen()
+            assert post(digest=digest, incarnation=incarnation).startswith("refused: that ask is no longer pending")
+
+            # The human at the pane first: the hook ends, and the page's answer is refused.
+            target = seat.workspace / "allowed-at-the-pane.txt"
+            digest, incarnation = open_ask(target)
+            seat.tmux("send-keys", "-t", seat.session, "Enter")   # "Yes"
+            poll_for(lambda: target.exists() and seat.state()[:2] == ("idle", "none"),
+                     lambda: "allowed at the pane\n" + seat.screen(), timeout=WAIT, step=0.25)
+            poll_for(lambda: ask_files(seat) == [], lambda: f"the hook ended: {ask_files(seat)}", timeout=10)
+            assert post(digest=digest, incarnation=incarnation).startswith("refused: that ask is no longer pending")
+    finally:
+        server.stop()

@@ -40,6 +40,8 @@ def test_the_rendered_settings_are_pinned() -> None:
         {"type": "command", "command": '"$ST_HOOKS/claude-hook.sh" dispatch-guard'}]})
     observe["SubagentStop"].append({"hooks": [
         {"type": "command", "command": '"$ST_HOOKS/claude-hook.sh" subagent-stop-liveness'}]})
+    observe["PermissionRequest"].append({"hooks": [
+        {"type": "command", "command": '"$ST_HOOKS/claude-permission.sh"', "timeout": 1800}]})
     assert settings.settings() == {
         "$schema": "https://json.schemastore.org/claude-code-settings.json",
         "hooks": observe,
