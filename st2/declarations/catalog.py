@@ -5,7 +5,7 @@
         archive-after "7d"             // retired seats are archived this long after retirement; "0" disables
         notify {                       // an operator hook over fleet events (`st2 events`); repeatable
             on "blocked" "parked" "pause"      // the event kinds it runs for (st2.declarations.event_kinds)
-            argv "notify-send" "st2"           // or: command "<sh>" — exactly one
+            argv "notify-send" "st2"           // or: command "<sh>", or: apprise "ntfy://…" … — exactly one
             timeout "10s"                      // optional: killed (its process group) past this
             rate-limit "1m"                    // optional: at most one run per seat and kind per
         }
@@ -34,20 +34,28 @@ from st2.fs.read import DECLARATION_LIMIT, read_text
 SOURCE = "catalog.kdl"
 DEFAULT_ARCHIVE_AFTER = "7d"
 CATALOG_FIELDS = ("pty-root", "archive-after", "notify", "resource-provider", "resource-command", "admit-unmeasured")
-NOTIFY_FIELDS = ("on", "argv", "command", "timeout", "rate-limit")
+NOTIFY_FIELDS = ("on", "argv", "command", "apprise", "timeout", "rate-limit")
+NOTIFY_RUNS = ("argv", "command", "apprise")  # what a hook runs: exactly one
+# An apprise URL's shape (``scheme://rest``, nothing unprintable, bounded). Whether apprise can
+# use it is checked when the hook runs (st2.events.apprise_send): importing apprise and loading
+# its plugins costs 0.1-0.5 s of CPU (``python -X importtime``), too much for every parse.
+APPRISE_URL = r"[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s\x00-\x1f\x7f]+"  # re's syntax, compiled on first use
+APPRISE_URL_LIMIT = 4096
 DEFAULT_NOTIFY_TIMEOUT_SECONDS = 10.0
 DEFAULT_NOTIFY_RATE_LIMIT_SECONDS = 60.0
 
 
 class NotifyHook(NamedTuple):
     """One ``notify`` block: run ``argv`` (or ``sh -c command``) with the event's JSON line on
-    stdin for events of ``kinds``. ``where`` is ``catalog.kdl:line:column`` of the block."""
+    stdin for events of ``kinds``, or (``argv`` empty) send the event to the ``apprise`` URLs.
+    ``where`` is ``catalog.kdl:line:column`` of the block."""
 
     kinds: tuple[str, ...]
     argv: tuple[str, ...]
     timeout_seconds: float = DEFAULT_NOTIFY_TIMEOUT_SECONDS
     rate_limit_seconds: float = DEFAULT_NOTIFY_RATE_LIMIT_SECONDS
     where: str = SOURCE
+    apprise: tuple[str, ...] = ()
 
 
 class CatalogDeclaration(NamedTuple):
@@ -205,9 +213,11 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
 
 
 def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
-    """One ``notify { on …; argv …|command …; timeout …; rate-limit … }`` block (its ``where``
+    """One ``notify { on …; argv …|command …|apprise …; timeout …; rate-limit … }`` block (its ``where``
     still unset), or None after reporting what is wrong with it (each problem at its own line
     and column)."""
+    import re
+
     from st2.declarations import fields
     from st2.declarations.context import NAME, argument
     from st2.declarations.event_kinds import KINDS
@@ -217,12 +227,12 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
     fields.no_properties(context, node, path, field_path)
     seen: dict[str, object] = {}
     accepted, clean = fields.closed_children(context, node, path, field_path, NOTIFY_FIELDS,
-                                             "on, argv, command, timeout or rate-limit", CATALOG)
+                                             "on, argv, command, apprise, timeout or rate-limit", CATALOG)
     declared = {child.name for _, child in accepted}  # named at all (a malformed one is reported once, by itself)
     for index, child in accepted:
         child_path = path + (index,)
         child_field = field_path + (child.name,)
-        if child.name in ("on", "argv"):
+        if child.name in ("on", "argv", "apprise"):
             words = fields.strings(context, child, child_path, child_field)
             if words is None:
                 clean = False
@@ -232,6 +242,16 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
                                f"`{child.name}` needs at least one string", layer=CATALOG)
                 clean = False
                 continue
+            if child.name == "apprise":
+                for word_index, word in enumerate(words):
+                    if len(word) > APPRISE_URL_LIMIT or not re.fullmatch(APPRISE_URL, word):
+                        # The URL itself is not repeated: it may hold a token.
+                        context.report("invalid-value", child_path, argument(word_index), child_field,
+                                       f"`apprise` URL {word_index + 1} is not an apprise URL (scheme://…, at most "
+                                       f"{APPRISE_URL_LIMIT} characters, nothing unprintable)", layer=CATALOG,
+                                       help='write e.g. "ntfy://my-topic", "json://127.0.0.1:8080/st2" '
+                                            '(https://github.com/caronc/apprise/wiki)')
+                        clean = False
             if child.name == "on":
                 for word_index, word in enumerate(words):
                     if word not in KINDS:
@@ -262,16 +282,21 @@ def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:
         context.report("invalid-value", path, NAME, field_path,
                        "`notify` needs `on` naming the event kinds it runs for", layer=CATALOG)
         clean = False
-    if ("argv" in declared) == ("command" in declared):
-        context.report("argv-and-command" if "argv" in declared else "invalid-value", path, NAME, field_path,
-                       "`notify` needs exactly one of `argv` or `command`", layer=CATALOG)
+    runs = [name for name in NOTIFY_RUNS if name in declared]
+    if len(runs) != 1:
+        context.report("argv-and-command" if runs == ["argv", "command"] else "invalid-value", path, NAME, field_path,
+                       "`notify` needs exactly one of `argv`, `command` or `apprise`", layer=CATALOG)
         clean = False
     if not clean:
         return None
-    argv = seen["argv"] if "argv" in seen else ("sh", "-c", seen["command"])
+    if "apprise" in seen:
+        argv: tuple[str, ...] = ()
+    else:
+        argv = seen["argv"] if "argv" in seen else ("sh", "-c", seen["command"])
     return NotifyHook(kinds=tuple(dict.fromkeys(seen["on"])), argv=tuple(argv),
                       timeout_seconds=float(seen.get("timeout", DEFAULT_NOTIFY_TIMEOUT_SECONDS)),
-                      rate_limit_seconds=float(seen.get("rate-limit", DEFAULT_NOTIFY_RATE_LIMIT_SECONDS)))
+                      rate_limit_seconds=float(seen.get("rate-limit", DEFAULT_NOTIFY_RATE_LIMIT_SECONDS)),
+                      apprise=tuple(seen.get("apprise", ())))
 
 
 def _placed(hooks: list[tuple[tuple[int, ...], NotifyHook]], text: str, source: str) -> tuple[NotifyHook, ...]:

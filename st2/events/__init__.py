@@ -9,6 +9,9 @@
   events off.
 - :mod:`.engine` — the supervisor's watcher that drives them.
 - :mod:`.notify` — runs the operator's ``catalog.kdl`` hooks.
+- :mod:`.dispatch` — the bounded queue, worker thread and rate limit the hooks and the web's
+  pushes share.
+- :mod:`.apprise_send` — a hook's run that sends the event to its apprise URLs.
 - :mod:`.hook_process` — one run of an operator hook's command, a process group st2 ends.
 - :mod:`.reading` — the reader's side of ``st2 events``.
 

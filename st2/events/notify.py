@@ -6,8 +6,11 @@ line (:meth:`st2.events.event.FleetEvent.line`, newline-terminated) on stdin and
 ``ST2_EVENT_KIND``, ``ST2_EVENT_SEAT``, ``ST2_EVENT_FROM``, ``ST2_EVENT_TO``, ``ST2_EVENT_SEQ`` in
 its environment, as its own process group (:class:`st2.events.hook_process.HookProcess`), which
 st2 kills when the hook ends, past its ``timeout``, or when the supervisor stops or dies — so no
-background child a hook leaves outlives it. Never inline in the engine or the reconcile pass:
-:meth:`HookRunner.submit` only enqueues (a bounded queue) and one worker thread runs the hooks.
+background child a hook leaves outlives it. A hook naming ``apprise`` URLs runs
+:mod:`st2.events.apprise_send` the same way (its URLs, which may hold tokens, in its environment,
+never on its command line): same timeout, same process group, same log lines. Never inline in the
+engine or the reconcile pass: :meth:`HookRunner.submit` only enqueues (a bounded queue) and one
+worker thread runs the hooks (:class:`st2.events.dispatch.Dispatcher`).
 
 At most one run per hook, seat and kind per ``rate-limit``. Runs held back — suppressed by the
 rate limit, or dropped because :data:`QUEUE_BOUND` runs already wait — are counted, and each
@@ -23,10 +26,9 @@ hook does can block or fail the supervisor.
 from __future__ import annotations
 
 import os
-import queue
+import sys
 import threading
 import time
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
@@ -34,19 +36,18 @@ from st2.catalog.location import CatalogLocation
 from st2.catalog.names import shown
 from st2.declarations.catalog import NotifyHook, load_catalog_declaration
 from st2.events import journal
+from st2.events.dispatch import QUEUE_BOUND, SUMMARY_SECONDS, Dispatcher, Tally  # noqa: F401 (the log's words)
 from st2.events.event import FleetEvent
 from st2.events.hook_process import HookProcess
 from st2.fs.log import append_line
 
-QUEUE_BOUND = 256
 STDERR_SHOWN = 200  # characters of a failed hook's stderr tail that its log line keeps
-SUMMARY_SECONDS = 10.0  # the shortest window a summary of held-back runs covers
 LOG_BYTES = 1024 * 1024  # notify.log's bound before it becomes notify.log.1
-_STOP = object()
-_WAKE = object()
+APPRISE_MODULE = "st2.events.apprise_send"
 
 
-def _stamp() -> str:
+def stamp() -> str:
+    """Now as a log line's RFC 3339 UTC prefix (``2026-12-01T11:47:34.123Z``)."""
     now = datetime.now(timezone.utc)
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
@@ -65,43 +66,41 @@ def stderr_words(tail: bytes, total: int) -> str:
     return text
 
 
-@dataclass
-class Tally:
-    """Runs of one hook, seat and kind held back in one window."""
+def apprise_command(hook: NotifyHook, item: FleetEvent) -> tuple[list[str], dict[str, str]]:
+    """The argv and the environment additions that send ``item`` to ``hook``'s apprise URLs:
+    this interpreter running :mod:`st2.events.apprise_send` with this process's import path (a
+    wrapped install's path is not the bare interpreter's)."""
+    from st2.events import apprise_send
 
-    hook: NotifyHook
-    kind: str
-    seat: str
-    why: str  # "suppressed" or "dropped"
-    until: float  # monotonic: when the window ends and the summary is due
-    count: int = 0
-    first: int | None = None
-    last: int | None = None
-
-    def line(self) -> str:
-        numbers = f"#{self.first}" if self.first == self.last else f"#{self.first}-#{self.last}"
-        because = (f"rate-limit {self.hook.rate_limit_seconds:g}s per seat and kind" if self.why == "suppressed"
-                   else f"{QUEUE_BOUND} runs already waiting")
-        runs = "1 run" if self.count == 1 else f"{self.count} runs"
-        return f"{self.hook.where}: {self.kind} {self.seat}: {runs} {self.why} ({numbers}; {because})"
+    seat = item.seat or "fleet"
+    environment = {apprise_send.URLS: "\n".join(hook.apprise), apprise_send.TITLE: f"st2: {item.kind} {seat}",
+                   apprise_send.BODY: item.human(), apprise_send.TIMEOUT: f"{hook.timeout_seconds:g}",
+                   "PYTHONPATH": os.pathsep.join(path for path in sys.path if path)}
+    return [sys.executable, "-m", APPRISE_MODULE], environment
 
 
-class HookRunner:
+def hook_label(hook: NotifyHook) -> str:
+    """How a log line names what a hook runs: its program, or ``apprise`` and the URLs' schemes
+    (never a URL: it may hold a token)."""
+    if hook.apprise:
+        schemes = dict.fromkeys(url.split(":", 1)[0].lower() for url in hook.apprise)
+        return f"apprise {', '.join(shown(scheme) for scheme in schemes)}"
+    return shown(hook.argv[0])
+
+
+class HookRunner(Dispatcher):
+    thread_name = "st2-notify"
+
     def __init__(self, location: CatalogLocation, scope, *, say: Callable[[str], None] = lambda line: None,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(monotonic=monotonic)
         self.location = location
         self.log_path = str(journal.directory_of(scope) / journal.NOTIFY_LOG)
         self.say = say
-        self.monotonic = monotonic
         self.hooks: tuple[NotifyHook, ...] = ()
-        self.last_run: dict[tuple[int, str, str], float] = {}
-        self.tallies: dict[tuple[int, str, str, str], Tally] = {}
-        self.queue: queue.Queue = queue.Queue(maxsize=QUEUE_BOUND)
         self._process: HookProcess | None = None
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._process_lock = threading.Lock()
         self._refused = False
-        self._stopped = False
         self.reload()
 
     def reload(self) -> None:
@@ -118,12 +117,11 @@ class HookRunner:
             return
         self._refused = False
         if declaration.notify != self.hooks:
-            self.flush(everything=True)
-            self.last_run.clear()
+            self.forget()
         self.hooks = declaration.notify
 
     def report(self, line: str) -> None:
-        append_line(self.log_path, f"{_stamp()} {line}\n", rotate_at=LOG_BYTES)
+        append_line(self.log_path, f"{stamp()} {line}\n", rotate_at=LOG_BYTES)
         self.say(f"notify: {line}")
 
     def submit(self, events: list[FleetEvent]) -> None:
@@ -131,99 +129,32 @@ class HookRunner:
         self.flush()
         for item in events:
             for index, hook in enumerate(self.hooks):
-                if item.kind not in hook.kinds:
-                    continue
-                now = self.monotonic()
-                seat = item.seat or "fleet"
-                limit_key = (index, seat, item.kind)
-                last = self.last_run.get(limit_key)
-                if last is not None and now - last < hook.rate_limit_seconds:
-                    self._hold(limit_key, hook, item, "suppressed", last + hook.rate_limit_seconds)
-                    continue
-                try:
-                    self.queue.put_nowait((hook, item))
-                except queue.Full:
-                    self._hold(limit_key, hook, item, "dropped", now + max(hook.rate_limit_seconds, SUMMARY_SECONDS))
-                    continue
-                self.last_run[limit_key] = now
-                self._ensure_worker()
-
-    def _hold(self, limit_key: tuple[int, str, str], hook: NotifyHook, item: FleetEvent, why: str,
-              until: float) -> None:
-        """Count one run held back; its window's summary is due at ``until``."""
-        with self._lock:
-            tally = self.tallies.get((*limit_key, why))
-            if tally is None:
-                tally = self.tallies[(*limit_key, why)] = Tally(hook, item.kind, limit_key[1], why, until)
-                fresh = True
-            else:
-                fresh = False
-            tally.count += 1
-            tally.first = item.seq if tally.first is None else tally.first
-            tally.last = item.seq
-        if fresh:
-            self._ensure_worker()
-            try:
-                self.queue.put_nowait(_WAKE)  # the worker's wait now ends at this window's end
-            except queue.Full:
-                pass  # the worker is busy and will look again after its run
-
-    def flush(self, everything: bool = False) -> None:
-        """Report the summary of every window that has ended (every window, when ``everything``)."""
-        now = self.monotonic()
-        with self._lock:
-            due = [key for key, tally in self.tallies.items() if everything or tally.until <= now]
-            lines = [self.tallies.pop(key).line() for key in sorted(due, key=lambda key: self.tallies[key].until)]
-        for line in lines:
-            self.report(line)
-
-    def _next_due(self) -> float | None:
-        with self._lock:
-            if not self.tallies:
-                return None
-            return max(0.0, min(tally.until for tally in self.tallies.values()) - self.monotonic())
-
-    def _ensure_worker(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._work, name="st2-notify", daemon=True)
-            self._thread.start()
-
-    def _work(self) -> None:
-        while True:
-            try:
-                entry = self.queue.get(timeout=self._next_due())
-            except queue.Empty:
-                entry = _WAKE
-            self.flush()
-            if entry is _WAKE:
-                continue
-            if entry is _STOP or self._stopped:
-                return
-            hook, item = entry
-            try:
-                self.run(hook, item)
-            except Exception as error:  # a hook's fault is reported, never raised
-                self.report(f"{hook.where}: {item.kind} #{item.seq}: {type(error).__name__}: {error}")
+                if item.kind in hook.kinds:
+                    self.offer(index, hook, item)
 
     def run(self, hook: NotifyHook, item: FleetEvent) -> int | None:
         """Run one hook for one event; its exit status, None when it was killed or gave none.
         Its process group is killed as soon as it ends, whatever it left running."""
-        label = f"{hook.where} ({shown(hook.argv[0])}) for {item.kind} {item.seat or 'fleet'} #{item.seq}"
+        label = f"{hook.where} ({hook_label(hook)}) for {item.kind} {item.seat or 'fleet'} #{item.seq}"
         environment = dict(os.environ, ST2_EVENT_KIND=item.kind, ST2_EVENT_SEAT=_value(item.seat),
                            ST2_EVENT_FROM=_value(item.from_value), ST2_EVENT_TO=_value(item.to_value),
                            ST2_EVENT_SEQ=_value(item.seq))
-        process = HookProcess(hook.argv, environment)
+        argv = hook.argv
+        if hook.apprise:
+            argv, added = apprise_command(hook, item)
+            environment.update(added)
+        process = HookProcess(argv, environment)
         try:
             process.start((item.line() + "\n").encode("utf-8"))
         except OSError as error:
             self.report(f"{label}: cannot run: {error}")
             return None
-        with self._lock:
+        with self._process_lock:
             self._process = process
         try:
             status = process.wait(hook.timeout_seconds)
         finally:
-            with self._lock:
+            with self._process_lock:
                 self._process = None
             process.finish()
         if status is None:
@@ -233,19 +164,10 @@ class HookRunner:
             self.report(f"{label}: failed (exit {status})" + (f": {words}" if words else ""))
         return status
 
-    def stop(self) -> None:
-        """End the worker; a hook still running is killed with its group (the supervisor's stop
-        never waits out a hook's timeout) and no queued run starts. Every pending summary is
-        reported."""
-        self._stopped = True
-        with self._lock:
+    def interrupt(self) -> None:
+        """A hook still running is killed with its group: the supervisor's stop never waits out
+        a hook's timeout."""
+        with self._process_lock:
             process = self._process
         if process is not None:
             process.kill()
-        if self._thread is not None:
-            try:
-                self.queue.put_nowait(_STOP)
-            except queue.Full:
-                pass
-            self._thread.join(timeout=2)
-        self.flush(everything=True)

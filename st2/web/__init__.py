@@ -6,4 +6,5 @@
 - :mod:`.asks` — what a blocked seat waits for: its wrapper's asks, or its pane and `st2 attach`.
 - :mod:`.metrics` — the Prometheus collector over the live fleet, and the textfile writer.
 - :mod:`.serve` — the listen rules, the one uvicorn server, the pairing link's text.
+- :mod:`.push` — Web Push: the host's VAPID key, the browsers' subscriptions, the pusher.
 """

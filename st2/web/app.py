@@ -18,6 +18,9 @@ Routes (every one but ``/pair`` needs a session cookie, else 401; ``/metrics`` a
     GET  /stream                     server-sent events: seat, fleet, ask, usage, counts, event
     GET  /api/fleet                  the roster rows as `st2 agents --json --enrich` writes them
     GET  /metrics                    Prometheus text format (:mod:`st2.web.metrics`)
+    GET  /push/key                   the host's VAPID public key and the default event kinds
+    POST /push/subscribe             a browser's push subscription and its kinds (JSON, with csrf)
+    POST /push/unsubscribe           drop a subscription by its endpoint (JSON, with csrf)
     GET  /static/…, /manifest.webmanifest, /sw.js   the script, style sheet and PWA files
 
 Live: the fleet's watch descriptor is read by the event loop; a change is re-read at most
@@ -79,6 +82,7 @@ class Hub:
         self.scheduled = False
         self.last_flush = 0.0
         self.flushes = 0
+        self.pusher = None  # st2.web.push.Pusher: each new fleet event, to the subscribed browsers
 
     def start(self) -> None:
         self.live.load()
@@ -116,6 +120,8 @@ class Hub:
             messages.append(("usage", pages.usage_header(self.live.usage)))
         if changes.events:
             messages += [("event", item.human()) for item in self.live.events.fresh]
+            if self.pusher is not None:
+                self.pusher.submit(self.live.events.fresh)  # only enqueues: one worker thread sends
         if changes.seats or changes.catalog:
             blocked = sum(seat.blocked_on_human for seat in fleet.seats.values())
             messages.append(("counts", json.dumps({"seats": len(fleet.seats), "blocked": blocked})))
@@ -167,6 +173,9 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
     access = Access(store)
     throttle = Throttle()
     hub = Hub(live)
+    from st2.web.push import Pusher
+
+    pusher = hub.pusher = Pusher(store, live.location.host)
     outcomes: dict[str, tuple[float, str]] = {}   # session id -> (when, the last action's outcome)
     location = live.location
 
@@ -223,7 +232,7 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
 
     async def fleet_page(request: Request, sid: str):
         filters, sort = filters_of(request)
-        return page(pages.fleet_page(live, filters, sort, live.clock.wall_ms()))
+        return page(pages.fleet_page(live, filters, sort, live.clock.wall_ms(), lambda: access.csrf.issue(sid)))
 
     async def rows(request: Request, sid: str):
         filters, sort = filters_of(request)
@@ -333,6 +342,53 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
             return Response(data, headers=headers)
         return serve
 
+    async def push_key(request: Request, sid: str):
+        from st2.web.push import DEFAULT_KINDS, VapidUnreadable, application_server_key
+
+        try:
+            key = await run_in_threadpool(application_server_key, store)
+        except VapidUnreadable as error:
+            return JSONResponse({"error": str(error)}, 500, headers=SECURITY_HEADERS)
+        return JSONResponse({"key": key, "kinds": list(DEFAULT_KINDS)}, headers=SECURITY_HEADERS)
+
+    async def push_request(request: Request, sid: str):
+        """The JSON body of a push POST once its one-use CSRF token is spent: (body, None), or
+        (None, the refusal)."""
+        body = await request.body()
+        if len(body) > FORM_LIMIT:
+            return None, JSONResponse({"error": f"at most {FORM_LIMIT} bytes"}, 413, headers=SECURITY_HEADERS)
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict) or not access.csrf.spend(sid, data.get(pages.CSRF_FIELD)):
+            return None, JSONResponse({"error": "the token is wrong or already used: reload the page"}, 403,
+                                      headers=SECURITY_HEADERS)
+        return data, None
+
+    async def push_subscribe(request: Request, sid: str):
+        from st2.web.push import SubscriptionRefused
+
+        data, refusal = await push_request(request, sid)
+        if refusal is not None:
+            return refusal
+        try:
+            entry = await run_in_threadpool(pusher.subscribe, data.get("subscription"), data.get("kinds"))
+        except SubscriptionRefused as error:
+            return JSONResponse({"error": str(error), "csrf": access.csrf.issue(sid)}, 400, headers=SECURITY_HEADERS)
+        return JSONResponse({"kinds": list(entry.kinds), "csrf": access.csrf.issue(sid)}, headers=SECURITY_HEADERS)
+
+    async def push_unsubscribe(request: Request, sid: str):
+        data, refusal = await push_request(request, sid)
+        if refusal is not None:
+            return refusal
+        endpoint = data.get("endpoint")
+        if not isinstance(endpoint, str):
+            return JSONResponse({"error": "`endpoint` is not a string", "csrf": access.csrf.issue(sid)}, 400,
+                                headers=SECURITY_HEADERS)
+        found = await run_in_threadpool(pusher.unsubscribe, endpoint)
+        return JSONResponse({"unsubscribed": found, "csrf": access.csrf.issue(sid)}, headers=SECURITY_HEADERS)
+
     routes = [
         Route("/pair", pair),
         Route("/", guarded(fleet_page)),
@@ -348,6 +404,9 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
         Route("/stream", guarded(stream)),
         Route("/api/fleet", guarded(api_fleet)),
         Route("/metrics", metrics),
+        Route("/push/key", guarded(push_key)),
+        Route("/push/subscribe", guarded(push_subscribe), methods=["POST"]),
+        Route("/push/unsubscribe", guarded(push_unsubscribe), methods=["POST"]),
     ] + [Route(path, guarded(static(path))) for path in STATIC_FILES]
 
     async def not_found(request: Request, exc):
@@ -364,6 +423,7 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
             yield
         finally:
             hub.stop()
+            await run_in_threadpool(pusher.stop)
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
     app.state.hub, app.state.access = hub, access

@@ -90,7 +90,19 @@ def filter_query(filters: Filters, sort: str | None) -> str:
     return urlencode(pairs + ([("sort", sort)] if sort else []))
 
 
-def fleet_page(live, filters: Filters, sort: str | None, now_ms: int) -> str:
+def notify_control(issue) -> str:
+    """The kinds to push and the "notify me" button (shown by the script where the browser has
+    PushManager); the button carries a one-use CSRF token."""
+    from st2.declarations.event_kinds import KINDS
+    from st2.web.push import DEFAULT_KINDS
+
+    boxes = "".join(f"<label><input type=\"checkbox\" name=\"kind\" value=\"{h(kind)}\""
+                    f"{' checked' if kind in DEFAULT_KINDS else ''}>{h(kind)}</label>" for kind in KINDS)
+    return (f"<fieldset id=\"notify-kinds\" hidden><legend>push to this browser</legend>{boxes}"
+            f"<button type=\"button\" id=\"notify\" data-csrf=\"{h(issue())}\">notify me</button></fieldset>")
+
+
+def fleet_page(live, filters: Filters, sort: str | None, now_ms: int, issue=None) -> str:
     """The fleet: seats blocked on a human first (or by ``sort``), the usage windows, the filter
     form as `st2 top`'s, and the counts."""
     fleet = live.fleet
@@ -107,6 +119,7 @@ def fleet_page(live, filters: Filters, sort: str | None, now_ms: int) -> str:
         f"<b id=\"blocked\">{blocked}</b> blocked on a human</p>"
         f"<form id=\"filters\" method=\"get\" action=\"/\">{form}<button>filter</button></form>"
         + (f"<ul class=\"problems\">{problems}</ul>" if problems else "")
+        + (notify_control(issue) if issue is not None else "")
         + f"<div class=\"scroll\"><table id=\"fleet\" data-query=\"{h(filter_query(filters, sort))}\">"
         f"<thead><tr>{head}</tr></thead><tbody id=\"rows\">{fleet_rows(seats, now_ms)}</tbody></table></div>"
     )

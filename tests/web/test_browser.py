@@ -142,3 +142,7 @@ def test_the_service_worker_registers(face) -> None:
     page.goto(server.url + "/")
     state = page.evaluate("navigator.serviceWorker.ready.then(registration => registration.active.scriptURL)")
     assert state == server.url + "/sw.js"
+    # The browser can push: the kinds to pick and the button are shown (defaults ticked).
+    assert page.locator("#notify-kinds").is_visible()
+    ticked = page.eval_on_selector_all("#notify-kinds input:checked", "boxes => boxes.map(box => box.value)")
+    assert sorted(ticked) == ["blocked", "parked", "pause"]

@@ -5,6 +5,43 @@
   const page = document.body.dataset.page;
   if (page === "message" || !window.EventSource) return;
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/sw.js").catch(() => {});
+
+  // "notify me": Web Push to this browser (st2.web.push). The button carries a one-use CSRF
+  // token in data-csrf; every answer to a POST brings the next one.
+  const notify = document.getElementById("notify");
+  if (notify && "serviceWorker" in navigator && "PushManager" in window) {
+    const kinds = document.getElementById("notify-kinds");
+    if (kinds) kinds.hidden = false;
+    const keyBytes = (text) => {
+      const base64 = text.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((text.length + 3) % 4);
+      return Uint8Array.from(atob(base64), (character) => character.charCodeAt(0));
+    };
+    notify.addEventListener("click", async () => {
+      notify.disabled = true;
+      try {
+        if ((await Notification.requestPermission()) !== "granted") throw new Error("notifications are blocked here");
+        const keyAnswer = await fetch("/push/key", { credentials: "same-origin" });
+        if (!keyAnswer.ok) throw new Error("no push key (" + keyAnswer.status + ")");
+        const { key } = await keyAnswer.json();
+        const registration = await navigator.serviceWorker.ready;
+        const subscription = await registration.pushManager.subscribe({
+          userVisibleOnly: true, applicationServerKey: keyBytes(key) });
+        const picked = kinds ? Array.from(kinds.querySelectorAll("input[name=kind]:checked"), (box) => box.value) : [];
+        const answer = await fetch("/push/subscribe", {
+          method: "POST", credentials: "same-origin", headers: { "content-type": "application/json" },
+          body: JSON.stringify({ subscription: subscription.toJSON(), kinds: picked.length ? picked : null,
+                                 csrf: notify.dataset.csrf }) });
+        const reply = await answer.json();
+        if (reply.csrf) notify.dataset.csrf = reply.csrf;
+        if (!answer.ok) throw new Error(reply.error || "refused (" + answer.status + ")");
+        notify.textContent = "notifying: " + reply.kinds.join(", ");
+      } catch (error) {
+        notify.textContent = "notify me (" + error.message + ")";
+      } finally {
+        notify.disabled = false;
+      }
+    });
+  }
   const stream = new EventSource("/stream");
   let pending = null;
 
