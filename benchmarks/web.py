@@ -34,7 +34,6 @@ import random
 import re
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -46,10 +45,11 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 from roster import HOSTS, SEATS, write_catalog  # noqa: E402
+from web_support import WebServer  # noqa: E402 (the tests' server: output to a file, stopped by PID)
 
-REPO = Path(__file__).resolve().parent.parent
 PAGE_TARGET_MS, SSE_TARGET_MS, IDLE_TARGET_PCT = 300.0, 250.0, 1.0
 FETCHES, CHANGES, IDLE_SECONDS = 20, 200, 10.0
 SMOKE_SEATS, SMOKE_FETCHES, SMOKE_CHANGES, SMOKE_IDLE_SECONDS = 60, 3, 10, 2.0
@@ -59,57 +59,12 @@ SMOKE_SEATS, SMOKE_FETCHES, SMOKE_CHANGES, SMOKE_IDLE_SECONDS = 60, 3, 10, 2.0
 # the rename waits out the rest of that window: 80 ms here measured 20 ms of that wait on every change.
 GAP_SECONDS = 0.12
 EVENT_TIMEOUT_SECONDS = 10.0
-SERVING = re.compile(r"serving \S+ at (http://\S+)")
 HOST = HOSTS[0]
 
 
-class Server:
-    """`st2 web --listen 127.0.0.1:0` on ``root`` as :data:`HOST`, its output in ``log`` (a file:
-    a pipe nobody reads would stall it); ``url`` once it says where it serves. Stopped by its own
-    PID."""
-
-    def __init__(self, root: Path, env: dict[str, str], log: Path) -> None:
-        self.root, self.env, self.log = root, env, log
-        self.started = time.perf_counter()
-        with log.open("wb") as output:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "st2", "--catalog", str(root), "--host", HOST, "web", "--listen", "127.0.0.1:0"],
-                stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=REPO,
-                start_new_session=True)
-        self.url = self._read_url()
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")[-3000:]
-
-    def _read_url(self, timeout: float = 120.0) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.process.poll() is None:
-            if found := SERVING.search(self.log.read_text(errors="replace")):
-                return found.group(1)
-            time.sleep(0.005)
-        self.stop()
-        raise SystemExit(f"st2 web never said where it serves:\n{self.output()}")
-
-    def st2(self, *args: str) -> str:
-        completed = subprocess.run([sys.executable, "-m", "st2", "--catalog", str(self.root), "--host", HOST, *args],
-                                   capture_output=True, text=True, env=self.env, cwd=REPO, timeout=120)
-        if completed.returncode != 0:
-            raise SystemExit(f"st2 {' '.join(args)} failed:\n{completed.stderr}")
-        return completed.stdout
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-
-def sign_in(server: Server) -> str:
+def sign_in(server: WebServer) -> str:
     """Spend a pairing link from `st2 web pair --no-qr` with a cookie jar; the Cookie header."""
-    link = re.search(r"(https?://\S+/pair\?token=\S+)", server.st2("web", "pair", "--no-qr"))
+    link = re.search(r"(https?://\S+/pair\?token=\S+)", server.st2("web", "pair", "--no-qr").stdout)
     if link is None:
         raise SystemExit("st2 web pair printed no link")
     jar = http.cookiejar.CookieJar()
@@ -265,7 +220,7 @@ def main() -> int:
         env = dict(os.environ, CATALOG=str(root), XDG_STATE_HOME=str(Path(directory) / "state"),
                    DELEGATION_KIT_USAGE_FILE=str(Path(directory) / "usage.txt"))
         env.pop("ST_AGENT", None)
-        server = Server(root, env, Path(directory) / "web.log")
+        server = WebServer(root, HOST, env, log=Path(directory) / "web.log")
         stream = None
         try:
             serving_ms = (time.perf_counter() - server.started) * 1000
@@ -287,7 +242,7 @@ def main() -> int:
             idle_cpu_pct = ((after.user + after.system) - (before.user + before.system)) / (wall_after - wall_before) * 100
             rss_after_mib = process.memory_info().rss / 2**20
         except SystemExit as error:
-            raise SystemExit(f"{error}\nst2 web's output:\n{server.output()}") from None
+            raise SystemExit(f"{error}\nst2 web's output:\n{server.output[-3000:]}") from None
         finally:
             if stream is not None:
                 stream.close()

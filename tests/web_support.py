@@ -4,53 +4,73 @@ the real `st2 web pair`, and a signed-in HTTP client (stdlib only, its own cooki
 from __future__ import annotations
 
 import http.cookiejar
+import os
 import re
-import selectors
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from support import REPO, run_st2
+from support import REPO, poll_for, run_st2
 
 SERVING = re.compile(r"serving \S+ at (https?://\S+)")
 
 
 class WebServer:
     """`st2 web --listen 127.0.0.1:0` on ``catalog`` as ``host`` with ``env``; ``url`` once it
-    said where it serves. Stopped by its own PID (SIGTERM, then SIGKILL)."""
+    said where it serves. Its output goes to a file (``log``, else a temporary one): a pipe nobody
+    reads would stall a server that writes much. Stopped by its own PID (SIGTERM, then SIGKILL)."""
 
     def __init__(self, catalog: Path, host: str, env: dict, *extra: str, log: Path | None = None) -> None:
         self.catalog, self.host, self.env = catalog, host, env
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "st2", "--catalog", str(catalog), "--host", host, "web",
-             "--listen", "127.0.0.1:0", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True, text=True)
-        self.output = ""
+        if log is None:
+            descriptor, name = tempfile.mkstemp(prefix="st2-web-", suffix=".log")
+            os.close(descriptor)
+            log, self._own_log = Path(name), True
+        else:
+            self._own_log = False
+        self.log = log
+        self._kept: str | None = None
+        self.started = time.perf_counter()
+        with open(log, "wb") as output:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "st2", "--catalog", str(catalog), "--host", host, "web",
+                 "--listen", "127.0.0.1:0", *extra],
+                stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env, cwd=REPO,
+                start_new_session=True)
         self.url = self._read_url()
 
+    @property
+    def output(self) -> str:
+        """Everything the server printed so far."""
+        if self._kept is not None:
+            return self._kept
+        try:
+            return self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+
     def _read_url(self, timeout: float = 60.0) -> str:
-        selector = selectors.DefaultSelector()
-        selector.register(self.process.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not selector.select(max(0.0, deadline - time.monotonic())):
-                break
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.output += line
-            found = SERVING.search(line)
-            if found:
-                return found.group(1)
-        self.stop()
-        raise AssertionError(f"st2 web never said where it serves:\n{self.output}")
+        def said() -> str | None:
+            found = SERVING.search(self.output)
+            return found.group(1) if found else ("" if self.process.poll() is not None else None)
+
+        url = poll_for(said, timeout=timeout, step=0.005)
+        if not url:
+            self.stop()
+            raise AssertionError(f"st2 web never said where it serves:\n{self.output}")
+        return url
+
+    def st2(self, *arguments: str) -> subprocess.CompletedProcess:
+        """Another st2 verb on the same catalog, host and environment."""
+        return run_st2("--catalog", str(self.catalog), "--host", self.host, *arguments, env=self.env)
 
     def pair_link(self) -> str:
-        result = run_st2("--catalog", str(self.catalog), "--host", self.host, "web", "pair", "--no-qr", env=self.env)
+        result = self.st2("web", "pair", "--no-qr")
         assert result.returncode == 0, result.stderr
         link = re.search(r"(https?://\S+/pair\?token=\S+)", result.stdout)
         assert link, result.stdout
@@ -64,9 +84,10 @@ class WebServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
-        if self.process.stdout is not None:
-            self.output += self.process.stdout.read() or ""
-            self.process.stdout.close()
+        if self._kept is None:
+            self._kept = self.output
+            if self._own_log:
+                self.log.unlink(missing_ok=True)
 
 
 class NoRedirect(urllib.request.HTTPRedirectHandler):
