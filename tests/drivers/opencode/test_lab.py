@@ -2,7 +2,8 @@
 its PTY task is ``st2 driver opencode-session`` — against the loopback fake model: one mail is
 exactly one model request and its ledger entry reaches ``persisted`` (read back from the server);
 the context is the assistant total over the providers window; one summarize is one compaction; a
-permission blocks on a human until ``/approve`` is typed; killing the server mid-turn yields the ``sse``
+permission blocks on a human until ``/approve`` is typed, and another until it is answered from
+`st2 web`'s seat page (a changed ask's answer refused first); killing the server mid-turn yields the ``sse``
 diagnostic, cleared when the wrapper has served a new one and its stream connects; a 401 reads
 ``providerAuth`` until an ordinary turn; ``st2 down`` stops the attached TUI, the wrapper and the
 server; a wrapper SIGKILLed between a delivery's attempt and its read-back duplicates nothing.
@@ -12,8 +13,10 @@ that can share one seat run as steps of one test."""
 from __future__ import annotations
 
 import base64
+import html
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -35,6 +38,7 @@ from fake_model import FakeModel  # noqa: E402
 from lab_config import Lab, configure_opencode  # noqa: E402
 from lab_support import require_harness  # noqa: E402
 from st2_seat import UpSeat, fake_model, poll  # noqa: E402,F401 (fake_model: the fixture)
+from web_support import Client, WebServer, csrf_tokens  # noqa: E402
 
 pytestmark = pytest.mark.lab
 
@@ -161,6 +165,40 @@ def test_an_opencode_seat_under_st2_up_is_delivered_observed_and_measured(seat: 
     # Killing the server mid-turn (its turn waiting on a second permission): the sse diagnostic.
     poll(lambda: seat.ledger().get(tool, {}).get("phase") == "persisted", "the tool mail read back", 60, seat.screen)
     os.rename(seat.directory / "resources" / "inbox" / tool, seat.directory / "resources" / "archive" / tool)
+
+    # A permission answered from st2 web's seat page through the wrapper's answer channel; an
+    # answer naming a changed ask is refused first, with nothing applied.
+    from_page = write_message(seat.directory, "tool from the page", body="FAKE_TOOL: echo opencode-tool-page")
+    poll(lambda: seat.state() == ("active", "human", "permission"), "asking again", 120, seat.screen)
+    server = WebServer(seat.catalog, HOST, seat.env)
+    try:
+        client = Client(server.url)
+        assert client.pair(server.pair_link()) == 200
+        page = poll(lambda: (lambda text: text if 'class="ask"' in text else None)(
+            client.request(f"/seat/{HOST}.oc")[2]), "the ask on the seat page", 30)
+        fields = {name: re.search(rf'name="{name}" value="([^"]*)"', page.split('class="ask"', 1)[1]).group(1)
+                  for name in ("csrf", "digest", "incarnation", "channel")}
+        assert "bash" in page.split('class="ask"', 1)[1].split("</p>", 1)[0]    # what opencode asks, in words
+
+        def answer(**changed) -> str:
+            token = csrf_tokens(client.request(f"/seat/{HOST}.oc")[2])[0]
+            status, headers, _ = client.request(f"/seat/{HOST}.oc/answer",
+                                                {**fields, "csrf": token, "verb": "approve", **changed})
+            assert status == 303, status
+            shown = re.search(r'<p id="outcome">([^<]*)</p>', client.request(f"/seat/{HOST}.oc")[2])
+            return html.unescape(shown.group(1))
+
+        changed = ("0" if fields["digest"][0] != "0" else "1") + fields["digest"][1:]
+        assert answer(digest=changed).startswith("refused: that ask is no longer pending")
+        assert seat.state() == ("active", "human", "permission")
+        assert answer() == "approved"
+        poll(lambda: seat.state()[:2] == ("idle", "none"), "approved from the page and idle", 120, seat.screen)
+        assert answer().startswith("refused: that ask is no longer pending")       # answered: never reapplied
+    finally:
+        server.stop()
+    poll(lambda: seat.ledger().get(from_page, {}).get("phase") == "persisted", "the page's mail read back", 60,
+         seat.screen)
+    os.rename(seat.directory / "resources" / "inbox" / from_page, seat.directory / "resources" / "archive" / from_page)
     again = write_message(seat.directory, "tool again", body="FAKE_TOOL: echo opencode-tool-again")
     poll(lambda: seat.state() == ("active", "human", "permission"), "mid-turn, asking", 120, seat.screen)
     server_pid = seat.server()["pid"]
