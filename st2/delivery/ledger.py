@@ -388,6 +388,27 @@ def ledger_location(scope_directory: Path, runtime_id: str) -> tuple[Path, Path]
     return layout.delivery_ledger(store, runtime_id), layout.staging(store)
 
 
+QUARANTINED = "quarantined"
+
+
+def phase_counts(scope_directory: Path, runtime_id: str, harness: str, agent: str) -> dict[str, int] | None:
+    """A reader's count of the seat's ledger entries by phase (wire words; ``quarantined``: 1 for
+    a ledger the pump would refuse), or None for a seat whose harness keeps no ledger. Reads
+    only; an absent ledger counts nothing."""
+    profile = PROFILES.get(harness)
+    if profile is None:
+        return None
+    path, staging = ledger_location(scope_directory, runtime_id)
+    try:
+        ledger = Ledger.load(path, staging, profile, agent, runtime_id)
+    except Quarantined:
+        return {QUARANTINED: 1}
+    counts: dict[str, int] = {}
+    for entry in ledger.entries.values():
+        counts[entry.phase.wire] = counts.get(entry.phase.wire, 0) + 1
+    return counts
+
+
 def carry_from_scope(scope_directory: Path, runtime_id: str) -> None:
     """The one-time migration a native session runs at its start, before it loads its ledger:
     carry a ledger an earlier build left at the scope's

@@ -86,9 +86,8 @@ class LiveFleet:
         else:
             for runtime_id in changes.seats:
                 self.fleet.reload_seat(runtime_id, now_ms)
-                seat = self.fleet.discovered.get(runtime_id)
-                if self.watch is not None and seat is not None:
-                    self.watch.watch_seat(runtime_id, seat.directory)
+                if self.watch is not None:
+                    self._watch_seat(runtime_id)
             if changes.tasks:
                 self.fleet.reload_tasks()
                 if self.watch is not None:
@@ -106,11 +105,23 @@ class LiveFleet:
         agents = self.location.root / AGENTS_DIR
         watch.watch_catalog([agents] + [path for path in agents.iterdir() if path.is_dir()] if agents.is_dir() else [],
                             self._scope_directories())
-        for runtime_id, seat in self.fleet.discovered.items():
-            watch.watch_seat(runtime_id, seat.directory)
+        for runtime_id in self.fleet.discovered:
+            self._watch_seat(runtime_id)
         watch.watch_usage(self.usage.watched)
         watch.watch_events(self.events.directory)
         watch.watch_asks(self._asks_directory())
+
+    def _watch_seat(self, runtime_id: str) -> None:
+        """The seat's directories, and a native seat's delivery ledger once its pump made it."""
+        seat = self.fleet.discovered.get(runtime_id)
+        if seat is None:
+            return
+        self.watch.watch_seat(runtime_id, seat.directory)
+        view = self.fleet.seats.get(runtime_id)
+        if view is not None and view.deliveries is not None:
+            from st2.delivery.ledger import ledger_location
+
+            self.watch.watch_ledger(runtime_id, ledger_location(self.fleet.scope_directory(), runtime_id)[0].parent)
 
     def _asks_directory(self):
         from st2.runtime import layout

@@ -27,11 +27,14 @@ SORT_KEYS = tuple(column.lower() for column in COLUMNS)
 
 @dataclass
 class SeatView:
-    """One seat: its roster row, the age of its oldest unread message and its tasks' states."""
+    """One seat: its roster row, the age of its oldest unread message, its tasks' states and, for
+    a native seat of this host, its delivery ledger's entries by phase
+    (:func:`st2.delivery.ledger.phase_counts`)."""
 
     row: RosterRow
     oldest_unread_ms: int | None = None
     tasks: list[dict] = field(default_factory=list)
+    deliveries: dict[str, int] | None = None  # a native seat's delivery ledger entries by phase
 
     @property
     def identity(self) -> str:
@@ -127,6 +130,7 @@ class Fleet:
         self.inventory_errors: list[str] = []
         self._inventory_reader = inventory_reader
         self._cache = cache
+        self._scope = None
 
     def load(self, now_ms: int) -> None:
         """Discover the catalog and read every seat (one session probe for them all) and the task
@@ -155,7 +159,24 @@ class Fleet:
         unread = boxes.unread_names(seat.directory)  # the roster's own unread rule
         oldest = int(unread[0][:13]) if unread else None
         tasks = self.seats[runtime_id].tasks if runtime_id in self.seats else []
-        self.seats[runtime_id] = SeatView(row, oldest, tasks)
+        self.seats[runtime_id] = SeatView(row, oldest, tasks, self._deliveries(row, runtime_id))
+
+    def _deliveries(self, row: RosterRow, runtime_id: str) -> dict[str, int] | None:
+        if row.host != self.location.host or row.harness is None:
+            return None
+        from st2.delivery.ledger import PROFILES, phase_counts
+
+        if row.harness not in PROFILES:
+            return None
+        return phase_counts(self.scope_directory(), runtime_id, row.harness, row.identity)
+
+    def scope_directory(self):
+        """This host's runtime scope directory (resolved once)."""
+        if self._scope is None:
+            from st2.runtime.scope import RuntimeScope
+
+            self._scope = RuntimeScope(self.location.root, self.location.host).directory
+        return self._scope
 
     def reload_tasks(self) -> None:
         """Re-read the task inventory (this host's tasks) and attach each task to its seat."""

@@ -3,7 +3,7 @@ seat directory, its ``resources`` and its inbox and archive, each watched with t
 id as its role; the catalog's ``agents/<host>`` directories (a seat appearing or going away); this
 host's runtime scope ``tasks`` and ``parks`` (launch records and park markers: the task
 inventory); its fleet event journal (the events pane); the directories of the usage snapshot and
-history (the header); and the scope's ``asks`` (a Claude seat's open permission ask, which the
+history (the header); a native seat's delivery ledger directory (as the seat); and the scope's ``asks`` (a Claude seat's open permission ask, which the
 web face answers).
 
 Mutation-only masks: the view's own reads never wake it. :meth:`FleetWatch.drain` turns the
@@ -66,6 +66,11 @@ class FleetWatch:
         for path in (directory, directory / RESOURCES, directory / RESOURCES / INBOX, directory / RESOURCES / ARCHIVE):
             if path.is_dir():
                 self.watch.add(path, runtime_id)
+
+    def watch_ledger(self, runtime_id: str, directory: Path) -> None:
+        """A native seat's delivery ledger directory (in the session store), as the seat's role."""
+        if Path(directory).is_dir():
+            self.watch.add(Path(directory), runtime_id)
 
     def watch_catalog(self, hosts_directories: list[Path], scope_directories: list[Path]) -> None:
         for path in hosts_directories:

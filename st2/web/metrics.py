@@ -12,9 +12,11 @@ Labels are bounded: a per-seat series is labelled by the seat's runtime id only
 exactly the telemetry axes of :data:`st2.records.driver_diagnostic.TELEMETRY_AXES`. Label values
 are passed through as the records give them; prometheus_client escapes them on the wire.
 
-No delivery count is exported: no reader the live fleet keeps carries one (the archive is a
-directory to list per seat, and the delivery ledger forgets an entry once its message is
-settled).
+Delivery counts are a native seat's delivery ledger entries by phase (``attempted``,
+``transportAccepted``, ``persisted``, ``consumed``; ``quarantined`` for a ledger its pump refuses),
+as the live fleet re-reads them when the ledger changes: the deliveries in flight or awaiting the
+recipient's settling (a ledger forgets an entry once its message leaves the unread set). A DING
+seat keeps no ledger and has no such series.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ METRICS: dict[str, tuple[str, tuple[str, ...]]] = {
     "st2_seat_compactions": ("Compactions of the seat's current harness session.", RUNTIME_ID),
     "st2_seat_inbox_unread": ("Unread messages in the seat's inbox.", RUNTIME_ID),
     "st2_seat_oldest_unread_age_seconds": ("Age of the seat's oldest unread message, seconds.", RUNTIME_ID),
+    "st2_seat_deliveries": ("A native seat's delivery ledger entries by phase (in flight or awaiting settling).",
+                            ("runtime_id", "phase")),
     "st2_tasks": ("This host's tasks by trouble word (ok: as it should be).", ("trouble",)),
     "st2_usage_used_percent": ("The account's usage window fill, percent.", ("window",)),
     "st2_usage_verdict": ("1 for the usage verdict in force.", ("verdict",)),
@@ -108,6 +112,8 @@ class FleetCollector:
             if seat.oldest_unread_ms is not None:
                 age_ms = max(0, now_ms - seat.oldest_unread_ms)
                 families["st2_seat_oldest_unread_age_seconds"].add_metric(runtime_id, age_ms / 1000)
+            for phase, count in sorted((seat.deliveries or {}).items()):
+                families["st2_seat_deliveries"].add_metric([seat.identity, phase], count)
 
         troubles = Counter(task_trouble(task) or TASK_OK for seat in seats for task in seat.tasks)
         for trouble, count in sorted(troubles.items()):

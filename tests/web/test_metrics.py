@@ -52,6 +52,8 @@ st2_seat_inbox_unread{runtime_id="beta.remote"} 0.0
 # HELP st2_seat_oldest_unread_age_seconds Age of the seat's oldest unread message, seconds.
 # TYPE st2_seat_oldest_unread_age_seconds gauge
 st2_seat_oldest_unread_age_seconds{runtime_id="alpha.builder"} 300.0
+# HELP st2_seat_deliveries A native seat's delivery ledger entries by phase (in flight or awaiting settling).
+# TYPE st2_seat_deliveries gauge
 # HELP st2_tasks This host's tasks by trouble word (ok: as it should be).
 # TYPE st2_tasks gauge
 st2_tasks{trouble="crash-loop"} 1.0
@@ -196,3 +198,61 @@ def test_st2_metrics_writes_the_textfile_and_names_a_refused_path_in_one_line(tm
     assert len(refused.stderr.splitlines()) == 1, refused.stderr
     assert refused.stderr.startswith("st2 metrics: ") and "missing" in refused.stderr
     assert not (tmp_path / "missing").exists()
+
+
+def native_seat(tmp_path: Path, monkeypatch) -> tuple[LiveFleet, object]:
+    """The fixed fleet plus a Codex seat ``alpha.coder``, this test's state directory, and that
+    seat's delivery ledger (empty until a test begins an attempt)."""
+    from st2.delivery.ledger import PROFILES, Ledger, ledger_location
+    from st2.runtime.scope import RuntimeScope
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    catalog = build_catalog(tmp_path)
+    coder = catalog / "agents" / top_fixture.HOST / "coder"
+    (coder / "resources" / "inbox").mkdir(parents=True)
+    (coder / "agent.kdl").write_text('agent "coder" {\n    codex\n}\n')
+    location = CatalogLocation(catalog, top_fixture.HOST)
+    path, staging = ledger_location(RuntimeScope(catalog, top_fixture.HOST).directory, "alpha.coder")
+    ledger = Ledger(path, staging, PROFILES["codex"], "alpha.coder", "alpha.coder")
+    live = LiveFleet(location, clock=PinnedWallClock(top_fixture.NOW_MS),
+                     environ=top_fixture.usage_environment(tmp_path), inventory_reader=top_fixture.inventory_envelope)
+    return live, ledger
+
+
+def deliveries(live: LiveFleet) -> list[tuple[dict, float]]:
+    text = render(live).decode()
+    return [(sample.labels, sample.value) for family in text_string_to_metric_families(text)
+            if family.name == "st2_seat_deliveries" for sample in family.samples]
+
+
+def test_a_native_seats_ledger_entries_are_its_delivery_counts_by_phase(tmp_path: Path, monkeypatch) -> None:
+    from st2.delivery.ledger import Event
+
+    live, ledger = native_seat(tmp_path, monkeypatch)
+    ledger.begin([f"{top_fixture.NOW_MS - 2000}-aaaaaa.md", f"{top_fixture.NOW_MS - 1000}-bbbbbb.md"], "thread")
+    ledger.apply(f"{top_fixture.NOW_MS - 2000}-aaaaaa.md", Event.CONSUMED)
+    live.load()
+    assert deliveries(live) == [({"runtime_id": "alpha.coder", "phase": "attempted"}, 1.0),
+                                ({"runtime_id": "alpha.coder", "phase": "consumed"}, 1.0)]
+
+
+def test_a_ledger_the_pump_would_refuse_reads_quarantined(tmp_path: Path, monkeypatch) -> None:
+    live, ledger = native_seat(tmp_path, monkeypatch)
+    ledger.path.parent.mkdir(parents=True)
+    ledger.path.write_text("{not a ledger\n")
+    live.load()
+    assert deliveries(live) == [({"runtime_id": "alpha.coder", "phase": "quarantined"}, 1.0)]
+
+
+def test_a_ledger_change_reaches_the_live_fleet_through_its_watch(tmp_path: Path, monkeypatch) -> None:
+    live, ledger = native_seat(tmp_path, monkeypatch)
+    ledger.begin([f"{top_fixture.NOW_MS - 2000}-aaaaaa.md"], "thread")   # the pump has made its directory
+    live.load()
+    assert live.start_watch()
+    try:
+        ledger.begin([f"{top_fixture.NOW_MS - 1000}-bbbbbb.md"], "thread")
+        assert live.drain() and "alpha.coder" in live.pending.seats
+        live.apply()
+        assert deliveries(live) == [({"runtime_id": "alpha.coder", "phase": "attempted"}, 2.0)]
+    finally:
+        live.close()
