@@ -98,10 +98,14 @@ class NoRedirect(urllib.request.HTTPRedirectHandler):
 class Client:
     """An HTTP client with its own cookie jar; redirects are returned, not followed."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, context=None) -> None:
+        """``context``: the ssl context an https server is checked with."""
         self.base = base.rstrip("/")
         self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar), NoRedirect())
+        handlers = [urllib.request.HTTPCookieProcessor(self.jar), NoRedirect()]
+        if context is not None:
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self.opener = urllib.request.build_opener(*handlers)
 
     def request(self, path: str, form: dict | None = None, headers: dict | None = None,
                 method: str | None = None) -> tuple[int, dict, str]:

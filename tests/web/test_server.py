@@ -315,6 +315,57 @@ def test_a_remote_address_without_tls_is_refused_and_served_with_insecure_remote
         server.stop()
 
 
+def self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key (PEM), made here."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    import ipaddress
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "st2 web test")])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    certificate = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+                   .not_valid_after(now + datetime.timedelta(days=1))
+                   .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+                                  critical=False)
+                   .sign(key, hashes.SHA256()))
+    cert_path, key_path = directory / "web.crt", directory / "web.key"
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    key_path.chmod(0o600)
+    return cert_path, key_path
+
+
+def test_with_a_certificate_a_remote_address_is_served_over_tls_and_the_cookie_is_secure(face: Face) -> None:
+    import ssl
+
+    cert, key = self_signed(face.root)
+    env = face.environment("tls-state")
+    server = WebServer(face.catalog, HOST, env, "--listen", "0.0.0.0:0", "--cert", str(cert), "--key", str(key))
+    try:
+        assert server.url.startswith("https://0.0.0.0:"), server.url
+        base = f"https://127.0.0.1:{urllib.parse.urlsplit(server.url).port}"
+        context = ssl.create_default_context(cafile=str(cert))
+        client = Client(base, context)
+        assert client.request("/")[0] == 401
+        status, headers, _ = client.request(path_of(server.pair_link()))
+        cookie = header(headers, "set-cookie") or ""
+        assert status == 200 and "st2_session=" in cookie, (status, headers)
+        assert "Secure" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie.replace("Strict", "strict")
+        assert client.request("/")[0] == 200
+    finally:
+        server.stop()
+    half = run_st2("--catalog", str(face.catalog), "--host", HOST, "web", "--listen", "0.0.0.0:0", "--cert", str(cert),
+                   env=env)
+    assert half.returncode == 2 and half.stderr.startswith("st2 web: give both --cert and --key"), half
+
+
 # --- the secret stays on the host ---------------------------------------------------------------
 
 def test_the_secret_is_never_shown(face: Face) -> None:
