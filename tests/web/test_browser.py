@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from roster_fixture import state_record
 from supervisor_support import Fleet
@@ -92,8 +93,9 @@ def test_a_record_renamed_on_disk_reaches_the_open_page_within_a_second_without_
     assert took < 1.0, took
     assert page.evaluate("window.__same_page") is True          # updated in place, not reloaded
     assert "blocked:human" in page.locator("#seat-h\\.helper").inner_text()
-    # The count comes in the same flush as the row, as its own event just after it.
-    page.wait_for_function("document.getElementById('blocked').textContent === '1'", timeout=1000)
+    # The count comes in the same flush as the row, as its own event just after it. (A locator
+    # assertion: a polled page function would be evaluated as a string, which the page's CSP refuses.)
+    expect(page.locator("#blocked")).to_have_text("1", timeout=1000)
     screenshot = os.environ.get("ST2_WEB_SCREENSHOT")
     if screenshot:
         page.screenshot(path=screenshot, full_page=True)
