@@ -3,7 +3,7 @@ the fleet of a real `st2 up`, a record's rename reaching the open page without a
 sent from the page landing once as the operator, hostile markup staying inert, and the service
 worker registering.
 
-One `st2 up`, one `st2 web` and one browser for the module (about 10 s on a 2-core machine).
+One `st2 up`, one `st2 web` and one browser for the module (about 4 s on a 2-core machine).
 ``ST2_WEB_SCREENSHOT=<png>`` saves the fleet page as the README shows it."""
 
 from __future__ import annotations
