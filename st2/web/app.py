@@ -33,6 +33,7 @@ no inline script.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 import time
@@ -413,8 +414,6 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
         if session_of(request) is None:
             return refused(401, "not signed in", "open a pairing link from `st2 web pair` on the host")
         return refused(exc.status_code, "not found" if exc.status_code == 404 else "refused", "no such page")
-
-    import contextlib
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
