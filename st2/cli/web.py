@@ -54,7 +54,7 @@ def web(context, listen: str | None, cert: str | None, key: str | None, insecure
         click.echo(f"st2 web: {error}", err=True)
         context.exit(EXIT_REFUSED)
     except OSError as error:
-        click.echo(f"st2 web: {os_error_line(error)}", err=True)
+        click.echo(os_error_line(["web"], error), err=True)
         context.exit(EXIT_OS_ERROR)
 
 
@@ -71,7 +71,8 @@ def pair(context, url: str | None, qr: bool | None) -> None:
     try:
         access = _access(location)
     except (SecretUnreadable, OSError) as error:
-        click.echo(f"st2 web pair: {os_error_line(error) if not isinstance(error, SecretUnreadable) else error}", err=True)
+        click.echo(f"st2 web pair: {error}" if isinstance(error, SecretUnreadable) else os_error_line(["web", "pair"], error),
+                   err=True)
         context.exit(EXIT_REFUSED)
     base = url or served_url(_store(location)) or f"http://{DEFAULT_LISTEN}"
     click.echo(pair_text(base, access.pairing_token(), stdout_is_terminal() if qr is None else qr), nl=False)
@@ -87,5 +88,6 @@ def token(context, purpose: str) -> None:
     try:
         click.echo(_access(context.obj["location"]).bearer(purpose))
     except (SecretUnreadable, OSError) as error:
-        click.echo(f"st2 web token: {error}", err=True)
+        click.echo(f"st2 web token: {error}" if isinstance(error, SecretUnreadable) else os_error_line(["web", "token"], error),
+                   err=True)
         context.exit(EXIT_REFUSED)

@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -424,6 +425,16 @@ def build_app(live, store: Path, *, secure: bool = False) -> Starlette:
             hub.stop()
             await run_in_threadpool(pusher.stop)
 
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: not_found, 405: not_found})
+    async def refused_by_host(request: Request, error: OSError):
+        """The machine refused a write or read (a full or read-only disk, a file where a directory
+        belongs): one line in the server's output and on the page, no traceback."""
+        from st2.fs.errors import os_error_line
+
+        line = os_error_line(["web"], error)
+        print(f"{line} ({request.method} {request.url.path})", file=sys.stderr, flush=True)
+        return refused(503, "the host refused", line)
+
+    app = Starlette(routes=routes, lifespan=lifespan,
+                    exception_handlers={404: not_found, 405: not_found, OSError: refused_by_host})
     app.state.hub, app.state.access = hub, access
     return app

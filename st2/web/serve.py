@@ -67,8 +67,12 @@ def bind(host: str, port: int) -> socket.socket:
     # the client's delayed ACK: 44 ms a request measured, 0.6 ms with it).
     listener = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind((host, port))
-    listener.listen(128)
+    try:
+        listener.bind((host, port))
+        listener.listen(128)
+    except OSError as error:
+        listener.close()
+        raise ListenRefused(f"cannot listen on {host}:{port}: {error.strerror or error}") from None
     listener.set_inheritable(True)
     return listener
 

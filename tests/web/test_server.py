@@ -398,6 +398,35 @@ def test_the_secret_is_never_shown(face: Face) -> None:
     assert not [piece for piece in pieces(secret) if piece in text]
 
 
+def test_a_refusing_disk_is_one_line_on_the_page_and_in_the_output_never_a_traceback(face: Face) -> None:
+    env = face.environment("refusing-state")
+    server = WebServer(face.catalog, HOST, env)
+    try:
+        [url_file] = list((face.root / "refusing-state").glob("**/web/url"))
+        (url_file.parent / "paired").write_text("a file where the used links' directory belongs\n")
+        status, _, body = Client(server.url).request(path_of(server.pair_link()))
+        assert status == 503, (status, body)
+        assert "st2 web: cannot" in body and "paired" in body
+    finally:
+        server.stop()
+    lines = [line for line in server.output.splitlines() if "paired" in line]
+    assert len(lines) == 1 and lines[0].startswith("st2 web: cannot"), server.output
+    assert "Traceback" not in server.output
+
+
+def test_a_busy_port_is_one_line(face: Face) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_st2("--catalog", str(face.catalog), "--host", HOST, "web", "--listen", f"127.0.0.1:{port}",
+                         env=face.environment("busy-state"))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == f"st2 web: cannot listen on 127.0.0.1:{port}: Address already in use\n", result.stderr
+
+
 def test_a_signal_ends_the_server_cleanly(face: Face) -> None:
     """SIGTERM ends the lifespan without a Traceback (LiveFleet.close once called a
     MutationWatch.close that did not exist)."""

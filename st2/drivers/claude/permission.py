@@ -33,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+from st2.drivers.human_desk import clean
 from st2.fs.atomic import ensure_directory, publish
 from st2.fs.read import RECORD_LIMIT, read_optional
 from st2.runtime import layout
@@ -55,7 +56,7 @@ def answer_path(scope: Path, runtime_id: str) -> Path:
 
 def _read_json(path: Path) -> dict | None:
     try:
-        data = read_optional(path, RECORD_LIMIT)
+        data = read_optional(path, RECORD_LIMIT, follow_symlinks=False)
         value = json.loads(data) if data else None
     except (OSError, ValueError):
         return None
@@ -132,7 +133,7 @@ class Waiter:
         identity = json.dumps([tool, tool_input, pid, start], sort_keys=True, default=str)
         self.digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
         self.ask = {"schema": ASK_SCHEMA, "incarnation": incarnation or "", "digest": self.digest, "tool": tool,
-                    "text": describe(tool, tool_input)[:2000], "pid": pid, "start": start,
+                    "text": clean(describe(tool, tool_input)), "pid": pid, "start": start,
                     "askedAtMs": int(time.time() * 1000)}
         self.parent = os.getppid()
 
