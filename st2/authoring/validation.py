@@ -77,6 +77,7 @@ def validate_catalog(root: Path, host: str, *, strict: bool = False,
     diagnostics.extend(_address_collisions(declarations, overlay))
     if not any(diagnostic.severity == ERROR for diagnostic in catalog_diagnostics):
         diagnostics.extend(_undeclared_commands(catalog_declaration, declarations, overlay))
+        diagnostics.extend(_undeclared_accounts(catalog_declaration, declarations, overlay))
     diagnostics.extend(_unsafe_mailboxes(found.seats, found.principals))
     diagnostics.extend(_unbindable_sockets(root, host, declarations, state_dir, overlay))
     diagnostics.extend(worktree_problems(root, host, declarations,
@@ -215,6 +216,35 @@ def _undeclared_commands(catalog, declarations, overlay: Overlay | None = None) 
                                          f"resource \"{resource.name}\" binds cmd:{name}, which catalog.kdl does not "
                                          "declare", f"add `resource-command \"{name}\" {{ argv …; }}` to catalog.kdl",
                                          overlay, matching=resource.uri))
+    return problems
+
+
+def _undeclared_accounts(catalog, declarations, overlay: Overlay | None = None) -> list[Diagnostic]:
+    """A seat's ``account`` that no ``account`` block of ``catalog.kdl`` declares: which config
+    location, budget and admission it runs under would be unknown. Skipped, like
+    :func:`_undeclared_commands`, while ``catalog.kdl`` has errors of its own."""
+    from st2.declarations.fields import suggestion
+
+    from st2.drivers import config_env
+
+    accounts = catalog.accounts or {}
+    problems = []
+    for account in accounts.values():
+        for harness in account.config_dirs:
+            if config_env(harness) is None:
+                problems.append(Diagnostic(
+                    code="config-dir-unsupported", severity=ERROR, layer=CATALOG, source="catalog.kdl", span=None,
+                    field_path=("catalog", "account", account.name, "config-dir", harness),
+                    message=f"account \"{account.name}\": st2 knows no variable that moves {harness}'s config location, "
+                            f"so `config-dir {harness}=` cannot be honoured",
+                    help=f"remove {harness}= (a {harness} seat on this account then uses the host's own config)"))
+    for seat, declaration in declarations:
+        if declaration.account is not None and declaration.account not in accounts:
+            hint = suggestion(declaration.account, tuple(accounts)) if accounts else None
+            problems.append(_located(seat, "account", "undeclared-account", ERROR,
+                                     f"account \"{declaration.account}\" is not declared in catalog.kdl",
+                                     hint or f"add `account \"{declaration.account}\" {{ … }}` to catalog.kdl's "
+                                             "`catalog` block", overlay))
     return problems
 
 

@@ -49,6 +49,7 @@ CONTRACT: tuple[str, ...] = (
     "SESSION_OPTIONS",    # the ``<harness>-session`` verb's options beyond the common four
     "SCREEN_GRAMMAR",     # the class name of the DING screen grammar in ``<package>.screen``, or None
     "SESSION_HELP",       # the summary of ``st2 driver <harness>-session --help``
+    "CONFIG_ENV",         # the variable an account's ``config-dir`` sets (its config location), or None
 )
 """The constants every driver package declares."""
 

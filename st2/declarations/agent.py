@@ -26,12 +26,12 @@ from st2.declarations.worktree import read_worktree
 from st2.fs.read import DECLARATION_LIMIT, read_text
 
 STRING_FIELDS = frozenset(("identity", "host", "role", "type", "workspace", "supervisor", "command", "lifecycle",
-                           "id", "address"))
+                           "id", "address", "account"))
 AGENT_FIELDS = (
     "identity", "name", "description", "host", "role", "type", "workspace", "supervisor",
     "desired-state", "retired", "keep", "lifecycle", "restart", "resource", "command", "argv",
     "ding", "env", "meta", "render", "pty", "exec", "stream", "id", "address", "schedule", "resume",
-    "worktree", "subscribe",
+    "worktree", "subscribe", "account",
 ) + DRIVER_HARNESSES + RENDER_ONLY_FIELDS
 KNOWN_FIELDS = frozenset(AGENT_FIELDS)
 REPEATABLE = frozenset(("resource", "pty", "exec", "stream", "schedule", "subscribe"))
@@ -236,7 +236,7 @@ def _read_agent(context: Context, node: Any, path: tuple[int, ...], file_path: P
         tasks=tuple(task for task, _ in tasks), render=values.get("render") or (),
         drivers=drivers, render_only=render_only, id=values.get("id"), address=values.get("address"),
         resume=values.get("resume") or DEFAULT_RESUME, worktree=values.get("worktree"),
-        schedules=tuple(schedules), subscriptions=tuple(subscriptions),
+        schedules=tuple(schedules), subscriptions=tuple(subscriptions), account=values.get("account"),
     )
 
 

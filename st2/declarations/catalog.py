@@ -13,6 +13,8 @@
         resource-command "pr" { argv "gh" "pr" "view" }  // bindings run (st2.declarations.resource_providers)
         admit-unmeasured "codex" "0.160.0"     // launch a build outside the driver's measured set; its
                                                // context is withheld (st2.declarations.builds)
+        account "main" { … }                   // a model account: config locations, scoped usage knobs,
+                                               // hold, failover, relaunch admission (st2.declarations.accounts)
     }
 
 An absent file is the default declaration. The field set is closed: a misspelt field is an error,
@@ -33,7 +35,8 @@ from st2.fs.read import DECLARATION_LIMIT, read_text
 # (st2.catalog.layout.CATALOG_DECLARATION) sits above this package, which imports no catalog code.
 SOURCE = "catalog.kdl"
 DEFAULT_ARCHIVE_AFTER = "7d"
-CATALOG_FIELDS = ("pty-root", "archive-after", "notify", "resource-provider", "resource-command", "admit-unmeasured")
+CATALOG_FIELDS = ("pty-root", "archive-after", "notify", "resource-provider", "resource-command", "admit-unmeasured",
+                  "account")
 NOTIFY_FIELDS = ("on", "argv", "command", "apprise", "timeout", "rate-limit")
 NOTIFY_RUNS = ("argv", "command", "apprise")  # what a hook runs: exactly one
 # An apprise URL's shape (``scheme://rest``, nothing unprintable, bounded). Whether apprise can
@@ -65,6 +68,7 @@ class CatalogDeclaration(NamedTuple):
     resource_providers: dict | None = None   # scheme -> ResourceProvider; None: the built-ins
     resource_commands: dict | None = None    # name -> ResourceCommand
     unmeasured: dict | None = None           # harness -> exact builds admitted outside its measured set
+    accounts: dict | None = None             # name -> Account (st2.declarations.accounts); None: none declared
 
     def admits_unmeasured(self, harness: str, build: str | None) -> bool:
         """Whether ``admit-unmeasured`` names ``build`` of ``harness`` (docs/drivers.md §Measured builds)."""
@@ -143,6 +147,9 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
     providers = resource_providers.built_ins()
     commands: dict = {}
     unmeasured: dict[str, tuple[str, ...]] = {}
+    accounts: dict = {}
+    failovers: dict = {}
+    account_names: set = set()
     hooks: list[tuple[tuple[int, ...], NotifyHook]] = []
     blocks = 0
     for index, node in enumerate(document.nodes):
@@ -164,7 +171,7 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
             if child.name not in CATALOG_FIELDS:
                 context.report("unknown-node", child_path, NAME, field_path,
                                f"unknown catalog field `{child.name}` (expected pty-root, archive-after, notify, "
-                               "resource-provider, resource-command or admit-unmeasured)",
+                               "resource-provider, resource-command, admit-unmeasured or account)",
                                layer=CATALOG, help=partial(fields.suggestion, child.name, CATALOG_FIELDS))
                 continue
             if child.name == "resource-provider":
@@ -177,6 +184,11 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                 from st2.declarations.builds import admit_node
 
                 admit_node(context, child, child_path, unmeasured)
+                continue
+            if child.name == "account":
+                from st2.declarations.accounts import account_block
+
+                account_block(context, child, child_path, accounts, failovers, account_names)
                 continue
             if child.name == "notify":
                 hook = _notify_block(context, child, child_path)
@@ -203,13 +215,18 @@ def parse_catalog_declaration(text: str, source: str = SOURCE) -> tuple[CatalogD
                                                        'or "0" to disable archival')
                     continue
             values[child.name] = value
+    if failovers:
+        from st2.declarations.accounts import check_failovers
+
+        check_failovers(context, accounts, failovers)
     diagnostics = context.diagnostics()
     if any(diagnostic.severity == ERROR for diagnostic in diagnostics):
         return CatalogDeclaration(), diagnostics
     return CatalogDeclaration(pty_root=values.get("pty-root"),
                               archive_after=values.get("archive-after", DEFAULT_ARCHIVE_AFTER),
                               notify=_placed(hooks, text, source), resource_providers=providers,
-                              resource_commands=commands, unmeasured=unmeasured), diagnostics
+                              resource_commands=commands, unmeasured=unmeasured,
+                              accounts=accounts or None), diagnostics
 
 
 def _notify_block(context, node, path: tuple[int, ...]) -> NotifyHook | None:

@@ -41,6 +41,8 @@ CODES: dict[str, str] = {
     "unsupported-schedule": "`schedule` is reserved and not implemented (no longer emitted)",
     "subscription-invalid": "a `subscribe` with a malformed binding, stream or agent",
     "schedule-invalid": "a `schedule` block with a malformed name, cadence, zone or prompt",
+    "undeclared-account": "a seat's `account`, or an account's `failover`, names no `account` block of catalog.kdl",
+    "config-dir-unsupported": "an account's `config-dir` names a harness whose driver knows no config variable",
     "identity-mismatch": "the declared identity differs from the seat directory's name",
     "host-mismatch": "the declared host differs from the host directory's name",
     "name-too-long": "`name` exceeds 160 characters",

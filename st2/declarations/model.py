@@ -214,6 +214,7 @@ class AgentDeclaration(NamedTuple):
     worktree: Worktree | None = None
     schedules: tuple[Schedule, ...] = ()
     subscriptions: tuple[Subscription, ...] = ()
+    account: str | None = None  # the model account it runs on (catalog.kdl `account`), None: the host's
 
     @property
     def retired(self) -> bool:

@@ -160,6 +160,12 @@ def owns_delivery(harness: str | None) -> bool:
     return bool(getattr(package(harness), "OWNS_DELIVERY", False))
 
 
+def config_env(harness: str | None) -> str | None:
+    """The variable naming ``harness``'s own config location (its package's ``CONFIG_ENV``), which
+    an account's ``config-dir`` sets; None when the driver declares none."""
+    return getattr(package(harness), "CONFIG_ENV", None) if harness in harnesses.names() else None
+
+
 def delivery_owner(declaration_path) -> str | None:
     """The harness whose driver block in ``declaration_path`` owns the seat's delivery, or None
     (a plain seat, a render-only ``harness`` field, or an unreadable declaration)."""

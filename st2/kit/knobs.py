@@ -227,6 +227,18 @@ def _retired_configuration(path: str, environ: Mapping[str, str], findings: list
                             f"the knob file ({KNOB_FILE} or the default location) and unset {RETIRED_CONFIG_FILE}")
 
 
+class AccountEnviron(dict):
+    """An environment scoped to one declared account (:mod:`st2.accounts.scope`): its scalar
+    knobs are ordinary entries, so they win over the knob file as any environment value does; its
+    indexed knobs, which have no environment spelling, are :attr:`indexed` and win over the knob
+    file in :func:`resolve`. ``account`` names the account."""
+
+    def __init__(self, base: Mapping[str, str], account: str, indexed: Mapping[str, tuple[str, ...]]) -> None:
+        super().__init__(base)
+        self.account = account
+        self.indexed = dict(indexed)
+
+
 def resolve(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> Knobs:
     """Resolve every knob of the table from ``environ`` (default ``os.environ``) and the knob
     file (its default location found from ``cwd``, default the working directory), and run the
@@ -259,7 +271,10 @@ def resolve(environ: Mapping[str, str] | None = None, cwd: str | None = None) ->
     derived: list[str] = []
     for name, knob in TABLE.items():
         if knob.indexed:
-            if name in file_arrays:
+            if name in getattr(environ, "indexed", ()):
+                arrays[name] = tuple(environ.indexed[name])
+                array_sources[name] = f"account {environ.account}: "
+            elif name in file_arrays:
                 arrays[name] = tuple(file_arrays[name])
                 array_sources[name] = f"{array_files[name]}: "
             else:

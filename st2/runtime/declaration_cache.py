@@ -1,7 +1,7 @@
 """What the roster and the bus take from a seat's declaration, and the host-local cache of it.
 
-A roster row needs nine facts of a declaration (presentation, desired state and reason, id,
-address, resource descriptors, the driver block's harness, the worktree's branch) and its errors, the bus its id,
+A roster row needs ten facts of a declaration (presentation, desired state and reason, id,
+address, resource descriptors, the driver block's harness, the worktree's branch, the account) and its errors, the bus its id,
 address, desired state and stream names: :func:`facts_of` projects them, JSON-native, from
 :func:`st2.declarations.load_agent`'s result. Parsing 627 declarations is a fifth of a roster's
 time and most of a send's, so :class:`DeclarationCache` keeps each projection in one host-local
@@ -47,7 +47,8 @@ SCHEMA = "st2.declaration-cache.v1"
 SETTLE_NS = 2_000_000_000  # above the coarsest timestamp granularity st2 meets (FAT: 2 s)
 CACHE_LIMIT = 16 * 1024 * 1024
 UNREADABLE = "unreadable-declaration"
-STRING_FACTS = ("name", "description", "desiredState", "desiredStateReason", "id", "address", "harness", "worktree")
+STRING_FACTS = ("name", "description", "desiredState", "desiredStateReason", "id", "address", "harness", "worktree",
+                "account")
 
 
 def facts_of(declaration, diagnostics) -> dict:
@@ -63,6 +64,7 @@ def facts_of(declaration, diagnostics) -> dict:
                      id=declaration.id, address=declaration.address,
                      harness=next(iter(declaration.drivers), None),
                      worktree=declaration.worktree.branch if declaration.worktree is not None else None,
+                     account=declaration.account,
                      resources=[resource.wire() for resource in declaration.resources],
                      streams=[task.name for task in declaration.tasks if task.kind == "stream"])
     facts["loaded"] = declaration is not None

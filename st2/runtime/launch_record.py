@@ -4,10 +4,12 @@
 
     {"schema":"st2.launch-record.v1","runtimeId":…,"kind":"exec"|"pty","pid":…,
      "startTime":…,"createdAt":…,"generationId":…,"argvDigest":…,"launchedAtMs":…,
-     "supervisorPid":…,"socket":…|null,"serverPid":…|null,"log":…|null}
+     "supervisorPid":…,"socket":…|null,"serverPid":…|null,"log":…|null[,"account":…]}
 
 ``pid``/``startTime`` name the task's own process (for PTY tasks, the pane's process);
-``serverPid`` is the tmux server. The reader is a pure function of the bytes.
+``serverPid`` is the tmux server. ``account`` (present only when the task was launched on a
+declared account, its ``ST2_ACCOUNT``) names the account the generation runs on: what its budget
+hold judges and what a move compares (st2.accounts). The reader is a pure function of the bytes.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class LaunchRecord:
     socket: str | None = None
     server_pid: int | None = None
     log: str | None = None
+    account: str | None = None
 
     @property
     def identity(self) -> ProcessIdentity:
@@ -63,6 +66,8 @@ class LaunchRecord:
             "serverPid": self.server_pid,
             "log": self.log,
         }
+        if self.account is not None:
+            body["account"] = self.account
         return json.dumps(body, separators=(",", ":")).encode() + b"\n"
 
 
@@ -99,12 +104,19 @@ def parse(data: bytes, runtime_id: str) -> LaunchRecord:
             socket=body.get("socket"),
             server_pid=body.get("serverPid"),
             log=body.get("log"),
+            account=_optional_text(body.get("account")),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise MalformedRecord(f"launch record for {runtime_id} is malformed: {error}") from error
     if record.kind == "pty" and not (isinstance(record.socket, str) and isinstance(record.server_pid, int)):
         raise MalformedRecord(f"launch record for {runtime_id} is a PTY record without its socket")
     return record
+
+
+def _optional_text(value) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"account {value!r} is not a string")
+    return value
 
 
 def _positive(value) -> int:
@@ -122,7 +134,12 @@ def _choice(value, choices) -> str:
 def read(scope: RuntimeScope, runtime_id: str) -> LaunchRecord | None:
     """The record for ``runtime_id``; None when there is none. Raise :class:`MalformedRecord`
     (also for an unreadable file) so the caller fails closed."""
-    path = scope.launch_record(runtime_id)
+    return read_path(scope.tasks, runtime_id)
+
+
+def read_path(tasks, runtime_id: str) -> LaunchRecord | None:
+    """:func:`read` for a caller holding only the scope's ``tasks`` directory (a path or string)."""
+    path = os.path.join(tasks, f"{runtime_id}.json")
     try:
         data = read_bounded(path, RUNTIME_LIMIT, follow_symlinks=False)
     except FileNotFoundError:

@@ -27,6 +27,10 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         r/<runtime-id>                       a resource provider runtime's socket
         a/<runtime-id>                       a native wrapper's answer channel (owner-only socket:
                                              its pending human asks, and answers to them)
+        accounts/<account>.json              an account's budget as the supervisor resolved it
+                                             (st2.accounts.budget): what its hold judges
+        admission/<account>.json             an account's recent starts and relaunch queue
+                                             (st2.accounts.admission)
         asks/<runtime-id>.json, .answer.json a Claude seat's open permission ask and the answer
                                              `st2 web` gives it (st2.drivers.claude.permission)
         resource-runtimes/<runtime-id>.json  the generation the host gave each runtime registration
@@ -120,6 +124,8 @@ CODEX_APP_SERVER_STDERR = "app-server.stderr"
 WORKTREE_STATE = "worktree-state"
 RESOURCE_SOCKETS = "r"
 ANSWER_SOCKETS = "a"
+ACCOUNTS = "accounts"
+ADMISSION = "admission"
 ASKS = "asks"
 RESOURCE_RUNTIMES = "resource-runtimes"
 RESOURCE_DEMAND = "resource-demand"
@@ -190,6 +196,17 @@ def channel_log(state: Path, runtime_id: str) -> Path:
 def answer_socket(scope: Path, runtime_id: str) -> Path:
     """A native wrapper's answer channel (:mod:`st2.drivers.answer_channel`)."""
     return scope / ANSWER_SOCKETS / runtime_id
+
+
+def account_budget(scope, account: str):
+    """An account's budget record: what its delivery hold judges (st2.accounts.budget)."""
+    return os.path.join(scope, ACCOUNTS, account + ".json") if isinstance(scope, str) else scope / ACCOUNTS / f"{account}.json"
+
+
+def account_admission(scope, account: str):
+    """An account's admission record: its recent starts and relaunch queue (st2.accounts.admission)."""
+    return (os.path.join(scope, ADMISSION, account + ".json") if isinstance(scope, str)
+            else scope / ADMISSION / f"{account}.json")
 
 
 def asks(scope: Path) -> Path:

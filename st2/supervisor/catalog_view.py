@@ -72,7 +72,8 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
             continue
         view.plans.append(lower(declaration, location.host, location.root,
                                 base_environment=base_environment, hooks=hooks, command=command,
-                                providers=providers, resource_sockets=sockets))
+                                providers=providers, resource_sockets=sockets,
+                                accounts=catalog_declaration.accounts))
     view.plans.sort(key=lambda plan: plan.agent)
     return view
 

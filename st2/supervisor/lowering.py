@@ -85,6 +85,7 @@ class SeatPlan:
     tasks: tuple[Task, ...] = ()
     errors: tuple[str, ...] = ()
     declaration: AgentDeclaration | None = field(default=None, compare=False)
+    account: str | None = None   # the declared account its tasks are lowered onto (st2.accounts)
 
     @property
     def running(self) -> bool:
@@ -124,13 +125,17 @@ def task_base_environment(environment: dict[str, str] | None = None) -> dict[str
 def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
           base_environment: dict[str, str] | None = None, hooks: str | None = None,
           command: list[str] | None = None, providers: dict | None = None,
-          resource_sockets: Path | None = None) -> SeatPlan:
+          resource_sockets: Path | None = None, accounts: dict | None = None,
+          account: str | None = None) -> SeatPlan:
     """Lower ``declaration`` for ``host``. Errors are returned in the plan (with no tasks),
     never raised; a plan with errors must not be reconciled. Pass ``base_environment`` (from
     :func:`task_base_environment`), ``hooks`` and ``command`` (:func:`st2_command`, a PATH search)
     when lowering many seats at once. ``providers`` (scheme -> ``ResourceProvider``, from
     ``catalog.kdl``) and ``resource_sockets`` (the scope's socket directory) lower the seat's
-    resource provider runtimes; without them the seat has none."""
+    resource provider runtimes; without them the seat has none. ``accounts`` (``catalog.kdl``'s)
+    puts a seat declaring ``account`` on it (:func:`st2.accounts.scope.seat_environment`, winning
+    over the seat's own ``env``); ``account`` names another declared account to run it on instead
+    (a failover or a move, :mod:`st2.accounts.placement`). An undeclared account is a plan error."""
     agent = f"{host}.{declaration.identity}"
     workspace = expand_workspace(declaration.workspace)
     if declaration.worktree is not None:  # the seat's own worktree is its workspace (st2.worktree)
@@ -160,6 +165,16 @@ def lower(declaration: AgentDeclaration, host: str, catalog: Path, *,
     }
     base = task_base_environment(base_environment)
     errors: list[str] = [driver_error] if driver_error else []
+    account_name = account or declaration.account
+    plan["account"] = account_name
+    if account_name is not None:
+        if account_name not in (accounts or {}):
+            errors.append(f"{declaration.path}: account {account_name!r} is not declared in catalog.kdl; "
+                          "leaving the seat alone")
+        else:
+            from st2.accounts.scope import seat_environment
+
+            injected.update(seat_environment(accounts[account_name], catalog))
     tasks: list[Task] = []
     restart = declaration.restart_policy or DEFAULT_RESTART
     lowered = declaration.runtime_tasks(host)

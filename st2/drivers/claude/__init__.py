@@ -48,3 +48,6 @@ SESSION_OPTIONS: tuple[str, ...] = ()
 SCREEN_GRAMMAR = "Claude"
 SESSION_HELP = "Run `claude …` (after --) in this PTY as the seat's session."
 """``st2 driver claude-session --help``'s summary."""
+CONFIG_ENV = "CLAUDE_CONFIG_DIR"
+"""The variable naming the harness's own config location, which an account's ``config-dir`` sets
+(its settings, credentials and session transcripts (`projects/`))."""

@@ -43,3 +43,6 @@ SESSION_OPTIONS = ("--operator",)
 SCREEN_GRAMMAR = "Codex"
 SESSION_HELP = "Run `codex app-server …` (after --) as the seat's native session: pump, producers, human view."
 """``st2 driver codex-session --help``'s summary."""
+CONFIG_ENV = "CODEX_HOME"
+"""The variable naming the harness's own config location, which an account's ``config-dir`` sets
+(its config.toml, auth.json and rollouts (`sessions/`))."""

@@ -43,3 +43,6 @@ TUI_VIEW = "attach"
 pane anchor run it (:data:`.attach_anchor.ANCHOR`, :func:`st2.drivers.tui_anchor`)."""
 SESSION_HELP = "Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."
 """``st2 driver opencode-session --help``'s summary."""
+CONFIG_ENV = None
+"""The variable naming the harness's own config location, which an account's ``config-dir`` sets
+(not measured: opencode keeps credentials and sessions under the XDG data home)."""

@@ -24,3 +24,6 @@ SESSION_OPTIONS: tuple[str, ...] = ()
 SCREEN_GRAMMAR = "Pi"
 SESSION_HELP = "Run `pi …` (after --) in this PTY with st2's channel extension injected."
 """``st2 driver pi-session --help``'s summary."""
+CONFIG_ENV = "PI_CODING_AGENT_DIR"
+"""The variable naming the harness's own config location, which an account's ``config-dir`` sets
+(its auth.json, settings and sessions)."""

@@ -157,6 +157,7 @@ class ExecBackend:
             launched_at_ms=self.clock.wall_ms(),
             supervisor_pid=os.getpid(),
             log=str(log),
+            account=spec.environment.get("ST2_ACCOUNT"),  # the declared account it runs on (st2.accounts)
         )
         launch_record.write(self.scope, record)
         return record

@@ -120,6 +120,7 @@ class TmuxBackend:
             supervisor_pid=os.getpid(),
             socket=str(socket),
             server_pid=server_pid,
+            account=spec.environment.get("ST2_ACCOUNT"),  # the declared account it runs on (st2.accounts)
         )
         launch_record.write(self.scope, record)
         return record

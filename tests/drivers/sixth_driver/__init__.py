@@ -10,3 +10,4 @@ MEASURED_VERSIONS = ("6.0.1",)
 SESSION_OPTIONS = ("--operator",)
 SCREEN_GRAMMAR = "Sixth"
 SESSION_HELP = "Run `sixth …` (after --) as the seat's session."
+CONFIG_ENV = None

@@ -1,0 +1,1 @@
+"""Model accounts: declared per catalog, judged per account, moved between, admitted per account."""
