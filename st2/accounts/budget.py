@@ -57,29 +57,45 @@ def record_bytes(account: str, hold_on_pause: bool, usage_file: str, pause: str,
     return json.dumps(body, separators=(",", ":")).encode() + b"\n"
 
 
+def resolved_record(account, catalog_root, environ=None, problems: list | None = None) -> dict | None:
+    """The record of ``account`` as its knobs resolve now (:func:`st2.accounts.scope.account_environ`),
+    or None (a line appended to ``problems``) when they do not resolve."""
+    from st2.accounts.scope import account_environ
+    from st2.kit.usage import knobs as knob_table
+
+    environment = account_environ(account, catalog_root, environ)
+    try:
+        config = knob_table.resolve(environment)
+    except knob_table.KnobError as error:
+        if problems is not None:
+            problems.append(f"account {account.name}: malformed knob configuration: {'; '.join(error.findings)}")
+        return None
+    return json.loads(record_bytes(account.name, account.hold_on_pause,
+                                   knob_table.usage_paths(config, environment).usage_file,
+                                   config.scalar("DELEGATION_KIT_PAUSE_PCT"),
+                                   config.scalar("DELEGATION_KIT_PAUSE_PCT_7D"),
+                                   config.integer("DELEGATION_KIT_STALE_AGE")))
+
+
 def publish(scope, accounts: dict, catalog_root, environ=None) -> list[str]:
     """Write every declared account's record (only when its bytes change) and remove the records
     of accounts no longer declared. Return one line per account whose knobs do not resolve (its
     record is removed: an account whose thresholds are unknown holds nothing)."""
-    from st2.accounts.scope import account_environ
+    from pathlib import Path
+
     from st2.fs.atomic import publish as publish_file
-    from st2.kit.usage import knobs as knob_table
 
     directory = os.path.dirname(layout.account_budget(str(scope), "x"))
-    problems = []
+    problems: list[str] = []
     wanted = set()
     for name, account in sorted(accounts.items()):
         path = layout.account_budget(str(scope), name)
-        environment = account_environ(account, catalog_root, environ)
-        try:
-            config = knob_table.resolve(environment)
-        except knob_table.KnobError as error:
-            problems.append(f"account {name}: malformed knob configuration: {'; '.join(error.findings)}")
+        body = resolved_record(account, catalog_root, environ, problems)
+        if body is None:
             continue
         wanted.add(path)
-        data = record_bytes(name, account.hold_on_pause, knob_table.usage_paths(config, environment).usage_file,
-                            config.scalar("DELEGATION_KIT_PAUSE_PCT"), config.scalar("DELEGATION_KIT_PAUSE_PCT_7D"),
-                            config.integer("DELEGATION_KIT_STALE_AGE"))
+        data = record_bytes(name, body["holdOnPause"], body["usageFile"], body["pausePct"], body["pausePct7d"],
+                            body["staleAge"])
         try:
             with open(path, "rb") as handle:
                 if handle.read(RECORD_LIMIT + 1) == data:
@@ -87,7 +103,11 @@ def publish(scope, accounts: dict, catalog_root, environ=None) -> list[str]:
         except OSError:
             pass
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        publish_file(path, data)
+        staging = str(layout.staging(Path(str(scope))))
+        os.makedirs(staging, mode=0o700, exist_ok=True)
+        publish_file(path, data, staging)
+    if not accounts and not os.path.isdir(directory):
+        return problems
     try:
         names = os.listdir(directory)
     except OSError:
@@ -125,7 +145,7 @@ def running_account(scope, runtime_id: str) -> str | None:
     from st2.runtime.launch_record import MalformedRecord, read_path
 
     try:
-        record = read_path(layout.tasks(str(scope)), runtime_id)
+        record = read_path(os.path.join(str(scope), layout.TASKS), runtime_id)
     except MalformedRecord:
         return None
     return record.account if record is not None else None

@@ -229,6 +229,21 @@ def address(identity, value, clear, as_json, location) -> None:
     _author("address", as_json, lambda: address_seat(location, identity, None if clear else value))
 
 
+@agent.command("account")
+@click.argument("identity")
+@click.argument("value", required=False)
+@click.option("--clear", is_flag=True, help="Remove the account (the seat runs on the host's own configuration).")
+@click.option("--json", "as_json", is_flag=True, help="Print the receipt as JSON.")
+@catalog_options
+def account(identity, value, clear, as_json, location) -> None:
+    """Move a seat to another declared account: relaunched there at its next idle boundary."""
+    from st2.authoring.account import set_account
+
+    if (value is None) == (not clear):
+        raise click.UsageError("give an ACCOUNT or --clear")
+    _author("account", as_json, lambda: set_account(location, identity, None if clear else value))
+
+
 @agent.group("stream")
 def stream() -> None:
     """Declare or remove a seat's streams."""

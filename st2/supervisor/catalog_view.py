@@ -55,6 +55,14 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
     view.catalog_errors = [_diagnostic_text(item) for item in catalog_diagnostics if item.is_error]
     view.errors.extend(view.catalog_errors)
     base_environment = task_base_environment()
+    accounts = catalog_declaration.accounts or {}
+    stand_ins = {}
+    if any(account.failover is not None for account in accounts.values()):
+        import time
+
+        from st2.accounts.placement import effective_accounts
+
+        stand_ins = effective_accounts(accounts, location.root, int(time.time()), base_environment)
     command = st2_command()
     hooks = hooks_directory()
     for host, identity, declaration_path, discovery_error in _discover(location.root, location.host):
@@ -73,7 +81,7 @@ def read_catalog(location: CatalogLocation) -> CatalogView:
         view.plans.append(lower(declaration, location.host, location.root,
                                 base_environment=base_environment, hooks=hooks, command=command,
                                 providers=providers, resource_sockets=sockets,
-                                accounts=catalog_declaration.accounts))
+                                accounts=accounts, account=stand_ins.get(declaration.account)))
     view.plans.sort(key=lambda plan: plan.agent)
     return view
 
