@@ -6,6 +6,8 @@ and the packages' imports form a DAG (tests/test_import_graph.py).
 - :mod:`.__main__` — ``python -m st2``: runs :func:`st2.entry.console`.
 - :mod:`.entry` — the `st2` console entry point.
 - :mod:`.fleet` — the click-free cores of ``st2 up``, ``down``, ``tasks``, ``validate`` and ``doctor``.
+- :mod:`.accounts` — model accounts: config locations, per-account budgets, the budget hold,
+  moves between accounts and relaunch admission.
 - :mod:`.authoring` — catalog authoring: every st2 write path that changes a declaration or moves a
   seat.
 - :mod:`.base` — the primitives every layer may import: standard library only, importing nothing of

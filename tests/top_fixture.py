@@ -87,7 +87,7 @@ def inventory_envelope(location) -> dict:
                 "agentDesiredStateReason": None,
                 "runtime": {"state": state, "pid": 4242 if running else None, "createdAt": None, "generationId": None,
                             "error": None},
-                "parked": parked}
+                "parked": parked, "admission": None}
     return {"schema": "st2.task-inventory.v1", "catalog": str(location.root), "host": HOST, "complete": True,
             "errors": [], "tasks": [
                 task("builder", "running"), task("reviewer", "running"),

@@ -30,6 +30,27 @@ def _config_variables(account, catalog_root) -> dict[str, str]:
     return variables
 
 
+def _own_snapshot(account, catalog_root) -> dict[str, str]:
+    """The snapshot and credentials paths of an account that has its own (a scoped
+    ``DELEGATION_KIT_USAGE_FILE`` or a ``claude`` config location) and does not scope them: the
+    paths the empty-means-derive fill gives from *its* location, so a host-wide
+    ``DELEGATION_KIT_USAGE_FILE``/``DELEGATION_KIT_CRED_FILE`` in the caller's environment never
+    makes the account read (or poll with) the host's."""
+    import os
+
+    usage_file = account.knobs.get("DELEGATION_KIT_USAGE_FILE")
+    claude = account.config_dir("claude", catalog_root)
+    if not usage_file and claude is None:
+        return {}
+    derived = {}
+    if not usage_file:
+        usage_file = derived["DELEGATION_KIT_USAGE_FILE"] = os.path.join(claude, "usage.txt")
+    if not account.knobs.get("DELEGATION_KIT_CRED_FILE"):
+        derived["DELEGATION_KIT_CRED_FILE"] = os.path.join(os.path.dirname(os.path.expanduser(usage_file)),
+                                                           ".credentials.json")
+    return derived
+
+
 def account_environ(account, catalog_root, environ: Mapping[str, str] | None = None):
     """The environment knobs resolve in for ``account`` (a :class:`st2.declarations.accounts.Account`)."""
     import os
@@ -38,6 +59,7 @@ def account_environ(account, catalog_root, environ: Mapping[str, str] | None = N
 
     base = dict(os.environ if environ is None else environ)
     base.update(_config_variables(account, catalog_root))
+    base.update(_own_snapshot(account, catalog_root))
     indexed = {}
     for name, value in account.knobs.items():
         if TABLE[name].indexed:
@@ -54,6 +76,7 @@ def seat_environment(account, catalog_root) -> dict[str, str]:
 
     variables = {ACCOUNT_VARIABLE: account.name}
     variables.update(_config_variables(account, catalog_root))
+    variables.update(_own_snapshot(account, catalog_root))
     for name, value in account.knobs.items():
         if not TABLE[name].indexed:
             variables[name] = value

@@ -14,6 +14,7 @@ The CLI modules are parsing glue over these functions.
   lifecycle intent.
 - :mod:`.faults` — a test-only fault seam.
 - :mod:`.graph` — ``st2 catalog graph --json``.
+- :mod:`.account` — ``st2 agent account``: put a seat on another declared account.
 - :mod:`.presentation` — ``st2 agent describe`` and ``st2 agent address``: presentation authoring.
 - :mod:`.publication` — ``st2 agent publish``: compare-and-swap publication through the full-catalog
   gate.

@@ -1,4 +1,4 @@
-"""``st2 agent account``: put a seat on another declared account (docs/accounts.md §Moving a seat).
+"""``st2 agent account``: put a seat on another declared account (docs/accounts.md §Moving a seat between accounts).
 
 Only the seat's ``account`` line changes, through the same source-preserving rewrite and
 full-catalog gate as every authoring verb (an account ``catalog.kdl`` does not declare is refused

@@ -39,7 +39,7 @@ def top(once: bool, host_filter: str | None, harness: str | None, state: str | N
         fleet.load(clock.wall_ms())
         events = RecentEvents(location)
         events.load()
-        click.echo(frame(fleet, read_usage(now=clock.wall_ms() // 1000), clock.wall_ms(), filters, sort, events=events))
+        click.echo(frame(fleet, read_usage(now=clock.wall_ms() // 1000, catalog_root=location.root), clock.wall_ms(), filters, sort, events=events))
         return
     from st2.top.app import TopApp
 

@@ -29,30 +29,44 @@ class RawCommand(click.Command):
         return []
 
 
+def _root_catalog() -> None:
+    """``st2 --catalog C usage …``: the core finds a declared account's catalog as ``$CATALOG``
+    (what the root option defaults from), so the root option is handed on the same way."""
+    import os
+
+    catalog = (click.get_current_context().find_root().obj or {}).get("catalog")
+    if catalog:
+        os.environ["CATALOG"] = catalog
+
+
 @click.group()
 def usage() -> None:
-    """The usage budget: the usage.txt snapshot, its verdict, its poller and its trend."""
+    """The usage budget: the usage.txt snapshot, its verdict, its poller and its trend
+    (`--account A` on each: a declared account's)."""
 
 
 @usage.command(cls=RawCommand)
 def verdict(words: tuple[str, ...]) -> None:
-    """[--] [usage-file [credentials-file]]: OK/RESET-OK exit 0, PAUSE 1, STALE 2."""
+    """[--account A] [--] [usage-file [credentials-file]]: OK/RESET-OK exit 0, PAUSE 1, STALE 2."""
     from st2.front.table import dispatch
 
+    _root_catalog()
     exit_with(dispatch("usage", "verdict", list(words)))
 
 
 @usage.command(cls=RawCommand)
 def poll(words: tuple[str, ...]) -> None:
-    """[--timeout SECONDS]: one poll cycle of the usage endpoint into usage.txt (fail-soft)."""
+    """[--account A] [--timeout SECONDS]: one poll cycle of the usage endpoint into usage.txt (fail-soft)."""
     from st2.front.table import dispatch
 
+    _root_catalog()
     exit_with(dispatch("usage", "poll", list(words)))
 
 
 @usage.command(cls=RawCommand)
 def trend(words: tuple[str, ...]) -> None:
-    """[--] [history-file]: the footprint trend over the sample history (exit 0 or 2)."""
+    """[--account A] [--] [history-file]: the footprint trend over the sample history (exit 0 or 2)."""
     from st2.front.table import dispatch
 
+    _root_catalog()
     exit_with(dispatch("usage", "trend", list(words)))

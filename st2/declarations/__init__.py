@@ -7,6 +7,8 @@ or :mod:`st2.declarations.model` does not load the parser, so a roster or a send
 declarations all come from the host-local cache (:mod:`st2.runtime.declaration_cache`) never pays for it.
 
 - :mod:`.agent` — load one ``agent.kdl`` into an :class:`~st2.declarations.model.AgentDeclaration`.
+- :mod:`.accounts` — ``catalog.kdl``'s ``account`` blocks: config locations, scoped usage knobs,
+  hold-on-pause, failover and relaunch admission.
 - :mod:`.builds` — ``catalog.kdl``'s ``admit-unmeasured``: exact harness builds launched outside
   their driver's measured set.
 - :mod:`.catalog` — the catalog's own declaration, ``<catalog>/catalog.kdl``.

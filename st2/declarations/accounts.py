@@ -16,7 +16,7 @@ A seat names its account with ``account "main"`` in ``agent.kdl``; an account no
 an error at that line and column (:mod:`st2.authoring.validation`). With no account declared,
 nothing changes: the host's one usage snapshot, no hold, no admission.
 
-The usage knobs are the kit's own rows (:data:`st2.kit.knob_rows.TABLE`), spelt as the knob file
+The usage knobs are the kit's own rows (:data:`st2.base.knob_rows.TABLE`), spelt as the knob file
 spells them and checked by the same validators; an account's value wins over the environment and
 the knob file for that account only. ``config-dir`` takes one property per harness of
 :mod:`st2.base.harnesses`; the variable it sets is the driver's ``CONFIG_ENV``. Each problem is
@@ -83,7 +83,7 @@ def account_block(context, node, path: tuple[int, ...], accounts: dict[str, Acco
 
     from st2.declarations import fields
     from st2.declarations.context import NAME, argument, plain
-    from st2.kit.knob_rows import TABLE
+    from st2.base.knob_rows import TABLE
 
     field_path = ("catalog", FIELD)
     fields.no_properties(context, node, path, field_path)

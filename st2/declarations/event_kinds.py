@@ -11,4 +11,5 @@ USAGE_STALE = "usage-stale"    # the usage verdict becomes or stops being STALE
 DIAGNOSTIC = "diagnostic"      # a driver diagnostic appears, changes status or clears
 STALE = "stale"                # a seat's harness-state or harness-context record goes stale or fresh
 RESOURCE = "resource"          # a resource binding's accepted revision changes, or its observation fails or recovers
-KINDS = (BLOCKED, PARKED, CONTEXT, COMPACTION, PAUSE, USAGE_STALE, DIAGNOSTIC, STALE, RESOURCE)
+HOLD = "hold"                  # a seat's budget hold (its account PAUSEd, hold-on-pause) starts or lifts
+KINDS = (BLOCKED, PARKED, CONTEXT, COMPACTION, PAUSE, USAGE_STALE, DIAGNOSTIC, STALE, RESOURCE, HOLD)

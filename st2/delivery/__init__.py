@@ -8,6 +8,7 @@ server).
   opencode prompt).
 - :mod:`.pump` — what every native delivery pump shares over its ledger
   (:mod:`st2.delivery.ledger`).
-- :mod:`.hold` — the one delivery-hold predicate of a seat (a fresh dnd), which DING and both
-  native pumps consult.
+- :mod:`.hold` — the one delivery-hold predicate of a seat (a fresh dnd; an exhausted account
+  that says hold-on-pause), which DING and both native pumps consult.
+- :mod:`.budget` — an account's budget record as the deliverers read it, and the hold it makes.
 """

@@ -18,8 +18,12 @@ class LedgerPump:
     profile: Profile
 
     def __init__(self, seat_directory: Path, ledger_path: Path, staging: Path, agent: str, runtime_id: str,
-                 log=lambda message: None) -> None:
+                 log=lambda message: None, scope=None) -> None:
+        """``scope`` is the runtime scope directory: with it the hold's budget reason is asked
+        for ``runtime_id`` too (:func:`st2.delivery.hold.delivery_hold`)."""
         self.seat_directory = Path(seat_directory)
+        self.scope = scope
+        self.runtime_id = runtime_id
         self.log = log
         self.quarantine: str | None = None
         self.ledger: Ledger | None = None
@@ -38,7 +42,8 @@ class LedgerPump:
     def hold(self, now_ms: int) -> str | None:
         """The seat's delivery hold (:mod:`st2.delivery.hold`): while it is up the session asks
         for no batch, so the mail stays unread and unowned."""
-        return delivery_hold(self.seat_directory / STATUS, now_ms)
+        return delivery_hold(self.seat_directory / STATUS, now_ms, self.scope,
+                             self.runtime_id if self.scope is not None else None)
 
     def ambiguous(self) -> list[Entry]:
         """Entries without durable evidence yet (attempted, transportAccepted short of the

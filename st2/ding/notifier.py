@@ -108,8 +108,12 @@ class SessionWatch:
 
 class Notifier:
     def __init__(self, seat: SeatPaths, terminal, store: OwnershipStore, adapters, clock: Clock,
-                 settings: Settings = Settings(), log: Callable[[str], None] | None = None) -> None:
+                 settings: Settings = Settings(), log: Callable[[str], None] | None = None,
+                 scope=None) -> None:
+        """``scope`` is the seat's runtime scope directory: with it the budget reason of the
+        delivery hold is asked too (the target is ``store.target``, the agent task's runtime id)."""
         self.seat = seat
+        self.scope = scope
         self.terminal = terminal
         self.store = store
         self.adapters = tuple(adapters)
@@ -195,7 +199,12 @@ class Notifier:
 
     def dnd(self) -> bool:
         """The seat's delivery hold (:func:`st2.delivery.hold.delivery_hold`) is up."""
-        return delivery_hold(self.seat.status, self.clock.wall_ms()) is not None
+        return self.hold() is not None
+
+    def hold(self) -> str | None:
+        """The hold's name (``"dnd"``, ``"budget"``) or None."""
+        return delivery_hold(self.seat.status, self.clock.wall_ms(), self.scope,
+                             self.store.target if self.scope is not None else None)
 
     def pass_once(self) -> None:
         messages = {message.filename: message for message in list_inbox(self.seat.directory)}
@@ -209,7 +218,11 @@ class Notifier:
             now = self.clock.monotonic()
             if self.next_attempt is not None and now < self.next_attempt:
                 return
-            if self.dnd():
+            held = self.hold()
+            if held == "budget":
+                self._report("the seat's account budget holds (hold-on-pause); delivery deferred")
+                return
+            if held is not None:
                 self._report("fresh dnd declared; delivery deferred")
                 return
             self.attempts += 1

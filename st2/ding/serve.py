@@ -73,7 +73,7 @@ def prepare(catalog: Path, host: str, runtime_id: str, *, socket: str | None = N
     owner = delivery_owner(seat.declaration)
     notifier = Notifier(seat, Terminal(socket_path, pool=pool), store_for(catalog, seat_host, target),
                         adapters_for(harness) if error is None and owner is None else (), SYSTEM_CLOCK, settings,
-                        log=log)
+                        log=log, scope=scope.directory)
     if owner is not None:
         notifier.log(f"delivery belongs to the {owner} driver's native pump; DING holds and never types here")
     elif error is not None:

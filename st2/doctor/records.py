@@ -6,7 +6,8 @@ unknown while the seat should be running; a published driver-diagnostic failure 
 stage, an unmeasured build launched through ``admit-unmeasured``, as ``context-withheld``); a harness
 session a relaunch could not resume (``session-lost``, naming the lost id, while the seat's
 current session is that fallback); a seat whose delivery is held (``delivery-hold``: a fresh dnd,
-the one hold DING and both native pumps honour, :mod:`st2.delivery.hold`);
+the one hold DING and both native pumps honour, :mod:`st2.delivery.hold`; or the seat's account
+budget under ``hold-on-pause``, named with its account, window and reset);
 a resource binding whose last observation failed
 (``resource-failing``) or that was not observed within the horizon (``resource-stale``) while
 the seat should be running. Absence of a
@@ -29,6 +30,16 @@ def _age(milliseconds: int | None) -> str:
     if seconds < 7200:
         return f"{seconds // 60}m old"
     return f"{seconds // 3600}h old"
+
+
+def utc_minute(stamp_ms: int) -> str:
+    """A wall-ms stamp as ``2027-01-15T08:30Z`` (UTC, to the minute): when a budget hold lifts."""
+    from datetime import datetime, timezone
+
+    try:
+        return datetime.fromtimestamp(stamp_ms // 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    except (OverflowError, OSError, ValueError):
+        return f"{stamp_ms}ms"
 
 
 def record_findings(row: RosterRow, now_ms: int | None = None) -> list[Finding]:
@@ -55,7 +66,13 @@ def record_findings(row: RosterRow, now_ms: int | None = None) -> list[Finding]:
         findings.append(Finding(Severity.ADVISORY, row.identity, "session-lost",
                                 f"harness session {lost} could not be resumed; the seat started a fresh session "
                                 "(the lost id is kept in its resumable-session record and never retried)"))
-    if row.delivery_hold is not None:
+    if row.delivery_hold == "budget" and row.budget_hold is not None:
+        hold = row.budget_hold
+        findings.append(Finding(Severity.ADVISORY, row.identity, "delivery-hold",
+                                f"delivery held: budget of account {hold.account} ({hold.axis} window at "
+                                f"{hold.used_pct}%, hold-on-pause); new mail waits unread and unowned until the "
+                                f"window resets at {utc_minute(hold.until_ms)} or the verdict changes"))
+    elif row.delivery_hold is not None:
         findings.append(Finding(Severity.ADVISORY, row.identity, "delivery-hold",
                                 f"delivery held: fresh {row.delivery_hold} declared; new mail waits unread and unowned "
                                 "until the seat leaves it or it ages out"))

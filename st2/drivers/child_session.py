@@ -26,7 +26,8 @@ class ChildSession:
     - STARTING → RUNNING: :meth:`SessionRecords.claim`, then spawn ``argv`` with
       :meth:`child_environment` and :meth:`spawn_options`; :meth:`spawned` once it runs.
     - RUNNING: poll the child; :meth:`SessionRecords.tick` while it lives; :meth:`wait` between
-      polls (a plain sleep, or a channel reader's ``select``).
+      polls (a plain sleep, or a channel reader's ``select``); the anchor (``anchors``) is
+      entered only once :meth:`startup_step` says the driver's startup work is over.
     - RUNNING → STOPPING on SIGTERM/SIGHUP (handlers only enqueue; the loop acts): signal the
       group we lead (or the child alone) and :func:`stop_with_cover`.
     - → ENDED on the reap: :meth:`drain` (a channel's last frames), then the terminal ``ended``.
@@ -80,6 +81,12 @@ class ChildSession:
 
     def drain(self) -> None:
         """Take what the child left behind, before the terminal record of a reap."""
+
+    def startup_step(self) -> bool:
+        """One bounded step of the driver's startup work while the harness runs (Claude's startup
+        pane watch); True while that work goes on: the wrapper then stays resident, polling, and
+        enters the anchor only after it."""
+        return False
 
     # ------------------------------------------------------------------ the loop
     def say(self, message: str) -> None:
@@ -236,6 +243,9 @@ class ChildSession:
                 self.requests.clear()
                 return self._stop()
             self.records.tick()
+            if self.startup_step():
+                self.wait(POLL_SECONDS)
+                continue
             if self.anchor is not None:
                 self.anchor.enter(self)   # returns only when the loop must act now, or cannot anchor
                 continue

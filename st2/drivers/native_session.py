@@ -13,6 +13,7 @@ from st2.drivers.lifecycle import (STOP_GRACE_SECONDS, Phase, SessionRecords, ex
 TICK_SECONDS = 1.0
 """The loop's longest wait: the records' tick and delivery run at least this often."""
 AUDIT_SECONDS = 30.0
+BUDGET_RECHECK_SECONDS = 2.0  # how often a budget-held seat looks again (its lift writes nothing it watches)
 
 
 def die_with_parent() -> None:
@@ -76,7 +77,7 @@ class NativeServerSession:
         _, held = carry_legacy_record(scope.directory, self.catalog, PROFILES[self.harness], seat.agent, runtime_id,
                                       log=self.note)
         self.pump = self.pump_class(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
-                                    runtime_id, log=self.note)
+                                    runtime_id, log=self.note, scope=scope.directory)
         if held is not None:
             self.pump.quarantine_with(held)
         self.resume = ResumeHold(seat, runtime_id, self.harness, clock, self.note, state_dir,
@@ -175,14 +176,19 @@ class NativeServerSession:
         """The seat's delivery hold (a fresh dnd, :mod:`st2.delivery.hold`) is up: the inbox change
         is consumed without asking the pump for a batch, so the mail stays unread and unowned.
         Lifting the hold rewrites ``status``, which the seat watch wakes on; a dnd that ages out
-        is seen by the next audit. Said once per hold."""
+        is seen by the next audit. A budget hold (the seat's account is PAUSEd, hold-on-pause)
+        lifts with no write the watch sees (the window resets, the snapshot is rewritten): it is
+        looked at again every :data:`BUDGET_RECHECK_SECONDS`. Said once per hold."""
         hold = self.pump.hold(self.clock.wall_ms())
         if hold is None:
             self._hold_said = False
             return False
         self.inbox_dirty = False
+        if hold == "budget":
+            self._next_audit = min(self._next_audit, self.clock.monotonic() + BUDGET_RECHECK_SECONDS)
         if not self._hold_said:
-            self.note(f"delivery held: fresh {hold} declared; the mail waits unread")
+            self.note("delivery held: the seat's account budget is PAUSEd (hold-on-pause); the mail waits unread"
+                      if hold == "budget" else f"delivery held: fresh {hold} declared; the mail waits unread")
             self._hold_said = True
         return True
 

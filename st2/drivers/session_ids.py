@@ -10,7 +10,7 @@ have before st2 records it (the observer) and again before a relaunch hands it t
 - pi and omp: the session file the channel names, which must resolve (every symlink followed) to
   a ``*.jsonl`` name (a regular file, or none) directly inside the harness's own session directory for the
   wrapper's working directory: pi ``<agent dir>/sessions/--<cwd>--/`` (agent dir
-  ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``), omp ``~/.omp/agent/sessions/-<cwd>/``, the
+  ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``), omp ``<agent dir>/sessions/-<cwd>/`` (agent dir ``$PI_CODING_AGENT_DIR``, else ``~/.omp/agent``), the
   cwd's ``/`` (and ``\\``, ``:``) written as ``-`` (pi 0.73.1: ``--home-user-lab-piproj--``;
   omp 18.2.3: ``-home-user-lab-omp_proj``, captures/lab and captures/pi/live-0.73.1). Any other
   existing file — a seat's own records, another project's conversation, ``/etc/passwd`` — is not
@@ -54,10 +54,19 @@ def pi_sessions_directory(environment: dict, cwd: str) -> str:
     return os.path.join(agent, "sessions", "--" + _PATH_SEPARATORS.sub("-", re.sub(r"^[/\\]", "", cwd)) + "--")
 
 
+def _omp_agent_directory(environment: dict) -> str:
+    """omp's agent directory: ``$PI_CODING_AGENT_DIR`` (omp 18.2.3 reads pi's variable, which an
+    account's ``config-dir omp=`` sets), else ``~/.omp/agent``."""
+    agent = environment.get("PI_CODING_AGENT_DIR") or os.path.join(_home(environment), ".omp", "agent")
+    if agent == "~" or agent.startswith("~/"):
+        agent = _home(environment) + agent[1:]
+    return agent
+
+
 def omp_sessions_directory(environment: dict, cwd: str) -> str:
     """omp's session directory for a harness run in ``cwd`` with ``environment``, as the captures
     show it (``-<cwd>``); :func:`omp_sessions_directories` has every name omp may use."""
-    return os.path.join(_home(environment), ".omp", "agent", "sessions", _PATH_SEPARATORS.sub("-", cwd))
+    return os.path.join(_omp_agent_directory(environment), "sessions", _PATH_SEPARATORS.sub("-", cwd))
 
 
 def _relative_inside(path: str, base: str) -> str | None:
@@ -71,7 +80,7 @@ def omp_sessions_directories(environment: dict, cwd: str) -> tuple[str, ...]:
     ``-tmp-<path below $TMPDIR or /tmp>``, else the legacy ``--<cwd>--`` it still reads and
     migrates from; and the captures' ``-<cwd>``. All lie in omp's one sessions root and name this
     cwd, so no other file can pass for a session."""
-    root = os.path.join(_home(environment), ".omp", "agent", "sessions")
+    root = os.path.join(_omp_agent_directory(environment), "sessions")
     real = os.path.realpath(cwd)
     names = []
     below_home = _relative_inside(real, os.path.realpath(_home(environment)))

@@ -269,6 +269,8 @@ class EventEngine:
         now_ms = self.wall_ms()
         groups: dict[str, dict[str, facets.Facet]] = {}
         probe = SessionProbe(str(self.location.root), self.location.host)
+        if usage:   # a seat on an account: its budget hold follows the account's snapshot
+            seats = set(seats) | (self.projection.accounted & set(self.projection.seats))
         for runtime_id in sorted(seats):
             seat_facets = self.projection.seat(runtime_id, now_ms, probe)
             if seat_facets is not None:
@@ -296,8 +298,9 @@ class EventEngine:
             pass
         for runtime_id, directory in self.projection.seat_directories().items():
             wanted[directory] = runtime_id
-        if self.projection.usage_file:
-            wanted[Path(os.path.dirname(os.path.abspath(self.projection.usage_file)))] = USAGE_ROLE
+        for usage_file in [self.projection.usage_file] + list(getattr(self.projection, "account_usage_files", [])):
+            if usage_file:
+                wanted[Path(os.path.dirname(os.path.abspath(usage_file)))] = USAGE_ROLE
         for path, role in wanted.items():
             if not self.watch.watching(path) and path.is_dir():
                 self.watch.add(path, role)

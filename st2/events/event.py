@@ -31,8 +31,8 @@ SCHEMA = "st2.fleet-event.v1"
 # journal line or saved state past it is not one st2 wrote (it would take 2**53 appends).
 MAX_SEQ = 2**53 - 1
 
-from st2.declarations.event_kinds import (BLOCKED, COMPACTION, CONTEXT, DIAGNOSTIC, KINDS, PARKED, PAUSE, RESOURCE, STALE,  # noqa: F401
-                             USAGE_STALE)
+from st2.declarations.event_kinds import (BLOCKED, COMPACTION, CONTEXT, DIAGNOSTIC, HOLD, KINDS, PARKED, PAUSE, RESOURCE,  # noqa: F401
+                             STALE, USAGE_STALE)
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ kind              value (``from`` / ``to`` on the wire)   an event fires when
                                                           (subject: harness-state/harness-context)
 ``resource``      the binding's revision, or its last     the value changes (subject: the binding;
                   failure's kind while it fails           a new revision, a failure, a recovery)
+``hold``          ``budget`` / null (a seat declaring an  the budget hold starts or lifts (evidence:
+                  account: roster ``budgetHold``)         account, axis, until)
 ================  ======================================  ==========================================
 
 Only those classes are compared, never stamps, so a heartbeat (a record re-written with a new
@@ -112,6 +114,13 @@ def seat_facets(row) -> dict[str, Facet]:
     facets[key(ev.STALE, seat, HARNESS_STATE_SUBJECT)] = Facet(state_word, {"record": HARNESS_STATE_SUBJECT}, None)
     facets[key(ev.STALE, seat, HARNESS_CONTEXT_SUBJECT)] = Facet(
         context_word, {"record": HARNESS_CONTEXT_SUBJECT}, None)
+    account = getattr(row, "account", None)
+    if account is not None:   # a seat on no account has no hold facet (nothing to hold it)
+        hold = row.budget_hold
+        facets[key(ev.HOLD, seat)] = Facet(
+            None if hold is None else hold.to_wire()["reason"],
+            {"account": account if hold is None else hold.account, "axis": None if hold is None else hold.axis,
+             "until": None if hold is None else hold.until_ms}, None)
     for state in row.resource_states:
         failure = state.last_failure
         facets[key(ev.RESOURCE, seat, state.binding)] = Facet(
@@ -143,9 +152,13 @@ def park_facet(seat: str, task: str, reason: str, parked_at_ms: int, attempts: i
         parked_at_ms)
 
 
-def usage_facets(word: str, line: str) -> dict[str, Facet]:
-    evidence = {"verdict": line}
-    return {key(ev.PAUSE, None): Facet(word, evidence, None), key(ev.USAGE_STALE, None): Facet(word, evidence, None)}
+def usage_facets(word: str, line: str, account: str | None = None) -> dict[str, Facet]:
+    """The host's verdict (``account`` None), or a declared account's: its keys' subject and its
+    evidence's ``account`` name it."""
+    evidence = {"verdict": line} if account is None else {"account": account, "verdict": line}
+    subject = account or ""
+    return {key(ev.PAUSE, None, subject): Facet(word, evidence, None),
+            key(ev.USAGE_STALE, None, subject): Facet(word, evidence, None)}
 
 
 def _is_number(value: Any) -> bool:
@@ -191,6 +204,8 @@ def absent_evidence(kind: str, subject: str) -> dict[str, Any]:
         return {"record": subject}
     if kind == ev.RESOURCE:
         return {"binding": subject}
+    if kind == ev.HOLD:
+        return {"account": None, "axis": None, "until": None}
     return {}
 
 

@@ -5,7 +5,8 @@ Groups: ``seat:<host>.<identity>`` (from :func:`st2.roster.build.seat_row`, the 
 roster and ``st2 top`` build each row with), ``#parks`` (the supervisor's park reader,
 :func:`st2.supervisor.park.believed`, handed in: this package sits below the supervisor, per
 marker of this host's runtime scope) and ``#usage`` (:func:`st2.kit.usage.verdict.verdict`, judged
-as ``st2 top`` judges it: no refresh spawned, no sample appended).
+as ``st2 top`` judges it: no refresh spawned, no sample appended; the host's verdict, and each
+declared account's with its own knobs, keyed and evidenced by the account's name).
 """
 
 from __future__ import annotations
@@ -31,7 +32,11 @@ class FleetProjection:
         self.environ = os.environ if environ is None else environ
         self.seats: dict[str, object] = {}  # runtime id -> DiscoveredSeat
         self.usage_file: str | None = None
+        self.account_usage_files: list[str] = []  # each declared account's snapshot
         self.deadlines: dict[str, int] = {}  # runtime id -> wall ms its records go stale by age
+        # Seats declaring an account: their budget hold changes with no seat record written (the
+        # account's snapshot is rewritten elsewhere), so each usage re-judgement re-reads them.
+        self.accounted: set[str] = set()
 
     def rediscover(self) -> None:
         self.seats = {seat.runtime_id: seat for seat in discover(self.location.root).seats}
@@ -45,6 +50,12 @@ class FleetProjection:
         row, _ = seat_row(self.location.root, seat, now_ms, enrich=False, host=self.location.host,
                           probe=probe if seat.host == self.location.host else None)
         deadline = facets.stale_deadline_ms(row)
+        if row.budget_hold is not None:   # the hold lifts by itself when its window resets
+            deadline = row.budget_hold.until_ms if deadline is None else min(deadline, row.budget_hold.until_ms)
+        if row.account is not None:
+            self.accounted.add(runtime_id)
+        else:
+            self.accounted.discard(runtime_id)
         if deadline is None:
             self.deadlines.pop(runtime_id, None)
         else:
@@ -92,7 +103,26 @@ class FleetProjection:
             self.usage_file = knob_table.usage_paths(knob_table.resolve(self.environ), self.environ).usage_file
         except knob_table.KnobError:
             self.usage_file = None
-        return facets.usage_facets(verdict_word(line), line)
+        found = facets.usage_facets(verdict_word(line), line)
+        self.account_usage_files = []
+        for name, scoped in self._accounts():
+            line, _ = verdict([], scoped, now_ms // 1000, io.StringIO(), refreshing=False, sampling=False)
+            found.update(facets.usage_facets(verdict_word(line), line, name))
+            try:
+                self.account_usage_files.append(knob_table.usage_paths(knob_table.resolve(scoped), scoped).usage_file)
+            except knob_table.KnobError:
+                pass
+        return found
+
+    def _accounts(self) -> list:
+        """``[(name, environ)]`` of each account ``catalog.kdl`` declares, by name."""
+        root = str(self.location.root)
+        if not os.path.isfile(os.path.join(root, "catalog.kdl")):
+            return []
+        from st2.accounts.scope import account_environ, declared_accounts
+
+        return [(name, account_environ(account, root, self.environ))
+                for name, account in sorted(declared_accounts(root).items())]
 
     def everything(self, now_ms: int) -> dict[str, dict[str, Facet]]:
         """Every group, after a fresh discovery."""

@@ -103,6 +103,17 @@ ROUTES: dict[tuple[str, ...], Route] = {
     ("resource-runtime",): Route(Shape(leading=1), "st2.resources.runtime:route", (FORKED,)),
 }
 
+# `st2 usage <subverb> --account A`: a declared account's run of the same verb. The kit sits
+# below the accounts (which read the catalog), so the front door picks the account core: for
+# verdict and trend only when ``--account`` is among the words (the verdict's hot path never
+# loads it otherwise), for every `usage poll` (it also polls each declared account).
+ACCOUNT_CORES: dict[tuple[str, ...], str] = {
+    ("usage", "verdict"): "st2.accounts.usage:verdict",
+    ("usage", "trend"): "st2.accounts.usage:trend",
+    ("usage", "poll"): "st2.accounts.usage:poll",
+}
+ACCOUNT_OPTION = "--account"
+
 # The wrapper verbs' rows come from the driver table, built by this function (named by string
 # like every core, so the front door never imports the drivers until a wrapper verb is routed).
 SESSION_ROWS = "st2.drivers.session_route:routes"
@@ -155,6 +166,10 @@ def dispatch(verb: str, subverb: str, argv: list[str]) -> int:
     if asks_for_help(argv):
         sys.stdout.write(help_text(module))
         return 0
+    account_core = ACCOUNT_CORES.get((verb, subverb))
+    if account_core is not None and (subverb == "poll" or any(word.startswith(ACCOUNT_OPTION) for word in argv)):
+        module_name, function_name = account_core.split(":")
+        module = __import__(module_name, fromlist=[function_name])
     return int(getattr(module, function_name)(argv) or 0)
 
 

@@ -20,7 +20,6 @@ table, the hooks' cores and the usage budget are standard library only (hot path
   project.
 - :mod:`.knob_documents` — ``st2 emit knob-roster`` and ``st2 emit knob-values NAME``: the knob
   table as a document.
-- :mod:`.knob_rows` — the ``DELEGATION_KIT_*`` knob table's rows.
 - :mod:`.knobs` — the one ``DELEGATION_KIT_*`` knob resolution and the one knob-file reader.
 - :mod:`.model_verdict` — ``st2 model-verdict [--expect <class>] [--] [<transcript.jsonl |
   session8>]``.

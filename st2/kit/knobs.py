@@ -3,7 +3,7 @@ budget (:mod:`st2.kit.usage.knobs`) and the delegation hooks (:mod:`st2.kit.dele
 read the same file the same way and refuse the same malformed content with the same findings
 (docs/kit.md §Knobs; names, shapes and defaults kept exactly).
 
-The table (its rows are :mod:`st2.kit.knob_rows`, re-exported here) declares every knob the kit
+The table (its rows are :mod:`st2.base.knob_rows`, re-exported here) declares every knob the kit
 declares, so an existing delegation-kit knob file carries over whole. Some rows st2 reads
 nowhere yet (the gate-tamper globs, the foreign-vendor run, the statusline inboxes, the sessions
 dir); they are declared so a kit file naming them is not refused, and their values are
@@ -54,7 +54,7 @@ import os
 from collections.abc import Mapping
 
 from st2.fs.read import SNAPSHOT_LIMIT, read_text
-from st2.kit.knob_rows import (  # noqa: F401 - re-exported: the table's readers import it from here
+from st2.base.knob_rows import (  # noqa: F401 - re-exported: the table's readers import it from here
     DEFAULT_ENDPOINT, FOREIGN_TABLES, PREFIX, STOP_LOG_DEFAULT, TABLE, TIER_CLASSES_DEFAULT, Knob, tier_binding_findings)
 
 KNOB_FILE = "DELEGATION_KIT_KNOB_FILE"

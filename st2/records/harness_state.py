@@ -387,10 +387,10 @@ class Writer:
         self.interrupted = True
 
     def observe(self, state: str, blocked_on: str = "none", input_buffer: str = "unknown", ask: str = "none",
-                reason: str | None = None, exit: str | None = None) -> bool:
+                reason: str | None = None, exit: str | None = None, over_claim: bool = False) -> bool:
         """Record an observation; return whether a write landed. A change writes at once with a
-        fresh ``sinceMs``; restating the on-disk tuple writes only once HARNESS_STATE_REFRESH is
-        due. Raise ValueError for ``unknown`` or any word outside the vocabulary."""
+        fresh ``sinceMs``; a restated tuple only once HARNESS_STATE_REFRESH is due; ``over_claim``
+        only over this session's own claim. Raise ValueError for ``unknown`` or any unknown word."""
         if state not in STATES:
             raise ValueError(f"state {state!r} cannot be written ({UNKNOWN} is derived, never written)")
         if blocked_on not in BLOCKED_ON or input_buffer not in INPUT_BUFFERS or ask not in ASKS:
@@ -416,6 +416,8 @@ class Writer:
                 return False  # a later session's record, or one this version does not own
             self.claimed_seq = seq
             own = on_disk if on_disk is not None and on_disk.incarnation == self.incarnation else None
+            if over_claim and (own is None or (own.state, own.reason, own.exit) != (ENDED, SUPERSEDED, None)):
+                return False  # the session was observed already (a hook): that observation stands
             if own is not None and own.state == ENDED and own.reason != SUPERSEDED and state != ENDED:
                 # The session's terminal record is final: a hook that fires after the wrapper
                 # wrote it (checked here, under the same lock as the write) never revives it.

@@ -20,6 +20,7 @@ from st2.records import driver_diagnostic, harness_context, harness_state, statu
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: the roster reads the store lazily, on --enrich
+    from st2.delivery.budget import BudgetHold
     from st2.runtime.resumable_session import SessionRecord
     from st2.worktree.state import Reading as WorktreeReading
 
@@ -34,7 +35,9 @@ class RosterRow:
     ``--enrich``, ``worktree`` this host's worktree-state reading
     (:class:`st2.worktree.state.Reading`, None: no worktree declared or no record here),
     ``delivery_hold`` the hold every deliverer of the seat's mail honours
-    (:func:`st2.delivery.hold.hold_of` of the presence: ``"dnd"`` or None);
+    (:func:`st2.delivery.hold.hold_of` of the presence: ``"dnd"``; else ``"budget"`` while
+    ``budget_hold``, :func:`st2.delivery.budget.budget_hold` of this host's seat, holds; or None),
+    ``account`` the seat's declared account (None: none declared);
     :mod:`st2.roster.wire` alone turns a row into its JSON and fixes the order."""
 
     identity: str  # <host>.<identity>
@@ -61,6 +64,8 @@ class RosterRow:
     delivery_hold: str | None = None  # the seat's delivery hold (st2.delivery.hold): "dnd" or None
     # The declared bindings' resource state records (st2.resources.state.State), in name order.
     resource_states: list = field(default_factory=list)
+    account: str | None = None  # the seat's declared account (st2.declarations.accounts)
+    budget_hold: BudgetHold | None = None  # its running account's budget hold (st2.delivery.budget)
 
 
 def _read_bytes(path: str) -> bytes | None:
@@ -136,7 +141,16 @@ def build_row(host: str, identity: str, directory: Path, facts: dict[str, Any], 
         bus_address=None if retired else runtime_id,
         harness=facts["harness"],
         delivery_hold=hold_of(status_reading.presence),
+        account=facts.get("account"),
     )
+    if row.account is not None and liveness is not None and not remote:
+        # Only a seat declaring an account pays for the read (its launch record names the
+        # account it runs on, whose budget record says whether it holds).
+        from st2.delivery.budget import budget_hold
+
+        row.budget_hold = budget_hold(liveness.scope.directory, runtime_id, now_ms)
+        if row.budget_hold is not None and row.delivery_hold is None:
+            row.delivery_hold = row.budget_hold.to_wire()["reason"]
     if facts["worktree"] is not None and liveness is not None and not remote:
         from st2.worktree import state as worktree_state
 

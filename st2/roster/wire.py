@@ -53,6 +53,9 @@ def row_object(row: RosterRow, enrich: bool) -> dict[str, Any]:
         from st2.resources.state import to_wire as resource_state_wire
 
         wire["resourceStates"] = [resource_state_wire(state) for state in row.resource_states]
+    # Accounts (docs/accounts.md), appended after every earlier field of either shape.
+    wire["account"] = row.account
+    wire["budgetHold"] = row.budget_hold.to_wire() if row.budget_hold is not None else None
     return wire
 
 

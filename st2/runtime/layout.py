@@ -28,7 +28,7 @@ Host-local state sits under the runtime state directory (:func:`st2.catalog.layo
         a/<runtime-id>                       a native wrapper's answer channel (owner-only socket:
                                              its pending human asks, and answers to them)
         accounts/<account>.json              an account's budget as the supervisor resolved it
-                                             (st2.accounts.budget): what its hold judges
+                                             (st2.delivery.budget): what its hold judges
         admission/<account>.json             an account's recent starts and relaunch queue
                                              (st2.accounts.admission)
         asks/<runtime-id>.json, .answer.json a Claude seat's open permission ask and the answer
@@ -199,7 +199,7 @@ def answer_socket(scope: Path, runtime_id: str) -> Path:
 
 
 def account_budget(scope, account: str):
-    """An account's budget record: what its delivery hold judges (st2.accounts.budget)."""
+    """An account's budget record: what its delivery hold judges (st2.delivery.budget)."""
     return os.path.join(scope, ACCOUNTS, account + ".json") if isinstance(scope, str) else scope / ACCOUNTS / f"{account}.json"
 
 

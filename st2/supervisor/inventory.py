@@ -7,7 +7,9 @@ that does not load, declarations that change while being observed, duplicate run
 malformed or unreadable records, a reused PID, a PTY whose server no longer answers, or an
 unbelievable park marker make it incomplete, and the verb then exits non-zero. A believable
 park is reported beside the unmodified runtime observation, with the recovery argv naming the
-exact catalog and host.
+exact catalog and host. A seat's agent task waiting for its account's admission
+(:mod:`st2.accounts.admission`) carries ``admission`` (the account, its 1-based place in the
+queue, ``startsAt`` the expected start in ms); every other row carries ``"admission":null``.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def inventory(location: CatalogLocation, scope: RuntimeScope | None = None, *, r
     errors.extend(view.errors)
     owners: dict[str, list[str]] = {}
     rows = []
+    admissions: dict = {}   # account -> its admission record, read once
     for plan in view.plans:
         errors.extend(plan.errors)
         for task in plan.tasks:
@@ -71,7 +74,7 @@ def inventory(location: CatalogLocation, scope: RuntimeScope | None = None, *, r
             reading = park.read(scope, task.runtime_id)
             if reading.belief is park.Belief.INDETERMINATE:
                 errors.append(reading.error)
-            rows.append(_row(plan, task, observation, reading))
+            rows.append(_row(plan, task, observation, reading, _admission(scope, plan, task, admissions)))
     for runtime_id, names in sorted(owners.items()):
         if len(names) > 1:
             errors.append(f"duplicate runtime id {runtime_id!r} is declared by {', '.join(names)}")
@@ -123,7 +126,22 @@ def _envelope(location: CatalogLocation, errors: list[str], rows: list[dict]) ->
     }
 
 
-def _row(plan, task, observation: Observation, reading: park.ParkReading) -> dict:
+def _admission(scope: RuntimeScope, plan, task, admissions: dict) -> dict | None:
+    """Where the seat's agent task waits in its account's relaunch queue, or None."""
+    if plan.account is None or task is not plan.agent_task:
+        return None
+    from st2.accounts.admission import read_file
+
+    if plan.account not in admissions:
+        admissions[plan.account] = read_file(scope.directory, plan.account)
+    record = admissions[plan.account]
+    position = record.position(task.runtime_id) if record is not None else None
+    if position is None:
+        return None
+    return {"account": plan.account, "position": position, "startsAt": record.queue[position - 1].starts_at_ms}
+
+
+def _row(plan, task, observation: Observation, reading: park.ParkReading, admission: dict | None = None) -> dict:
     running = observation.state is RuntimeState.RUNNING
     record = observation.record
     parked = None
@@ -153,6 +171,7 @@ def _row(plan, task, observation: Observation, reading: park.ParkReading) -> dic
             "error": None if running else observation.error,
         },
         "parked": parked,
+        "admission": admission,
     }
 
 
@@ -172,7 +191,10 @@ def report(location: CatalogLocation, as_json: bool, echo) -> int:
                 parked = "  PARKED: " + " ".join(row["parked"]["recovery"])
             elif row["parked"]:
                 parked = f"  PARKED (can never start as declared: {row['parked']['reason']})"
-            echo(f"{row['runtimeId']:40} {row['kind']:4} {runtime['state']}{pid}{parked}")
+            queued = ""
+            if row["admission"]:
+                queued = f"  QUEUED on account {row['admission']['account']} #{row['admission']['position']}"
+            echo(f"{row['runtimeId']:40} {row['kind']:4} {runtime['state']}{pid}{parked}{queued}")
         for error in envelope["errors"]:
             echo(f"incomplete: {error}", err=True)
     return 0 if envelope["complete"] else 1

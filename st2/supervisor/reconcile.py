@@ -42,12 +42,15 @@ from st2.catalog.location import CatalogLocation
 from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.declarations.model import ADOPT_ONLY, RETIRED, SUSPENDED
 from st2.supervisor import holds, park, supervisor_record
+from st2.supervisor.budgets import BudgetPublisher
 from st2.supervisor.catalog_view import CatalogView
 from st2.supervisor.lowering import SeatPlan, Task, TaskRole, st2_command, task_base_environment
 from st2.supervisor.materialize import MaterializationRefused, materialize
+from st2.supervisor.moves import Mover
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
 from st2.supervisor.worktrees import WorktreeKeeper
 from st2.accounts.admission import Admission
+from st2.supervisor.relaunch_admission import admitted
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
 from st2.runtime import launch_record
 from st2.supervisor.backends.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
@@ -132,11 +135,10 @@ class Reconciler:
         self.launched_pids: set[int] = set()   # exec tasks this supervisor started (its children)
         self.worktrees = WorktreeKeeper(self.scope, clock, self.say)
         self.admission = Admission(self.scope.directory, clock)   # starts per account (relaunch storms)
-        self.explicit_start = False   # this pass acts on a seat an operator selected alone
-        self.budget_published = False   # True once a pass published with no account declared
-        self.budget_problems: set[str] = set()
+        self.explicit_start = False   # the pass acts on a seat an operator selected alone
+        self.budgets = BudgetPublisher(self.scope.directory, location.root, self.say)   # each account's record
         self.accounts: dict = {}                # catalog.kdl's accounts, as of this pass
-        self.waiting_moves: set[str] = set()    # agent tasks told they move at an idle boundary
+        self.mover = Mover(self.location, self.scope, clock, self.say)
 
     # -- helpers -------------------------------------------------------------------------
     def backend(self, kind: str) -> Backend:
@@ -171,7 +173,7 @@ class Reconciler:
         self.admission.begin_pass()
         self.explicit_start = not selection.everything
         if not materialize_only:
-            self._publish_budgets(view)
+            self.budgets.publish(view)
         self.accounts = dict(getattr(getattr(view, "catalog", None), "accounts", None) or {})
         for runtime_id in park.take_unpark_requests(self.scope):
             state = self.states.get(runtime_id, TaskState())
@@ -223,30 +225,11 @@ class Reconciler:
             self._reconcile_seat(plan, selection, held, launch_allowed, report)
         if not materialize_only and selection.everything and not view.errors and not any(p.errors for p in view.plans):
             self._clean_undeclared(declared, report)
-        if not materialize_only:
-            slot = self.admission.end_pass()   # the loop wakes at the next admission slot
-            if slot is not None:
-                report.next_deadline = min(filter(None, (report.next_deadline, slot)))
+        slot = None if materialize_only else self.admission.end_pass()   # wake at the next admission slot
+        if slot is not None:
+            report.next_deadline = min(filter(None, (report.next_deadline, slot)))
         self._print(report)
         return report
-
-    def _publish_budgets(self, view: CatalogView) -> None:
-        """Publish each declared account's budget record (:func:`st2.accounts.budget.publish`),
-        what the delivery-hold predicate judges; each problem line is said once while it lasts.
-        With no account declared now or at the last publication, nothing is touched: a fleet
-        without accounts pays no syscall for them."""
-        accounts = getattr(getattr(view, "catalog", None), "accounts", None) or {}
-        if not accounts and self.budget_published:
-            return
-        from st2.accounts.budget import publish
-
-        problems = publish(self.scope.directory, accounts, self.location.root)
-        for line in problems:
-            if line not in self.budget_problems:
-                self.say(line)
-        self.budget_problems = set(problems)
-        # A first pass with none still removes a record left by an account declared earlier.
-        self.budget_published = not accounts
 
     def _reconcile_seat(self, plan: SeatPlan, selection: Selection, held: set[str],
                         launch_allowed: bool, report: PassReport) -> None:
@@ -330,12 +313,13 @@ class Reconciler:
             if state.not_before is not None:
                 report.next_deadline = min(filter(None, (report.next_deadline, state.not_before)))
             return False
-        if not self._admitted(task, plan, report):
+        if not admitted(self.admission, self.accounts, plan, task, self.explicit_start or rid in report.unparked, report):
             return False
         restarting = state.phase is Phase.WAITING
         spec = TaskSpec(rid, task.kind, task.argv, task.environment, task.directory)
         try:
             record = self.backend(task.kind).launch(spec)
+            self.admission.launched(rid)   # an admitted start counts from here (its process exists)
         except LaunchError as error:
             report.errors.append(str(error))
             state = transition(state, Event.EXITED, task.restart, now)
@@ -353,24 +337,6 @@ class Reconciler:
         report.running_identities[rid] = record.identity
         return True
 
-    def _admitted(self, task: Task, plan: SeatPlan, report: PassReport) -> bool:
-        """May this launch start now? Only a seat's agent task on a declared account is asked
-        (:mod:`st2.accounts.admission`; its companions follow it); an operator's explicit start
-        (a seat selected alone, or just unparked) goes to the head of its account's queue."""
-        account = self.accounts.get(plan.account) if plan.account is not None else None
-        if task.role is not TaskRole.AGENT or account is None:
-            return True
-        rid = task.runtime_id
-        try:
-            decision = self.admission.admit(account, rid, explicit=self.explicit_start or rid in report.unparked)
-        except OSError as error:
-            report.errors.append(f"{rid}: not launched: its start on account {account.name} cannot be recorded: {error}")
-            return False
-        if not decision.admitted:
-            report.queued.append(rid)
-            report.next_deadline = min(filter(None, (report.next_deadline, decision.next_slot)))
-        return decision.admitted
-
     def _replaced(self, task: Task, observation: Observation, report: PassReport) -> bool:
         """Stop a running resource provider runtime launched from another argv than its
         declaration's; True when it was stopped (the caller launches the declared one)."""
@@ -383,45 +349,17 @@ class Reconciler:
         return True
 
     def _moved(self, task: Task, plan: SeatPlan, observation: Observation, report: PassReport) -> bool:
-        """Stop a running agent task launched on another account than its plan's, at an idle
-        boundary (:func:`st2.accounts.placement.move_step`), after carrying its session or
-        recording it lost; True when it was stopped (the caller launches it on the plan's account)."""
-        record = observation.record
-        if task.role is not TaskRole.AGENT or record.account == plan.account:
+        """Stop a running agent task that moves to another account now (:class:`st2.supervisor.moves.Mover`);
+        True when it was stopped (the caller launches it on the plan's account)."""
+        if task.role is not TaskRole.AGENT or observation.record.account == plan.account:
             return False
-        from st2.accounts.placement import Move, carry_or_lose, move_step
-        from st2.accounts.scope import seat_environment
-        from st2.runtime.resumable_session import SessionStore
-
-        declaration = plan.declaration
-        harness = next(iter(declaration.drivers), None) if declaration is not None else None
-        seat_directory = Path(plan.declaration_path).parent
-        step = move_step(plan.account, record.account, seat_directory, harness, plan.agent, self.clock.wall_ms())
-        if step is Move.WAIT:
-            if task.runtime_id not in self.waiting_moves:
-                self.say(f"{task.runtime_id} moves from account {record.account or '(host)'} to "
-                         f"{plan.account or '(host)'} at its next idle boundary")
-                self.waiting_moves.add(task.runtime_id)
+        if not self.mover.due(task, plan, observation.record):
             return False
-        self.waiting_moves.discard(task.runtime_id)
-        accounts = self.accounts
-        new_environment = dict(task.environment)
-        old_environment = dict(new_environment)
-        if plan.account in accounts:
-            for name in seat_environment(accounts[plan.account], self.location.root):
-                old_environment.pop(name, None)
-        if record.account in accounts:
-            old_environment.update(seat_environment(accounts[record.account], self.location.root))
-        self.backend(record.kind).kill(record)   # first: a stopped harness writes its session no more
-        self.say(f"moving {task.runtime_id}[{record.pid}] from account {record.account or '(host)'} to "
-                 f"{plan.account or '(host)'}")
-        lost = carry_or_lose(SessionStore.beside(self.scope.directory), task.runtime_id, plan.agent, harness,
-                             task.directory or str(seat_directory), old_environment, new_environment,
-                             seat_directory, self.clock)
-        if lost is not None:
-            self.say(lost)
-            report.errors.append(lost)
+        self.backend(observation.record.kind).kill(observation.record)
         report.stopped.append(task.runtime_id)
+        lost = self.mover.moved(task, plan, observation.record, self.accounts)
+        if lost is not None:
+            report.errors.append(lost)
         return True
 
     def _parked(self, task: Task, plan: SeatPlan, state: TaskState, report: PassReport) -> None:

@@ -88,7 +88,9 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     row = seat.row
     directory = layout.SeatPaths(location.root, row.host, row.bare_identity).directory
     lines = [f"{row.identity}  {row.name or ''}".rstrip(), f"desired {row.desired_state}"
-             + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else ""), "", "record ages:"]
+             + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else "")]
+    lines += hold_lines(row)
+    lines += ["", "record ages:"]
     lines += [f"  {name:18} {_age(os.path.join(directory, name), now_ms)}" for name in RECORDS]
     lines += ["", "session: " + session_text(row.session)]
     lines += ["worktree: " + worktree_text(row.worktree)]
@@ -115,6 +117,22 @@ def detail_lines(location: CatalogLocation, seat: SeatView, now_ms: int) -> list
     except OSError as error:
         findings = [f"doctor could not run: {error}"]
     lines += ["", "doctor:"] + ([f"  {line}" for line in findings] or ["  no findings"])
+    return lines
+
+
+def hold_lines(row) -> list[str]:
+    """The seat's delivery holds: a fresh dnd, and its account's budget hold with the window and
+    the local time it resets (``delivery held: budget (account main, 5h window, until 08:30)``)."""
+    from datetime import datetime
+
+    lines = ["delivery held: dnd"] if row.delivery_hold == "dnd" else []
+    hold = row.budget_hold
+    if hold is not None:
+        try:
+            until = datetime.fromtimestamp(hold.until_ms / 1000).strftime("%H:%M")
+        except (OverflowError, OSError, ValueError):
+            until = f"{hold.until_ms}ms"
+        lines.append(f"delivery held: budget (account {hold.account}, {hold.axis} window, until {until})")
     return lines
 
 

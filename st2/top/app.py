@@ -25,7 +25,7 @@ from st2.catalog.location import CatalogLocation
 from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.top import actions
 from st2.top.live import LiveFleet
-from st2.top.model import COLUMNS, SORT_KEYS, Filters
+from st2.top.model import COLUMNS, SORT_KEYS, Filters, relaunch_queue_line
 from st2.top.widgets import DetailScreen, PromptScreen, UsageHeader
 
 MAX_REDRAWS_PER_SECOND = 4
@@ -197,7 +197,7 @@ class TopApp(App):
         by_identity = {seat.identity: seat for seat in seats}
         changed = force
         usage_key = (self.usage.verdict_word, self.usage.five_hour_pct, self.usage.seven_day_pct,
-                     self.usage.sampling, tuple(self.usage.spark[-60:]))
+                     self.usage.sampling, tuple(self.usage.spark[-60:]), tuple(self.usage.accounts))
         if usage_key != self.shown_usage:
             self.query_one("#usage", UsageHeader).show(self.usage)
             self.shown_usage = usage_key
@@ -250,6 +250,9 @@ class TopApp(App):
         sort = f"sort {self.sort or 'blocked-first'}{' reversed' if self.reverse else ''}"
         active = filter_text(self.filters)
         parts = [f"{shown}/{len(self.fleet.seats)} seats", f"{blocked} blocked on a human", sort]
+        queue = relaunch_queue_line(self.fleet.seats.values(), self.clock.wall_ms())
+        if queue is not None:
+            parts.append(queue)
         if active:
             parts.append(f"filter {active}")
         if self.status_message:

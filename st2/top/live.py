@@ -39,7 +39,7 @@ class LiveFleet:
         """Read everything once."""
         now_ms = self.clock.wall_ms()
         self.fleet.load(now_ms)
-        self.usage = read_usage(self.environ, now_ms // 1000)
+        self.usage = read_usage(self.environ, now_ms // 1000, self.location.root)
         self.events.load()
 
     def start_watch(self) -> bool:
@@ -94,8 +94,8 @@ class LiveFleet:
                     self.watch.watch_catalog([], self._scope_directories())
                     self.watch.watch_events(self.events.directory)
                     self.watch.watch_asks(self._asks_directory())
-        if changes.usage:
-            self.usage = read_usage(self.environ, now_ms // 1000)
+        if changes.usage or changes.catalog:  # catalog.kdl declares the accounts the header shows
+            self.usage = read_usage(self.environ, now_ms // 1000, self.location.root)
         if changes.events or changes.catalog or changes.tasks:
             changes.events = self.events.refresh() or changes.events
         return changes

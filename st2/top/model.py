@@ -63,7 +63,8 @@ class SeatView:
         row = self.row
         desired = row.desired_state + (f" ({one_line(row.desired_state_reason)})" if row.desired_state_reason else "")
         oldest = "-" if self.oldest_unread_ms is None else activity_column(self.oldest_unread_ms, now_ms)
-        return (row.host, row.bare_identity, row.status, desired, observed_column(row.observed_state),
+        presence = row.status + (" held:budget" if row.budget_hold is not None else "")
+        return (row.host, row.bare_identity, presence, desired, observed_column(row.observed_state),
                 context_column(row.context), str(row.inbox), oldest, self.task_column())
 
     def sort_value(self, column: str):
@@ -86,10 +87,28 @@ def task_trouble(task: dict) -> str | None:
     parked = task.get("parked")
     if parked:
         return park_word(str(parked.get("reason", "")))
+    if task.get("admission"):
+        return f"queued#{task['admission']['position']}"   # waiting for its account's admission
     state = task["runtime"]["state"]
     if task["desiredState"] == "running" and state != "running":
         return state
     return None
+
+
+def relaunch_queue_line(seats, now_ms: int) -> str | None:
+    """``relaunch queue: main 12 (next in 2s), spare 3 (next in 1s)``: per account, how many agent
+    tasks wait for admission (:mod:`st2.accounts.admission`) and when the next starts; None when
+    none waits."""
+    queues: dict[str, list[int]] = {}
+    for seat in seats:
+        for task in seat.tasks:
+            if task.get("admission"):
+                queues.setdefault(task["admission"]["account"], []).append(task["admission"]["startsAt"])
+    if not queues:
+        return None
+    parts = [f"{name} {len(starts)} (next in {max(0, -(-(min(starts) - now_ms) // 1000))}s)"
+             for name, starts in sorted(queues.items())]
+    return "relaunch queue: " + ", ".join(parts)
 
 
 @dataclass

@@ -4,7 +4,7 @@ Standard text, no escapes."""
 
 from __future__ import annotations
 
-from st2.top.model import COLUMNS, Filters, Fleet
+from st2.top.model import COLUMNS, Filters, Fleet, relaunch_queue_line
 from st2.top.usage_view import SAMPLING_OFF, UsageView
 
 GAUGE_WIDTH = 20
@@ -30,7 +30,14 @@ def header_lines(usage: UsageView) -> list[str]:
         lines.append(f"history {sparkline(usage.spark[-60:]) or '(no samples in the last hours)'}")
     else:
         lines.append(SAMPLING_OFF)
-    return lines
+    return lines + account_lines(usage)
+
+
+def account_lines(usage: UsageView) -> list[str]:
+    """One line per declared account: its name, both windows and its verdict word."""
+    width = max((len(account.name) for account in usage.accounts), default=0)
+    return [f"account {account.name.ljust(width)}   {gauge('5h', account.five_hour_pct)}   "
+            f"{gauge('7d', account.seven_day_pct)}   verdict {account.verdict_word}" for account in usage.accounts]
 
 
 def frame(fleet: Fleet, usage: UsageView, now_ms: int, filters: Filters | None = None,
@@ -42,6 +49,9 @@ def frame(fleet: Fleet, usage: UsageView, now_ms: int, filters: Filters | None =
     lines = header_lines(usage)
     lines.append(f"{len(seats)} of {len(fleet.seats)} seats; "
                  f"{sum(seat.blocked_on_human for seat in seats)} blocked on a human")
+    queue = relaunch_queue_line(fleet.seats.values(), now_ms)
+    if queue is not None:
+        lines.append(queue)
     for row, seat in zip(cells, [None] + seats):
         mark = "!" if seat is not None and seat.blocked_on_human else " "
         lines.append((mark + " " + "  ".join(cell.ljust(width) for cell, width in zip(row, widths))).rstrip())

@@ -9,7 +9,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Sparkline, Static
 
-from st2.top.plain import gauge
+from st2.top.plain import account_lines, gauge
 from st2.top.usage_view import SAMPLING_OFF, UsageView
 
 VERDICT_STYLE = {"OK": "green", "RESET-OK": "green", "PAUSE": "bold red", "STALE": "yellow"}
@@ -34,6 +34,7 @@ class UsageHeader(Vertical):
         yield Static(id="gauges")
         yield Sparkline([], id="spark")
         yield Static(id="sampling")
+        yield Static(id="accounts")
 
     def show(self, usage: UsageView) -> None:
         line = Text()
@@ -53,6 +54,16 @@ class UsageHeader(Vertical):
             sampling.update(Text("history: no samples in the last hours", style="dim"))
         else:
             sampling.update(Text(f"history: {len(usage.spark)} samples, last {usage.spark[-1]:g}%", style="dim"))
+        accounts = self.query_one("#accounts", Static)
+        lines = Text()
+        for index, (account, text) in enumerate(zip(usage.accounts, account_lines(usage))):
+            head, _, word = text.rpartition(" ")
+            lines.append(("\n" if index else "") + head + " ")
+            lines.append(word, style=VERDICT_STYLE.get(account.verdict_word, ""))
+        accounts.update(lines)
+        accounts.styles.height = len(usage.accounts)
+        accounts.display = bool(usage.accounts)
+        self.styles.height = 3 + len(usage.accounts)
 
 
 class PromptScreen(ModalScreen[str | None]):

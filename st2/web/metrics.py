@@ -80,6 +80,13 @@ def _family(name: str) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, help_text, labels=labels)
 
 
+def _add_labelled(family: GaugeMetricFamily, labels: dict[str, str], value: float) -> None:
+    """A sample whose label set is wider than the family's own (``add_metric`` takes only those)."""
+    from prometheus_client.samples import Sample
+
+    family.samples.append(Sample(family.name, labels, float(value)))
+
+
 class FleetCollector:
     """A custom collector over ``live`` (an object with ``fleet``, ``usage`` and ``clock``, as
     :class:`st2.top.live.LiveFleet` has). :meth:`collect` yields every family of :data:`METRICS`
@@ -125,6 +132,14 @@ class FleetCollector:
                 families["st2_usage_used_percent"].add_metric([window], percent)
         if usage.verdict_word:
             families["st2_usage_verdict"].add_metric([usage.verdict_word], 1)
+        for account in getattr(usage, "accounts", ()):
+            # A declared account's series are the host's with an ``account`` label added (the
+            # family's other samples, the host's reading, keep their label set).
+            for window, percent in (("five_hour", account.five_hour_pct), ("seven_day", account.seven_day_pct)):
+                if percent is not None:
+                    _add_labelled(families["st2_usage_used_percent"], {"account": account.name, "window": window},
+                                  percent)
+            _add_labelled(families["st2_usage_verdict"], {"account": account.name, "verdict": account.verdict_word}, 1)
 
         diagnostics = Counter(labels for seat in seats if (labels := diagnostic_labels(seat)) is not None)
         for labels, count in sorted(diagnostics.items()):

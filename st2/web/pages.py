@@ -43,16 +43,20 @@ def layout(title: str, body: str, *, page: str, seat: str = "") -> str:
 
 
 def usage_header(usage) -> str:
-    """Both usage windows and the verdict word, as the `st2 top` header reads them."""
+    """Both usage windows and the verdict word, as the `st2 top` header reads them, and one line
+    per declared account (its name, verdict word and windows) inside the same element."""
     def window(label: str, percent: float | None) -> str:
         if percent is None:
             return f"<span class=\"window\">{label} -</span>"
         return (f"<span class=\"window\">{label} <meter min=\"0\" max=\"100\" value=\"{percent:.0f}\"></meter> "
                 f"{percent:.0f}%</span>")
 
+    accounts = "".join(f"<div class=\"account verdict-{h(account.verdict_word.lower())}\">account {h(account.name)} "
+                       f"<b>{h(account.verdict_word)}</b> {window('5h', account.five_hour_pct)} "
+                       f"{window('7d', account.seven_day_pct)}</div>" for account in getattr(usage, "accounts", ()))
     return (f"<div id=\"usage\" class=\"verdict-{h(usage.verdict_word.lower())}\">usage "
             f"<b>{h(usage.verdict_word)}</b> {window('5h', usage.five_hour_pct)} "
-            f"{window('7d', usage.seven_day_pct)}</div>")
+            f"{window('7d', usage.seven_day_pct)}{accounts}</div>")
 
 
 def context_cell(seat: SeatView, text: str) -> str:

@@ -93,6 +93,7 @@ class World:
         return directory
 
     def run(self):
+        self.clock.advance(5.0)   # past the accounts' relaunch spacing (st2.accounts.admission)
         return self.reconciler.run_pass(read_catalog(self.location))
 
     def account_of(self, runtime_id: str) -> str | None:

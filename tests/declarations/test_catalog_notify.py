@@ -33,7 +33,7 @@ def test_notify_blocks_are_read_in_order_with_their_defaults_and_position():
 @pytest.mark.parametrize("block, expected", [
     ('notify {\n        on "blockd"\n        argv "x"\n    }',
      [("invalid-value", 3, 12, "`on` names no event kind 'blockd' (kinds: blocked, parked, context, compaction, "
-                               "pause, usage-stale, diagnostic, stale, resource)")]),
+                               "pause, usage-stale, diagnostic, stale, resource, hold)")]),
     ('notify {\n        argv "x"\n    }',
      [("invalid-value", 2, 5, "`notify` needs `on` naming the event kinds it runs for")]),
     ('notify {\n        on "stale"\n    }',

@@ -14,8 +14,10 @@ each ``tmux capture-pane -p -e`` verbatim (plus ``cursor_x cursor_y pane_width``
     queued            that notice after Return while the turn runs (queued; placeholder composer)
     queued-submitted  the turn over, the queued notice submitted
     permission        a permission prompt for a Bash call that is not allowed (blocked on a human)
+    trust             (``--trust``, alone) the workspace trust dialog Claude shows before any hook
+                      when ``.claude.json`` holds no trust for the workspace
 
-Usage: ``.venv/bin/python tests/ding/capture_claude_screens.py``
+Usage: ``.venv/bin/python tests/ding/capture_claude_screens.py [--trust]``
 """
 
 from __future__ import annotations
@@ -39,6 +41,25 @@ FIRST = "[DING] new st2 message: [id:p3p3p3] build the parser (from demo.planner
 QUEUED = "[DING] new st2 message: [id:q2q2q2] review the diff (from demo.planner); check your inbox"
 
 
+def capture_trust(harness, lab: Lab, fake: FakeModel, output: Path) -> None:
+    """Only ``trust``: the lab's ``.claude.json`` with no project trusted, the dialog left unanswered."""
+    environment = configure_claude(lab, harness, fake, hooks=False)
+    state = json.loads((lab.home / ".claude.json").read_text())
+    state["projects"] = {}
+    (lab.home / ".claude.json").write_text(json.dumps(state, indent=2))
+    tui = ClaudeTui(harness.executable, lab, environment)
+    try:
+        tui.wait_screen(lambda screen: "Yes, I trust this folder" in screen, 60, "the trust dialog")
+        time.sleep(1)
+        raw = tui._tmux("capture-pane", "-p", "-e", "-t", "lab")
+        cursor = tui._tmux("display-message", "-p", "-t", "lab", "#{cursor_x} #{cursor_y} #{pane_width}")
+        (output / "trust.ansi").write_text(raw)
+        (output / "trust.cursor").write_text(cursor)
+        print("saved trust")
+    finally:
+        tui.close()
+
+
 def main() -> int:
     harness = load_manifest()["claude-code"]
     install(harness)
@@ -47,6 +68,13 @@ def main() -> int:
     import tempfile
 
     lab = Lab.create(Path(tempfile.mkdtemp(prefix="st2-ding-capture-")))
+    if "--trust" in sys.argv[1:]:
+        with FakeModel() as fake:
+            try:
+                capture_trust(harness, lab, fake, output)
+            finally:
+                shutil.rmtree(lab.root, ignore_errors=True)
+        return 0
     with FakeModel() as fake:
         environment = configure_claude(lab, harness, fake, hooks=False)
         settings_path = lab.workspace / ".claude" / "settings.local.json"

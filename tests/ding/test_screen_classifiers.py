@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from st2.ding.harness import TUI_ADAPTERS, adapters_for
-from st2.drivers.claude.screen import Claude
+from st2.drivers.claude.screen import Claude, trust_dialog
 from st2.drivers.screen import ComposerState, ReceiptState, Screen, classify, receipt
 
 REPO = Path(__file__).resolve().parents[2]
@@ -69,6 +69,26 @@ def test_claude_permission_prompt_is_never_a_composer_to_type_into():
     screen = claude_screen("permission")
     assert classify(screen, FIRST, TUI_ADAPTERS) is ComposerState.AMBIGUOUS
     assert receipt(screen, FIRST, TUI_ADAPTERS) is ReceiptState.UNPROVEN
+
+
+def test_claude_trust_dialog_is_told_from_a_composer_and_a_permission_prompt():
+    dialog = claude_screen("trust")
+    assert trust_dialog(dialog.lines)
+    assert classify(dialog, FIRST, TUI_ADAPTERS) is ComposerState.AMBIGUOUS   # DING never types into it
+    for name in ("empty", "draft", "busy", "permission"):
+        assert not trust_dialog(claude_screen(name).lines), name
+
+
+def test_claude_trust_dialog_needs_its_heading_its_two_rows_and_nothing_drawn_below():
+    lines = claude_screen("trust").lines
+    answered = Screen.parse(claude_screen("trust").raw + "\n" + claude_screen("empty").raw + "\n").lines
+    assert not trust_dialog(answered)   # the REPL's composer drawn below it: answered
+    assert not trust_dialog([line for line in lines if "Accessing workspace:" not in line])
+    assert not trust_dialog([line for line in lines if "No, exit" not in line])
+    assert not trust_dialog([line.replace("Yes, I trust this folder", "Yes, I trust this project") for line in lines])
+    echoed = claude_screen("draft").raw.replace("half a thought about the parser",
+                                                "1. Yes, I trust this folder 2. No, exit")
+    assert not trust_dialog(Screen.parse(echoed).lines)   # the words typed into a composer
 
 
 def test_claude_screen_in_scrollback_does_not_outrank_the_live_composer():

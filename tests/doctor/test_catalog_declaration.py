@@ -26,7 +26,7 @@ def test_a_catalog_declaration_that_does_not_validate_is_a_located_failure(catal
     result = doctor(catalog)
     assert result.returncode == 1, result
     assert ("failure: catalog: catalog-declaration: catalog.kdl:3:12: error[invalid-value]: `on` names no event "
-            "kind 'blokced' (kinds: blocked, parked, context, compaction, pause, usage-stale, diagnostic, stale, resource); "
+            "kind 'blokced' (kinds: blocked, parked, context, compaction, pause, usage-stale, diagnostic, stale, resource, hold); "
             "help: did you mean `blocked`?\n") in result.stdout
 
 

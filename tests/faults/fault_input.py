@@ -233,13 +233,13 @@ def _message_findings(data: bytes | None, message) -> list[str]:
 
 
 def _snapshot_bytes(data: bytes) -> list[str]:
-    from st2.kit.usage import snapshot
+    from st2.records import usage_snapshot as snapshot
 
     return _snapshot_findings(data, snapshot.read(data))
 
 
 def _snapshot_findings(data: bytes | None, reading) -> list[str]:
-    from st2.kit.usage import snapshot
+    from st2.records import usage_snapshot as snapshot
 
     if reading is None or reading.outcome != snapshot.READ:
         return []
@@ -382,7 +382,7 @@ def _file_call(name: str, path: Path) -> list[str]:
         message = read_message(path.parent, path.name)
         return [] if message is None else [f"a message from a planted file (body {len(message.body)} chars)"]
     if name == "usage-snapshot":
-        from st2.kit.usage import snapshot
+        from st2.records import usage_snapshot as snapshot
 
         reading = snapshot.read_file(str(path))
         return [] if reading.outcome != snapshot.READ else ["a READ snapshot from a planted file"]

@@ -31,6 +31,10 @@ quoting an earlier turn ("[User]: FAKE_TOOL: …") is answered with text, not a 
 
 Every request is appended to ``requests`` (and to ``log_path`` as JSON lines when given) so a
 test can assert what the harness sent.
+
+Held answers: after ``hold(text)``, a model request whose last user message contains ``text`` (not
+a tool result) is logged (``held: True``) at once but answered only after ``release(text)`` — a
+turn kept in flight for as long as a test needs; ``stop()`` releases every hold.
 """
 
 from __future__ import annotations
@@ -180,6 +184,7 @@ class FakeModel:
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._answered = threading.Condition(self._lock)
+        self._holds: dict[str, threading.Event] = {}
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> "FakeModel":
@@ -192,6 +197,7 @@ class FakeModel:
         return self
 
     def stop(self) -> None:
+        self.release()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -223,6 +229,27 @@ class FakeModel:
         with self._lock:
             self._usage = replace(usage or self._usage, **fields)
             return self._usage
+
+    def hold(self, text: str) -> None:
+        """Answer no model request whose last user message contains ``text`` until ``release(text)``."""
+        with self._lock:
+            self._holds.setdefault(text, threading.Event())
+
+    def release(self, text: str | None = None) -> None:
+        """Answer the requests ``hold(text)`` kept waiting (every hold when ``text`` is None), and
+        hold no more of them."""
+        with self._lock:
+            names = list(self._holds) if text is None else [text]
+            gates = [self._holds.pop(name) for name in names if name in self._holds]
+        for gate in gates:
+            gate.set()
+
+    def _gate(self, conversation: Conversation) -> threading.Event | None:
+        if conversation.last_is_tool_result:
+            return None
+        last = conversation.last_user_text or ""
+        with self._lock:
+            return next((gate for text, gate in self._holds.items() if text in last), None)
 
     def model_requests(self) -> list[dict[str, Any]]:
         """The logged requests that reached a model endpoint (POST), in arrival order."""
@@ -342,10 +369,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         answer = choose_answer(conversation)
         answer["call_id"] = uuid.uuid4().hex[:12]
+        gate = self.fake._gate(conversation)
         entry.update(wire=wire, summary=asdict(conversation) | {"model": body.get("model"),
                                                                "stream": bool(body.get("stream"))},
                      answer=answer, usage=asdict(usage))
+        if gate is not None:
+            entry["held"] = True
         self.fake._record(entry)
+        if gate is not None:
+            gate.wait()
         model = str(body.get("model") or "fake-model")
         streaming = bool(body.get("stream"))
         headers: dict[str, str] = {}

@@ -13,6 +13,7 @@ from support import run_st2, st2_env
 ABSENT = ('{"status":"absent","driver":null,"stage":null,"reason":null,"source":null,"producerVersion":null,'
           '"support":"unknown","observedAt":null,"evidenceAgeMs":null,"recovery":"publishFailureOrClearOnStageRecovery"}')
 
+ACCOUNTS = ',"account":null,"budgetHold":null}'
 ROW_A = ('{"identity":"alpha.a-fresh","status":"busy","name":"Fresh","description":null,"retired":false,'
          '"resources":[{"name":"spec","uri":"file:///srv/spec.md","reason":"the contract"}],'
          '{enrich}"desiredState":"running","desiredStateReason":null,'
@@ -23,7 +24,7 @@ ROW_A = ('{"identity":"alpha.a-fresh","status":"busy","name":"Fresh","descriptio
          '"costUsd":null,"sessionTotalTokens":2235329,"rateLimits":{"fiveHour":31.0,"sevenDay":55.0},'
          '"rateLimited":false,"compactions":3,"lastCompactionMs":1788000097290,"lastCompactionTrigger":"unknown",'
          '"observedAtMs":1788000095790,"ageMs":4210,"stale":false},'
-         '"id":"alpha.a-fresh","address":"a-fresh","busAddress":"alpha.a-fresh","worktree":null,"deliveryHold":null}')
+         '"id":"alpha.a-fresh","address":"a-fresh","busAddress":"alpha.a-fresh","worktree":null,"deliveryHold":null,"account":null,"budgetHold":null}')
 
 
 @pytest.fixture
@@ -93,7 +94,8 @@ def test_agents_json_enrich_inserts_last_activity_and_inbox_after_resources(fixt
               '"hostObservedAtMs":1788000070000,"facts":{"branch":"main","dirty":false},'
               '"lastFailure":{"kind":"provider-failed","message":"/srv/spec.md is not UTF-8 text","atMs":1788000098000},'
               '"writtenAtMs":1788000098000}]')
-    assert result.stdout == "[" + ROW_A.replace("{enrich}", enrich)[:-1] + "," + states + "}]\n"
+    plain = ROW_A.replace("{enrich}", enrich)[:-len(ACCOUNTS)]   # the accounts' two fields come after it
+    assert result.stdout == "[" + plain + "," + states + ACCOUNTS + "]\n"
 
 
 @pytest.mark.process

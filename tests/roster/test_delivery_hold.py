@@ -20,7 +20,7 @@ ROW = ('{{"identity":"alpha.{seat}","status":"{status}","name":null,"description
        '"driverDiagnostic":{{"status":"absent","driver":null,"stage":null,"reason":null,"source":null,'
        '"producerVersion":null,"support":"unknown","observedAt":null,"evidenceAgeMs":null,'
        '"recovery":"publishFailureOrClearOnStageRecovery"}},"context":null,"id":"alpha.{seat}","address":"{seat}",'
-       '"busAddress":"alpha.{seat}","worktree":null,"deliveryHold":{hold}}}')
+       '"busAddress":"alpha.{seat}","worktree":null,"deliveryHold":{hold},"account":null,"budgetHold":null}}')
 
 
 def seat_with_status(catalog: Path, identity: str, presence: str, written_at_ms: int) -> Path:

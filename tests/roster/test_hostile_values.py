@@ -75,7 +75,7 @@ def test_an_unparseable_declaration_reads_invalid_not_running(catalog: Path) -> 
     keys = list(row)
     assert keys == ["identity", "status", "name", "description", "retired", "resources", "desiredState",
                     "desiredStateReason", "observedState", "driverDiagnostic", "context", "id", "address", "busAddress",
-                    "worktree", "deliveryHold"]
+                    "worktree", "deliveryHold", "account", "budgetHold"]
     assert row["desiredState"] == "invalid"
     assert row["desiredStateReason"].startswith("agents/alpha/broken/agent.kdl:")
     assert "invalid (agents/alpha/broken/agent.kdl:" in agents(catalog).stdout

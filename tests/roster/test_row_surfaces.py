@@ -39,6 +39,8 @@ ENRICHED = [
     '"lastActivity":null,"inbox":0,"session":null,',
     '"lastActivity":null,"inbox":0,"session":null,',
 ]
+# Accounts append the seat's declared account and its budget hold after every other field of either shape.
+ACCOUNTS = ',"account":null,"budgetHold":null'
 # --enrich appends resourceStates after every other field (the declared resources stay as they were).
 RESOURCE_STATES = [
     '"resourceStates":[{"schema":"st2.resource-state.v1","agent":"alpha.a-fresh","binding":"spec","uri":"file:///srv/spec.md","generation":1,"revision":1,"hostDigest":"sha256:8fb1cd74d9689a65bdf081941b459a5a575e4923b8c9254bf73ac2df65a6c942","hostObservedAtMs":1788000070000,"facts":{"branch":"main","dirty":false},"lastFailure":{"kind":"provider-failed","message":"/srv/spec.md is not UTF-8 text","atMs":1788000098000},"writtenAtMs":1788000098000}]',
@@ -124,9 +126,9 @@ def fixture_rows(tmp_path: Path, monkeypatch):
 
 def test_the_roster_json_is_pinned_for_every_reader_arm(fixture_rows) -> None:
     _, rows, enriched = fixture_rows
-    assert to_json(rows, False) == "[" + ",".join(row.replace("{enrich}", "") for row in ROWS) + "]"
+    assert to_json(rows, False) == "[" + ",".join(row.replace("{enrich}", "")[:-1] + ACCOUNTS + "}" for row in ROWS) + "]"
     assert to_json(enriched, True) == "[" + ",".join(
-        row.replace("{enrich}", insert)[:-1] + "," + states + "}"
+        row.replace("{enrich}", insert)[:-1] + "," + states + ACCOUNTS + "}"
         for row, insert, states in zip(ROWS, ENRICHED, RESOURCE_STATES)) + "]"
 
 

@@ -14,7 +14,7 @@ from st2.runtime.scope import RuntimeScope
 from st2.worktree import state
 
 NOW_MS = 1_788_000_100_000
-TAIL = '"busAddress":"h.{seat}","worktree":{worktree},"deliveryHold":null}}'
+TAIL = '"busAddress":"h.{seat}","worktree":{worktree},"deliveryHold":null,"account":null,"budgetHold":null}}'
 READY = ('{"path":"/srv/repo.st2-worktrees/h.ready","branch":"seat-ready","state":"ready","reason":null,'
          '"checkedOut":"seat-ready","dirty":3,"ahead":2,"behind":1,"upstream":"origin/main",'
          '"lastCommitAgeMs":3600000,"observedAtMs":1788000090000}')
@@ -54,7 +54,7 @@ def test_the_worktree_field_is_pinned_and_null_wherever_nothing_is_known(tmp_pat
     for seat, worktree in (("ready", READY), ("held", HELD), ("plain", "null"), ("missing", "null"),
                            ("garbage", "null"), ("foreign", "null")):
         assert TAIL.format(seat=seat, worktree=worktree) in text, seat
-    assert text.endswith('"busAddress":"other.remote","worktree":null,"deliveryHold":null}]')
+    assert text.endswith('"busAddress":"other.remote","worktree":null,"deliveryHold":null,"account":null,"budgetHold":null}]')
     by_identity = {row.identity: row for row in rows}
     assert worktree_text(by_identity["h.ready"].worktree) == (
         "/srv/repo.st2-worktrees/h.ready on seat-ready, ready: 3 dirty, ahead 2 behind 1 of origin/main, "

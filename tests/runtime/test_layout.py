@@ -20,7 +20,8 @@ FILE_NAMED = frozenset(name for name in layout.NAMES if "." in name)
 PATH_CONSTANT_WORDS = frozenset(("DIRECTORY", "DIR", "NAME", "LOCK", "LOCKS", "PATH", "STORE", "FILE", "SOCKET"))
 # The same words naming another program's files, not st2's: pi's and omp's session directories,
 # and the stand-in ``codex`` program the codex rehearsal writes into its scratch directory.
-FOREIGN = frozenset({("st2/drivers/session_ids.py", "sessions"), ("st2/drivers/codex/rehearsal.py", "codex")})
+FOREIGN = frozenset({("st2/drivers/session_ids.py", "sessions"), ("st2/drivers/codex/rehearsal.py", "codex"),
+                     ("st2/accounts/carry.py", "sessions")})
 # The one name the table imports rather than spells: st2.process reads it and sits below the table.
 BELOW = frozenset({("st2/process/proc_stat.py", ".st2-boot-time")})
 

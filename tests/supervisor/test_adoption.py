@@ -107,10 +107,10 @@ def test_task_inventory_wire_shape_is_pinned(fleet):
         '{"schema":"st2.task-inventory.v1","catalog":"%s","host":"h","complete":true,"errors":[],"tasks":['
         '{"agent":"h.alpha","task":"agent","runtimeId":"h.alpha","kind":"pty","lifecycle":"service",'
         '"retired":false,"desiredState":"running","agentDesiredState":"running","agentDesiredStateReason":null,'
-        '"runtime":{"state":"running","pid":%d,"createdAt":"%s","generationId":"%s","error":null},"parked":null},'
+        '"runtime":{"state":"running","pid":%d,"createdAt":"%s","generationId":"%s","error":null},"parked":null,"admission":null},'
         '{"agent":"h.beta","task":"agent","runtimeId":"h.beta","kind":"pty","lifecycle":"service",'
         '"retired":false,"desiredState":"absent","agentDesiredState":"suspended","agentDesiredStateReason":"waiting for CI",'
-        '"runtime":{"state":"absent","pid":null,"createdAt":null,"generationId":null,"error":null},"parked":null}]}\n'
+        '"runtime":{"state":"absent","pid":null,"createdAt":null,"generationId":null,"error":null},"parked":null,"admission":null}]}\n'
         % (fleet.catalog, record.pid, record.created_at, record.generation_id)
     )
 
@@ -127,7 +127,7 @@ def test_malformed_evidence_makes_the_inventory_incomplete_and_exit_non_zero(fle
         '{"agent":"h.alpha","task":"agent","runtimeId":"h.alpha","kind":"pty","lifecycle":"service",'
         '"retired":false,"desiredState":"running","agentDesiredState":"running","agentDesiredStateReason":null,'
         '"runtime":{"state":"indeterminate","pid":null,"createdAt":null,"generationId":null,'
-        '"error":"launch record for h.alpha is not JSON"},"parked":null}]}\n' % fleet.catalog
+        '"error":"launch record for h.alpha is not JSON"},"parked":null,"admission":null}]}\n' % fleet.catalog
     )
     # And the supervisor holds that task rather than risk a duplicate.
     up = fleet.st2("up", "--once")
@@ -213,4 +213,4 @@ def test_st2_up_adopts_a_hand_started_adopt_only_task_and_never_starts_or_restar
     assert result.returncode == 0 and json.dumps(row, separators=(",", ":")) == (
         '{"agent":"h.one","task":"side","runtimeId":"h.one.side","kind":"exec","lifecycle":"adopt-only",'
         '"retired":false,"desiredState":"running","agentDesiredState":"running","agentDesiredStateReason":null,'
-        '"runtime":{"state":"exited","pid":null,"createdAt":null,"generationId":null,"error":null},"parked":null}')
+        '"runtime":{"state":"exited","pid":null,"createdAt":null,"generationId":null,"error":null},"parked":null,"admission":null}')

@@ -53,7 +53,8 @@ def test_two_seats_on_one_repository_get_two_locked_worktrees_and_a_relaunch_reu
     fleet.seat("a", worktree_seat(repo, "seat-a", LAUNCH) + "\n    name \"A\"")   # wakes a pass
     found = poll_for(row, timeout=20)
     assert found, fleet.log()
-    assert list(found)[-2:] == ["worktree", "deliveryHold"]   # the presence hold was appended after it
+    # the presence hold was appended after it, then the accounts' two fields
+    assert list(found)[-4:] == ["worktree", "deliveryHold", "account", "budgetHold"]
     worktree = found["worktree"]
     assert {key: worktree[key] for key in ("path", "branch", "state", "reason", "dirty", "ahead", "behind")} == {
         "path": str(paths["a"]), "branch": "seat-a", "state": "ready", "reason": None, "dirty": 2,

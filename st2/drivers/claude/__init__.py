@@ -5,7 +5,9 @@
 - :mod:`.hooks` — every Claude Code hook st2 registers (hot paths): ``claude-observe`` (one hook
   event → harness-state and the compaction edges of harness-context), the SubagentStop liveness
   hook and the two PreToolUse guards (budget, dispatch).
-- :mod:`.screen` — the DING screen grammar of the Claude Code TUI.
+- :mod:`.screen` — the DING screen grammar of the Claude Code TUI (and its trust dialog).
+- :mod:`.startup_watch` — the wrapper's startup pane watch: a trust dialog shown before any hook
+  is published as blocked on a human.
 - :mod:`.statusline` — ``st2 driver claude-statusline`` (hot path): the status-line tee that
   records the reading, writes the usage snapshot, then runs the operator's own renderer.
 - :mod:`.settings` / :mod:`.expansion` — the ``claude { … }`` block's argv and rendered

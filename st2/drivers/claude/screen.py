@@ -20,6 +20,10 @@ against the real 2.1.197 screens in ``captures/claude-code-2.1.197/screens/``).
   block. Interrupt hints, plan/retry notices and numbered choice menus block too.
 - Submitted prompts are echoed as ``❯ <text>`` above the composer; a queued prompt while a turn
   runs is listed under the composer area. Either, with an empty composer, is acceptance.
+- The workspace trust dialog (:func:`trust_dialog`, captured ``trust``): drawn before the REPL,
+  and before any hook fires, when the config dir's ``.claude.json`` holds no trust for the
+  workspace — an ``Accessing workspace:`` heading, then the choice rows ``1. Yes, I trust this
+  folder`` and ``2. No, exit``, with no full-width rule (a composer) below them.
 """
 
 from __future__ import annotations
@@ -128,6 +132,27 @@ def blocked(lines) -> bool:
     if any(marker in text for marker in _BLOCKING_TEXT):
         return True
     return sum(1 for line in lines if _CHOICE_ROW.match(line)) >= 2
+
+
+_TRUST_HEADING = "Accessing workspace:"
+_TRUST_YES = re.compile(r"^\s*(?:❯\s*)?1\.\s+Yes, I trust this folder\s*$")
+_TRUST_NO = re.compile(r"^\s*(?:❯\s*)?2\.\s+No, exit\s*$")
+
+
+def trust_dialog(lines) -> bool:
+    """Whether the screen's last drawing is Claude's workspace trust dialog (2.1.197: the
+    ``Accessing workspace:`` heading, then ``1. Yes, I trust this folder`` directly followed by
+    ``2. No, exit``), waiting for a human. A composer drawn below the choices (two full-width
+    rules), or the words anywhere but as the dialog's rows, is not the dialog."""
+    lines = list(lines)
+    for index in range(len(lines) - 2, -1, -1):
+        if _TRUST_YES.match(lines[index]) and _TRUST_NO.match(lines[index + 1]):
+            break
+    else:
+        return False
+    if not any(line.strip() == _TRUST_HEADING for line in lines[:index]):
+        return False
+    return not any(len(line.strip()) >= 40 and set(line.strip()) == {"─"} for line in lines[index + 2:])
 
 
 def accepted(lines, composer_row: int, expected: str) -> bool:

@@ -9,6 +9,9 @@ Lifecycle, one transition function over :class:`Phase`:
   previous incarnation's fill), refresh presence, spawn ``claude`` in this PTY and in this
   process group (it must stay the terminal's foreground group to read the keyboard), exporting
   the token, the claimed sequence and the runtime id so every hook writes as this session.
+- RUNNING, first the startup pane watch (:mod:`st2.drivers.claude.startup_watch`, at most
+  two minutes, ended by the first hook's observation): a trust dialog on the pane, shown before
+  any hook can fire, is published as blocked on a human; the wrapper stays resident meanwhile.
 - RUNNING: poll the child every :data:`POLL_SECONDS`; refresh presence every
   ``STATUS_REFRESH`` (5 min) and re-stamp this session's observed state when its refresh is due,
   while — and only while — Claude lives. As the verb runs it (``anchors``), the wrapper does not
@@ -76,6 +79,18 @@ class ClaudeSession(ChildSession):
     label = "claude-session"
     resumes = True
     anchors = True
+    watch = None   # st2.drivers.claude.startup_watch.StartupWatch, from a spawn until it ends
+
+    def spawned(self) -> None:
+        """Watch the pane for a dialog Claude shows before any hook (the trust dialog)."""
+        from st2.drivers.claude.startup_watch import StartupWatch
+
+        self.watch = StartupWatch.for_session(self)
+
+    def startup_step(self) -> bool:
+        if self.watch is not None and not self.watch.step():
+            self.watch = None
+        return self.watch is not None
 
     def resume_argv(self, session_id: str) -> list[str]:
         """``claude … --resume=<session id>`` (2.1.197 keeps the id: ``--fork-session`` is what

@@ -7,7 +7,7 @@ renders for a driver-declared seat — wins it outright. So st2's entry there is
 2. record it: the harness-context reading (:mod:`.payload`) under the write policy, as the
    wrapper's session (``$ST2_CLAUDE_SESSION``, else Claude's ``session_id``);
 3. when the payload carries ``rate_limits``, write the usage snapshot (the push producer of the
-   usage.txt contract, :func:`st2.kit.usage.snapshot.from_rate_limits`) to the usage file the
+   usage.txt contract, :func:`st2.records.usage_snapshot.from_rate_limits`) to the usage file the
    DELEGATION_KIT knobs name, with account and tier from the local account config;
 4. run the operator's renderer (:mod:`.renderer`) with the same payload and copy its stdout —
    and only its stdout — to ours. When the renderer selected is the kit's status-line arm
@@ -49,7 +49,8 @@ def write_usage(payload, environ, clock) -> str | None:
     """Step 3: write the snapshot when the payload carries ``rate_limits``; return its path."""
     if not isinstance(payload, dict) or not isinstance(payload.get("rate_limits"), dict):
         return None
-    from st2.kit.usage import knobs, snapshot
+    from st2.kit.usage import knobs
+    from st2.records import usage_snapshot as snapshot
 
     paths = knobs.usage_paths(knobs.resolve(environ), environ)
     tier = snapshot.json_field(paths.cred_file, ("claudeAiOauth", "subscriptionType"))

@@ -123,7 +123,8 @@ def windows(payload: dict, environ, config) -> list[tuple[str, float, int]]:
             return found
     if config is None:
         return found
-    from st2.kit.usage import knobs, snapshot
+    from st2.kit.usage import knobs
+    from st2.records import usage_snapshot as snapshot
 
     reading = snapshot.read_file(knobs.usage_paths(config, environ).usage_file)
     if reading.outcome != snapshot.READ:

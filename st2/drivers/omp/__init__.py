@@ -24,6 +24,7 @@ SCREEN_GRAMMAR = "Omp"
 OWNS_DELIVERY = False
 SESSION_HELP = "Run `omp …` (after --) in this PTY with st2's channel extension injected."
 """``st2 driver omp-session --help``'s summary."""
-CONFIG_ENV = None
-"""The variable naming the harness's own config location, which an account's ``config-dir`` sets
-(not measured: omp keeps its agent directory under the home)."""
+CONFIG_ENV = "PI_CODING_AGENT_DIR"
+"""The variable naming the harness's own config location, which an account's ``config-dir`` sets:
+omp 18.2.3 reads pi's variable for its agent directory: models, credentials and sessions
+(tests/drivers/pi/test_account_move_lab.py)."""

@@ -43,6 +43,7 @@ TUI_VIEW = "attach"
 pane anchor run it (:data:`.attach_anchor.ANCHOR`, :func:`st2.drivers.tui_anchor`)."""
 SESSION_HELP = "Run `opencode serve …` (after --) as the seat's native session: SSE producers, pump, human view."
 """``st2 driver opencode-session --help``'s summary."""
-CONFIG_ENV = None
-"""The variable naming the harness's own config location, which an account's ``config-dir`` sets
-(not measured: opencode keeps credentials and sessions under the XDG data home)."""
+CONFIG_ENV = "XDG_DATA_HOME"
+"""The variable naming the harness's own config location, which an account's ``config-dir`` sets:
+its credentials (``opencode/auth.json``) and every session (``opencode/opencode.db``)
+live under it; ``OPENCODE_CONFIG_DIR`` moves the config alone (tests/drivers/opencode/test_account_move_lab.py)."""

@@ -1,6 +1,6 @@
 """The keyed verdict (docs/kit.md §Keyed verdict): the usage rule over one foreign adapter's
 own snapshot, in the keyed order parse → long-axis pause → RESET-OK → short-axis pause →
-age-STALE → OK (:func:`st2.kit.usage.verdict.judge` with ``order=KEYED``). No identity arm, no
+age-STALE → OK (:func:`st2.records.usage_snapshot.judge` with ``order=KEYED``). No identity arm, no
 history sample, no ``width=`` field.
 
 ``DELEGATION_KIT_FOREIGN_USAGE`` names the adapter's snapshot (the usage.txt contract, the
@@ -21,7 +21,7 @@ import os
 import subprocess
 
 from st2.kit import foreign_tables
-from st2.kit.usage import snapshot as usage_snapshot, verdict as usage_verdict
+from st2.records import usage_snapshot
 
 OK, RESET_OK, PAUSE, STALE, OFF = "OK", "RESET-OK", "PAUSE", "STALE", "OFF"
 STATUS = {OK: 0, RESET_OK: 0, PAUSE: 1, STALE: 2, OFF: 2}
@@ -64,21 +64,21 @@ def read(adapter: str, config, tables, toplevel: str, now: int | None = None) ->
         return STALE, f"foreign-budget: adapter={adapter} -> {STALE} ({why}; {UNKNOWN})", STATUS[STALE]
     short, long_ = config.scalar("DELEGATION_KIT_FOREIGN_PAUSE_PCT"), config.scalar("DELEGATION_KIT_FOREIGN_PAUSE_PCT_LONG")
     stale_age = config.integer("DELEGATION_KIT_STALE_AGE")
-    judged = usage_verdict.judge(parsed, now, short, long_, stale_age, order=usage_verdict.KEYED)
+    judged = usage_snapshot.judge(parsed, now, short, long_, stale_age, order=usage_snapshot.KEYED)
     age = now - int(parsed.updated_at)
     resets_in = int(parsed.five_hour_resets_at) - now
     weekly = f" (long {parsed.seven_day_used_pct}%)" if parsed.weekly_armed() else ""
     reading_text = f"foreign-budget: adapter={adapter} used={parsed.five_hour_used_pct}%{weekly} age={age}s resets_in={resets_in}s"
-    if judged in (usage_verdict.JUDGED_PAUSE_7D, usage_verdict.JUDGED_PAUSE_LONG_DEAD_SHORT):
+    if judged in (usage_snapshot.JUDGED_PAUSE_7D, usage_snapshot.JUDGED_PAUSE_LONG_DEAD_SHORT):
         long_in = int(parsed.seven_day_resets_at) - now
-        rolled = "; the short window rolled over" if judged == usage_verdict.JUDGED_PAUSE_LONG_DEAD_SHORT else ""
+        rolled = "; the short window rolled over" if judged == usage_snapshot.JUDGED_PAUSE_LONG_DEAD_SHORT else ""
         word, clause = PAUSE, f"long window at or over {long_}%, resets in {long_in}s{rolled}; {HOLD}"
-    elif judged == usage_verdict.JUDGED_RESET_OK:
+    elif judged == usage_snapshot.JUDGED_RESET_OK:
         word, clause = RESET_OK, (f"short window rolled over {abs(resets_in)}s ago and the long window is under threshold, "
                                   "absent or reset; the pct is from the dead window and pauses nothing")
-    elif judged == usage_verdict.JUDGED_PAUSE_5H:
+    elif judged == usage_snapshot.JUDGED_PAUSE_5H:
         word, clause = PAUSE, f"short window at or over {short}%, resets in {resets_in}s; {HOLD}"
-    elif judged == usage_verdict.JUDGED_AGE_STALE:
+    elif judged == usage_snapshot.JUDGED_AGE_STALE:
         word, clause = STALE, f"reading older than {stale_age}s under its thresholds; {UNKNOWN}"
     else:
         word, clause = OK, "fresh reading under both thresholds; headroom now — a floor, not a recommendation"

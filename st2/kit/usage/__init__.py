@@ -9,8 +9,6 @@ Everything here is standard library only: `st2 usage verdict`, `st2 usage poll` 
   and reader (:mod:`st2.kit.knobs`).
 - :mod:`.poll` — `st2 usage poll [--timeout SECONDS]`: one poll cycle of the usage snapshot's poll
   producer.
-- :mod:`.snapshot` — the usage.txt contract: the snapshot any producer writes and `st2 usage
-  verdict` reads.
 - :mod:`.trend` — `st2 usage trend [--] [history-file]`.
 - :mod:`.verdict` — `st2 usage verdict [--] [usage-file [credentials-file]]`: the trustworthy budget
   verdict.

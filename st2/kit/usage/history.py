@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from st2.fs.log import append_line
 from st2.fs.read import HISTORY_LIMIT, read_bounded
-from st2.kit.usage.snapshot import Snapshot, is_word
+from st2.records.usage_snapshot import Snapshot, is_word
 
 
 def sample_line(snapshot: Snapshot, verdict: str, login_at: int) -> str:

@@ -28,7 +28,8 @@ import sys
 import time
 
 from st2.fs.read import SNAPSHOT_LIMIT, read_bounded
-from st2.kit.usage import knobs as knob_table, snapshot as usage_snapshot
+from st2.kit.usage import knobs as knob_table
+from st2.records import usage_snapshot
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
 MAXIMUM_PAYLOAD_BYTES = 1 << 20
@@ -223,8 +224,31 @@ def parse_arguments(argv: list[str]) -> float:
     return timeout
 
 
-def main(argv: list[str]) -> int:
-    """Hot-path entry (`st2 usage poll`): 0 written, 1 fail-soft cycle failure, 2 misuse."""
+def cycle(environ, timeout: float, prefix: str = "usage-poll: ") -> int:
+    """One poll cycle in ``environ`` with its report lines (each led by ``prefix``): 0 written,
+    1 fail-soft cycle failure, 2 malformed knob configuration."""
+    try:
+        path = poll(environ, timeout=timeout)
+    except knob_table.KnobError as error:
+        for finding in error.findings:
+            sys.stderr.write(f"{prefix}{finding}\n")
+        sys.stderr.write("  help: fix the knob configuration; the snapshot is untouched\n")
+        return 2
+    except PollFailure as failure:
+        sys.stderr.write(f"{prefix}{failure.problem}\n  help: {failure.help}\n")
+        return 1
+    except Exception as error:  # never a traceback: a frame could be printed near the token
+        sys.stderr.write(
+            f"{prefix}unexpected {error.__class__.__name__}\n  help: report it; the snapshot is untouched\n"
+        )
+        return 1
+    sys.stdout.write(f"{prefix}wrote {path}\n")
+    return 0
+
+
+def main(argv: list[str], environ=None, prefix: str = "usage-poll: ") -> int:
+    """Hot-path entry (`st2 usage poll`): 0 written, 1 fail-soft cycle failure, 2 misuse.
+    ``environ`` as for :func:`st2.kit.usage.verdict.main`; ``prefix`` leads each report line."""
     if argv and argv[0] in ("-h", "--help"):
         sys.stdout.write(USAGE + "\n")
         return 0
@@ -233,20 +257,4 @@ def main(argv: list[str]) -> int:
     except ValueError as error:
         sys.stderr.write(f"{error}\n{USAGE}\n")
         return 2
-    try:
-        path = poll(timeout=timeout)
-    except knob_table.KnobError as error:
-        for finding in error.findings:
-            sys.stderr.write(f"usage-poll: {finding}\n")
-        sys.stderr.write("  help: fix the knob configuration; the snapshot is untouched\n")
-        return 2
-    except PollFailure as failure:
-        sys.stderr.write(f"usage-poll: {failure.problem}\n  help: {failure.help}\n")
-        return 1
-    except Exception as error:  # never a traceback: a frame could be printed near the token
-        sys.stderr.write(
-            f"usage-poll: unexpected {error.__class__.__name__}\n  help: report it; the snapshot is untouched\n"
-        )
-        return 1
-    sys.stdout.write(f"usage-poll: wrote {path}\n")
-    return 0
+    return cycle(os.environ if environ is None else environ, timeout, prefix)

@@ -276,10 +276,11 @@ def trend(args: list[str], environ=None) -> str:
     return report(text, config.scalar(CEILING_KNOB), path)
 
 
-def main(argv: list[str]) -> int:
-    """`st2 usage trend …`: 0 report printed, 2 refused (never 1)."""
+def main(argv: list[str], environ=None) -> int:
+    """`st2 usage trend …`: 0 report printed, 2 refused (never 1). ``environ`` as for
+    :func:`st2.kit.usage.verdict.main`."""
     try:
-        text = trend(argv)
+        text = trend(argv, environ)
     except TrendRefusal as refusal:
         sys.stderr.write(f"{refusal}\n")
         return 2

@@ -42,7 +42,12 @@ import time
 
 from st2.front import Shape, ShapeRefusal, parse
 from st2.fs.read import SNAPSHOT_LIMIT, read_bounded
-from st2.kit.usage import history, knobs as knob_table, snapshot as usage_snapshot
+from st2.kit.usage import history, knobs as knob_table
+from st2.records import usage_snapshot
+from st2.records.usage_snapshot import (  # noqa: F401 - the rule's outcomes, named where the verdict's callers read them
+    ACCOUNT_KEYED, JUDGED_AGE_STALE, JUDGED_CLEAR, JUDGED_PAUSE_5H, JUDGED_PAUSE_7D, JUDGED_PAUSE_LONG_DEAD_SHORT,
+    JUDGED_RESET_OK, KEYED, at_or_over, judge,
+)
 
 NEVER_BLOCKS = "never blocks delegation — re-read or refresh before trusting the number"
 USAGE = (
@@ -60,12 +65,6 @@ PAUSE = "PAUSE"
 STALE = "STALE"
 STATUS = {OK: 0, RESET_OK: 0, PAUSE: 1, STALE: 2}
 
-# judge() outcomes over a parsed snapshot.
-JUDGED_RESET_OK = "reset-ok"
-JUDGED_AGE_STALE = "age-stale"
-JUDGED_PAUSE_5H = "pause-5h"
-JUDGED_PAUSE_7D = "pause-7d"
-JUDGED_CLEAR = "clear"
 
 
 ARGUMENTS = Shape(positionals=2, escape="first")  # ``[--] [usage-file [credentials-file]]``
@@ -84,58 +83,6 @@ def parse_arguments(args: list[str]) -> tuple[str | None, str | None]:
         raise ShapeRefusal(f"usage-verdict: {reason}") from None
     return (words[0] if words else None, words[1] if len(words) > 1 else None)
 
-
-def at_or_over(percentage: str, threshold: str) -> bool:
-    """Float compare, at-or-over: a fractional reading cannot slip under an integer threshold,
-    and a reading exactly at the threshold pauses."""
-    try:
-        return float(percentage) >= float(threshold)
-    except ValueError:
-        return False
-
-
-ACCOUNT_KEYED = "account-keyed"
-KEYED = "keyed"
-JUDGED_PAUSE_LONG_DEAD_SHORT = "pause-long-dead-short"
-
-
-def judge(reading: usage_snapshot.Snapshot, now: int, pause: str, pause_7d: str, stale_age: int, order: str = ACCOUNT_KEYED) -> str:
-    """The checks over a parsed snapshot, one function taking the order as a parameter.
-
-    * ``ACCOUNT_KEYED`` (usage verdict): RESET-OK, age-STALE, then the two pause axes (weekly
-      named when both fire). ``JUDGED_CLEAR`` is an OK the post-login reroute may suppress.
-    * ``KEYED`` (the foreign run's keyed verdict, docs/kit.md §Keyed verdict): long-axis pause,
-      RESET-OK, short-axis pause, age-STALE, clear. An at-or-over reading of a live window
-      pauses at any age; the long axis is read before RESET-OK because a dead short window
-      says nothing of a live long one (``JUDGED_PAUSE_LONG_DEAD_SHORT`` names that case).
-
-    The weekly pair is the long axis, the 5h triple the short one; a passed long reset disarms
-    the long axis in both orders."""
-    weekly = (
-        reading.weekly_armed()
-        and int(reading.seven_day_resets_at) > now
-        and at_or_over(reading.seven_day_used_pct, pause_7d)
-    )
-    short_dead = int(reading.five_hour_resets_at) <= now
-    if order == KEYED:
-        if weekly:
-            return JUDGED_PAUSE_LONG_DEAD_SHORT if short_dead else JUDGED_PAUSE_7D
-        if short_dead:
-            return JUDGED_RESET_OK
-        if at_or_over(reading.five_hour_used_pct, pause):
-            return JUDGED_PAUSE_5H
-        if now - int(reading.updated_at) > stale_age:
-            return JUDGED_AGE_STALE
-        return JUDGED_CLEAR
-    if short_dead:
-        return JUDGED_RESET_OK
-    if now - int(reading.updated_at) > stale_age:
-        return JUDGED_AGE_STALE
-    if weekly:
-        return JUDGED_PAUSE_7D
-    if at_or_over(reading.five_hour_used_pct, pause):
-        return JUDGED_PAUSE_5H
-    return JUDGED_CLEAR
 
 
 def credentials_mtime(path: str) -> int:
@@ -328,9 +275,11 @@ def verdict_word(line: str) -> str:
     return line.rsplit(" -> ", 1)[-1].split(" ", 1)[0] if " -> " in line else STALE
 
 
-def main(argv: list[str]) -> int:
-    """Hot-path entry (`st2 usage verdict …`): print the line, return the status."""
-    line, status = verdict(argv)
+def main(argv: list[str], environ=None) -> int:
+    """Hot-path entry (`st2 usage verdict …`): print the line, return the status. ``environ``
+    (default ``os.environ``) is where the knobs resolve: a declared account's
+    (:mod:`st2.accounts.usage`, which the front door runs for ``--account``)."""
+    line, status = verdict(argv, environ)
     if line:
         sys.stdout.write(line + "\n")
     return status

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from st2.kit.usage import snapshot as usage_snapshot, verdict as usage_verdict
+from st2.kit.usage import verdict as usage_verdict
+from st2.records import usage_snapshot
 
 pytestmark = pytest.mark.process  # every case spawns git or the real st2 CLI
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from st2.kit.usage import snapshot as usage_snapshot
+from st2.records import usage_snapshot
 
 
 def write(usage, *lines: str) -> None:

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from st2.kit.usage import snapshot as usage_snapshot
+from st2.records import usage_snapshot
 from st2.kit.usage.history import sample_line
-from st2.kit.usage.snapshot import MISSING_KEYS, NON_NUMERIC, READ, UNREADABLE, Snapshot, read, write
+from st2.records.usage_snapshot import MISSING_KEYS, NON_NUMERIC, READ, UNREADABLE, Snapshot, read, write
 
 TRIPLE = b"five_hour_used_pct=42\nfive_hour_resets_at=1800003600\nupdated_at=1800000000\n"
 

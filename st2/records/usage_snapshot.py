@@ -17,8 +17,10 @@ A line splits on its first ``=``. A final line without its terminating newline i
 snapshot written by a non-atomic third-party producer can be observed torn, and a torn
 ``five_hour_used_pct=4`` (of ``42``) must read as missing, never as a smaller number.
 
-The reader is a pure function of the bytes (:func:`read`); freshness is judged by the verdict
-from ``updated_at`` inside the record, never from the file's mtime. The writer
+The reader is a pure function of the bytes (:func:`read`); freshness is judged from
+``updated_at`` inside the record, never from the file's mtime, by :func:`judge` — the verdict's
+rule over a parsed snapshot, here below every reader of it (`st2 usage verdict`, the foreign
+run's keyed verdict, an account's delivery hold). The writer
 (:func:`write`) rewrites the whole file atomically.
 
 Standard library only: the verdict hot path imports this (the writer's imports load lazily).
@@ -253,3 +255,64 @@ def json_field(path: str, keys: tuple[str, ...]) -> str:
 def is_word(text: str) -> bool:
     """A value fit for a space-separated sample field: non-empty, no whitespace, no ``=``."""
     return bool(text) and "=" not in text and not any(character.isspace() for character in text)
+
+
+# judge() outcomes over a parsed snapshot.
+JUDGED_RESET_OK = "reset-ok"
+JUDGED_AGE_STALE = "age-stale"
+JUDGED_PAUSE_5H = "pause-5h"
+JUDGED_PAUSE_7D = "pause-7d"
+JUDGED_CLEAR = "clear"
+
+
+def at_or_over(percentage: str, threshold: str) -> bool:
+    """Float compare, at-or-over: a fractional reading cannot slip under an integer threshold,
+    and a reading exactly at the threshold pauses."""
+    try:
+        return float(percentage) >= float(threshold)
+    except ValueError:
+        return False
+
+
+ACCOUNT_KEYED = "account-keyed"
+KEYED = "keyed"
+JUDGED_PAUSE_LONG_DEAD_SHORT = "pause-long-dead-short"
+
+
+def judge(reading: "Snapshot", now: int, pause: str, pause_7d: str, stale_age: int, order: str = ACCOUNT_KEYED) -> str:
+    """The checks over a parsed snapshot, one function taking the order as a parameter.
+
+    * ``ACCOUNT_KEYED`` (usage verdict): RESET-OK, age-STALE, then the two pause axes (weekly
+      named when both fire). ``JUDGED_CLEAR`` is an OK the post-login reroute may suppress.
+    * ``KEYED`` (the foreign run's keyed verdict, docs/kit.md §Keyed verdict): long-axis pause,
+      RESET-OK, short-axis pause, age-STALE, clear. An at-or-over reading of a live window
+      pauses at any age; the long axis is read before RESET-OK because a dead short window
+      says nothing of a live long one (``JUDGED_PAUSE_LONG_DEAD_SHORT`` names that case).
+
+    The weekly pair is the long axis, the 5h triple the short one; a passed long reset disarms
+    the long axis in both orders."""
+    weekly = (
+        reading.weekly_armed()
+        and int(reading.seven_day_resets_at) > now
+        and at_or_over(reading.seven_day_used_pct, pause_7d)
+    )
+    short_dead = int(reading.five_hour_resets_at) <= now
+    if order == KEYED:
+        if weekly:
+            return JUDGED_PAUSE_LONG_DEAD_SHORT if short_dead else JUDGED_PAUSE_7D
+        if short_dead:
+            return JUDGED_RESET_OK
+        if at_or_over(reading.five_hour_used_pct, pause):
+            return JUDGED_PAUSE_5H
+        if now - int(reading.updated_at) > stale_age:
+            return JUDGED_AGE_STALE
+        return JUDGED_CLEAR
+    if short_dead:
+        return JUDGED_RESET_OK
+    if now - int(reading.updated_at) > stale_age:
+        return JUDGED_AGE_STALE
+    if weekly:
+        return JUDGED_PAUSE_7D
+    if at_or_over(reading.five_hour_used_pct, pause):
+        return JUDGED_PAUSE_5H
+    return JUDGED_CLEAR

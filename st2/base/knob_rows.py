@@ -2,7 +2,9 @@
 knob) and validator, and the table validator over the tier roster and binding.
 
 :mod:`st2.kit.knobs` resolves a configuration against these rows (the environment, the knob file,
-the defaults) and re-exports them. Standard library only: every hot path that resolves knobs
+the defaults) and re-exports them; ``catalog.kdl``'s ``account`` blocks validate their scoped usage
+knobs with the same rows (:mod:`st2.declarations.accounts`), which is why the rows sit here, below
+both. Standard library only: every hot path that resolves knobs
 imports this.
 """
 
