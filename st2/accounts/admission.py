@@ -269,6 +269,19 @@ class Admission:
                               for monotonic, at_ms, rid in state.starts)
         self._publish(state, durable=False)
 
+    def ready(self) -> list[str]:
+        """The queued runtime ids whose slot has come, in each queue's order: the ones a pass
+        draining its queue asks :meth:`admit` for next."""
+        now = self.clock.monotonic()
+        return [entry[0] for state in self.accounts.values()
+                for entry, slot in zip(state.queue, self._slots(state)) if slot[0] <= now]
+
+    def next_slot(self) -> float | None:
+        """The monotonic time of the earliest slot of any queue (None when nothing waits); unlike
+        :meth:`end_pass` it changes nothing."""
+        slots = [self._slots(state)[0][0] for state in self.accounts.values() if state.queue]
+        return min(slots) if slots else None
+
     def end_pass(self) -> float | None:
         """Drop every seat not asked since :meth:`begin_pass` from its queue, publish each queue
         that changed, and return the monotonic time of the earliest next slot of a non-empty

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-ACCOUNT_VARIABLE = "ST2_ACCOUNT"
+from st2.delivery.budget import ACCOUNT_VARIABLE  # noqa: F401 - the variable's one spelling, below the drivers
 
 
 def _config_variables(account, catalog_root) -> dict[str, str]:

@@ -174,13 +174,17 @@ def poll(argv: list[str]) -> int:
     except ValueError:
         return kit_poll.main(rest)  # the kit's own refusal: nothing is polled
     status = kit_poll.main(rest)
-    if os.environ.get("ST2_ACCOUNT"):
-        return status
     try:
         accounts = polled_accounts()
     except Exception as error:  # catalog.kdl's own diagnostics are `st2 validate`'s; never a traceback
         sys.stderr.write(f"usage-poll: the declared accounts were not read ({error.__class__.__name__})\n")
         return max(status, 1)
+    if not accounts:
+        return status
+    from st2.delivery.budget import ACCOUNT_VARIABLE
+
+    if os.environ.get(ACCOUNT_VARIABLE):
+        return status   # a seat's own refresh: its account's snapshot only
     written = {_usage_file(os.environ)}
     for name, scoped in accounts:
         usage_file = _usage_file(scoped)

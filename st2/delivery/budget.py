@@ -23,6 +23,7 @@ import os
 
 from st2.runtime import layout
 
+ACCOUNT_VARIABLE = "ST2_ACCOUNT"   # the declared account a seat's tasks run on (set at launch)
 SCHEMA = "st2.account-budget.v1"
 REASON = "budget"
 RECORD_LIMIT = 64 * 1024

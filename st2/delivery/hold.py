@@ -28,14 +28,16 @@ DND_HOLD = "dnd"
 BUDGET_HOLD = "budget"
 
 
-def delivery_hold(status_path: Path, now_ms: int, scope=None, runtime_id: str | None = None) -> str | None:
+def delivery_hold(status_path: Path, now_ms: int, scope=None, runtime_id: str | None = None,
+                  account: str | None = None) -> str | None:
     """``"dnd"`` while the seat's declared presence is a fresh dnd, else ``"budget"`` while its
-    account's budget holds (given ``scope`` and ``runtime_id``), else None."""
+    account's budget holds (given ``scope`` and ``runtime_id``; ``account`` when the caller runs
+    as the seat's generation and knows it, else its launch record says), else None."""
     held = hold_of(status_record.read_file(Path(status_path), now_ms).presence)
     if held is None and scope is not None and runtime_id is not None:
         from st2.delivery.budget import budget_hold
 
-        if budget_hold(scope, runtime_id, now_ms) is not None:
+        if budget_hold(scope, runtime_id, now_ms, account) is not None:
             return BUDGET_HOLD
     return held
 

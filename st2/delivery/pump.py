@@ -18,11 +18,14 @@ class LedgerPump:
     profile: Profile
 
     def __init__(self, seat_directory: Path, ledger_path: Path, staging: Path, agent: str, runtime_id: str,
-                 log=lambda message: None, scope=None) -> None:
-        """``scope`` is the runtime scope directory: with it the hold's budget reason is asked
-        for ``runtime_id`` too (:func:`st2.delivery.hold.delivery_hold`)."""
+                 log=lambda message: None, scope=None, account: str | None = None) -> None:
+        """``scope`` is the runtime scope directory and ``account`` the declared account this
+        generation runs on (its ``ST2_ACCOUNT``): with both the hold's budget reason is asked too
+        (:func:`st2.delivery.hold.delivery_hold`); a seat on no account reads nothing more than
+        its status, as before accounts."""
         self.seat_directory = Path(seat_directory)
-        self.scope = scope
+        self.scope = scope if account is not None else None
+        self.account = account
         self.runtime_id = runtime_id
         self.log = log
         self.quarantine: str | None = None
@@ -43,7 +46,7 @@ class LedgerPump:
         """The seat's delivery hold (:mod:`st2.delivery.hold`): while it is up the session asks
         for no batch, so the mail stays unread and unowned."""
         return delivery_hold(self.seat_directory / STATUS, now_ms, self.scope,
-                             self.runtime_id if self.scope is not None else None)
+                             self.runtime_id if self.scope is not None else None, self.account)
 
     def ambiguous(self) -> list[Entry]:
         """Entries without durable evidence yet (attempted, transportAccepted short of the

@@ -225,6 +225,11 @@ class Notifier:
             if held is not None:
                 self._report("fresh dnd declared; delivery deferred")
                 return
+            # Read the inbox again as late as possible: a message the seat archived while the
+            # hold was asked (it reads records) is not noticed.
+            messages = {message.filename: message for message in list_inbox(self.seat.directory)}
+            if self.state.phase is Phase.IDLE and self._candidate(messages) is None:
+                return
             self.attempts += 1
             outcome = self.attempt(messages)
             if outcome is Outcome.SETTLED:

@@ -5,8 +5,10 @@ app-server, opencode serve): :class:`NativeServerSession` and the verb's core ov
 
 from __future__ import annotations
 
+import os
 import signal
 
+from st2.delivery.budget import ACCOUNT_VARIABLE
 from st2.drivers.lifecycle import (STOP_GRACE_SECONDS, Phase, SessionRecords, exit_words, install_stop_handlers,
                                    resolve_seat, returncode_status, say, stop_with_cover, take_launch, transition)
 
@@ -77,7 +79,8 @@ class NativeServerSession:
         _, held = carry_legacy_record(scope.directory, self.catalog, PROFILES[self.harness], seat.agent, runtime_id,
                                       log=self.note)
         self.pump = self.pump_class(seat.directory, *ledger_location(scope.directory, runtime_id), seat.agent,
-                                    runtime_id, log=self.note, scope=scope.directory)
+                                    runtime_id, log=self.note, scope=scope.directory,
+                                    account=os.environ.get(ACCOUNT_VARIABLE) or None)
         if held is not None:
             self.pump.quarantine_with(held)
         self.resume = ResumeHold(seat, runtime_id, self.harness, clock, self.note, state_dir,

@@ -106,6 +106,7 @@ def _supervise(location, once, interval, selection, materialize_only, clock, out
     reconciler = Reconciler(location, clock=clock, scope=scope, output=output)
     notifier = Notifier()
     queue: collections.deque[str] = collections.deque()
+    reconciler.interrupted = lambda: STOP in queue   # a stop ends a pass's admission drain early
     read_end, write_end = os.pipe()
     os.set_blocking(read_end, False)
     os.set_blocking(write_end, False)

@@ -50,7 +50,7 @@ from st2.supervisor.moves import Mover
 from st2.supervisor.notice import CrashLoopNotice, send_crash_loop_notice
 from st2.supervisor.worktrees import WorktreeKeeper
 from st2.accounts.admission import Admission
-from st2.supervisor.relaunch_admission import admitted
+from st2.supervisor.relaunch_admission import DRAIN_SECONDS, admitted, drain_queue
 from st2.supervisor.restart_policy import Event, Phase, TaskState, transition
 from st2.runtime import launch_record
 from st2.supervisor.backends.backend import Backend, LaunchError, Observation, RuntimeState, TaskSpec
@@ -115,7 +115,7 @@ class Reconciler:
     def __init__(self, location: CatalogLocation, *, clock: Clock = SYSTEM_CLOCK,
                  scope: RuntimeScope | None = None, output: TextIO | None = None,
                  notify: Callable[[CrashLoopNotice], str | None] = send_crash_loop_notice,
-                 backends: Mapping[str, Backend] | None = None) -> None:
+                 backends: Mapping[str, Backend] | None = None, drain_seconds: float = DRAIN_SECONDS) -> None:
         """``backends`` maps a task kind (``exec``, ``pty``) to its backend; by default the real
         exec and tmux backends over ``scope``."""
         self.location = location
@@ -135,6 +135,7 @@ class Reconciler:
         self.launched_pids: set[int] = set()   # exec tasks this supervisor started (its children)
         self.worktrees = WorktreeKeeper(self.scope, clock, self.say)
         self.admission = Admission(self.scope.directory, clock)   # starts per account (relaunch storms)
+        self.drain_seconds, self.interrupted = drain_seconds, lambda: False   # the loop's stop ends a drain
         self.explicit_start = False   # the pass acts on a seat an operator selected alone
         self.budgets = BudgetPublisher(self.scope.directory, location.root, self.say)   # each account's record
         self.accounts: dict = {}                # catalog.kdl's accounts, as of this pass
@@ -171,6 +172,7 @@ class Reconciler:
         self.reap()
         report.errors.extend(view.errors)
         self.admission.begin_pass()
+        self.queued_tasks: dict = {}   # runtime id -> (task, plan) waiting for its account's admission
         self.explicit_start = not selection.everything
         if not materialize_only:
             self.budgets.publish(view)
@@ -225,6 +227,7 @@ class Reconciler:
             self._reconcile_seat(plan, selection, held, launch_allowed, report)
         if not materialize_only and selection.everything and not view.errors and not any(p.errors for p in view.plans):
             self._clean_undeclared(declared, report)
+        drain_queue(self, report)
         slot = None if materialize_only else self.admission.end_pass()   # wake at the next admission slot
         if slot is not None:
             report.next_deadline = min(filter(None, (report.next_deadline, slot)))
@@ -314,6 +317,7 @@ class Reconciler:
                 report.next_deadline = min(filter(None, (report.next_deadline, state.not_before)))
             return False
         if not admitted(self.admission, self.accounts, plan, task, self.explicit_start or rid in report.unparked, report):
+            self.queued_tasks[rid] = (task, plan)
             return False
         restarting = state.phase is Phase.WAITING
         spec = TaskSpec(rid, task.kind, task.argv, task.environment, task.directory)

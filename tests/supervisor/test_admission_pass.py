@@ -37,6 +37,14 @@ def world(tmp_path: Path) -> World:
             launch_record.write(made.scope, record)
             return record
         backend.launch = launch
+    supervisor = made.supervisor
+
+    def undrained():   # one pass's own queue; the in-pass drain has its own tests below
+        reconciler = supervisor()
+        reconciler.drain_seconds = 0
+        return reconciler
+    made.supervisor = undrained
+    made.reconciler = undrained()
     return made
 
 
@@ -135,3 +143,29 @@ def test_st2_tasks_shows_a_queued_agent_task_with_its_account_place_and_start(wo
         '"admission":{"account":"main","position":1,"startsAt":%d}}' % starts_at)
     assert rows["h.c"]["admission"] == {"account": "main", "position": 2, "startsAt": starts_at + 10_000}
     assert rows["h.b.ding"]["admission"] is None and rows["h.a"]["admission"] is None   # companions, started seats
+
+
+def test_a_pass_drains_its_queue_slot_by_slot_within_its_drain_budget(world):
+    """A storm costs one pass per drain, not one per start: the pass that queued the seats waits
+    for each slot and launches them, observing only them, for at most its drain budget."""
+    declare(world, "a", "b", "c", "d")
+    world.reconciler.drain_seconds = 25.0
+    began = world.clock.monotonic()
+    starts = []
+    original = world.pty.launch
+    world.pty.launch = lambda spec: (starts.append((spec.runtime_id, world.clock.monotonic() - began)), original(spec))[1]
+    report = world.run()
+    assert [(rid, round(at, 3)) for rid, at in starts] == [("h.a", 0.0), ("h.b", 10.0), ("h.c", 20.0)]
+    assert report.queued == ["h.d"] and report.next_deadline == began + 30.0, "past the budget: the next pass"
+    assert "h.a.ding" in names(report.launched) and "h.b.ding" not in names(report.launched), \
+        "a drained seat's companions start with the next pass"
+    world.clock.advance(10.0)
+    assert names(world.run().launched) == ["h.b.ding", "h.c.ding", "h.d", "h.d.ding"]
+
+
+def test_a_queued_stop_ends_the_drain(world):
+    declare(world, "a", "b", "c")
+    world.reconciler.drain_seconds = 60.0
+    world.reconciler.interrupted = lambda: bool(world.pty.launched[1:])   # a stop arrives once b started
+    report = world.run()
+    assert names(report.launched) == ["h.a", "h.a.ding", "h.b"] and report.queued == ["h.c"]

@@ -39,8 +39,8 @@ class Pump(LedgerPump):
     profile = CODEX
 
     def __init__(self, seat_directory: Path, ledger_path: Path, staging: Path, agent: str, runtime_id: str,
-                 log=lambda message: None, scope=None) -> None:
-        super().__init__(seat_directory, ledger_path, staging, agent, runtime_id, log, scope)
+                 log=lambda message: None, scope=None, account: str | None = None) -> None:
+        super().__init__(seat_directory, ledger_path, staging, agent, runtime_id, log, scope, account)
         self.in_flight: dict[int, tuple[str, ...]] = {}     # request id -> filenames
         self.unsettled: bool = bool(self.ledger and self.ambiguous())
 

@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 
 
+from st2.delivery.budget import ACCOUNT_VARIABLE
 from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.fs.log import open_log
 from st2.supervisor.backends import transport
@@ -157,7 +158,7 @@ class ExecBackend:
             launched_at_ms=self.clock.wall_ms(),
             supervisor_pid=os.getpid(),
             log=str(log),
-            account=spec.environment.get("ST2_ACCOUNT"),  # the declared account it runs on (st2.accounts)
+            account=spec.environment.get(ACCOUNT_VARIABLE),  # the declared account it runs on (st2.accounts)
         )
         launch_record.write(self.scope, record)
         return record

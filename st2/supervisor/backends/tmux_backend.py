@@ -16,6 +16,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from st2.delivery.budget import ACCOUNT_VARIABLE
 from st2.runtime.tmux import SESSION_NAME, client_argv
 from st2.base.clock import SYSTEM_CLOCK, Clock
 from st2.supervisor.backends import transport
@@ -120,7 +121,7 @@ class TmuxBackend:
             supervisor_pid=os.getpid(),
             socket=str(socket),
             server_pid=server_pid,
-            account=spec.environment.get("ST2_ACCOUNT"),  # the declared account it runs on (st2.accounts)
+            account=spec.environment.get(ACCOUNT_VARIABLE),  # the declared account it runs on (st2.accounts)
         )
         launch_record.write(self.scope, record)
         return record

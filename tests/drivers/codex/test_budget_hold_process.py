@@ -74,7 +74,7 @@ def test_the_pump_asks_for_no_batch_while_its_account_budget_holds_and_delivers_
     usage_file = tmp_path / "usage.txt"
     usage(usage_file, "91", 3600)
     on_account(catalog, tmp_path, "main", True, usage_file)
-    wrapper = Wrapper(catalog, tmp_path)
+    wrapper = Wrapper(catalog, tmp_path, env={"ST2_ACCOUNT": "main"})   # as `st2 up` launches it on the account
     try:
         poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the thread to be idle")
         names = [write_message(seat, "first")]
@@ -95,7 +95,7 @@ def test_without_hold_on_pause_a_paused_account_holds_nothing(catalog, tmp_path)
     usage_file = tmp_path / "usage.txt"
     usage(usage_file, "91", 3600)
     on_account(catalog, tmp_path, "main", False, usage_file)
-    wrapper = Wrapper(catalog, tmp_path)
+    wrapper = Wrapper(catalog, tmp_path, env={"ST2_ACCOUNT": "main"})   # as `st2 up` launches it on the account
     try:
         poll_for(lambda: (record(seat, "harness-state") or {}).get("state") == "idle", "the thread to be idle")
         name = write_message(seat, "go")

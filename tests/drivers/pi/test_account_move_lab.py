@@ -8,9 +8,10 @@ wrapper's guard (:func:`st2.drivers.session_ids.is_session_file_in`) refuses und
 starts fresh (one line on the terminal, nothing counted lost), and copying the file to the same
 place under the next location first changes nothing (the record still names the old path; a copy
 would need the record's id rewritten, which :func:`carry` cannot do). omp 18.2.3 keeps its
-sessions under ``$PI_CODING_AGENT_DIR/sessions``, but st2's guard looks under ``~/.omp/agent``
-only, so a session under A is never recorded at all. If either starts carrying, this test fails
-and the row is to be measured again."""
+sessions under ``$PI_CODING_AGENT_DIR/sessions``, where st2's guard looks too
+(:func:`st2.drivers.session_ids.omp_sessions_directories`), so its session under A is recorded
+and refused under B alike. If either starts carrying, this test fails and the row is to be
+measured again."""
 
 from __future__ import annotations
 
@@ -108,11 +109,9 @@ def test_a_pi_family_seat_moved_to_another_agent_dir_starts_fresh(name: str, tmp
         poll(lambda: any("OCELOT-A" in path.read_text() for path in sessions(a)), "the conversation in A", WAIT,
              seat.screen)
         assert not sessions(agent)  # the env block, not HOME, named the store
-        if name == "pi":
-            record = fleet.wait_session(seat, "the published session", lambda record: record["sessionId"])
-            assert Path(record["sessionId"]) in sessions(a)
-        else:  # omp wrote its session under A, which st2's guard does not look in: nothing is recorded
-            assert seat.session_record()["sessionId"] is None
+        # Both record the session file under A (omp's guard reads PI_CODING_AGENT_DIR as omp does).
+        record = fleet.wait_session(seat, "the published session", lambda record: record["sessionId"])
+        assert Path(record["sessionId"]) in sessions(a)
         first = seat.session_record()["sessionId"]
         timings["converse under A"] = time.monotonic() - began
 
