@@ -272,9 +272,12 @@ class Admission:
     def ready(self) -> list[str]:
         """The queued runtime ids whose slot has come, in each queue's order: the ones a pass
         draining its queue asks :meth:`admit` for next."""
-        now = self.clock.monotonic()
-        return [entry[0] for state in self.accounts.values()
-                for entry, slot in zip(state.queue, self._slots(state)) if slot[0] <= now]
+        ready = []
+        for state in self.accounts.values():
+            slots = self._slots(state)
+            now = self.clock.monotonic()   # read after the slots: a slot that came is "now" there
+            ready += [entry[0] for entry, slot in zip(state.queue, slots) if slot[0] <= now]
+        return ready
 
     def next_slot(self) -> float | None:
         """The monotonic time of the earliest slot of any queue (None when nothing waits); unlike

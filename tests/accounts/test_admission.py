@@ -201,3 +201,23 @@ def test_end_pass_wakes_the_loop_at_the_earliest_slot_of_any_account(scope: Path
     gate.begin_pass()
     assert gate.end_pass() is None                           # nothing asked: nothing waits
 
+
+
+class TickingClock(FakeClock):
+    """A clock that moves on at every reading, as a real one does between two calls."""
+
+    def monotonic(self) -> float:
+        self.advance(0.000001)
+        return super().monotonic()
+
+
+def test_a_seat_whose_slot_has_come_is_ready_on_a_clock_that_moves_between_readings(scope: Path) -> None:
+    """The drain sleeps until next_slot() and asks ready(): the slot that came must read ready
+    even though the clock moved on while the slots were reckoned."""
+    clock = TickingClock()
+    gate, main = Admission(scope, clock, boot_id="b"), account(spacing=0.25)
+    gate.begin_pass()
+    assert [gate.admit(main, rid).admitted for rid in ("h.a", "h.b", "h.c")] == [True, False, False]
+    gate.launched("h.a")
+    clock.advance(gate.next_slot() - clock.monotonic())
+    assert gate.ready() == ["h.b"]
