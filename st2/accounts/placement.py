@@ -69,7 +69,7 @@ def carry_or_lose(store, runtime_id: str, agent: str, harness: str | None, cwd: 
     """Carry the seat's recorded session across the move, or record it lost. Return None when
     nothing is lost (carried, or no session recorded), else the loud line naming the lost session."""
     from st2.runtime import resumable_session as records
-    from st2.runtime.resume import _lose, publish_lost
+    from st2.runtime.resume import lose, publish_lost
 
     if harness is None:
         return None
@@ -79,15 +79,8 @@ def carry_or_lose(store, runtime_id: str, agent: str, harness: str | None, cwd: 
     from st2.accounts.carry import carry
 
     reason = carry(harness, record.session_id, cwd, old_environment, new_environment)
-    if reason is None:
+    if reason is None or not lose(store, runtime_id, agent, record.session_id, clock):
         return None
-    now_ms = clock.wall_ms()
-    with records.locked(store, runtime_id):
-        current = records.read(store, runtime_id, agent)
-        if current is None or current.session_id != record.session_id:
-            return None
-        lost = _lose(current._replace(resumed_from=current.session_id), now_ms)
-        records.write(store, current._replace(lost=lost, written_at_ms=now_ms))
     publish_lost(seat_directory, harness, clock)
     return (f"{agent}: its {harness} session {record.session_id} cannot follow it to the new account ({reason}); "
             "the session is lost and the seat starts fresh")

@@ -37,8 +37,11 @@ open a missing session as a new one).
 The machine, one transition function over :class:`Start` (each edge named)::
 
     decide:      no record / another seat's record / policy never / stopped by st2 down /
-                 other harness / no id / a lost id / an id not of the
+                 other harness / no id / an id not of the
                  harness's shape                -> FRESH
+                 the record's own id, lost      -> FALLBACK  (st2 lost it before the relaunch:
+                                                   a move it could not carry; the resume
+                                                   diagnostic stands)
                  a recorded id                  -> RESUMING (that id)
     RESUMING  -- observed the resumed id     --> RESUMED
     RESUMING  -- observed another id         --> FALLBACK  (the resumed id is lost)
@@ -105,8 +108,13 @@ def decide(previous: SessionRecord | None, policy: str, stopped: bool, harness: 
     if policy not in POLICIES:
         raise ValueError(f"unknown resume policy {policy!r}; expected one of {', '.join(POLICIES)}")
     if (policy == NEVER or stopped or previous is None or previous.harness != harness
-            or previous.session_id is None or previous.session_id in previous.lost_ids()
-            or (accepts is not None and not accepts(previous.session_id))):
+            or previous.session_id is None):
+        return Plan(Start.FRESH, None)
+    if previous.session_id in previous.lost_ids():
+        # st2 lost the running session before this relaunch (a move to an account whose config
+        # location cannot name it, st2.accounts.placement): fresh, labelled as the fallback it is.
+        return Plan(Start.FALLBACK, None)
+    if accepts is not None and not accepts(previous.session_id):
         return Plan(Start.FRESH, None)
     return Plan(Start.RESUMING, previous.session_id)
 
@@ -154,6 +162,21 @@ def observe(store: SessionStore, runtime_id: str, incarnation: str, session_id: 
                                      written_at_ms=now_ms))
     if fell_back and seat_directory is not None:
         publish_lost(seat_directory, current.harness, clock)
+    return True
+
+
+def lose(store: SessionStore, runtime_id: str, agent: str, session_id: str, clock) -> bool:
+    """st2 lost ``session_id``, the seat's current session, before a relaunch (a move to an
+    account whose config location cannot name it): the id joins ``lost`` (never resumed again),
+    so the next incarnation starts fresh as a fallback (:func:`decide`). Return False, writing
+    nothing, when the record no longer names that session."""
+    now_ms = clock.wall_ms()
+    with records.locked(store, runtime_id):
+        current = records.read(store, runtime_id, agent)
+        if current is None or current.session_id != session_id:
+            return False
+        lost = _lose(current._replace(resumed_from=session_id), now_ms)
+        records.write(store, current._replace(lost=lost, written_at_ms=now_ms))
     return True
 
 
@@ -234,7 +257,7 @@ def begin(store: SessionStore, runtime_id: str, agent: str, harness: str, incarn
     """Decide and publish this incarnation's record; consume the stop marker (see the module
     docstring). A record naming another seat than ``agent`` reads absent; a recorded id
     ``accepts`` refuses is dropped (``binding.discarded`` names it). A start that is not a
-    fallback clears a predecessor's ``resume`` diagnostic."""
+    fallback clears a predecessor's ``resume`` diagnostic; a fallback publishes it."""
     now = clock.wall_ms()
     with records.locked(store, runtime_id):
         previous = records.read(store, runtime_id, agent)
@@ -250,7 +273,10 @@ def begin(store: SessionStore, runtime_id: str, agent: str, harness: str, incarn
         records.write(store, record)
         if stopped:
             records.clear_stopped(store, runtime_id)
-    clear_lost_diagnostic(seat_directory, harness, clock)
+    if plan.start is Start.FALLBACK:
+        publish_lost(seat_directory, harness, clock)
+    else:
+        clear_lost_diagnostic(seat_directory, harness, clock)
     return Binding(store, record, seat_directory, clock, accepts, discarded)
 
 

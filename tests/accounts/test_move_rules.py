@@ -160,3 +160,34 @@ def test_a_paused_account_fails_over_and_its_seats_come_back_when_it_recovers(wo
     world.usage("b", 97)
     world.run()
     assert world.account_of("h.p") == "a", "a failover stands in only while it is not paused itself"
+
+
+@pytest.mark.process  # lowering a pi block probes the harness build
+def test_a_seat_whose_harness_cannot_carry_its_session_starts_fresh_and_says_which_session_was_lost(world: World) -> None:
+    from st2.records import driver_diagnostic
+    from st2.roster.row import lost_session
+    from st2.runtime import resume
+    from st2.runtime import resumable_session as records
+
+    directory = world.seat("q", '    pi {\n    }\n    account "a"')
+    world.run()
+    store = records.SessionStore.beside(world.scope.directory)
+    session = "/home/u/.pi/agent/sessions/--work--/2026-12-05_abc.jsonl"
+    store.ensure()
+    records.write(store, records.SessionRecord("h.q", "h.q", "pi", "t1", "fresh", session, None, (), 1))
+    harness_state.Writer(directory, "h.q", "pi", world.clock, pty_session="s").observe("idle")
+    world.seat("q", '    pi {\n    }\n    account "b"')
+    report = world.run()
+    assert world.account_of("h.q") == "b"
+    line = (f"h.q: its pi session {session} cannot follow it to the new account (pi: carrying a conversation to "
+            "another config location was not proved in the lab; the seat starts a fresh session); the session is "
+            "lost and the seat starts fresh")
+    assert line in world.output.getvalue() and line in report.errors
+    assert records.read(store, "h.q").lost_ids() == {session}
+    diagnostic = driver_diagnostic.read_file(directory / driver_diagnostic.RECORD_NAME, world.clock.wall_ms())
+    assert (diagnostic.driver, diagnostic.stage, diagnostic.reason) == ("pi", "resume", "resumeRefused")
+    # The relaunched incarnation starts fresh, labelled a fallback: Doctor's session-lost names the id.
+    binding = resume.begin(store, "h.q", "h.q", "pi", "t2", "last", world.clock, directory)
+    assert (binding.start, binding.resume_id) == (resume.Start.FALLBACK, None)
+    assert lost_session(records.read(store, "h.q")) == session
+    assert driver_diagnostic.read_file(directory / driver_diagnostic.RECORD_NAME, world.clock.wall_ms()).stage == "resume"

@@ -90,8 +90,11 @@ def record(**fields) -> records.SessionRecord:
     (record(), "last", True, (Start.FRESH, None)),
     (record(harness="pi"), "last", False, (Start.FRESH, None)),
     (record(session_id=None), "last", False, (Start.FRESH, None)),
-    (record(lost=(records.Lost("S", "t0", 1),)), "last", False, (Start.FRESH, None)),
-], ids=["no-record", "recorded", "never", "stopped-by-down", "other-harness", "no-id", "lost-id"])
+    # its own id lost before the relaunch (a move st2 could not carry): fresh, labelled a fallback
+    (record(lost=(records.Lost("S", "t0", 1),)), "last", False, (Start.FALLBACK, None)),
+    (record(lost=(records.Lost("S", "t0", 1),)), "never", False, (Start.FRESH, None)),
+], ids=["no-record", "recorded", "never", "stopped-by-down", "other-harness", "no-id", "own-id-lost",
+        "own-id-lost-never"])
 def test_decide(previous, policy, stopped, expected) -> None:
     plan = resume.decide(previous, policy, stopped, "claude")
     assert (plan.start, plan.session_id) == expected
