@@ -112,20 +112,35 @@ def _mark_stopped(location: CatalogLocation, runtime_ids: list[str], report: Tea
             report.errors.append(f"cannot record that {rid} was stopped (its next launch would resume): {error}")
 
 
+RETIRE_WAIT_SECONDS = 5.0
+
+
 def _retire_seat_host(scope: RuntimeScope) -> None:
-    """Whole-host teardown ends the scope's seat host too (nothing is left for it to serve)."""
+    """Whole-host teardown ends the scope's DING service and seat host too (nothing is left for
+    them to serve), in that order, each waited for (bounded) until its process is gone: a DING
+    service still winding down could otherwise start a new seat host after the old one retired,
+    and a caller that sweeps processes right after `st2 down` (`st2 eval`) would find one still
+    exiting."""
+    from st2.ding import service_wire
     from st2.seathost import wire
 
-    try:
-        wire.request(wire.socket_path(scope.directory), {"op": "retire"}, timeout=2.0)
-    except OSError:
-        pass
-    from st2.ding import service_wire   # and the DING service (it exits once its seats have ended)
+    for socket in (service_wire.socket_path(scope.directory), wire.socket_path(scope.directory)):
+        try:
+            pid = wire.request(socket, {"op": "hello"}, timeout=2.0).get("pid")
+            wire.request(socket, {"op": "retire"}, timeout=2.0)
+        except OSError:
+            continue   # none answers: nothing to wait for
+        if isinstance(pid, int) and not isinstance(pid, bool):
+            _wait_gone(pid)
 
-    try:
-        wire.request(service_wire.socket_path(scope.directory), {"op": "retire"}, timeout=2.0)
-    except OSError:
-        pass
+
+def _wait_gone(pid: int) -> None:
+    """Until the process ``pid`` is gone (a zombie counts), at most :data:`RETIRE_WAIT_SECONDS`."""
+    from st2.process.identity import observe
+
+    deadline = time.monotonic() + RETIRE_WAIT_SECONDS
+    while observe(pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
 
 
 def _declared_ids(location: CatalogLocation, agent: str) -> list[str]:

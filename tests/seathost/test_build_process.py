@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,35 @@ def stop_seat_host(fleet: Fleet) -> None:
                 os.kill(pid, 9)
             except ProcessLookupError:
                 pass
+
+
+def test_st2_down_returns_only_once_the_seat_host_and_the_ding_service_are_gone() -> None:
+    """Whole-host teardown retires the DING service, then the seat host, and waits for each
+    process to end: a caller sweeping processes right after `st2 down` (`st2 eval`'s leftover
+    count) finds none of them, and no DING service outlives the seat host to start another."""
+    from st2.ding import service_wire
+    from st2.process.identity import observe
+    from st2.seathost import wire
+
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="st2b-"))
+    fleet = Fleet(base)
+    try:
+        fleet.env["PATH"] = f"{BIN}:{fleet.env.get('PATH', '')}"
+        seat = fleet.seat("a", '    argv "sleep" "600"\n    ding')
+        (seat / "resources" / "inbox").mkdir(parents=True)
+        assert fleet.st2("up", "--once").returncode == 0
+        pids = []
+        for socket in (wire.socket_path(fleet.scope.directory), service_wire.socket_path(fleet.scope.directory)):
+            for _ in range(200):   # the DING service starts with the notifier, just after the pass
+                try:
+                    pids.append(wire.request(socket, {"op": "hello"}, timeout=2.0)["pid"])
+                    break
+                except OSError:
+                    time.sleep(0.05)
+        assert len(pids) == 2, pids
+        assert fleet.st2("down").returncode == 0
+        assert [pid for pid in pids if observe(pid) is not None] == []
+    finally:
+        fleet.cleanup()
+        stop_seat_host(fleet)
+        shutil.rmtree(base, ignore_errors=True)
