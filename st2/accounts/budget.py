@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 import os
 
-from st2.delivery.budget import (  # noqa: F401 - the reading half, re-exported for the account side
-    RECORD_LIMIT, SCHEMA, BudgetHold, budget_hold, judge_record, read_record, record_bytes,
-)
+from st2.delivery.budget import RECORD_LIMIT, record_bytes
 from st2.runtime import layout
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import enum
 
 from st2.accounts import budget
+from st2.delivery.budget import judge_record
 
 
 class Move(enum.Enum):
@@ -35,7 +36,7 @@ def effective_accounts(accounts: dict, catalog_root, now_s: int, environ=None) -
     def is_paused(name: str) -> bool:
         if name not in paused:
             record = budget.resolved_record(accounts[name], catalog_root, environ)
-            paused[name] = record is not None and budget.judge_record(record, now_s) is not None
+            paused[name] = record is not None and judge_record(record, now_s) is not None
         return paused[name]
 
     for name, account in accounts.items():

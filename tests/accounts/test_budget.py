@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from st2.accounts import budget
-from st2.accounts.budget import BudgetHold, budget_hold
+from st2.delivery import budget as delivery_budget
+from st2.delivery.budget import BudgetHold, budget_hold
 from st2.declarations.catalog import parse_catalog_declaration
 from st2.delivery.hold import delivery_hold
 from st2.records import status as status_record
@@ -37,7 +38,7 @@ def scope_with(tmp_path: Path, hold_on_pause: bool = True, account: str | None =
     (scope / layout.TASKS / f"{SEAT}.json").write_bytes(record.to_json())
     Path(layout.account_budget(str(scope), "main")).parent.mkdir(parents=True, exist_ok=True)
     Path(layout.account_budget(str(scope), "main")).write_bytes(
-        budget.record_bytes("main", hold_on_pause, str(usage), "80", "95", stale_age))
+        delivery_budget.record_bytes("main", hold_on_pause, str(usage), "80", "95", stale_age))
     return scope, usage
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from codex_support import HOST, Wrapper, make_seat, poll_for, record, write_message
 
-from st2.accounts import budget
+from st2.delivery import budget
 from st2.drivers.codex.pump import correlations_in
 from st2.runtime import layout
 from st2.runtime.launch_record import LaunchRecord
