@@ -115,9 +115,12 @@ class OldService:
                 elif body.get("op") == "serve":
                     wire.send(connection, {"error": "build", "build": "sha256:old"})
                 elif body.get("op") == "retire":
-                    wire.send(connection, {"ok": True})
+                    # Let go of the socket before answering: a real service holds its lifetime lock
+                    # until it has, so its successor never binds first. Unlinked after the answer,
+                    # a successor that bound meanwhile lost its socket (seen once at load 15).
                     self.path.unlink()
                     self.listener.close()
+                    wire.send(connection, {"ok": True})
                     return
 
 
