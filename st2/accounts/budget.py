@@ -39,6 +39,7 @@ def publish(scope, accounts: dict, catalog_root, environ=None) -> list[str]:
     from pathlib import Path
 
     from st2.fs.atomic import publish as publish_file
+    from st2.fs.read import read_bounded
 
     directory = os.path.dirname(layout.account_budget(str(scope), "x"))
     problems: list[str] = []
@@ -51,10 +52,9 @@ def publish(scope, accounts: dict, catalog_root, environ=None) -> list[str]:
         wanted.add(path)
         data = record_bytes(name, body["holdOnPause"], body["usageFile"], body["pausePct"], body["pausePct7d"],
                             body["staleAge"])
-        try:
-            with open(path, "rb") as handle:
-                if handle.read(RECORD_LIMIT + 1) == data:
-                    continue
+        try:   # bounded, never following a symlink, never waiting on a FIFO: anything else is replaced
+            if read_bounded(path, RECORD_LIMIT, follow_symlinks=False) == data:
+                continue
         except OSError:
             pass
         os.makedirs(directory, mode=0o700, exist_ok=True)

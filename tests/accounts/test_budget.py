@@ -5,6 +5,7 @@ window resets; every other reading holds nothing."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from st2.accounts import budget
@@ -148,3 +149,15 @@ def test_publish_writes_each_declared_account_and_removes_an_undeclared_one(tmp_
         (True, f"{tmp_path}/main.txt", False, "70")
     assert budget.publish(scope, {"main": declaration.accounts["main"]}, tmp_path, environ) == []
     assert sorted(p.name for p in Path(layout.account_budget(str(scope), "x")).parent.iterdir()) == ["main.json"]
+    # A FIFO or a symlink in the record's place is never waited on or followed: it is replaced.
+    record = Path(layout.account_budget(str(scope), "main"))
+    record.unlink()
+    os.mkfifo(record)
+    assert budget.publish(scope, {"main": declaration.accounts["main"]}, tmp_path, environ) == []
+    assert json.loads(record.read_text())["account"] == "main"
+    target = tmp_path / "elsewhere.json"
+    target.write_text("keep")
+    record.unlink()
+    record.symlink_to(target)
+    assert budget.publish(scope, {"main": declaration.accounts["main"]}, tmp_path, environ) == []
+    assert not record.is_symlink() and target.read_text() == "keep"
